@@ -1,0 +1,81 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let strictSwift: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "Imagery",
+    platforms: [.macOS(.v15), .iOS(.v18)],
+    products: [
+        .library(name: "Imagery", targets: ["Imagery"]),
+        .library(name: "ImageryVips", targets: ["ImageryVips"]),
+        .library(name: "ImageryHTTP", targets: ["ImageryHTTP"]),
+        .executable(name: "imagery", targets: ["ImageryCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+    ],
+    targets: [
+        // Core: Foundation and Synchronization only. No NIO, no C.
+        .target(name: "Imagery", swiftSettings: strictSwift),
+
+        // libvips through a shim header of non-variadic inline wrappers.
+        .systemLibrary(
+            name: "CVips",
+            pkgConfig: "vips",
+            providers: [.apt(["libvips-dev"])]
+        ),
+        .target(name: "ImageryVips", dependencies: ["Imagery", "CVips"], swiftSettings: strictSwift),
+
+        .target(
+            name: "ImageryHTTP",
+            dependencies: [
+                "Imagery",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift
+        ),
+
+        .executableTarget(
+            name: "ImageryCLI",
+            dependencies: [
+                "Imagery", "ImageryVips", "ImageryHTTP",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strictSwift
+        ),
+
+        // Test support: a real HTTP origin on 127.0.0.1 (SwiftNIO) and fixture lookup.
+        .target(
+            name: "ImageryTestSupport",
+            dependencies: [
+                "Imagery",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Tests/ImageryTestSupport",
+            swiftSettings: strictSwift
+        ),
+        .testTarget(name: "ImageryTests", dependencies: ["Imagery"], swiftSettings: strictSwift),
+        .testTarget(
+            name: "ImageryVipsTests",
+            dependencies: ["Imagery", "ImageryVips", "ImageryTestSupport"],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
+            name: "ImageryHTTPTests",
+            dependencies: ["Imagery", "ImageryVips", "ImageryHTTP", "ImageryTestSupport"],
+            swiftSettings: strictSwift
+        ),
+    ]
+)

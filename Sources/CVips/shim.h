@@ -1,0 +1,108 @@
+// Non-variadic wrappers over libvips, whose API is variadic (NULL-terminated
+// option lists) and therefore not callable from Swift. Each wrapper names the
+// options it passes; keep them small and obvious.
+#ifndef IMAGERY_CVIPS_SHIM_H
+#define IMAGERY_CVIPS_SHIM_H
+
+#include <vips/vips.h>
+
+/// Starts libvips once: operation cache off (it would hold decoded images and
+/// make memory and benchmarks lie), untrusted loaders blocked, `threads`
+/// worker threads per operation. Returns 0 on success.
+static inline int imagery_vips_start(int threads) {
+    if (vips_init("imagery") != 0) return -1;
+    vips_cache_set_max(0);
+    vips_cache_set_max_mem(0);
+    vips_cache_set_max_files(0);
+    vips_concurrency_set(threads);
+    vips_block_untrusted_set(TRUE);
+    return 0;
+}
+
+/// Opens an image lazily: reads the header only, decodes nothing.
+static inline VipsImage *imagery_vips_open_buffer(const void *buffer, size_t length) {
+    return vips_image_new_from_buffer(buffer, length, "", "access", VIPS_ACCESS_SEQUENTIAL, NULL);
+}
+
+/// The name of the loader libvips would pick for these bytes, or NULL.
+static inline const char *imagery_vips_loader_name(const void *buffer, size_t length) {
+    return vips_foreign_find_load_buffer(buffer, length);
+}
+
+/// Decodes at a target size with shrink-on-load (JPEG DCT scaling, WebP
+/// scaling, ...), auto-rotating by EXIF orientation.
+/// `size` is a VipsSize, `crop` a VipsInteresting (VIPS_INTERESTING_NONE: no crop).
+static inline int imagery_vips_thumbnail(const void *buffer, size_t length, VipsImage **out,
+                                         int width, int height, VipsSize size, VipsInteresting crop) {
+    return vips_thumbnail_buffer((void *)buffer, length, out, width,
+                                 "height", height, "size", size, "crop", crop, NULL);
+}
+
+static inline int imagery_vips_autorot(VipsImage *in, VipsImage **out) {
+    return vips_autorot(in, out, NULL);
+}
+
+static inline int imagery_vips_colourspace(VipsImage *in, VipsImage **out, VipsInterpretation space) {
+    return vips_colourspace(in, out, space, NULL);
+}
+
+static inline int imagery_vips_cast_uchar(VipsImage *in, VipsImage **out) {
+    return vips_cast_uchar(in, out, NULL);
+}
+
+/// Places `in` at the centre of a width x height canvas filled with zeros
+/// (black, or transparent when the image has alpha).
+static inline int imagery_vips_center_on_canvas(VipsImage *in, VipsImage **out, int width, int height) {
+    return vips_gravity(in, out, VIPS_COMPASS_DIRECTION_CENTRE, width, height,
+                        "extend", VIPS_EXTEND_BLACK, NULL);
+}
+
+static inline int imagery_vips_flatten(VipsImage *in, VipsImage **out) {
+    return vips_flatten(in, out, NULL);
+}
+
+static inline VipsImage *imagery_vips_from_pixels(const void *pixels, size_t length,
+                                                  int width, int height, int bands) {
+    return vips_image_new_from_memory_copy(pixels, length, width, height, bands, VIPS_FORMAT_UCHAR);
+}
+
+/// Tags `in` with a colour interpretation (no pixel changes).
+static inline int imagery_vips_set_interpretation(VipsImage *in, VipsImage **out, VipsInterpretation space) {
+    return vips_copy(in, out, "interpretation", space, NULL);
+}
+
+static inline int imagery_vips_jpegsave(VipsImage *in, void **buffer, size_t *length, int quality) {
+    return vips_jpegsave_buffer(in, buffer, length, "Q", quality, "strip", TRUE, NULL);
+}
+
+static inline int imagery_vips_pngsave(VipsImage *in, void **buffer, size_t *length, int compression) {
+    return vips_pngsave_buffer(in, buffer, length, "compression", compression, "strip", TRUE, NULL);
+}
+
+static inline int imagery_vips_webpsave(VipsImage *in, void **buffer, size_t *length, int quality) {
+    return vips_webpsave_buffer(in, buffer, length, "Q", quality, "strip", TRUE, NULL);
+}
+
+static inline int imagery_vips_avifsave(VipsImage *in, void **buffer, size_t *length, int quality) {
+    return vips_heifsave_buffer(in, buffer, length, "Q", quality,
+                                "compression", VIPS_FOREIGN_HEIF_COMPRESSION_AV1, "strip", TRUE, NULL);
+}
+
+static inline int imagery_vips_gifsave(VipsImage *in, void **buffer, size_t *length) {
+    return vips_gifsave_buffer(in, buffer, length, NULL);
+}
+
+/// Takes and clears libvips' error message (NULL-free, possibly empty).
+static inline const char *imagery_vips_error_message(void) {
+    return vips_error_buffer();
+}
+
+static inline void imagery_vips_unref(VipsImage *image) {
+    g_object_unref(image);
+}
+
+static inline void imagery_vips_free(void *buffer) {
+    g_free(buffer);
+}
+
+#endif

@@ -1,0 +1,131 @@
+import Foundation
+import Synchronization
+
+/// A thread-safe, least-recently-used cache with a cost limit, a count limit
+/// and an optional time to live.
+///
+/// Every operation is O(1): a dictionary finds an entry, and a doubly linked
+/// list kept in one array (indices, not references, so no reference counting)
+/// orders entries by use. A `Mutex` guards it all; values removed by eviction
+/// are released after the lock is dropped.
+///
+/// The pipeline uses it twice: for decoded images (cost = pixel bytes) and for
+/// encoded data (cost = byte count).
+public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+    let storage: Mutex<LRUStorage<Key, Value>>
+    private let costFunction: @Sendable (Value) -> Int
+
+    /// Creates an empty cache.
+    /// - Parameters:
+    ///   - costLimit: The most total cost it holds; default `Int.max` (no limit).
+    ///   - countLimit: The most entries it holds; default `Int.max` (no limit).
+    ///   - ttl: How long an entry lives after it is stored, in seconds; default `nil` (forever).
+    ///   - cost: The cost the subscript setter gives a value; default: the value's
+    ///     ``CacheCostReporting/cacheCost`` when it conforms (``Image``, `Data`), otherwise 1.
+    public init(
+        costLimit: Int = .max,
+        countLimit: Int = .max,
+        ttl: TimeInterval? = nil,
+        cost: (@Sendable (Value) -> Int)? = nil
+    ) {
+        precondition(costLimit >= 0 && countLimit >= 0, "limits cannot be negative")
+        self.storage = Mutex(LRUStorage(costLimit: costLimit, countLimit: countLimit, ttl: ttl.map(Duration.seconds)))
+        self.costFunction = cost ?? { ($0 as? any CacheCostReporting)?.cacheCost ?? 1 }
+    }
+
+    /// The value for `key`, or `nil`; a read marks the entry most recently used.
+    /// Setting stores with the cost function given at init; setting `nil` removes.
+    /// - Complexity: O(1).
+    public subscript(key: Key) -> Value? {
+        get { value(for: key) }
+        set {
+            if let newValue {
+                insert(newValue, for: key, cost: costFunction(newValue))
+            } else {
+                removeValue(for: key)
+            }
+        }
+    }
+
+    /// The value for `key`, or `nil` when absent or expired. Marks it most recently used.
+    /// - Complexity: O(1).
+    public func value(for key: Key) -> Value? {
+        let now = ContinuousClock.now
+        let (value, expired) = storage.withLock { $0.value(for: key, now: now) }
+        _ = expired  // released here, outside the lock
+        return value
+    }
+
+    /// Stores `value` for `key` as the most recently used entry, replacing any
+    /// value there, then evicts least recently used entries until both limits hold.
+    /// A value whose cost alone is over the cost limit is not stored (and any old value is removed).
+    /// - Complexity: O(1) amortised (each eviction is O(1)).
+    public func insert(_ value: Value, for key: Key, cost: Int) {
+        let now = ContinuousClock.now
+        let evicted = storage.withLock { $0.insert(value, for: key, cost: max(0, cost), now: now) }
+        _ = evicted
+    }
+
+    /// Removes and returns the value for `key`.
+    /// - Complexity: O(1).
+    @discardableResult
+    public func removeValue(for key: Key) -> Value? {
+        storage.withLock { $0.removeValue(for: key) }
+    }
+
+    /// Removes every entry.
+    /// - Complexity: O(n) to release the values.
+    public func removeAll() {
+        let old = storage.withLock { storage in
+            let old = storage
+            storage.removeAll()
+            return old
+        }
+        _ = old
+    }
+
+    /// The sum of the costs of the entries held.
+    /// - Complexity: O(1).
+    public var totalCost: Int { storage.withLock { $0.totalCost } }
+
+    /// The number of entries held (expired ones count until they are touched or evicted).
+    /// - Complexity: O(1).
+    public var count: Int { storage.withLock { $0.count } }
+
+    /// The most total cost held; lowering it evicts at once.
+    public var costLimit: Int {
+        get { storage.withLock { $0.costLimit } }
+        set { let evicted = storage.withLock { $0.costLimit = max(0, newValue); return $0.trim() }; _ = evicted }
+    }
+
+    /// The most entries held; lowering it evicts at once.
+    public var countLimit: Int {
+        get { storage.withLock { $0.countLimit } }
+        set { let evicted = storage.withLock { $0.countLimit = max(0, newValue); return $0.trim() }; _ = evicted }
+    }
+
+    /// The keys from most to least recently used (for tests and diagnostics).
+    /// - Complexity: O(n).
+    public var keysByRecency: [Key] { storage.withLock { $0.keysByRecency() } }
+
+    /// Checks the internal invariants (list links, index, cost and count totals,
+    /// limits) and stops the program if one is broken. For tests.
+    /// - Complexity: O(n).
+    public func checkInvariants() {
+        storage.withLock { $0.checkInvariants() }
+    }
+}
+
+/// Values that know what they cost to keep in memory, in bytes.
+public protocol CacheCostReporting {
+    /// The cost used by ``MemoryCache``'s subscript setter.
+    var cacheCost: Int { get }
+}
+
+extension Image: CacheCostReporting {
+    public var cacheCost: Int { cost }
+}
+
+extension Data: CacheCostReporting {
+    public var cacheCost: Int { count }
+}

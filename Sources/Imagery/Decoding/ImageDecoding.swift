@@ -1,0 +1,38 @@
+import Foundation
+
+/// Turns encoded bytes into an ``Image``, optionally at a target size.
+///
+/// The pipeline calls it on its own decoding threads (never on the
+/// cooperative pool), so implementations may block.
+public protocol ImageDecoding: Sendable {
+    /// Decodes `data`. With a thumbnail, decodes at (about) that size rather than
+    /// full size and then shrinking.
+    /// - Throws: ``ImageDecodingError``.
+    func decode(_ data: Data, thumbnail: ImageRequest.Thumbnail?) throws -> Image
+}
+
+/// Why bytes could not become an image.
+public enum ImageDecodingError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// No bytes at all.
+    case empty
+    /// The bytes are not an image format the decoder reads (an HTML page, say).
+    case unsupportedFormat
+    /// The image declares more pixels than the decoder's limit; nothing was decoded.
+    case tooManyPixels(width: Int, height: Int, limit: Int)
+    /// A thumbnail size is not positive or is too large.
+    case invalidSize(width: Int, height: Int)
+    /// The bytes claim a known format but are broken (truncated, corrupt).
+    case corrupt(format: ImageFormat?, reason: String)
+
+    public var description: String {
+        switch self {
+        case .empty: "the data is empty"
+        case .unsupportedFormat: "the data is not an image in a supported format (JPEG, PNG, GIF, WebP, AVIF)"
+        case .tooManyPixels(let width, let height, let limit):
+            "the image is \(width)x\(height) pixels, over the limit of \(limit) pixels"
+        case .invalidSize(let width, let height): "invalid target size \(width)x\(height)"
+        case .corrupt(let format, let reason):
+            "the \(format?.rawValue ?? "image") data is corrupt or truncated: \(reason)"
+        }
+    }
+}

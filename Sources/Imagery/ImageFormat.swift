@@ -1,0 +1,74 @@
+import Foundation
+
+/// An encoded image format, recognised from the bytes (never from a file name).
+public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
+    case jpeg
+    case png
+    case gif
+    case webp
+    case avif
+    case heic
+
+    /// The format these bytes start with, or `nil` when they are no image
+    /// format Imagery knows (an HTML error page, say).
+    ///
+    /// - Complexity: O(1): reads at most the first 32 bytes.
+    public init?(sniffing data: Data) {
+        let bytes = [UInt8](data.prefix(32))
+        func starts(_ signature: [UInt8], at offset: Int = 0) -> Bool {
+            bytes.count >= offset + signature.count && Array(bytes[offset..<offset + signature.count]) == signature
+        }
+        if starts([0xFF, 0xD8, 0xFF]) {
+            self = .jpeg
+        } else if starts([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) {
+            self = .png
+        } else if starts(Array("GIF87a".utf8)) || starts(Array("GIF89a".utf8)) {
+            self = .gif
+        } else if starts(Array("RIFF".utf8)) && starts(Array("WEBP".utf8), at: 8) {
+            self = .webp
+        } else if starts(Array("ftyp".utf8), at: 4), bytes.count >= 12 {
+            // ISO base media: the major brand says what the file holds.
+            let brand = String(decoding: bytes[8..<12], as: UTF8.self)
+            switch brand {
+            case "avif", "avis": self = .avif
+            case "heic", "heix", "hevc", "hevx", "mif1", "msf1": self = .heic
+            default: return nil
+            }
+        } else {
+            return nil
+        }
+    }
+
+    /// The IANA media type, for `Content-Type`.
+    public var mimeType: String {
+        switch self {
+        case .jpeg: "image/jpeg"
+        case .png: "image/png"
+        case .gif: "image/gif"
+        case .webp: "image/webp"
+        case .avif: "image/avif"
+        case .heic: "image/heic"
+        }
+    }
+
+    /// The usual file extension, without a dot.
+    public var fileExtension: String {
+        switch self {
+        case .jpeg: "jpg"
+        default: rawValue
+        }
+    }
+
+    /// The format a file extension names (`"jpg"`, `"JPEG"`, `"png"`, ...), for output file names.
+    public init?(fileExtension: String) {
+        switch fileExtension.lowercased() {
+        case "jpg", "jpeg": self = .jpeg
+        case "png": self = .png
+        case "gif": self = .gif
+        case "webp": self = .webp
+        case "avif": self = .avif
+        case "heic", "heif": self = .heic
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+
+/// What to load: a source (a URL or any async data source with an id), an
+/// optional thumbnail size, and a priority.
+///
+/// Two requests with the same ``sourceKey`` share one download; two with the
+/// same ``imageKey`` (source and thumbnail) also share one decode.
+public struct ImageRequest: Sendable {
+    /// Where the encoded bytes come from.
+    public enum Source: Sendable {
+        /// A URL, loaded by the pipeline's ``DataLoading`` (`http`, `https`, `file`).
+        case url(URL)
+        /// Any async data source; `id` identifies its bytes for caching and coalescing.
+        case data(id: String, fetch: @Sendable () async throws -> Data)
+    }
+
+    /// Where the encoded bytes come from.
+    public var source: Source
+    /// Decode at this size instead of full size (shrink-on-load); `nil` decodes full size.
+    public var thumbnail: Thumbnail?
+    /// How urgent the request is. Change it on a running ``ImageTask`` with ``ImageTask/priority``.
+    public var priority: Priority
+
+    /// A request for the image at `url`.
+    /// - Parameters:
+    ///   - url: An `http`, `https` or `file` URL.
+    ///   - thumbnail: Decode at this size; default `nil` (full size).
+    ///   - priority: Default ``Priority/normal``.
+    public init(url: URL, thumbnail: Thumbnail? = nil, priority: Priority = .normal) {
+        self.source = .url(url)
+        self.thumbnail = thumbnail
+        self.priority = priority
+    }
+
+    /// A request for bytes from any async source.
+    /// - Parameters:
+    ///   - id: Identifies the bytes `data` returns: requests with one id share loads and cache entries.
+    ///   - thumbnail: Decode at this size; default `nil` (full size).
+    ///   - priority: Default ``Priority/normal``.
+    ///   - data: Returns the encoded image. Called at most once for concurrent requests with one id.
+    public init(
+        id: String,
+        thumbnail: Thumbnail? = nil,
+        priority: Priority = .normal,
+        data: @escaping @Sendable () async throws -> Data
+    ) {
+        self.source = .data(id: id, fetch: data)
+        self.thumbnail = thumbnail
+        self.priority = priority
+    }
+
+    /// Identifies the encoded bytes: the normalised URL, or the data source's id.
+    public var sourceKey: SourceKey {
+        switch source {
+        case .url(let url): .url(SourceKey.normalized(url))
+        case .data(let id, _): .id(id)
+        }
+    }
+
+    /// Identifies the decoded image: source plus thumbnail.
+    public var imageKey: ImageCacheKey { ImageCacheKey(source: sourceKey, thumbnail: thumbnail) }
+}
+
+extension ImageRequest {
+    /// A target size for decoding, and how the image fits it.
+    public struct Thumbnail: Sendable, Hashable, CustomStringConvertible {
+        /// How an image fits the target box.
+        public enum Fit: String, Sendable, Hashable, CaseIterable {
+            /// Fills the box exactly, keeping the aspect ratio and cropping the overflow (centred).
+            case cover
+            /// Fits the whole image in the box, keeping the aspect ratio, and pads the
+            /// rest of the box (black, or transparent for images with alpha). The result is the box size.
+            case contain
+            /// Fills the box exactly by stretching: the aspect ratio is not kept.
+            case fill
+            /// Fits the whole image in the box, keeping the aspect ratio, without padding and
+            /// without enlarging: the result is at most the box size and at most the source size.
+            case inside
+        }
+
+        /// Target width in pixels (at least 1).
+        public var width: Int
+        /// Target height in pixels (at least 1).
+        public var height: Int
+        /// How the image fits the box; default ``Fit/cover``.
+        public var fit: Fit
+
+        /// A target box of `width` x `height` pixels.
+        public init(width: Int, height: Int, fit: Fit = .cover) {
+            self.width = width
+            self.height = height
+            self.fit = fit
+        }
+
+        public var description: String { "\(width)x\(height) \(fit.rawValue)" }
+    }
+
+    /// How urgent a request is. Higher priorities are downloaded first.
+    public enum Priority: Int, Sendable, Hashable, Comparable, CaseIterable {
+        case veryLow = 0
+        case low = 1
+        case normal = 2
+        case high = 3
+        case veryHigh = 4
+
+        public static func < (lhs: Priority, rhs: Priority) -> Bool { lhs.rawValue < rhs.rawValue }
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+
+/// Loads the encoded bytes behind a URL. The pipeline calls it at most once at a
+/// time per source key and never more often than its download limit allows.
+///
+/// Implementations must honour task cancellation (abort the transfer and throw
+/// `CancellationError`) and should report progress as bytes arrive.
+public protocol DataLoading: Sendable {
+    /// Loads the bytes at `url`.
+    /// - Parameters:
+    ///   - url: The resource.
+    ///   - progress: Called as bytes arrive, from any thread.
+    /// - Throws: ``DataLoadingError``, or `CancellationError` when cancelled.
+    func loadData(for url: URL, progress: @escaping @Sendable (TransferProgress) -> Void) async throws -> Data
+}
+
+/// How much of a transfer has arrived.
+public struct TransferProgress: Sendable, Hashable {
+    /// Bytes received so far.
+    public var completed: Int64
+    /// Bytes expected in all, when the source said (`Content-Length`, file size); otherwise `nil`.
+    public var total: Int64?
+
+    /// Progress of `completed` out of `total` bytes.
+    public init(completed: Int64, total: Int64?) {
+        self.completed = completed
+        self.total = total
+    }
+
+    /// `completed / total` in 0...1, or `nil` when the total is unknown.
+    public var fraction: Double? {
+        guard let total, total > 0 else { return nil }
+        return min(1, Double(completed) / Double(total))
+    }
+}
+
+/// Why loading bytes failed. Each case says what a user can do about it.
+public enum DataLoadingError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The URL has a scheme this loader does not handle.
+    case unsupportedScheme(String)
+    /// The URL is malformed or has no host.
+    case invalidURL(String)
+    /// The origin answered with a non-success HTTP status.
+    case badStatus(Int)
+    /// The response is larger than the loader's limit (bytes).
+    case tooLarge(limit: Int)
+    /// The transfer took longer than the loader's time limit.
+    case timedOut
+    /// A `file:` URL names no readable file.
+    case fileNotFound(String)
+    /// A network failure (connection refused, DNS, TLS, ...), with the underlying reason.
+    case transport(String)
+    /// The source returned no bytes.
+    case empty
+    /// The origin redirected more often than the loader allows.
+    case tooManyRedirects(limit: Int)
+
+    public var description: String {
+        switch self {
+        case .unsupportedScheme(let scheme):
+            "unsupported URL scheme '\(scheme)': use http, https or file (http needs ImageryHTTP's HTTPDataLoader)"
+        case .invalidURL(let url): "invalid URL: \(url)"
+        case .badStatus(let status): "the origin answered HTTP \(status)"
+        case .tooLarge(let limit): "the response is larger than the limit of \(limit) bytes"
+        case .timedOut: "the origin did not answer in time"
+        case .fileNotFound(let path): "no readable file at \(path)"
+        case .transport(let reason): "network error: \(reason)"
+        case .empty: "the source returned no bytes"
+        case .tooManyRedirects(let limit): "the origin redirected more than \(limit) times"
+        }
+    }
+}

@@ -1,0 +1,134 @@
+import Synchronization
+
+/// Runs one job per key however many callers ask for it at once.
+///
+/// Each caller is a waiter with its own priority and progress handler. The job
+/// runs in its own task at the highest priority of its waiters; when the last
+/// waiter is cancelled, the job's task is cancelled too (which aborts a
+/// download in flight). The bookkeeping is ``CoalescingStateMachine``.
+final class Coalescer<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+    typealias Work = @Sendable (JobContext) async throws -> Value
+
+    private struct WaiterEntry: Sendable {
+        let continuation: CheckedContinuation<Value, any Error>
+        let cell: PriorityCell
+        let progress: (@Sendable (TransferProgress) -> Void)?
+    }
+
+    private struct RunningJob: Sendable {
+        let task: Task<Void, Never>
+        let context: JobContext
+    }
+
+    private typealias Machine = CoalescingStateMachine<Key, WaiterEntry, RunningJob>
+
+    private let state = Mutex(Machine())
+
+    init() {}
+
+    /// The value for `key`: joins the job running for it, or starts one with `work`.
+    ///
+    /// - Parameters:
+    ///   - priority: The caller's priority; later changes to it reach the job.
+    ///   - progress: Told of the job's progress, from any thread.
+    ///   - work: Computes the value; called only when no job runs for `key`.
+    /// - Throws: The job's error, or `CancellationError` when the calling task is cancelled.
+    func value(
+        for key: Key,
+        priority: PriorityCell,
+        progress: (@Sendable (TransferProgress) -> Void)? = nil,
+        work: @escaping Work
+    ) async throws -> Value {
+        let id = state.withLock { $0.makeWaiterID() }
+        defer { priority.stopObserving() }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
+                let entry = WaiterEntry(continuation: continuation, cell: priority, progress: progress)
+                let raised: JobContext? = state.withLock { machine in
+                    // Checked under the lock: a cancellation handler that ran before
+                    // this point found no waiter, so the waiter must not be added.
+                    if Task.isCancelled {
+                        continuation.resume(throwing: CancellationError())
+                        return nil
+                    }
+                    switch machine.join(key, waiter: entry, id: id, priority: priority.value) {
+                    case .startJob(let jobID, let jobPriority):
+                        let context = JobContext(priority: jobPriority) { [weak self] progress in
+                            self?.reportProgress(progress, key: key, job: jobID)
+                        }
+                        let task = Task { [weak self] in
+                            let result: Result<Value, any Error>
+                            do { result = .success(try await work(context)) } catch { result = .failure(error) }
+                            self?.finish(key: key, job: jobID, with: result)
+                        }
+                        _ = machine.attach(RunningJob(task: task, context: context), to: key, job: jobID)
+                        return nil
+                    case .joined(_, let changed):
+                        return changed == nil ? nil : machine.handle(of: key)?.context
+                    }
+                }
+                if let raised { raised.priority.value = state.withLock { $0.priority(of: key) } ?? raised.priority.value }
+                let current = priority.observe { [weak self] in
+                    self?.updatePriority(key: key, waiter: id, to: priority.value)
+                }
+                updatePriority(key: key, waiter: id, to: current)
+            }
+        } onCancel: {
+            let (action, context) = state.withLock { machine in
+                let action = machine.leave(key, id: id)
+                return (action, machine.handle(of: key)?.context)
+            }
+            switch action {
+            case .none:
+                break
+            case .cancelWaiter(let waiter, let changed):
+                waiter.continuation.resume(throwing: CancellationError())
+                if let changed { context?.priority.value = changed }
+            case .cancelWaiterAndJob(let waiter, let job):
+                waiter.continuation.resume(throwing: CancellationError())
+                job?.task.cancel()
+            }
+        }
+    }
+
+    /// How many jobs run now.
+    var jobCount: Int { state.withLock { $0.jobCount } }
+
+    /// How many callers wait on the job for `key`.
+    func waiterCount(for key: Key) -> Int { state.withLock { $0.waiterCount(of: key) } }
+
+    private func updatePriority(key: Key, waiter id: Machine.WaiterID, to priority: ImageRequest.Priority) {
+        let context: JobContext? = state.withLock { machine in
+            guard machine.updatePriority(key, id: id, to: priority) != nil else { return nil }
+            return machine.handle(of: key)?.context
+        }
+        // Re-read under the lock so racing updates settle on the latest value.
+        if let context, let latest = state.withLock({ $0.priority(of: key) }) {
+            context.priority.value = latest
+        }
+    }
+
+    private func reportProgress(_ progress: TransferProgress, key: Key, job: Machine.JobID) {
+        let waiters = state.withLock { $0.waiters(of: key, job: job) }
+        for waiter in waiters { waiter.progress?(progress) }
+    }
+
+    private func finish(key: Key, job: Machine.JobID, with result: Result<Value, any Error>) {
+        let waiters = state.withLock { $0.finish(key, job: job) }
+        for waiter in waiters { waiter.continuation.resume(with: result) }
+    }
+}
+
+/// What a coalesced job's work can see: its current priority (which changes as
+/// waiters come, go and change theirs) and a way to report progress to every waiter.
+final class JobContext: Sendable {
+    /// The job's priority: the highest of its waiters'. Observe it to pass it on.
+    let priority: PriorityCell
+    /// Tells every waiter of progress.
+    let reportProgress: @Sendable (TransferProgress) -> Void
+
+    init(priority: ImageRequest.Priority, reportProgress: @escaping @Sendable (TransferProgress) -> Void) {
+        self.priority = PriorityCell(priority)
+        self.reportProgress = reportProgress
+    }
+}

@@ -1,0 +1,11 @@
+import ArgumentParser
+
+/// `imagery`: load, thumbnail and cache images.
+@main
+struct ImageryCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "imagery",
+        abstract: "Load, thumbnail and cache images.",
+        subcommands: [FetchCommand.self]
+    )
+}

@@ -1,0 +1,136 @@
+import AsyncHTTPClient
+import Foundation
+import Imagery
+import Logging
+import NIOCore
+import NIOHTTP1
+
+/// Loads `http` and `https` URLs with AsyncHTTPClient (and `file` URLs from disk).
+///
+/// The body is streamed: progress is reported per chunk, and the size cap is
+/// checked against `Content-Length` before the body and against the bytes
+/// received while it streams, so an oversized response is aborted early.
+/// Redirects are followed by the loader itself, so every hop can be vetted
+/// (``Configuration/validateURL``). Cancelling the calling task aborts the transfer.
+///
+/// The loader owns an `HTTPClient`: call ``shutdown()`` when done with it.
+public final class HTTPDataLoader: DataLoading {
+    /// Limits and behaviour of an ``HTTPDataLoader``.
+    public struct Configuration: Sendable {
+        /// The largest response body accepted, in bytes; default 50 MB.
+        public var maximumSize: Int = 50_000_000
+        /// The most time one load may take, redirects and body included; default 30 s.
+        public var timeout: Duration = .seconds(30)
+        /// The most time to open a connection; default 10 s.
+        public var connectTimeout: Duration = .seconds(10)
+        /// The most redirects followed; default 5.
+        public var maximumRedirects: Int = 5
+        /// The `User-Agent` header; default `"Imagery"`.
+        public var userAgent: String = "Imagery"
+        /// Called with the first URL and every redirect target before it is requested;
+        /// throw to refuse it. Default: accepts every URL.
+        public var validateURL: @Sendable (URL) async throws -> Void = { _ in }
+
+        /// The default configuration.
+        public init() {}
+    }
+
+    /// The configuration the loader was made with.
+    public let configuration: Configuration
+    private let client: HTTPClient
+    private let files: FileDataLoader
+    private let logger: Logger
+
+    /// A loader with its own HTTP client.
+    public init(configuration: Configuration = Configuration(), logger: Logger = Logger(label: "imagery.http")) {
+        self.configuration = configuration
+        var clientConfiguration = HTTPClient.Configuration(redirectConfiguration: .disallow)
+        clientConfiguration.timeout.connect = .nanoseconds(Int64(configuration.connectTimeout.nanoseconds))
+        clientConfiguration.decompression = .disabled
+        self.client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: clientConfiguration)
+        self.files = FileDataLoader(maximumSize: configuration.maximumSize)
+        self.logger = logger
+    }
+
+    /// Shuts the HTTP client down; loads after this fail.
+    public func shutdown() async throws {
+        try await client.shutdown()
+    }
+
+    public func loadData(for url: URL, progress: @escaping @Sendable (TransferProgress) -> Void) async throws -> Data {
+        if url.isFileURL { return try await files.loadData(for: url, progress: progress) }
+        let deadline = NIODeadline.now() + .nanoseconds(Int64(configuration.timeout.nanoseconds))
+        var current = url
+        for _ in 0...configuration.maximumRedirects {
+            guard let scheme = current.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+                throw DataLoadingError.unsupportedScheme(current.scheme ?? "")
+            }
+            guard current.host?.isEmpty == false else { throw DataLoadingError.invalidURL(current.absoluteString) }
+            try await configuration.validateURL(current)
+            switch try await fetch(current, deadline: deadline, progress: progress) {
+            case .body(let data): return data
+            case .redirect(let next): current = next
+            }
+        }
+        throw DataLoadingError.tooManyRedirects(limit: configuration.maximumRedirects)
+    }
+
+    private enum Outcome {
+        case body(Data)
+        case redirect(URL)
+    }
+
+    private func fetch(_ url: URL, deadline: NIODeadline, progress: @Sendable (TransferProgress) -> Void) async throws -> Outcome {
+        var request = HTTPClientRequest(url: url.absoluteString)
+        request.headers.add(name: "User-Agent", value: configuration.userAgent)
+        request.headers.add(name: "Accept", value: "image/*,*/*;q=0.8")
+        do {
+            let response = try await client.execute(request, deadline: deadline, logger: logger)
+            let status = Int(response.status.code)
+            if [301, 302, 303, 307, 308].contains(status), let location = response.headers.first(name: "location") {
+                guard let next = URL(string: location, relativeTo: url)?.absoluteURL else {
+                    throw DataLoadingError.invalidURL(location)
+                }
+                return .redirect(next)
+            }
+            guard (200..<300).contains(status) else { throw DataLoadingError.badStatus(status) }
+            let expected = response.headers.first(name: "content-length").flatMap(Int64.init)
+            if let expected, expected > configuration.maximumSize {
+                throw DataLoadingError.tooLarge(limit: configuration.maximumSize)
+            }
+            var data = Data()
+            data.reserveCapacity(Int(min(expected ?? 65_536, Int64(configuration.maximumSize))))
+            progress(TransferProgress(completed: 0, total: expected))
+            for try await chunk in response.body {
+                guard data.count + chunk.readableBytes <= configuration.maximumSize else {
+                    throw DataLoadingError.tooLarge(limit: configuration.maximumSize)
+                }
+                chunk.withUnsafeReadableBytes { data.append(contentsOf: $0) }
+                progress(TransferProgress(completed: Int64(data.count), total: expected))
+            }
+            return .body(data)
+        } catch let error as DataLoadingError {
+            throw error
+        } catch {
+            if Task.isCancelled { throw CancellationError() }
+            throw Self.translate(error)
+        }
+    }
+
+    private static func translate(_ error: any Error) -> DataLoadingError {
+        if let error = error as? HTTPClientError {
+            switch error {
+            case .deadlineExceeded, .readTimeout, .connectTimeout, .writeTimeout: return .timedOut
+            default: return .transport(String(describing: error))
+            }
+        }
+        return .transport(String(describing: error))
+    }
+}
+
+extension Duration {
+    fileprivate var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}

@@ -1,0 +1,43 @@
+import CVips
+import Foundation
+
+/// libvips, started once per process.
+enum Vips {
+    /// Starts libvips on first use: its operation cache off, untrusted loaders
+    /// blocked, one thread per operation (Imagery runs operations in parallel itself).
+    private static let startError: String? = {
+        imagery_vips_start(1) == 0 ? nil : takeError()
+    }()
+
+    /// Starts libvips if needed.
+    /// - Throws: ``VipsError`` if libvips cannot start.
+    static func start() throws {
+        if let startError { throw VipsError(message: "libvips did not start: \(startError)") }
+    }
+
+    /// libvips' pending error message, cleared, trimmed to its last line.
+    static func takeError() -> String {
+        let message = String(cString: imagery_vips_error_message())
+        vips_error_clear()
+        let lines = message.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        return lines.last ?? "libvips failed without a message"
+    }
+
+    /// Runs a libvips operation that writes a new image to `out`, releasing `input` afterwards when asked.
+    static func apply(
+        _ input: UnsafeMutablePointer<VipsImage>,
+        releasingInput: Bool = true,
+        _ operation: (UnsafeMutablePointer<VipsImage>, UnsafeMutablePointer<UnsafeMutablePointer<VipsImage>?>) -> Int32
+    ) throws -> UnsafeMutablePointer<VipsImage> {
+        defer { if releasingInput { imagery_vips_unref(input) } }
+        var output: UnsafeMutablePointer<VipsImage>?
+        guard operation(input, &output) == 0, let output else { throw VipsError(message: takeError()) }
+        return output
+    }
+}
+
+/// A libvips failure, with libvips' message.
+struct VipsError: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
+}

@@ -1,0 +1,134 @@
+import CVips
+import Foundation
+import Imagery
+
+/// Decodes JPEG, PNG, GIF (first frame), WebP and AVIF/HEIC (when libvips has
+/// libheif) with libvips.
+///
+/// With a thumbnail it decodes at the target size (`vips_thumbnail_buffer`:
+/// JPEG DCT scaling, WebP scaling, ...), never full size and then shrinking.
+/// The format is sniffed from the bytes; the pixel count is checked from the
+/// header before any pixel is decoded. Output pixels: 8-bit sRGB or grey, with
+/// alpha when the source has it, EXIF orientation applied.
+public struct VipsImageDecoder: ImageDecoding {
+    /// The most pixels (width x height) a source image may declare; default 100 000 000.
+    public var maximumPixels: Int
+    /// The largest thumbnail side, in pixels; default 16 384.
+    public var maximumThumbnailSide: Int
+
+    /// A decoder with limits.
+    /// - Parameters:
+    ///   - maximumPixels: The most pixels a source may declare; default 100 MP.
+    ///   - maximumThumbnailSide: The largest thumbnail width or height; default 16 384.
+    public init(maximumPixels: Int = 100_000_000, maximumThumbnailSide: Int = 16_384) {
+        self.maximumPixels = maximumPixels
+        self.maximumThumbnailSide = maximumThumbnailSide
+    }
+
+    public func decode(_ data: Data, thumbnail: ImageRequest.Thumbnail?) throws -> Image {
+        guard !data.isEmpty else { throw ImageDecodingError.empty }
+        guard let format = ImageFormat(sniffing: data) else { throw ImageDecodingError.unsupportedFormat }
+        if let thumbnail {
+            let range = 1...maximumThumbnailSide
+            guard range.contains(thumbnail.width), range.contains(thumbnail.height) else {
+                throw ImageDecodingError.invalidSize(width: thumbnail.width, height: thumbnail.height)
+            }
+        }
+        do {
+            try Vips.start()
+        } catch {
+            throw ImageDecodingError.corrupt(format: format, reason: "\(error)")
+        }
+        return try data.withUnsafeBytes { buffer in
+            guard let base = buffer.baseAddress else { throw ImageDecodingError.empty }
+            do {
+                try checkHeader(base, buffer.count, format: format)
+                var image = try thumbnail.map { try decodeThumbnail(base, buffer.count, $0) }
+                    ?? decodeFullSize(base, buffer.count)
+                image = try normalize(image)
+                return try makeImage(consuming: image, format: format)
+            } catch let error as VipsError {
+                throw ImageDecodingError.corrupt(format: format, reason: error.message)
+            }
+        }
+    }
+
+    /// Reads the header only and refuses images over the pixel limit.
+    private func checkHeader(_ base: UnsafeRawPointer, _ count: Int, format: ImageFormat) throws {
+        guard imagery_vips_loader_name(base, count) != nil else {
+            _ = Vips.takeError()
+            throw ImageDecodingError.unsupportedFormat
+        }
+        guard let header = imagery_vips_open_buffer(base, count) else { throw VipsError(message: Vips.takeError()) }
+        defer { imagery_vips_unref(header) }
+        let width = Int(vips_image_get_width(header))
+        let height = Int(vips_image_get_height(header))
+        let (pixels, overflow) = width.multipliedReportingOverflow(by: height)
+        guard !overflow, pixels <= maximumPixels else {
+            throw ImageDecodingError.tooManyPixels(width: width, height: height, limit: maximumPixels)
+        }
+    }
+
+    private func decodeThumbnail(
+        _ base: UnsafeRawPointer, _ count: Int, _ thumbnail: ImageRequest.Thumbnail
+    ) throws -> UnsafeMutablePointer<VipsImage> {
+        let (size, crop): (VipsSize, VipsInteresting) = switch thumbnail.fit {
+        case .cover: (VIPS_SIZE_BOTH, VIPS_INTERESTING_CENTRE)
+        case .contain: (VIPS_SIZE_BOTH, VIPS_INTERESTING_NONE)
+        case .fill: (VIPS_SIZE_FORCE, VIPS_INTERESTING_NONE)
+        case .inside: (VIPS_SIZE_DOWN, VIPS_INTERESTING_NONE)
+        }
+        var output: UnsafeMutablePointer<VipsImage>?
+        let status = imagery_vips_thumbnail(
+            base, count, &output, Int32(thumbnail.width), Int32(thumbnail.height), size, crop
+        )
+        guard status == 0, var image = output else { throw VipsError(message: Vips.takeError()) }
+        if thumbnail.fit == .contain {
+            image = try Vips.apply(image) {
+                imagery_vips_center_on_canvas($0, $1, Int32(thumbnail.width), Int32(thumbnail.height))
+            }
+        }
+        return image
+    }
+
+    private func decodeFullSize(_ base: UnsafeRawPointer, _ count: Int) throws -> UnsafeMutablePointer<VipsImage> {
+        guard let image = imagery_vips_open_buffer(base, count) else { throw VipsError(message: Vips.takeError()) }
+        return try Vips.apply(image) { imagery_vips_autorot($0, $1) }
+    }
+
+    /// Converts to 8-bit sRGB (or 8-bit grey for grey sources).
+    private func normalize(_ image: UnsafeMutablePointer<VipsImage>) throws -> UnsafeMutablePointer<VipsImage> {
+        var image = image
+        let interpretation = vips_image_get_interpretation(image)
+        let target = (interpretation == VIPS_INTERPRETATION_B_W || interpretation == VIPS_INTERPRETATION_GREY16)
+            ? VIPS_INTERPRETATION_B_W : VIPS_INTERPRETATION_sRGB
+        if interpretation != target {
+            image = try Vips.apply(image) { imagery_vips_colourspace($0, $1, target) }
+        }
+        if vips_image_get_format(image) != VIPS_FORMAT_UCHAR {
+            image = try Vips.apply(image) { imagery_vips_cast_uchar($0, $1) }
+        }
+        return image
+    }
+
+    /// Renders the pipeline into one buffer and wraps it without copying.
+    private func makeImage(consuming image: UnsafeMutablePointer<VipsImage>, format: ImageFormat) throws -> Image {
+        defer { imagery_vips_unref(image) }
+        let width = Int(vips_image_get_width(image))
+        let height = Int(vips_image_get_height(image))
+        let bands = Int(vips_image_get_bands(image))
+        guard let pixelFormat = PixelFormat(channels: bands) else {
+            throw VipsError(message: "unexpected \(bands)-band image")
+        }
+        var length = 0
+        guard let pixels = vips_image_write_to_memory(image, &length) else {
+            throw VipsError(message: Vips.takeError())
+        }
+        guard length == width * height * bands else {
+            imagery_vips_free(pixels)
+            throw VipsError(message: "pixel buffer is \(length) bytes, expected \(width * height * bands)")
+        }
+        let data = Data(bytesNoCopy: pixels, count: length, deallocator: .custom { pointer, _ in imagery_vips_free(pointer) })
+        return Image(width: width, height: height, pixelFormat: pixelFormat, pixels: data, sourceFormat: format)
+    }
+}

@@ -1,0 +1,222 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Synchronization
+
+/// A real HTTP/1.1 origin on 127.0.0.1 for tests: it serves whatever its
+/// handler returns, can delay the head and throttle the body, counts requests
+/// per path, and notices connections closed before a body was fully sent.
+public final class TestOrigin: Sendable {
+    /// A request as the origin saw it.
+    public struct Request: Sendable {
+        public var method: String
+        /// The path without the query.
+        public var path: String
+        /// The query items.
+        public var query: [String: String]
+        /// The request headers, names lower-cased.
+        public var headers: [String: String]
+    }
+
+    /// What to answer.
+    public struct Response: Sendable {
+        public var status: Int
+        public var headers: [(String, String)]
+        public var body: Data
+        /// Wait this long before sending the head.
+        public var delay: Duration
+        /// Send the body in chunks of this many bytes...
+        public var chunkSize: Int
+        /// ...waiting this long between chunks.
+        public var chunkDelay: Duration
+
+        public init(
+            status: Int = 200, headers: [(String, String)] = [], body: Data = Data(),
+            delay: Duration = .zero, chunkSize: Int = 1 << 20, chunkDelay: Duration = .zero
+        ) {
+            self.status = status
+            self.headers = headers
+            self.body = body
+            self.delay = delay
+            self.chunkSize = max(1, chunkSize)
+            self.chunkDelay = chunkDelay
+        }
+    }
+
+    public typealias Handler = @Sendable (Request) -> Response
+
+    private struct Stats {
+        var requests: [Request] = []
+        var aborted = 0
+        var completed = 0
+    }
+
+    private let stats = Mutex(Stats())
+    let handler: Handler
+    private let channel: any Channel
+    /// The origin's port on 127.0.0.1.
+    public let port: Int
+
+    private init(handler: @escaping Handler, channel: any Channel) {
+        self.handler = handler
+        self.channel = channel
+        self.port = channel.localAddress?.port ?? 0
+    }
+
+    /// Starts an origin on a free port of 127.0.0.1.
+    public static func start(handler: @escaping Handler) async throws -> TestOrigin {
+        let box = HandlerBox()
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                    try channel.pipeline.syncOperations.addHandler(OriginHandler(origin: box.origin!))
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0)
+            .get()
+        let origin = TestOrigin(handler: handler, channel: channel)
+        box.origin = origin
+        return origin
+    }
+
+    /// An origin serving the files under `directory` by path; the query can ask for
+    /// `delay_ms`, `chunk` (bytes) with `chunk_delay_ms`, and `status`.
+    public static func serving(directory: URL) async throws -> TestOrigin {
+        try await start { request in
+            let status = request.query["status"].flatMap(Int.init) ?? 200
+            let delay = Duration.milliseconds(request.query["delay_ms"].flatMap(Int.init) ?? 0)
+            let chunk = request.query["chunk"].flatMap(Int.init) ?? (1 << 20)
+            let chunkDelay = Duration.milliseconds(request.query["chunk_delay_ms"].flatMap(Int.init) ?? 0)
+            let file = directory.appendingPathComponent(String(request.path.dropFirst()))
+            guard status == 200 else {
+                return Response(status: status, body: Data("status \(status)\n".utf8), delay: delay)
+            }
+            guard !request.path.contains(".."), let body = FileManager.default.contents(atPath: file.path) else {
+                return Response(status: 404, body: Data("not found\n".utf8), delay: delay)
+            }
+            return Response(
+                headers: [("Content-Type", "application/octet-stream")], body: body,
+                delay: delay, chunkSize: chunk, chunkDelay: chunkDelay
+            )
+        }
+    }
+
+    /// `http://127.0.0.1:PORT/path`.
+    public func url(_ path: String) -> URL {
+        URL(string: "http://127.0.0.1:\(port)/\(path.hasPrefix("/") ? String(path.dropFirst()) : path)")!
+    }
+
+    /// Every request so far, in arrival order.
+    public var requests: [Request] { stats.withLock { $0.requests } }
+    /// How many requests arrived.
+    public var requestCount: Int { stats.withLock { $0.requests.count } }
+    /// How many requests arrived for `path`.
+    public func requestCount(path: String) -> Int {
+        let path = path.hasPrefix("/") ? path : "/" + path
+        return stats.withLock { $0.requests.filter { $0.path == path }.count }
+    }
+    /// Responses whose connection closed before the whole body was sent.
+    public var abortedCount: Int { stats.withLock { $0.aborted } }
+    /// Responses sent in full.
+    public var completedCount: Int { stats.withLock { $0.completed } }
+
+    /// Stops listening.
+    public func shutdown() async throws {
+        try await channel.close()
+    }
+
+    func record(_ request: Request) { stats.withLock { $0.requests.append(request) } }
+    func recordAborted() { stats.withLock { $0.aborted += 1 } }
+    func recordCompleted() { stats.withLock { $0.completed += 1 } }
+}
+
+private final class HandlerBox: @unchecked Sendable {
+    // Set once before the first connection is accepted.
+    var origin: TestOrigin?
+}
+
+/// One connection's request handling. Runs on its channel's event loop only.
+private final class OriginHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    let origin: TestOrigin
+    private var head: HTTPRequestHead?
+    private var responding = false
+
+    init(origin: TestOrigin) {
+        self.origin = origin
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head): self.head = head
+        case .body: break
+        case .end:
+            guard let head else { return }
+            respond(to: head, context: context)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if responding {
+            responding = false
+            origin.recordAborted()
+        }
+        context.fireChannelInactive()
+    }
+
+    private func respond(to head: HTTPRequestHead, context: ChannelHandlerContext) {
+        let components = URLComponents(string: head.uri)
+        var query: [String: String] = [:]
+        for item in components?.queryItems ?? [] { query[item.name] = item.value ?? "" }
+        var headers: [String: String] = [:]
+        for (name, value) in head.headers { headers[name.lowercased()] = value }
+        let request = TestOrigin.Request(
+            method: head.method.rawValue, path: components?.path ?? head.uri, query: query, headers: headers
+        )
+        origin.record(request)
+        let response = origin.handler(request)
+        responding = true
+        let loop = context.eventLoop.assumeIsolated()
+        loop.scheduleTask(in: .nanoseconds(Int64(response.delay.components.seconds * 1_000_000_000 + response.delay.components.attoseconds / 1_000_000_000))) {
+            self.sendHead(response, context: context)
+        }
+    }
+
+    private func sendHead(_ response: TestOrigin.Response, context: ChannelHandlerContext) {
+        guard responding, context.channel.isActive else { return }
+        var headers = HTTPHeaders(response.headers)
+        headers.replaceOrAdd(name: "Content-Length", value: String(response.body.count))
+        let head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: response.status), headers: headers)
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.flush()
+        sendBody(response, from: 0, context: context)
+    }
+
+    private func sendBody(_ response: TestOrigin.Response, from offset: Int, context: ChannelHandlerContext) {
+        guard responding, context.channel.isActive else { return }
+        if offset >= response.body.count {
+            responding = false
+            origin.recordCompleted()
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            return
+        }
+        let end = min(response.body.count, offset + response.chunkSize)
+        let buffer = context.channel.allocator.buffer(bytes: response.body[response.body.startIndex + offset ..< response.body.startIndex + end])
+        context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+        if response.chunkDelay == .zero {
+            sendBody(response, from: end, context: context)
+        } else {
+            let nanos = response.chunkDelay.components.seconds * 1_000_000_000 + response.chunkDelay.components.attoseconds / 1_000_000_000
+            context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(nanos)) {
+                self.sendBody(response, from: end, context: context)
+            }
+        }
+    }
+}
