@@ -6,6 +6,17 @@
 
 #include <vips/vips.h>
 
+static void imagery_vips_drop_log(const gchar *domain, GLogLevelFlags level, const gchar *message, gpointer data) {
+    (void)domain; (void)level; (void)message; (void)data;
+}
+
+/// Stops libvips' warnings ("unknown EXIF resolution unit", "premature end of
+/// JPEG file") from going to stderr: errors reach Swift as messages instead.
+static inline void imagery_vips_silence_warnings(void) {
+    g_log_set_handler("VIPS", (GLogLevelFlags)(G_LOG_LEVEL_WARNING | G_LOG_LEVEL_MESSAGE | G_LOG_LEVEL_INFO),
+                      imagery_vips_drop_log, NULL);
+}
+
 /// Starts libvips once: operation cache off (it would hold decoded images and
 /// make memory and benchmarks lie), untrusted loaders blocked, `threads`
 /// worker threads per operation. Returns 0 on success.
@@ -16,13 +27,17 @@ static inline int imagery_vips_start(int threads) {
     vips_cache_set_max_files(0);
     vips_concurrency_set(threads);
     vips_block_untrusted_set(TRUE);
+    imagery_vips_silence_warnings();
     return 0;
 }
 
-/// Opens an image lazily: reads the header only, decodes nothing.
+/// Opens an image lazily: reads the header only, decodes nothing until pixels
+/// are asked for. Random access, so that rotation can read rows out of order.
 static inline VipsImage *imagery_vips_open_buffer(const void *buffer, size_t length) {
-    return vips_image_new_from_buffer(buffer, length, "", "access", VIPS_ACCESS_SEQUENTIAL, NULL);
+    return vips_image_new_from_buffer(buffer, length, "", "access", VIPS_ACCESS_RANDOM, NULL);
 }
+
+
 
 /// The name of the loader libvips would pick for these bytes, or NULL.
 static inline const char *imagery_vips_loader_name(const void *buffer, size_t length) {

@@ -68,7 +68,7 @@ struct FetchCommand: AsyncParsableCommand {
                 """)
         } catch {
             try? await loader.shutdown()
-            throw ValidationError("\(error)")
+            throw CommandFailure(message: "\(error)")
         }
     }
 
@@ -87,3 +87,9 @@ struct FetchCommand: AsyncParsableCommand {
 }
 
 extension ImageRequest.Thumbnail.Fit: ExpressibleByArgument {}
+
+/// A failure to report as `Error: message` with exit status 1 (no usage text).
+struct CommandFailure: Error, CustomStringConvertible {
+    let message: String
+    var description: String { message }
+}

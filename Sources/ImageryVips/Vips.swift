@@ -20,7 +20,7 @@ enum Vips {
         let message = String(cString: imagery_vips_error_message())
         vips_error_clear()
         let lines = message.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        return lines.last ?? "libvips failed without a message"
+        return lines.last ?? "libvips could not read it"
     }
 
     /// Runs a libvips operation that writes a new image to `out`, releasing `input` afterwards when asked.

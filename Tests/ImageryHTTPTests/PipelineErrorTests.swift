@@ -1,0 +1,143 @@
+import Foundation
+import Imagery
+import ImageryHTTP
+import ImageryTestSupport
+import Testing
+
+@Suite("Pipeline errors and bad input")
+struct PipelineErrorTests {
+    @Test func aNonSuccessStatusIsATypedErrorCarryingTheStatus() async throws {
+        try await withHarness { harness in
+            await #expect(throws: DataLoadingError.badStatus(404)) {
+                try await harness.pipeline.image(for: ImageRequest(url: harness.origin.url("missing.jpg")))
+            }
+            await #expect(throws: DataLoadingError.badStatus(503)) {
+                try await harness.pipeline.data(for: ImageRequest(url: harness.origin.url("rocket.jpg?status=503")))
+            }
+        }
+    }
+
+    @Test func aResponseOverTheSizeCapIsRefusedFromContentLength() async throws {
+        var configuration = HTTPDataLoader.Configuration()
+        configuration.maximumSize = 50_000
+        try await withHarness(loader: configuration) { harness in
+            await #expect(throws: DataLoadingError.tooLarge(limit: 50_000)) {
+                try await harness.pipeline.image(for: ImageRequest(url: harness.origin.url("rocket.jpg")))
+            }
+        }
+    }
+
+    @Test func aStreamedBodyOverTheSizeCapIsCutOff() async throws {
+        // No Content-Length: the origin streams an unbounded-looking body.
+        let body = Data(repeating: 0xAB, count: 400_000)
+        let origin = try await TestOrigin.start { _ in
+            TestOrigin.Response(headers: [("Transfer-Encoding", "chunked")], body: body, chunkSize: 10_000, chunkDelay: .milliseconds(1))
+        }
+        var configuration = HTTPDataLoader.Configuration()
+        configuration.maximumSize = 100_000
+        try await withHarness(origin: origin, loader: configuration) { harness in
+            await #expect(throws: DataLoadingError.tooLarge(limit: 100_000)) {
+                try await harness.pipeline.data(for: ImageRequest(url: harness.origin.url("stream")))
+            }
+        }
+    }
+
+    @Test func aSlowOriginTimesOut() async throws {
+        var configuration = HTTPDataLoader.Configuration()
+        configuration.timeout = .milliseconds(300)
+        try await withHarness(loader: configuration) { harness in
+            await #expect(throws: DataLoadingError.timedOut) {
+                try await harness.pipeline.data(for: ImageRequest(url: harness.origin.url("rocket.jpg?delay_ms=3000")))
+            }
+        }
+    }
+
+    @Test func redirectsAreFollowedAndLimited() async throws {
+        let origin = try await TestOrigin.start { request in
+            switch request.path {
+            case "/loop": TestOrigin.Response(status: 302, headers: [("Location", "/loop")])
+            case "/moved": TestOrigin.Response(status: 301, headers: [("Location", "/final")])
+            default: TestOrigin.Response(body: (try? Fixtures.data("rocket.jpg")) ?? Data())
+            }
+        }
+        try await withHarness(origin: origin) { harness in
+            let data = try await harness.pipeline.data(for: ImageRequest(url: harness.origin.url("moved")))
+            #expect(data.count == 112_525)
+            await #expect(throws: DataLoadingError.tooManyRedirects(limit: 5)) {
+                try await harness.pipeline.data(for: ImageRequest(url: harness.origin.url("loop")))
+            }
+        }
+    }
+
+    @Test func refusedConnectionsAndUnsupportedSchemesAreTypedErrors() async throws {
+        // AsyncHTTPClient retries a refused connection until its connect timeout.
+        var configuration = HTTPDataLoader.Configuration()
+        configuration.connectTimeout = .milliseconds(500)
+        try await withHarness(loader: configuration) { harness in
+            let port = harness.origin.port
+            try await harness.origin.shutdown()
+            await #expect {
+                try await harness.pipeline.data(for: ImageRequest(url: URL(string: "http://127.0.0.1:\(port)/x.jpg")!))
+            } throws: { error in
+                if case DataLoadingError.transport = error { return true }
+                return false
+            }
+            await #expect(throws: DataLoadingError.unsupportedScheme("ftp")) {
+                try await harness.pipeline.data(for: ImageRequest(url: URL(string: "ftp://example.com/x.jpg")!))
+            }
+        }
+    }
+
+    @Test func fileURLsLoadFromDisk() async throws {
+        try await withHarness { harness in
+            let image = try await harness.pipeline.image(for: ImageRequest(url: Fixtures.url("rocket.jpg"), thumbnail: .init(width: 20, height: 20)))
+            #expect(image.width == 20)
+            await #expect(throws: DataLoadingError.fileNotFound(Fixtures.url("nope.jpg").path)) {
+                try await harness.pipeline.image(for: ImageRequest(url: Fixtures.url("nope.jpg")))
+            }
+        }
+    }
+
+    @Test func everyBrokenInputThroughTheOriginGivesATypedErrorNeverACrash() async throws {
+        let broken = try BrokenImages.all()
+        let origin = try await TestOrigin.start { request in
+            let name = String(request.path.dropFirst())
+            return TestOrigin.Response(body: broken.first { $0.name == name }?.data ?? Data())
+        }
+        try await withHarness(origin: origin) { harness in
+            for (name, _) in broken {
+                for thumbnail in [nil, ImageRequest.Thumbnail(width: 64, height: 64)] {
+                    do {
+                        let image = try await harness.pipeline.image(for: ImageRequest(url: harness.origin.url(name), thumbnail: thumbnail))
+                        #expect(image.pixels.count == image.width * image.height * image.pixelFormat.bytesPerPixel)
+                    } catch is ImageDecodingError {
+                    } catch {
+                        Issue.record("\(name): untyped \(error)")
+                    }
+                }
+            }
+            // Failures are not cached: the bomb is refused again, not served from memory.
+            let bomb = ImageRequest(url: harness.origin.url("bomb-header-100000x100000.png"))
+            #expect(harness.pipeline.cachedImage(for: bomb) == nil)
+        }
+    }
+
+    @Test(.enabled(if: Fixtures.corpusBad != nil))
+    func everyBadCorpusFileThroughImageForRequestGivesATypedErrorOrAValidImage() async throws {
+        let directory = try #require(Fixtures.corpusBad)
+        let files = Fixtures.files(in: directory)
+        #expect(files.count == 16)
+        try await withHarness(origin: TestOrigin.serving(directory: directory)) { harness in
+            for file in files {
+                do {
+                    let image = try await harness.pipeline.image(for: ImageRequest(url: harness.origin.url(file.lastPathComponent), thumbnail: .init(width: 96, height: 96)))
+                    #expect((image.width, image.height) == (96, 96), "\(file.lastPathComponent)")
+                } catch let error as ImageDecodingError {
+                    #expect(!error.description.isEmpty)
+                } catch {
+                    Issue.record("\(file.lastPathComponent): untyped \(error)")
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,40 @@
+import Foundation
+import Imagery
+import Synchronization
+
+/// A real decoder wrapped to count how often the pipeline calls it.
+public final class CountingDecoder: ImageDecoding {
+    private let base: any ImageDecoding
+    private let calls = Atomic<Int>(0)
+
+    public init(_ base: any ImageDecoding) {
+        self.base = base
+    }
+
+    /// How many decodes ran.
+    public var count: Int { calls.load(ordering: .relaxed) }
+
+    public func decode(_ data: Data, thumbnail: ImageRequest.Thumbnail?) throws -> Image {
+        calls.add(1, ordering: .relaxed)
+        return try base.decode(data, thumbnail: thumbnail)
+    }
+}
+
+/// A counter tasks can share.
+public final class Counter: Sendable {
+    private let atomic = Atomic<Int>(0)
+    public init() {}
+    public func increment() { atomic.add(1, ordering: .relaxed) }
+    public var value: Int { atomic.load(ordering: .relaxed) }
+}
+
+/// Polls `condition` every 5 ms until it holds or `timeout` passes; returns whether it held.
+@discardableResult
+public func waitUntil(timeout: Duration = .seconds(10), _ condition: @Sendable () -> Bool) async throws -> Bool {
+    let deadline = ContinuousClock.now + timeout
+    while !condition() {
+        guard ContinuousClock.now < deadline else { return false }
+        try await Task.sleep(for: .milliseconds(5))
+    }
+    return true
+}

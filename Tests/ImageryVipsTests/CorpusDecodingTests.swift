@@ -1,0 +1,56 @@
+import Foundation
+import Imagery
+import ImageryTestSupport
+import ImageryVips
+import Testing
+
+/// Every file of ../shared/corpus and ../shared/corpus-bad, when they are there.
+@Suite("Corpus decoding", .enabled(if: Fixtures.corpus != nil))
+struct CorpusDecodingTests {
+    let decoder = VipsImageDecoder()
+
+    @Test func everyCorpusImageDecodesAtThumbnailSizeWithinTheBox() throws {
+        let manifest = Fixtures.corpusManifest()
+        let files = Fixtures.files(in: try #require(Fixtures.corpus))
+        #expect(files.count >= 60)
+        for file in files {
+            let data = try Data(contentsOf: file)
+            let image = try decoder.decode(data, thumbnail: .init(width: 256, height: 256, fit: .inside))
+            #expect(max(image.width, image.height) <= 256, "\(file.lastPathComponent)")
+            #expect(image.sourceFormat.rawValue == manifest[file.lastPathComponent]?.format, "\(file.lastPathComponent)")
+            if let row = manifest[file.lastPathComponent], max(row.width, row.height) >= 256 {
+                #expect(max(image.width, image.height) == 256, "\(file.lastPathComponent): \(image.width)x\(image.height)")
+                // The aspect ratio survives (orientation 5-8 swaps the sides).
+                let source = Double(row.width) / Double(row.height)
+                let result = Double(image.width) / Double(image.height)
+                let swapped = file.lastPathComponent.contains("orient6")
+                #expect(abs((swapped ? 1 / source : source) - result) < 0.02 * max(1, result), "\(file.lastPathComponent)")
+            }
+        }
+    }
+
+    @Test func everyBadCorpusFileGivesATypedErrorOrAValidImage() throws {
+        let bad = try #require(Fixtures.corpusBad)
+        let files = Fixtures.files(in: bad)
+        #expect(files.count == 16)
+        var outcomes: [String: String] = [:]
+        for file in files {
+            let data = try Data(contentsOf: file)
+            do {
+                let image = try decoder.decode(data, thumbnail: .init(width: 128, height: 128))
+                #expect(image.pixels.count == image.width * image.height * image.pixelFormat.bytesPerPixel)
+                outcomes[file.lastPathComponent] = "image \(image.width)x\(image.height)"
+            } catch let error as ImageDecodingError {
+                outcomes[file.lastPathComponent] = "\(error)"
+            }
+        }
+        // The ones that must be refused, and how.
+        #expect(outcomes["empty.jpg"] == "\(ImageDecodingError.empty)")
+        #expect(outcomes["text-named.jpg"] == "\(ImageDecodingError.unsupportedFormat)")
+        #expect(outcomes["bomb-header-100000x100000-rgba.png"]?.contains("over the limit") == true)
+        #expect(outcomes["bomb-full-100000x100000-1bit.png"]?.contains("over the limit") == true)
+        #expect(outcomes["bomb-header-65500x65500.jpg"]?.contains("over the limit") == true)
+        #expect(outcomes["png-named.jpg"]?.hasPrefix("image") == true)
+        for (name, outcome) in outcomes.sorted(by: { $0.key < $1.key }) { print("corpus-bad \(name): \(outcome)") }
+    }
+}
