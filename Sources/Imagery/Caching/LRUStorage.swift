@@ -3,40 +3,67 @@ import Foundation
 /// The state behind ``MemoryCache``: a dictionary of indices into an array of
 /// nodes that form a doubly linked list, most recently used at `head`.
 /// A value type, so the cache can keep it in a `Mutex`.
+///
+/// Everything is `@usableFromInline`/`@inlinable` so that a client's
+/// `MemoryCache<Key, Value>` is specialised for its types (several times
+/// faster than generic dispatch across the module boundary).
+@usableFromInline
 struct LRUStorage<Key: Hashable, Value> {
+    @usableFromInline
     struct Node {
-        var key: Key?
-        var value: Value?
-        var cost: Int
-        var expiry: ContinuousClock.Instant?
-        var previous: Int
-        var next: Int
+        @usableFromInline var key: Key?
+        @usableFromInline var value: Value?
+        @usableFromInline var cost: Int
+        /// Nanoseconds on ``LRUStorage/clock`` after which the entry is gone; `Int64.max`: never.
+        /// (A plain integer keeps `Node` a fixed-layout type: copies stay cheap.)
+        @usableFromInline var expiry: Int64
+        @usableFromInline var previous: Int
+        @usableFromInline var next: Int
+
+        @inlinable
+        init(key: Key?, value: Value?, cost: Int, expiry: Int64, previous: Int, next: Int) {
+            self.key = key
+            self.value = value
+            self.cost = cost
+            self.expiry = expiry
+            self.previous = previous
+            self.next = next
+        }
     }
 
-    private static var none: Int { -1 }
+    @usableFromInline static var none: Int { -1 }
 
-    private var index: [Key: Int] = [:]
-    private var nodes: [Node] = []
-    private var free: [Int] = []
-    private var head = LRUStorage.none
-    private var tail = LRUStorage.none
-    private(set) var totalCost = 0
-    var costLimit: Int
-    var countLimit: Int
-    let ttl: Duration?
+    /// Monotonic nanoseconds since the first cache was made, for expiry times.
+    @usableFromInline static func clock() -> Int64 {
+        let elapsed = ContinuousClock.now - clockStart
+        let (seconds, attoseconds) = elapsed.components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
 
-    init(costLimit: Int, countLimit: Int, ttl: Duration?) {
+    @usableFromInline var index: [Key: Int] = [:]
+    @usableFromInline var nodes: [Node] = []
+    @usableFromInline var free: [Int] = []
+    @usableFromInline var head = LRUStorage.none
+    @usableFromInline var tail = LRUStorage.none
+    @usableFromInline var totalCost = 0
+    @usableFromInline var costLimit: Int
+    @usableFromInline var countLimit: Int
+    /// Time to live in nanoseconds, or `nil`.
+    @usableFromInline let ttl: Int64?
+
+    @inlinable
+    init(costLimit: Int, countLimit: Int, ttl: Int64?) {
         self.costLimit = costLimit
         self.countLimit = countLimit
         self.ttl = ttl
     }
 
-    var count: Int { index.count }
+    @inlinable var count: Int { index.count }
 
     /// The value and, if it had expired, the removed value (to release outside the lock).
-    mutating func value(for key: Key, now: ContinuousClock.Instant) -> (Value?, Value?) {
+    @inlinable mutating func value(for key: Key, now: Int64?) -> (Value?, Value?) {
         guard let slot = index[key] else { return (nil, nil) }
-        if let expiry = nodes[slot].expiry, expiry <= now {
+        if let now, nodes[slot].expiry <= now {
             return (nil, remove(slot: slot))
         }
         moveToFront(slot)
@@ -44,11 +71,11 @@ struct LRUStorage<Key: Hashable, Value> {
     }
 
     /// Inserts and trims; returns what was displaced or evicted.
-    mutating func insert(_ value: Value, for key: Key, cost: Int, now: ContinuousClock.Instant) -> [Value] {
+    @inlinable mutating func insert(_ value: Value, for key: Key, cost: Int, now: Int64?) -> [Value] {
         var released: [Value] = []
         if let slot = index[key], let old = remove(slot: slot) { released.append(old) }
         guard cost <= costLimit, countLimit > 0 else { return released }
-        let node = Node(key: key, value: value, cost: cost, expiry: ttl.map { now + $0 }, previous: Self.none, next: head)
+        let node = Node(key: key, value: value, cost: cost, expiry: ttl.flatMap { ttl in now.map { $0 &+ ttl } } ?? .max, previous: Self.none, next: head)
         let slot: Int
         if let reused = free.popLast() {
             nodes[reused] = node
@@ -66,17 +93,17 @@ struct LRUStorage<Key: Hashable, Value> {
         return released
     }
 
-    mutating func removeValue(for key: Key) -> Value? {
+    @inlinable mutating func removeValue(for key: Key) -> Value? {
         guard let slot = index[key] else { return nil }
         return remove(slot: slot)
     }
 
-    mutating func removeAll() {
+    @inlinable mutating func removeAll() {
         self = LRUStorage(costLimit: costLimit, countLimit: countLimit, ttl: ttl)
     }
 
     /// Evicts from the tail until both limits hold.
-    mutating func trim() -> [Value] {
+    @inlinable mutating func trim() -> [Value] {
         var evicted: [Value] = []
         while (totalCost > costLimit || index.count > countLimit), tail != Self.none {
             if let value = remove(slot: tail) { evicted.append(value) }
@@ -84,7 +111,7 @@ struct LRUStorage<Key: Hashable, Value> {
         return evicted
     }
 
-    func keysByRecency() -> [Key] {
+    @inlinable func keysByRecency() -> [Key] {
         var keys: [Key] = []
         var slot = head
         while slot != Self.none {
@@ -94,23 +121,28 @@ struct LRUStorage<Key: Hashable, Value> {
         return keys
     }
 
-    private mutating func remove(slot: Int) -> Value? {
-        let node = nodes[slot]
-        if node.previous != Self.none { nodes[node.previous].next = node.next } else { head = node.next }
-        if node.next != Self.none { nodes[node.next].previous = node.previous } else { tail = node.previous }
-        if let key = node.key { index[key] = nil }
-        totalCost -= node.cost
-        nodes[slot] = Node(key: nil, value: nil, cost: 0, expiry: nil, previous: Self.none, next: Self.none)
+    @inlinable mutating func remove(slot: Int) -> Value? {
+        let previous = nodes[slot].previous
+        let next = nodes[slot].next
+        if previous != Self.none { nodes[previous].next = next } else { head = next }
+        if next != Self.none { nodes[next].previous = previous } else { tail = previous }
+        if let key = nodes[slot].key { index[key] = nil }
+        totalCost -= nodes[slot].cost
+        let value = nodes[slot].value
+        nodes[slot].key = nil
+        nodes[slot].value = nil
+        nodes[slot].cost = 0
         free.append(slot)
-        return node.value
+        return value
     }
 
-    private mutating func moveToFront(_ slot: Int) {
+    @inlinable mutating func moveToFront(_ slot: Int) {
         guard slot != head else { return }
-        let node = nodes[slot]
+        let previous = nodes[slot].previous
+        let next = nodes[slot].next
         // Unlink (slot is not head, so it has a previous node).
-        nodes[node.previous].next = node.next
-        if node.next != Self.none { nodes[node.next].previous = node.previous } else { tail = node.previous }
+        nodes[previous].next = next
+        if next != Self.none { nodes[next].previous = previous } else { tail = previous }
         // Link at the front.
         nodes[slot].previous = Self.none
         nodes[slot].next = head
@@ -118,7 +150,7 @@ struct LRUStorage<Key: Hashable, Value> {
         head = slot
     }
 
-    func checkInvariants() {
+    @inlinable func checkInvariants() {
         var seen = 0
         var cost = 0
         var previous = Self.none
@@ -142,3 +174,6 @@ struct LRUStorage<Key: Hashable, Value> {
         precondition(index.count <= countLimit, "count \(index.count) over limit \(countLimit)")
     }
 }
+
+/// The reference point of ``LRUStorage/clock()``.
+@usableFromInline let clockStart = ContinuousClock.now

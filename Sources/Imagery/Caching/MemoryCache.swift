@@ -12,8 +12,10 @@ import Synchronization
 /// The pipeline uses it twice: for decoded images (cost = pixel bytes) and for
 /// encoded data (cost = byte count).
 public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
-    let storage: Mutex<LRUStorage<Key, Value>>
-    private let costFunction: @Sendable (Value) -> Int
+    @usableFromInline let storage: Mutex<LRUStorage<Key, Value>>
+    @usableFromInline let costFunction: @Sendable (Value) -> Int
+    /// Whether entries expire: reading the clock is skipped when they do not.
+    @usableFromInline let expires: Bool
 
     /// Creates an empty cache.
     /// - Parameters:
@@ -29,14 +31,15 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         cost: (@Sendable (Value) -> Int)? = nil
     ) {
         precondition(costLimit >= 0 && countLimit >= 0, "limits cannot be negative")
-        self.storage = Mutex(LRUStorage(costLimit: costLimit, countLimit: countLimit, ttl: ttl.map(Duration.seconds)))
+        self.storage = Mutex(LRUStorage(costLimit: costLimit, countLimit: countLimit, ttl: ttl.map { Int64($0 * 1e9) }))
         self.costFunction = cost ?? { ($0 as? any CacheCostReporting)?.cacheCost ?? 1 }
+        self.expires = ttl != nil
     }
 
     /// The value for `key`, or `nil`; a read marks the entry most recently used.
     /// Setting stores with the cost function given at init; setting `nil` removes.
     /// - Complexity: O(1).
-    public subscript(key: Key) -> Value? {
+    @inlinable public subscript(key: Key) -> Value? {
         get { value(for: key) }
         set {
             if let newValue {
@@ -49,8 +52,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
 
     /// The value for `key`, or `nil` when absent or expired. Marks it most recently used.
     /// - Complexity: O(1).
-    public func value(for key: Key) -> Value? {
-        let now = ContinuousClock.now
+    @inlinable public func value(for key: Key) -> Value? {
+        let now = expires ? LRUStorage<Key, Value>.clock() : nil
         let (value, expired) = storage.withLock { $0.value(for: key, now: now) }
         _ = expired  // released here, outside the lock
         return value
@@ -60,22 +63,22 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// value there, then evicts least recently used entries until both limits hold.
     /// A value whose cost alone is over the cost limit is not stored (and any old value is removed).
     /// - Complexity: O(1) amortised (each eviction is O(1)).
-    public func insert(_ value: Value, for key: Key, cost: Int) {
-        let now = ContinuousClock.now
+    @inlinable public func insert(_ value: Value, for key: Key, cost: Int) {
+        let now = expires ? LRUStorage<Key, Value>.clock() : nil
         let evicted = storage.withLock { $0.insert(value, for: key, cost: max(0, cost), now: now) }
         _ = evicted
     }
 
     /// Removes and returns the value for `key`.
     /// - Complexity: O(1).
-    @discardableResult
+    @inlinable @discardableResult
     public func removeValue(for key: Key) -> Value? {
         storage.withLock { $0.removeValue(for: key) }
     }
 
     /// Removes every entry.
     /// - Complexity: O(n) to release the values.
-    public func removeAll() {
+    @inlinable public func removeAll() {
         let old = storage.withLock { storage in
             let old = storage
             storage.removeAll()
@@ -86,11 +89,11 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
 
     /// The sum of the costs of the entries held.
     /// - Complexity: O(1).
-    public var totalCost: Int { storage.withLock { $0.totalCost } }
+    @inlinable public var totalCost: Int { storage.withLock { $0.totalCost } }
 
     /// The number of entries held (expired ones count until they are touched or evicted).
     /// - Complexity: O(1).
-    public var count: Int { storage.withLock { $0.count } }
+    @inlinable public var count: Int { storage.withLock { $0.count } }
 
     /// The most total cost held; lowering it evicts at once.
     public var costLimit: Int {
@@ -99,7 +102,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     }
 
     /// The most entries held; lowering it evicts at once.
-    public var countLimit: Int {
+    @inlinable public var countLimit: Int {
         get { storage.withLock { $0.countLimit } }
         set { let evicted = storage.withLock { $0.countLimit = max(0, newValue); return $0.trim() }; _ = evicted }
     }

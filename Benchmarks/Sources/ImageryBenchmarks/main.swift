@@ -1,0 +1,20 @@
+import Foundation
+
+// Side-by-side benchmarks: each comparison runs Imagery and its peer in one run.
+// Usage: swift run -c release --package-path Benchmarks ImageryBenchmarks [cache|thumbnail|all] [--corpus DIR]
+let arguments = CommandLine.arguments.dropFirst()
+let which = arguments.first { !$0.hasPrefix("--") } ?? "all"
+let corpusPath = arguments.firstIndex(of: "--corpus").map { arguments[arguments.index(after: $0)] }
+    ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../../../shared/corpus").standardized.path
+
+print("Imagery benchmarks, \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date())")
+if which == "cache" || which == "all" {
+    printTable("MemoryCache vs NSCache (100k entries of varied cost, cost limit holds ~80%)", CacheBenchmark.run())
+}
+if which == "thumbnail" || which == "all" {
+    guard FileManager.default.fileExists(atPath: corpusPath) else {
+        print("no corpus at \(corpusPath): skipping the thumbnail benchmark")
+        exit(0)
+    }
+    printTable("Thumbnails of the corpus JPEGs to fit 256x256", try ThumbnailBenchmark.run(corpus: URL(fileURLWithPath: corpusPath)))
+}
