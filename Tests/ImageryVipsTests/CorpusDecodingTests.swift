@@ -54,3 +54,24 @@ struct CorpusDecodingTests {
         for (name, outcome) in outcomes.sorted(by: { $0.key < $1.key }) { print("corpus-bad \(name): \(outcome)") }
     }
 }
+
+/// Fit modes on a real landscape and a real portrait photo of the corpus.
+@Suite("Corpus fit modes", .enabled(if: Fixtures.corpus != nil))
+struct CorpusFitModeTests {
+    @Test(arguments: [
+        // mate-Aqua.jpg is 2560x1600 (landscape), lomiri16-Wine is 2560x3837 (portrait).
+        ("mate-Aqua.jpg", ImageRequest.Thumbnail.Fit.inside, 300, 188),
+        ("mate-Aqua.jpg", .cover, 300, 300),
+        ("mate-Aqua.jpg", .contain, 300, 300),
+        ("mate-Aqua.jpg", .fill, 300, 300),
+        ("lomiri16-Wine_by_Jakkub_Mede.jpg", .inside, 200, 300),
+        ("lomiri16-Wine_by_Jakkub_Mede.jpg", .cover, 300, 300),
+        ("lomiri16-Wine_by_Jakkub_Mede.jpg", .contain, 300, 300),
+        ("lomiri16-Wine_by_Jakkub_Mede.jpg", .fill, 300, 300),
+    ] as [(String, ImageRequest.Thumbnail.Fit, Int, Int)])
+    func aThreeHundredPixelBoxGivesTheExpectedSize(name: String, fit: ImageRequest.Thumbnail.Fit, width: Int, height: Int) throws {
+        let data = try Data(contentsOf: try #require(Fixtures.corpus).appendingPathComponent(name))
+        let image = try VipsImageDecoder().decode(data, thumbnail: .init(width: 300, height: 300, fit: fit))
+        #expect(abs(image.width - width) <= 1 && abs(image.height - height) <= 1, "\(image.width)x\(image.height)")
+    }
+}

@@ -56,10 +56,11 @@ final class Coalescer<Key: Hashable & Sendable, Value: Sendable>: Sendable {
                         let context = JobContext(priority: jobPriority) { [weak self] progress in
                             self?.reportProgress(progress, key: key, job: jobID)
                         }
-                        let task = Task { [weak self] in
+                        // Holds the coalescer until the job ends, so its waiters are always answered.
+                        let task = Task {
                             let result: Result<Value, any Error>
                             do { result = .success(try await work(context)) } catch { result = .failure(error) }
-                            self?.finish(key: key, job: jobID, with: result)
+                            self.finish(key: key, job: jobID, with: result)
                         }
                         _ = machine.attach(RunningJob(task: task, context: context), to: key, job: jobID)
                         return nil
