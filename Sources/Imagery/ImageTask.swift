@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 
 /// A handle on one image load: watch its phase and events, change its
 /// priority while it runs, cancel it, await its image.
@@ -36,7 +35,7 @@ public final class ImageTask: Sendable {
     /// The request this task loads.
     public let request: ImageRequest
     let priorityCell: PriorityCell
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(request: ImageRequest) {
         self.request = request

@@ -2,7 +2,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import Synchronization
+import NIOConcurrencyHelpers
 
 /// A real HTTP/1.1 origin on 127.0.0.1 for tests: it serves whatever its
 /// handler returns, can delay the head and throttle the body, counts requests
@@ -50,9 +50,12 @@ public final class TestOrigin: Sendable {
         var requests: [Request] = []
         var aborted = 0
         var completed = 0
+        var inFlight = 0
+        var peakInFlight = 0
     }
 
-    private let stats = Mutex(Stats())
+    // NIO's lock (a pthread mutex), which ThreadSanitizer understands.
+    private let stats = NIOLockedValueBox(Stats())
     let handler: Handler
     private let channel: any Channel
     /// The origin's port on 127.0.0.1.
@@ -112,18 +115,20 @@ public final class TestOrigin: Sendable {
     }
 
     /// Every request so far, in arrival order.
-    public var requests: [Request] { stats.withLock { $0.requests } }
+    public var requests: [Request] { stats.withLockedValue { $0.requests } }
     /// How many requests arrived.
-    public var requestCount: Int { stats.withLock { $0.requests.count } }
+    public var requestCount: Int { stats.withLockedValue { $0.requests.count } }
     /// How many requests arrived for `path`.
     public func requestCount(path: String) -> Int {
         let path = path.hasPrefix("/") ? path : "/" + path
-        return stats.withLock { $0.requests.filter { $0.path == path }.count }
+        return stats.withLockedValue { $0.requests.filter { $0.path == path }.count }
     }
     /// Responses whose connection closed before the whole body was sent.
-    public var abortedCount: Int { stats.withLock { $0.aborted } }
+    public var abortedCount: Int { stats.withLockedValue { $0.aborted } }
     /// Responses sent in full.
-    public var completedCount: Int { stats.withLock { $0.completed } }
+    public var completedCount: Int { stats.withLockedValue { $0.completed } }
+    /// The most requests the origin was answering at once.
+    public var peakInFlight: Int { stats.withLockedValue { $0.peakInFlight } }
 
     /// Stops listening (again is fine).
     public func shutdown() async throws {
@@ -133,9 +138,16 @@ public final class TestOrigin: Sendable {
         }
     }
 
-    func record(_ request: Request) { stats.withLock { $0.requests.append(request) } }
-    func recordAborted() { stats.withLock { $0.aborted += 1 } }
-    func recordCompleted() { stats.withLock { $0.completed += 1 } }
+    func record(_ request: Request) {
+        stats.withLockedValue { stats in
+            stats.requests.append(request)
+            stats.inFlight += 1
+            stats.peakInFlight = max(stats.peakInFlight, stats.inFlight)
+        }
+    }
+
+    func recordAborted() { stats.withLockedValue { $0.aborted += 1; $0.inFlight -= 1 } }
+    func recordCompleted() { stats.withLockedValue { $0.completed += 1; $0.inFlight -= 1 } }
 }
 
 private final class HandlerBox: @unchecked Sendable {

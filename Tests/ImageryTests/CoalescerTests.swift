@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 
 @testable import Imagery
@@ -82,7 +81,7 @@ struct CoalescerTests {
 
     @Test func theWorkSeesTheHighestPriorityOfItsWaitersAsItChanges() async throws {
         let coalescer = Coalescer<String, Int>()
-        let seen = Mutex<[ImageRequest.Priority]>([])
+        let seen = Locked<[ImageRequest.Priority]>([])
         let release = Flag()
         let low = PriorityCell(.low)
         let work: Coalescer<String, Int>.Work = { job in

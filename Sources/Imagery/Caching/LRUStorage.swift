@@ -2,7 +2,7 @@ import Foundation
 
 /// The state behind ``MemoryCache``: a dictionary of indices into an array of
 /// nodes that form a doubly linked list, most recently used at `head`.
-/// A value type, so the cache can keep it in a `Mutex`.
+/// A value type, so the cache can keep it behind a lock.
 ///
 /// Everything is `@usableFromInline`/`@inlinable` so that a client's
 /// `MemoryCache<Key, Value>` is specialised for its types (several times

@@ -1,18 +1,17 @@
 import Foundation
-import Synchronization
 
 /// A thread-safe, least-recently-used cache with a cost limit, a count limit
 /// and an optional time to live.
 ///
 /// Every operation is O(1): a dictionary finds an entry, and a doubly linked
 /// list kept in one array (indices, not references, so no reference counting)
-/// orders entries by use. A `Mutex` guards it all; values removed by eviction
+/// orders entries by use. A lock guards it all; values removed by eviction
 /// are released after the lock is dropped.
 ///
 /// The pipeline uses it twice: for decoded images (cost = pixel bytes) and for
 /// encoded data (cost = byte count).
 public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
-    @usableFromInline let storage: Mutex<LRUStorage<Key, Value>>
+    @usableFromInline let storage: Locked<LRUStorage<Key, Value>>
     @usableFromInline let costFunction: @Sendable (Value) -> Int
     /// Whether entries expire: reading the clock is skipped when they do not.
     @usableFromInline let expires: Bool
@@ -31,7 +30,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         cost: (@Sendable (Value) -> Int)? = nil
     ) {
         precondition(costLimit >= 0 && countLimit >= 0, "limits cannot be negative")
-        self.storage = Mutex(LRUStorage(costLimit: costLimit, countLimit: countLimit, ttl: ttl.map { Int64($0 * 1e9) }))
+        self.storage = Locked(LRUStorage(costLimit: costLimit, countLimit: countLimit, ttl: ttl.map { Int64($0 * 1e9) }))
         self.costFunction = cost ?? { ($0 as? any CacheCostReporting)?.cacheCost ?? 1 }
         self.expires = ttl != nil
     }

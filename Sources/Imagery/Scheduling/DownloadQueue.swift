@@ -1,15 +1,14 @@
-import Synchronization
 
 /// Limits how many downloads run at once and starts waiting ones by priority.
 /// A waiting download whose priority changes is moved at once; a cancelled one
 /// leaves the line without taking a slot.
 final class DownloadQueue: Sendable {
     private typealias Machine = DownloadQueueStateMachine<CheckedContinuation<Void, any Error>>
-    private let state: Mutex<Machine>
+    private let state: Locked<Machine>
 
     /// A queue that runs at most `limit` downloads at once.
     init(limit: Int) {
-        state = Mutex(Machine(limit: limit))
+        state = Locked(Machine(limit: limit))
     }
 
     /// Runs `body` when a slot is free, at the priority `priority` holds (and follows its changes while waiting).

@@ -1,4 +1,4 @@
-import Synchronization
+import Foundation
 
 /// Runs one job per key however many callers ask for it at once.
 ///
@@ -22,7 +22,7 @@ final class Coalescer<Key: Hashable & Sendable, Value: Sendable>: Sendable {
 
     private typealias Machine = CoalescingStateMachine<Key, WaiterEntry, RunningJob>
 
-    private let state = Mutex(Machine())
+    private let state = Locked(Machine())
 
     init() {}
 

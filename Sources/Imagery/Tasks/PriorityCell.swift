@@ -1,4 +1,4 @@
-import Synchronization
+import Foundation
 
 /// A priority that can change while work runs, with one observer told of each change.
 ///
@@ -12,10 +12,10 @@ final class PriorityCell: Sendable {
         var observer: (@Sendable () -> Void)?
     }
 
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     init(_ value: ImageRequest.Priority) {
-        state = Mutex(State(value: value, observer: nil))
+        state = Locked(State(value: value, observer: nil))
     }
 
     var value: ImageRequest.Priority {
