@@ -13,6 +13,7 @@ let package = Package(
         .library(name: "Imagery", targets: ["Imagery"]),
         .library(name: "ImageryVips", targets: ["ImageryVips"]),
         .library(name: "ImageryHTTP", targets: ["ImageryHTTP"]),
+        .library(name: "ImageryDiskCache", targets: ["ImageryDiskCache"]),
         .executable(name: "imagery", targets: ["ImageryCLI"]),
     ],
     dependencies: [
@@ -33,6 +34,10 @@ let package = Package(
         ),
         .target(name: "ImageryVips", dependencies: ["Imagery", "CVips"], swiftSettings: strictSwift),
 
+        // The persistent disk cache: blobs in files, its index in SQLite (the system libsqlite3).
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .target(name: "ImageryDiskCache", dependencies: ["Imagery", "CSQLite"], swiftSettings: strictSwift),
+
         .target(
             name: "ImageryHTTP",
             dependencies: [
@@ -48,7 +53,7 @@ let package = Package(
         .executableTarget(
             name: "ImageryCLI",
             dependencies: [
-                "Imagery", "ImageryVips", "ImageryHTTP",
+                "Imagery", "ImageryVips", "ImageryHTTP", "ImageryDiskCache",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSwift

@@ -51,6 +51,13 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
         }
     }
 
+    /// The format a media type names (`image/jpeg`, `image/png; charset=...`, ...).
+    public init?(mimeType: String) {
+        let type = mimeType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        guard let format = ImageFormat.allCases.first(where: { $0.mimeType == type }) else { return nil }
+        self = format
+    }
+
     /// The usual file extension, without a dot.
     public var fileExtension: String {
         switch self {

@@ -48,7 +48,11 @@ public struct ImageCacheKey: Hashable, Sendable, CustomStringConvertible {
         self.thumbnail = thumbnail
     }
 
-    public var description: String {
-        thumbnail.map { "\(source) @ \($0)" } ?? source.description
+    /// A string form, for stores keyed by strings (the disk cache's variant entries).
+    public var stringValue: String {
+        guard let thumbnail else { return source.stringValue }
+        return source.stringValue + "#variant:\(thumbnail.width)x\(thumbnail.height)-\(thumbnail.fit.rawValue)"
     }
+
+    public var description: String { stringValue }
 }

@@ -20,6 +20,11 @@ public struct ImageRequest: Sendable {
     public var thumbnail: Thumbnail?
     /// How urgent the request is. Change it on a running ``ImageTask`` with ``ImageTask/priority``.
     public var priority: Priority
+    /// Which caches to read and write, and whether to load at all; default none (use every cache).
+    public var options: Options = []
+    /// Extra HTTP request headers. They are part of the source key: requests
+    /// with different headers never share a download or a cache entry.
+    public var headers: [String: String] = [:]
 
     /// A request for the image at `url`.
     /// - Parameters:
@@ -52,8 +57,12 @@ public struct ImageRequest: Sendable {
     /// Identifies the encoded bytes: the normalised URL, or the data source's id.
     public var sourceKey: SourceKey {
         switch source {
-        case .url(let url): .url(SourceKey.normalized(url))
-        case .data(let id, _): .id(id)
+        case .url(let url):
+            guard !headers.isEmpty else { return .url(SourceKey.normalized(url)) }
+            // A normalised URL has no fragment, so "#" cannot collide with it.
+            let suffix = headers.map { "\($0.key.lowercased())=\($0.value)" }.sorted().joined(separator: "&")
+            return .url(SourceKey.normalized(url) + "#headers:" + suffix)
+        case .data(let id, _): return .id(id)
         }
     }
 
@@ -93,6 +102,26 @@ extension ImageRequest {
         }
 
         public var description: String { "\(width)x\(height) \(fit.rawValue)" }
+    }
+
+    /// Which caches a request reads and writes.
+    public struct Options: OptionSet, Sendable, Hashable {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+
+        /// Do not read decoded images or encoded data from memory.
+        public static let disableMemoryCacheReads = Options(rawValue: 1 << 0)
+        /// Do not store decoded images or encoded data in memory.
+        public static let disableMemoryCacheWrites = Options(rawValue: 1 << 1)
+        /// Do not read from the disk cache.
+        public static let disableDiskCacheReads = Options(rawValue: 1 << 2)
+        /// Do not write to the disk cache.
+        public static let disableDiskCacheWrites = Options(rawValue: 1 << 3)
+        /// Load from the source even if a cache holds the image (the result is still stored).
+        public static let reloadIgnoringCachedData: Options = [.disableMemoryCacheReads, .disableDiskCacheReads]
+        /// Never load: answer from the caches (even stale entries) or fail with
+        /// ``ImagePipelineError/notCached``.
+        public static let returnCacheDataDontLoad = Options(rawValue: 1 << 4)
     }
 
     /// How urgent a request is. Higher priorities are downloaded first.

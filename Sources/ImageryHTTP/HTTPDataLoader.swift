@@ -57,8 +57,9 @@ public final class HTTPDataLoader: DataLoading {
         try await client.shutdown()
     }
 
-    public func loadData(for url: URL, progress: @escaping @Sendable (TransferProgress) -> Void) async throws -> Data {
-        if url.isFileURL { return try await files.loadData(for: url, progress: progress) }
+    public func load(_ request: DataRequest, progress: @escaping @Sendable (TransferProgress) -> Void) async throws -> DataResponse {
+        let url = request.url
+        if url.isFileURL { return try await files.load(request, progress: progress) }
         let deadline = NIODeadline.now() + .nanoseconds(Int64(configuration.timeout.nanoseconds))
         var current = url
         for _ in 0...configuration.maximumRedirects {
@@ -67,8 +68,8 @@ public final class HTTPDataLoader: DataLoading {
             }
             guard current.host?.isEmpty == false else { throw DataLoadingError.invalidURL(current.absoluteString) }
             try await configuration.validateURL(current)
-            switch try await fetch(current, deadline: deadline, progress: progress) {
-            case .body(let data): return data
+            switch try await fetch(current, headers: request.headers, deadline: deadline, progress: progress) {
+            case .response(let response): return response
             case .redirect(let next): current = next
             }
         }
@@ -76,14 +77,19 @@ public final class HTTPDataLoader: DataLoading {
     }
 
     private enum Outcome {
-        case body(Data)
+        case response(DataResponse)
         case redirect(URL)
     }
 
-    private func fetch(_ url: URL, deadline: NIODeadline, progress: @Sendable (TransferProgress) -> Void) async throws -> Outcome {
+    private func fetch(
+        _ url: URL, headers: [String: String], deadline: NIODeadline, progress: @Sendable (TransferProgress) -> Void
+    ) async throws -> Outcome {
         var request = HTTPClientRequest(url: url.absoluteString)
         request.headers.add(name: "User-Agent", value: configuration.userAgent)
-        request.headers.add(name: "Accept", value: "image/*,*/*;q=0.8")
+        if !headers.keys.contains(where: { $0.lowercased() == "accept" }) {
+            request.headers.add(name: "Accept", value: "image/*,*/*;q=0.8")
+        }
+        for (name, value) in headers { request.headers.replaceOrAdd(name: name, value: value) }
         do {
             let response = try await client.execute(request, deadline: deadline, logger: logger)
             let status = Int(response.status.code)
@@ -93,6 +99,12 @@ public final class HTTPDataLoader: DataLoading {
                 }
                 return .redirect(next)
             }
+            var responseHeaders: [String: String] = [:]
+            for (name, value) in response.headers {
+                let name = name.lowercased()
+                responseHeaders[name] = responseHeaders[name].map { $0 + ", " + value } ?? value
+            }
+            if status == 304 { return .response(DataResponse(data: Data(), statusCode: 304, headers: responseHeaders)) }
             guard (200..<300).contains(status) else { throw DataLoadingError.badStatus(status) }
             let expected = response.headers.first(name: "content-length").flatMap(Int64.init)
             if let expected, expected > configuration.maximumSize {
@@ -108,7 +120,7 @@ public final class HTTPDataLoader: DataLoading {
                 chunk.withUnsafeReadableBytes { data.append(contentsOf: $0) }
                 progress(TransferProgress(completed: Int64(data.count), total: expected))
             }
-            return .body(data)
+            return .response(DataResponse(data: data, statusCode: status, headers: responseHeaders))
         } catch let error as DataLoadingError {
             throw error
         } catch {

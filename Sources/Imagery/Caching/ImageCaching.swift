@@ -12,22 +12,53 @@ public protocol ImageCaching: AnyObject, Sendable {
 
 extension MemoryCache: ImageCaching where Key == ImageCacheKey, Value == Image {}
 
-/// Holds encoded bytes, keyed by a source's ``SourceKey/stringValue``. The
-/// pipeline's second level: a new thumbnail of a cached original needs no download.
+/// Holds encoded bytes with their ``CacheMetadata``, keyed by strings
+/// (``SourceKey/stringValue`` for originals, ``ImageCacheKey/stringValue`` for
+/// processed variants). The pipeline uses two: one in memory (in front), and
+/// optionally a persistent one (`DiskCache` from ImageryDiskCache).
 public protocol DataCaching: Sendable {
-    /// The bytes for `key`, or `nil`.
-    func cachedData(for key: String) async -> Data?
-    /// Stores `data` for `key`.
-    func storeData(_ data: Data, for key: String) async
-    /// Removes the bytes for `key`.
-    func removeData(for key: String) async
+    /// The bytes and metadata stored for `key`, or `nil`.
+    func entry(for key: String) async -> CacheEntry?
+    /// Stores `data` for `key`, replacing what was there.
+    func store(_ data: Data, for key: String, metadata: CacheMetadata) async
+    /// Replaces the metadata of the entry for `key` (after a 304), keeping its bytes.
+    func updateMetadata(_ metadata: CacheMetadata, for key: String) async
+    /// Removes the entry for `key`.
+    func remove(for key: String) async
     /// Removes every entry.
-    func removeAllData() async
+    func removeAll() async
 }
 
-extension MemoryCache: DataCaching where Key == String, Value == Data {
-    public func cachedData(for key: String) async -> Data? { value(for: key) }
-    public func storeData(_ data: Data, for key: String) async { insert(data, for: key, cost: data.count) }
-    public func removeData(for key: String) async { removeValue(for: key) }
-    public func removeAllData() async { removeAll() }
+extension DataCaching {
+    /// The bytes stored for `key`, or `nil`.
+    public func data(for key: String) async -> Data? { await entry(for: key)?.data }
+}
+
+/// Bytes and what is known about them.
+public struct CacheEntry: Sendable, Hashable, CacheCostReporting {
+    /// The encoded bytes.
+    public var data: Data
+    /// Where they came from and how long they stay fresh.
+    public var metadata: CacheMetadata
+
+    public init(data: Data, metadata: CacheMetadata) {
+        self.data = data
+        self.metadata = metadata
+    }
+
+    /// The byte count.
+    public var cacheCost: Int { data.count }
+}
+
+extension MemoryCache: DataCaching where Key == String, Value == CacheEntry {
+    public func entry(for key: String) async -> CacheEntry? { value(for: key) }
+    public func store(_ data: Data, for key: String, metadata: CacheMetadata) async {
+        insert(CacheEntry(data: data, metadata: metadata), for: key, cost: data.count)
+    }
+    public func updateMetadata(_ metadata: CacheMetadata, for key: String) async {
+        guard var entry = value(for: key) else { return }
+        entry.metadata = metadata
+        insert(entry, for: key, cost: entry.data.count)
+    }
+    public func remove(for key: String) async { removeValue(for: key) }
 }

@@ -61,11 +61,25 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// Stores `value` for `key` as the most recently used entry, replacing any
     /// value there, then evicts least recently used entries until both limits hold.
     /// A value whose cost alone is over the cost limit is not stored (and any old value is removed).
+    /// - Returns: The values that left the cache: the one replaced, and those evicted.
     /// - Complexity: O(1) amortised (each eviction is O(1)).
-    @inlinable public func insert(_ value: Value, for key: Key, cost: Int) {
+    @inlinable @discardableResult
+    public func insert(_ value: Value, for key: Key, cost: Int) -> [Value] {
         let now = expires ? LRUStorage<Key, Value>.clock() : nil
-        let evicted = storage.withLock { $0.insert(value, for: key, cost: max(0, cost), now: now) }
-        _ = evicted
+        return storage.withLock { $0.insert(value, for: key, cost: max(0, cost), now: now) }
+    }
+
+    /// Evicts least recently used entries until the total cost is at most `cost`.
+    /// - Returns: The evicted values.
+    /// - Complexity: O(k) for k evictions.
+    @discardableResult
+    public func trim(toCost cost: Int) -> [Value] {
+        storage.withLock { storage in
+            let limit = storage.costLimit
+            storage.costLimit = max(0, cost)
+            defer { storage.costLimit = limit }
+            return storage.trim()
+        }
     }
 
     /// Removes and returns the value for `key`.

@@ -15,9 +15,21 @@ extension ImagePipeline {
         /// Default: a ``MemoryCache`` limited to ``defaultImageCacheCostLimit`` bytes. `nil` disables it.
         public var imageCache: (any ImageCaching)?
 
-        /// Encoded originals, keyed by source: a new thumbnail of a cached original needs no download.
+        /// Encoded originals in memory, keyed by source: a new thumbnail of a cached original needs no download.
         /// Default: a ``MemoryCache`` limited to ``defaultDataCacheCostLimit`` bytes. `nil` disables it.
         public var dataCache: (any DataCaching)?
+
+        /// A persistent cache behind the memory ones (`DiskCache` from ImageryDiskCache): originals
+        /// under source keys and, when ``encoder`` is set, thumbnails under variant keys. Default `nil`.
+        public var diskCache: (any DataCaching)?
+
+        /// Encodes thumbnails for ``diskCache`` (JPEG at quality 90, PNG when they have alpha),
+        /// so a thumbnail is served from disk without touching its original. Default `nil`: only
+        /// originals are stored on disk.
+        public var encoder: (any ImageEncoding)?
+
+        /// How HTTP caching headers are honoured; default ``HTTPCachePolicy`` in ``HTTPCachePolicy/Mode/http`` mode.
+        public var cachePolicy: HTTPCachePolicy
 
         /// The most downloads that run at once; the rest wait by priority. Default 6.
         public var maximumConcurrentDownloads: Int
@@ -34,7 +46,10 @@ extension ImagePipeline {
             self.decoder = decoder
             self.dataLoader = dataLoader
             self.imageCache = MemoryCache<ImageCacheKey, Image>(costLimit: Self.defaultImageCacheCostLimit)
-            self.dataCache = MemoryCache<String, Data>(costLimit: Self.defaultDataCacheCostLimit)
+            self.dataCache = MemoryCache<String, CacheEntry>(costLimit: Self.defaultDataCacheCostLimit)
+            self.diskCache = nil
+            self.encoder = nil
+            self.cachePolicy = HTTPCachePolicy()
             self.maximumConcurrentDownloads = 6
             self.maximumConcurrentDecodes = max(1, ProcessInfo.processInfo.activeProcessorCount)
         }

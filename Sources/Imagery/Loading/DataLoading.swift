@@ -6,12 +6,50 @@ import Foundation
 /// Implementations must honour task cancellation (abort the transfer and throw
 /// `CancellationError`) and should report progress as bytes arrive.
 public protocol DataLoading: Sendable {
-    /// Loads the bytes at `url`.
+    /// Loads `request`.
     /// - Parameters:
-    ///   - url: The resource.
+    ///   - request: The URL and extra request headers (conditional ones among them).
     ///   - progress: Called as bytes arrive, from any thread.
+    /// - Returns: The body with the status and headers. A 304 (only possible when the
+    ///   request was conditional) returns with an empty body; any other non-success status throws.
     /// - Throws: ``DataLoadingError``, or `CancellationError` when cancelled.
-    func loadData(for url: URL, progress: @escaping @Sendable (TransferProgress) -> Void) async throws -> Data
+    func load(_ request: DataRequest, progress: @escaping @Sendable (TransferProgress) -> Void) async throws -> DataResponse
+}
+
+extension DataLoading {
+    /// Loads the bytes at `url` with no extra headers.
+    public func loadData(for url: URL, progress: @escaping @Sendable (TransferProgress) -> Void = { _ in }) async throws -> Data {
+        try await load(DataRequest(url: url), progress: progress).data
+    }
+}
+
+/// What to load: a URL and request headers.
+public struct DataRequest: Sendable, Hashable {
+    /// The resource.
+    public var url: URL
+    /// Extra request headers (`Accept`, `If-None-Match`, ...).
+    public var headers: [String: String]
+
+    public init(url: URL, headers: [String: String] = [:]) {
+        self.url = url
+        self.headers = headers
+    }
+}
+
+/// What a load returned.
+public struct DataResponse: Sendable, Hashable {
+    /// The body (empty for a 304).
+    public var data: Data
+    /// The status: 200 for files, the HTTP status otherwise (2xx or 304).
+    public var statusCode: Int
+    /// Response headers, names lower-cased.
+    public var headers: [String: String]
+
+    public init(data: Data, statusCode: Int = 200, headers: [String: String] = [:]) {
+        self.data = data
+        self.statusCode = statusCode
+        self.headers = headers
+    }
 }
 
 /// How much of a transfer has arrived.

@@ -13,7 +13,8 @@ public struct FileDataLoader: DataLoading {
         self.maximumSize = maximumSize
     }
 
-    public func loadData(for url: URL, progress: @escaping @Sendable (TransferProgress) -> Void) async throws -> Data {
+    public func load(_ request: DataRequest, progress: @escaping @Sendable (TransferProgress) -> Void) async throws -> DataResponse {
+        let url = request.url
         guard url.isFileURL else { throw DataLoadingError.unsupportedScheme(url.scheme ?? "") }
         try Task.checkCancellation()
         let path = url.path
@@ -25,6 +26,6 @@ public struct FileDataLoader: DataLoading {
         guard let data = FileManager.default.contents(atPath: path) else { throw DataLoadingError.fileNotFound(path) }
         guard data.count <= maximumSize else { throw DataLoadingError.tooLarge(limit: maximumSize) }
         progress(TransferProgress(completed: Int64(data.count), total: Int64(data.count)))
-        return data
+        return DataResponse(data: data)
     }
 }

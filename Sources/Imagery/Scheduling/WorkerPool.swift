@@ -64,6 +64,15 @@ public final class WorkerPool: Sendable {
         }
     }
 
+    /// Queues `work` to run on one of the pool's threads and returns at once.
+    /// With one thread, work runs in the order it was queued.
+    public func execute(_ work: @escaping @Sendable () -> Void) {
+        queue.condition.lock()
+        queue.jobs.append(work)
+        queue.condition.signal()
+        queue.condition.unlock()
+    }
+
     private final class CancellationFlag: Sendable {
         private let flag = Atomic<Bool>(false)
         var isSet: Bool { flag.load(ordering: .acquiring) }

@@ -1,0 +1,167 @@
+import Foundation
+
+/// Decides whether a response may be stored, whether a stored one is fresh,
+/// and how to revalidate a stale one: RFC 9111 for a private cache.
+///
+/// - Freshness lifetime: `max-age`, else `Expires` minus `Date`, else a fraction
+///   (``heuristicFraction``) of the time since `Last-Modified`, capped by
+///   ``maximumHeuristicLifetime``; else 0.
+/// - Age: the corrected initial age (apparent age, `Age` plus response delay)
+///   plus the time resident in the cache.
+/// - `no-store` is never stored; `no-cache` (and `Pragma: no-cache`) always
+///   revalidates; `must-revalidate` forbids serving stale, even on error;
+///   `stale-if-error=N` allows serving stale for N seconds past expiry when the origin fails.
+/// - `Vary`: a stored response matches only requests with the same values of the
+///   named headers; `Vary: *` is never stored.
+///
+/// ``Mode/aggressive(ttl:)`` ignores response headers: every successful response
+/// is stored and fresh for `ttl` seconds, then revalidated, and served stale when the origin fails.
+public struct HTTPCachePolicy: Sendable, Hashable {
+    /// How response headers are treated.
+    public enum Mode: Sendable, Hashable {
+        /// Follow the response's caching headers (the default).
+        case http
+        /// Ignore them: store everything, fresh for `ttl` seconds.
+        case aggressive(ttl: TimeInterval)
+    }
+
+    /// How response headers are treated; default ``Mode/http``.
+    public var mode: Mode
+    /// Heuristic freshness as a fraction of the time since `Last-Modified`; default 0.1.
+    public var heuristicFraction: Double
+    /// The longest heuristic freshness, in seconds; default one day.
+    public var maximumHeuristicLifetime: TimeInterval
+
+    /// A policy; defaults follow the RFC's suggestions.
+    public init(mode: Mode = .http, heuristicFraction: Double = 0.1, maximumHeuristicLifetime: TimeInterval = 86_400) {
+        self.mode = mode
+        self.heuristicFraction = heuristicFraction
+        self.maximumHeuristicLifetime = maximumHeuristicLifetime
+    }
+
+    /// What to do with a stored response for a request.
+    public enum Decision: Sendable, Hashable {
+        /// Use it as it is.
+        case fresh
+        /// Revalidate first: send these conditional headers (`If-None-Match`,
+        /// `If-Modified-Since`); may be empty when there is no validator.
+        case stale(conditionalHeaders: [String: String])
+        /// It was stored for other values of the headers it varies on: treat as a miss.
+        case mismatch
+    }
+
+    /// Whether a response may be stored at all.
+    public func isStorable(_ response: HTTPResponseInfo) -> Bool {
+        // Only complete image bodies are worth keeping.
+        guard response.statusCode == 200 else { return false }
+        if case .aggressive = mode { return true }
+        let directives = Self.cacheControl(response.headers["cache-control"])
+        // `private` is fine: this is a private cache.
+        if directives["no-store"] != nil { return false }
+        if Self.varyNames(response.headers["vary"]).contains("*") { return false }
+        return true
+    }
+
+    /// Decides how to use `stored` for a request with `requestHeaders` at `now`.
+    public func evaluate(_ stored: CacheMetadata, requestHeaders: [String: String] = [:], now: Date = Date()) -> Decision {
+        guard let response = stored.http else {
+            if case .aggressive(let ttl) = mode, now.timeIntervalSince(stored.storedAt) >= ttl {
+                return .stale(conditionalHeaders: [:])
+            }
+            return .fresh
+        }
+        var lowerRequest: [String: String] = [:]
+        for (name, value) in requestHeaders { lowerRequest[name.lowercased()] = value }
+        for (name, value) in response.varyingRequestHeaders where (lowerRequest[name] ?? "") != value {
+            return .mismatch
+        }
+        let conditional = conditionalHeaders(for: response)
+        if case .aggressive(let ttl) = mode {
+            return now.timeIntervalSince(stored.storedAt) < ttl ? .fresh : .stale(conditionalHeaders: conditional)
+        }
+        let directives = Self.cacheControl(response.headers["cache-control"])
+        let pragmaNoCache = response.headers["pragma"]?.lowercased().contains("no-cache") == true && response.headers["cache-control"] == nil
+        if directives["no-cache"] != nil || pragmaNoCache { return .stale(conditionalHeaders: conditional) }
+        return currentAge(response, now: now) < freshnessLifetime(response) ? .fresh : .stale(conditionalHeaders: conditional)
+    }
+
+    /// Whether `stored` may be served stale because the origin failed (`stale-if-error`).
+    public func allowsStaleOnError(_ stored: CacheMetadata, now: Date = Date()) -> Bool {
+        guard let response = stored.http else { return true }
+        if case .aggressive = mode { return true }
+        let directives = Self.cacheControl(response.headers["cache-control"])
+        if directives["must-revalidate"] != nil || directives["proxy-revalidate"] != nil { return false }
+        guard let window = directives["stale-if-error"].flatMap({ $0.flatMap(TimeInterval.init) }) else { return false }
+        let staleness = currentAge(response, now: now) - freshnessLifetime(response)
+        return staleness <= window
+    }
+
+    /// The stored response refreshed by a 304: its headers updated with the new
+    /// ones (RFC 9111 4.3.4), its times reset.
+    public func refreshed(_ stored: CacheMetadata, notModified: HTTPResponseInfo) -> CacheMetadata {
+        var metadata = stored
+        guard var response = stored.http else {
+            metadata.storedAt = notModified.responseTime
+            metadata.http = notModified
+            return metadata
+        }
+        for (name, value) in notModified.headers where name != "content-type" { response.headers[name] = value }
+        response.requestTime = notModified.requestTime
+        response.responseTime = notModified.responseTime
+        metadata.http = response
+        metadata.storedAt = notModified.responseTime
+        return metadata
+    }
+
+    /// The freshness lifetime in seconds (RFC 9111 4.2.1).
+    public func freshnessLifetime(_ response: HTTPResponseInfo) -> TimeInterval {
+        let directives = Self.cacheControl(response.headers["cache-control"])
+        if let maxAge = directives["max-age"].flatMap({ $0.flatMap(TimeInterval.init) }) { return max(0, maxAge) }
+        let date = response.headers["date"].flatMap(HTTPDate.parse) ?? response.responseTime
+        if let expiresHeader = response.headers["expires"] {
+            // An invalid Expires (such as "0") means already expired.
+            guard let expires = HTTPDate.parse(expiresHeader) else { return 0 }
+            return max(0, expires.timeIntervalSince(date))
+        }
+        if let lastModified = response.headers["last-modified"].flatMap(HTTPDate.parse) {
+            return min(maximumHeuristicLifetime, max(0, date.timeIntervalSince(lastModified) * heuristicFraction))
+        }
+        return 0
+    }
+
+    /// The response's current age in seconds (RFC 9111 4.2.3).
+    public func currentAge(_ response: HTTPResponseInfo, now: Date) -> TimeInterval {
+        let date = response.headers["date"].flatMap(HTTPDate.parse) ?? response.responseTime
+        let apparentAge = max(0, response.responseTime.timeIntervalSince(date))
+        let ageValue = response.headers["age"].flatMap(TimeInterval.init) ?? 0
+        let responseDelay = max(0, response.responseTime.timeIntervalSince(response.requestTime))
+        let correctedInitialAge = max(apparentAge, ageValue + responseDelay)
+        let residentTime = max(0, now.timeIntervalSince(response.responseTime))
+        return correctedInitialAge + residentTime
+    }
+
+    /// `If-None-Match` from `ETag`, `If-Modified-Since` from `Last-Modified`.
+    func conditionalHeaders(for response: HTTPResponseInfo) -> [String: String] {
+        var headers: [String: String] = [:]
+        if let etag = response.headers["etag"] { headers["If-None-Match"] = etag }
+        if let lastModified = response.headers["last-modified"] { headers["If-Modified-Since"] = lastModified }
+        return headers
+    }
+
+    /// `Cache-Control` directives, names lower-cased, values unquoted (`nil` for flags).
+    static func cacheControl(_ header: String?) -> [String: String?] {
+        var directives: [String: String?] = [:]
+        for part in (header ?? "").split(separator: ",") {
+            let pieces = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard let name = pieces.first?.lowercased(), !name.isEmpty else { continue }
+            let value = pieces.count > 1 ? pieces[1].trimmingCharacters(in: CharacterSet(charactersIn: "\"")) : nil
+            directives[name] = .some(value)
+        }
+        return directives
+    }
+
+    /// The header names listed in `Vary`, lower-cased.
+    static func varyNames(_ header: String?) -> [String] {
+        (header ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
+    }
+}

@@ -1,0 +1,109 @@
+import Foundation
+
+extension ImagePipeline {
+    /// The data stage: memory, then disk (fresh: use; stale: revalidate), then the source.
+    func loadData(
+        _ request: ImageRequest,
+        priority: PriorityCell,
+        progress: (@Sendable (TransferProgress) -> Void)?
+    ) async throws -> CacheEntry {
+        let key = request.sourceKey
+        if !request.options.contains(.disableMemoryCacheReads),
+           let entry = await configuration.dataCache?.entry(for: key.stringValue),
+           configuration.cachePolicy.evaluate(entry.metadata, requestHeaders: request.headers) == .fresh {
+            return entry
+        }
+        return try await dataJobs.value(for: key, priority: priority, progress: progress) { [self] job in
+            try await fetchData(request, job: job)
+        }
+    }
+
+    private func fetchData(_ request: ImageRequest, job: JobContext) async throws -> CacheEntry {
+        let key = request.sourceKey.stringValue
+        let policy = configuration.cachePolicy
+        var stale: CacheEntry?
+        var conditionalHeaders: [String: String] = [:]
+        if !request.options.contains(.disableDiskCacheReads), let entry = await configuration.diskCache?.entry(for: key) {
+            switch policy.evaluate(entry.metadata, requestHeaders: request.headers) {
+            case .fresh:
+                await remember(entry, for: request)
+                return entry
+            case .stale(let headers):
+                stale = entry
+                conditionalHeaders = headers
+            case .mismatch:
+                break
+            }
+        }
+        if request.options.contains(.returnCacheDataDontLoad) {
+            if let stale { return stale }
+            throw ImagePipelineError.notCached
+        }
+
+        let requestTime = Date()
+        let response: DataResponse
+        do {
+            response = try await downloads.run(priority: job.priority) {
+                try await fetch(request, conditionalHeaders: conditionalHeaders, progress: job.reportProgress)
+            }
+        } catch where !(error is CancellationError) {
+            // The origin failed: a stale entry may stand in (stale-if-error).
+            if let stale, policy.allowsStaleOnError(stale.metadata) { return stale }
+            throw error
+        }
+        let http = httpInfo(for: request, response: response, requestTime: requestTime)
+
+        if response.statusCode == 304 {
+            guard let stale, let http else { throw ImagePipelineError.unexpectedNotModified }
+            let refreshed = CacheEntry(data: stale.data, metadata: policy.refreshed(stale.metadata, notModified: http))
+            if !request.options.contains(.disableDiskCacheWrites) {
+                await configuration.diskCache?.updateMetadata(refreshed.metadata, for: key)
+            }
+            await remember(refreshed, for: request)
+            return refreshed
+        }
+
+        let entry = CacheEntry(data: response.data, metadata: CacheMetadata(
+            contentType: response.headers["content-type"], storedAt: Date(), http: http
+        ))
+        if http.map(policy.isStorable) ?? true {
+            if !request.options.contains(.disableDiskCacheWrites) {
+                await configuration.diskCache?.store(entry.data, for: key, metadata: entry.metadata)
+            }
+            await remember(entry, for: request)
+        } else if stale != nil {
+            // The origin now forbids storing: drop the old copy too.
+            await configuration.diskCache?.remove(for: key)
+        }
+        return entry
+    }
+
+    private func fetch(
+        _ request: ImageRequest,
+        conditionalHeaders: [String: String],
+        progress: @escaping @Sendable (TransferProgress) -> Void
+    ) async throws -> DataResponse {
+        switch request.source {
+        case .url(let url):
+            let headers = request.headers.merging(conditionalHeaders) { _, conditional in conditional }
+            return try await configuration.dataLoader.load(DataRequest(url: url, headers: headers), progress: progress)
+        case .data(_, let fetch):
+            return DataResponse(data: try await fetch())
+        }
+    }
+
+    /// The HTTP facts of a response from an http(s) URL; `nil` for files and custom sources.
+    private func httpInfo(for request: ImageRequest, response: DataResponse, requestTime: Date) -> HTTPResponseInfo? {
+        guard case .url(let url) = request.source, let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https"
+        else { return nil }
+        return HTTPResponseInfo(
+            statusCode: response.statusCode, headers: response.headers,
+            requestTime: requestTime, responseTime: Date(), requestHeaders: request.headers
+        )
+    }
+
+    private func remember(_ entry: CacheEntry, for request: ImageRequest) async {
+        guard !request.options.contains(.disableMemoryCacheWrites) else { return }
+        await configuration.dataCache?.store(entry.data, for: request.sourceKey.stringValue, metadata: entry.metadata)
+    }
+}

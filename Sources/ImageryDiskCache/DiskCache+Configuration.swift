@@ -1,0 +1,62 @@
+import Foundation
+
+extension DiskCache {
+    /// Where a disk cache lives and how much it keeps.
+    public struct Configuration: Sendable {
+        /// The cache's directory (created if missing). One cache per directory at a time.
+        public var directory: URL
+        /// The most bytes of entries kept; writes evict least recently used entries to stay
+        /// under it. Default 1 GiB.
+        public var sizeLimit: Int
+        /// The most entries kept; default `Int.max`.
+        public var countLimit: Int
+        /// Entries older than this (seconds since stored) are misses, whatever HTTP says; default `nil`.
+        public var ttl: TimeInterval?
+        /// Entries up to this size are read on the calling thread (a page-cache read of a
+        /// few dozen KB costs less than a thread hop); larger ones on the cache's I/O
+        /// threads. Default 128 KiB.
+        public var inlineReadLimit: Int
+
+        /// A configuration for `directory` with default limits.
+        public init(directory: URL, sizeLimit: Int = 1 << 30, countLimit: Int = .max, ttl: TimeInterval? = nil) {
+            self.directory = directory
+            self.sizeLimit = sizeLimit
+            self.countLimit = countLimit
+            self.ttl = ttl
+            self.inlineReadLimit = 128 * 1024
+        }
+
+        /// `$XDG_CACHE_HOME/imagery`, else `~/.cache/imagery`.
+        public static var defaultDirectory: URL {
+            if let xdg = ProcessInfo.processInfo.environment["XDG_CACHE_HOME"], !xdg.isEmpty {
+                return URL(fileURLWithPath: xdg).appendingPathComponent("imagery")
+            }
+            return FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".cache/imagery")
+        }
+    }
+
+    /// What a disk cache has done since it was opened.
+    public struct Stats: Sendable, Hashable, Codable {
+        /// Lookups answered from the cache.
+        public var hits = 0
+        /// Lookups that found nothing usable.
+        public var misses = 0
+        /// Entries removed to stay under the limits.
+        public var evictions = 0
+        /// Entries dropped because their file was missing, truncated or failed its checksum.
+        public var corruptEntriesRemoved = 0
+        /// Bytes of entries written.
+        public var bytesWritten = 0
+        /// Bytes of entries read from files.
+        public var bytesRead = 0
+        /// Entries and orphan files reconciled when the cache was opened.
+        public var recoveredAtOpen = 0
+    }
+}
+
+/// Why a disk cache could not open.
+public struct DiskCacheError: Error, CustomStringConvertible, Sendable {
+    /// What went wrong, with the path.
+    public let message: String
+    public var description: String { message }
+}
