@@ -72,7 +72,19 @@ let package = Package(
             path: "Tests/ImageryTestSupport",
             swiftSettings: strictSwift
         ),
+        // A child process for the crash-recovery tests: writes entries until it is killed.
+        .executableTarget(
+            name: "ImageryCrashWriter",
+            dependencies: ["Imagery", "ImageryDiskCache", "ImageryTestSupport"],
+            path: "Tests/CrashWriter",
+            swiftSettings: strictSwift
+        ),
         .testTarget(name: "ImageryTests", dependencies: ["Imagery"], swiftSettings: strictSwift),
+        .testTarget(
+            name: "ImageryDiskCacheTests",
+            dependencies: ["Imagery", "ImageryDiskCache", "ImageryTestSupport", "ImageryCrashWriter"],
+            swiftSettings: strictSwift
+        ),
         .testTarget(
             name: "ImageryVipsTests",
             dependencies: ["Imagery", "ImageryVips", "ImageryTestSupport"],
@@ -80,7 +92,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ImageryHTTPTests",
-            dependencies: ["Imagery", "ImageryVips", "ImageryHTTP", "ImageryTestSupport"],
+            dependencies: ["Imagery", "ImageryVips", "ImageryHTTP", "ImageryDiskCache", "ImageryTestSupport"],
             swiftSettings: strictSwift
         ),
     ]

@@ -38,3 +38,11 @@ public func waitUntil(timeout: Duration = .seconds(10), _ condition: @Sendable (
     }
     return true
 }
+
+/// A flag tasks can share.
+public final class Flag: Sendable {
+    private let atomic = Atomic<Bool>(false)
+    public init() {}
+    public func set(_ value: Bool = true) { atomic.store(value, ordering: .relaxed) }
+    public var isSet: Bool { atomic.load(ordering: .relaxed) }
+}

@@ -11,7 +11,8 @@ public final class WorkerPool: Sendable {
     private final class Queue: @unchecked Sendable {
         // Guarded by `condition`.
         let condition = NSCondition()
-        var jobs: [@Sendable () -> Void] = []
+        // Jobs run are set to nil at once, so their captures are released.
+        var jobs: [(@Sendable () -> Void)?] = []
         var head = 0
         var stopped = false
     }
@@ -90,13 +91,14 @@ public final class WorkerPool: Sendable {
                 return
             }
             let job = queue.jobs[queue.head]
+            queue.jobs[queue.head] = nil
             queue.head += 1
             if queue.head > 1024, queue.head * 2 > queue.jobs.count {
                 queue.jobs.removeFirst(queue.head)
                 queue.head = 0
             }
             queue.condition.unlock()
-            job()
+            job?()
         }
     }
 }

@@ -1,0 +1,212 @@
+import Foundation
+import Imagery
+import ImageryDiskCache
+import ImageryTestSupport
+import Testing
+
+@Suite("DiskCache")
+struct DiskCacheTests {
+    @Test func aStoredEntryIsReadableAtOnceAndAfterItIsWritten() async throws {
+        try await withTemporaryDirectory { directory in
+            let cache = try DiskCache(directory: directory)
+            let metadata = CacheMetadata(contentType: "image/jpeg", storedAt: Date(timeIntervalSince1970: 1_000))
+            await cache.store(bytes(30_000, seed: 1), for: "a", metadata: metadata)
+            // Before the writer thread has run:
+            #expect(await cache.entry(for: "a")?.data == bytes(30_000, seed: 1))
+            await cache.flush()
+            let entry = await cache.entry(for: "a")
+            #expect(entry?.data == bytes(30_000, seed: 1))
+            #expect(entry?.metadata == metadata)
+            #expect(cache.totalSize == 30_000)
+            #expect(cache.count == 1)
+            #expect(blobFileSizes(in: directory) == [30_000])
+            #expect(await cache.entry(for: "missing") == nil)
+            #expect(cache.stats.hits == 2 && cache.stats.misses == 1)
+        }
+    }
+
+    @Test func entriesSurviveARestart() async throws {
+        try await withTemporaryDirectory { directory in
+            let http = HTTPResponseInfo(
+                statusCode: 200, headers: ["ETag": "\"v1\"", "Cache-Control": "max-age=60", "X-Other": "dropped"],
+                requestTime: Date(timeIntervalSince1970: 10), responseTime: Date(timeIntervalSince1970: 11),
+                requestHeaders: [:]
+            )
+            do {
+                let cache = try DiskCache(directory: directory)
+                await cache.store(bytes(1000, seed: 2), for: "url:http://x/a.jpg", metadata: CacheMetadata(contentType: "image/png", http: http))
+                await cache.store(bytes(2000, seed: 3), for: "b", metadata: CacheMetadata())
+                await cache.flush()
+            }
+            let reopened = try DiskCache(directory: directory)
+            #expect(reopened.count == 2)
+            #expect(reopened.totalSize == 3000)
+            let entry = try #require(await reopened.entry(for: "url:http://x/a.jpg"))
+            #expect(entry.data == bytes(1000, seed: 2))
+            #expect(entry.metadata.http?.headers["etag"] == "\"v1\"")
+            #expect(entry.metadata.http?.headers["x-other"] == nil)
+            #expect(entry.metadata.contentType == "image/png")
+        }
+    }
+
+    @Test func evictsTheLeastRecentlyUsedEntryToStayUnderTheSizeLimit() async throws {
+        try await withTemporaryDirectory { directory in
+            let cache = try DiskCache(directory: directory, sizeLimit: 3000)
+            for key in ["a", "b", "c"] {
+                await cache.store(bytes(1000, seed: 0), for: key, metadata: CacheMetadata())
+                await cache.flush()
+            }
+            _ = await cache.entry(for: "a")  // a is now the most recent
+            await cache.store(bytes(1000, seed: 0), for: "d", metadata: CacheMetadata())
+            await cache.flush()
+            #expect(await cache.entry(for: "b") == nil)
+            for key in ["a", "c", "d"] { #expect(await cache.entry(for: key) != nil, "\(key)") }
+            #expect(cache.totalSize == 3000)
+            #expect(cache.stats.evictions == 1)
+            #expect(blobFileSizes(in: directory).reduce(0, +) == 3000)
+        }
+    }
+
+    @Test func recencySurvivesARestart() async throws {
+        try await withTemporaryDirectory { directory in
+            do {
+                let cache = try DiskCache(directory: directory, sizeLimit: 3000)
+                for key in ["a", "b", "c"] { await cache.store(bytes(1000, seed: 0), for: key, metadata: CacheMetadata()) }
+                await cache.flush()
+                _ = await cache.entry(for: "a")
+                await cache.flush()
+            }
+            let cache = try DiskCache(directory: directory, sizeLimit: 3000)
+            await cache.store(bytes(1000, seed: 0), for: "d", metadata: CacheMetadata())
+            await cache.flush()
+            #expect(await cache.entry(for: "b") == nil)
+            #expect(await cache.entry(for: "a") != nil)
+        }
+    }
+
+    @Test func theSizeLimitHoldsAfterEveryWriteUnderConcurrentWritersAndReaders() async throws {
+        try await withTemporaryDirectory { directory in
+            let limit = 1_000_000
+            let cache = try DiskCache(directory: directory, sizeLimit: limit)
+            let overLimit = Counter()
+            let wrongBytes = Counter()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for writer in 0..<4 {
+                    group.addTask {
+                        for step in 0..<150 {
+                            let key = "k\((writer * 150 + step) % 300)"
+                            await cache.store(bytes(1000 + (step * 977) % 60_000, seed: UInt8(step % 200)), for: key, metadata: CacheMetadata())
+                            if cache.totalSize > limit { overLimit.increment() }
+                        }
+                    }
+                }
+                for _ in 0..<2 {
+                    group.addTask {
+                        for step in 0..<600 {
+                            if let entry = await cache.entry(for: "k\(step % 300)") {
+                                // Whatever version it is, its bytes follow the generator.
+                                let expected = bytes(entry.data.count, seed: entry.data.first ?? 0)
+                                if entry.data != expected { wrongBytes.increment() }
+                            }
+                            if cache.totalSize > limit { overLimit.increment() }
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            await cache.flush()
+            #expect(overLimit.value == 0)
+            #expect(wrongBytes.value == 0)
+            #expect(cache.totalSize <= limit)
+            let onDisk = blobFileSizes(in: directory)
+            #expect(onDisk.reduce(0, +) == cache.totalSize)
+            #expect(onDisk.count == cache.count)
+            #expect(cache.stats.evictions > 0)
+        }
+    }
+
+    @Test(arguments: ["flip", "truncate", "extend", "delete"])
+    func aDamagedFileIsAMissAndIsRemoved(damage: String) async throws {
+        try await withTemporaryDirectory { directory in
+            let cache = try DiskCache(directory: directory)
+            await cache.store(bytes(40_000, seed: 9), for: "a", metadata: CacheMetadata())
+            await cache.store(bytes(500_000, seed: 8), for: "big", metadata: CacheMetadata())  // read on the reader threads
+            await cache.flush()
+            for file in blobFiles(in: directory) {
+                var data = try Data(contentsOf: file)
+                switch damage {
+                case "flip": data[data.count / 2] ^= 0xFF
+                case "truncate": data = data.prefix(data.count - 100)
+                case "extend": data.append(0)
+                default: try FileManager.default.removeItem(at: file); continue
+                }
+                try data.write(to: file)
+            }
+            #expect(await cache.entry(for: "a") == nil)
+            #expect(await cache.entry(for: "big") == nil)
+            #expect(cache.stats.corruptEntriesRemoved == 2)
+            await cache.flush()
+            #expect(cache.count == 0 && cache.totalSize == 0)
+            #expect(blobFiles(in: directory).isEmpty)
+            // And the cache still works.
+            await cache.store(bytes(100, seed: 1), for: "a", metadata: CacheMetadata())
+            #expect(await cache.entry(for: "a")?.data == bytes(100, seed: 1))
+        }
+    }
+
+    @Test func openingReconcilesOrphansAndMissingFiles() async throws {
+        try await withTemporaryDirectory { directory in
+            do {
+                let cache = try DiskCache(directory: directory)
+                for key in ["a", "b", "c"] { await cache.store(bytes(1000, seed: 1), for: key, metadata: CacheMetadata()) }
+                await cache.flush()
+            }
+            // A crash leaves: a half-written temporary file, an orphan blob, and a row whose file vanished.
+            try Data(count: 10).write(to: directory.appendingPathComponent("tmp/00000000000000ff"))
+            try FileManager.default.createDirectory(at: directory.appendingPathComponent("blobs/fe"), withIntermediateDirectories: true)
+            try Data(count: 20).write(to: directory.appendingPathComponent("blobs/fe/00000000000000fe"))
+            try FileManager.default.removeItem(at: try #require(blobFiles(in: directory).first { !$0.path.hasSuffix("fe") }))
+            let cache = try DiskCache(directory: directory)
+            #expect(cache.count == 2)
+            #expect(cache.totalSize == 2000)
+            #expect(cache.stats.recoveredAtOpen == 3)
+            #expect(blobFileSizes(in: directory).sorted() == [1000, 1000])
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("tmp").path).isEmpty)
+        }
+    }
+
+    @Test func removeTrimAndRemoveAllTakeEffectAtOnce() async throws {
+        try await withTemporaryDirectory { directory in
+            let cache = try DiskCache(directory: directory)
+            for index in 0..<10 { await cache.store(bytes(1000, seed: 1), for: "k\(index)", metadata: CacheMetadata()) }
+            await cache.flush()
+            await cache.remove(for: "k0")
+            #expect(await cache.entry(for: "k0") == nil)
+            await cache.trim(toSize: 5000)
+            #expect(cache.totalSize == 5000 && cache.count == 5)
+            await cache.removeAll()
+            #expect(cache.count == 0)
+            #expect(await cache.entry(for: "k9") == nil)
+            #expect(blobFiles(in: directory).isEmpty)
+        }
+    }
+
+    @Test func entriesOlderThanTheTimeToLiveAreMisses() async throws {
+        try await withTemporaryDirectory { directory in
+            let cache = try DiskCache(configuration: .init(directory: directory, ttl: 60))
+            await cache.store(bytes(10, seed: 1), for: "old", metadata: CacheMetadata(storedAt: Date().addingTimeInterval(-120)))
+            await cache.store(bytes(10, seed: 1), for: "new", metadata: CacheMetadata())
+            await cache.flush()
+            #expect(await cache.entry(for: "old") == nil)
+            #expect(await cache.entry(for: "new") != nil)
+        }
+    }
+
+    @Test func aDirectoryIsOpenedByOneCacheAtATime() async throws {
+        try await withTemporaryDirectory { directory in
+            let first = try DiskCache(directory: directory)
+            #expect(throws: DiskCacheError.self) { try DiskCache(directory: directory) }
+            _ = first
+        }
+    }
+}

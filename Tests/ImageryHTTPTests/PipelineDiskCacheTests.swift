@@ -1,0 +1,229 @@
+import Foundation
+import Imagery
+import ImageryDiskCache
+import ImageryHTTP
+import ImageryTestSupport
+import ImageryVips
+import Testing
+
+/// The pipeline with a disk cache against an origin that sends caching headers.
+/// Query parameters choose the headers: `cc` (Cache-Control), `etag`, `lm`
+/// (Last-Modified, seconds ago), `expires` (seconds from now), `age`, `vary`.
+/// The origin answers 304 when a validator matches, and 500 while `failing` is set.
+@Suite("Pipeline disk cache and HTTP semantics")
+struct PipelineDiskCacheTests {
+    static func origin(failing: Flag = Flag()) async throws -> TestOrigin {
+        let body = try Fixtures.data("rocket.jpg")
+        let now = Date()
+        return try await TestOrigin.start { request in
+            if failing.isSet { return TestOrigin.Response(status: 500, body: Data("down".utf8)) }
+            var headers: [(String, String)] = [("Content-Type", "image/jpeg"), ("Date", HTTPDate.format(Date()))]
+            let query = request.query
+            if let cacheControl = query["cc"] { headers.append(("Cache-Control", cacheControl)) }
+            if let etag = query["etag"] { headers.append(("ETag", "\"\(etag)\"")) }
+            let lastModified = query["lm"].flatMap(Double.init).map { HTTPDate.format(now.addingTimeInterval(-$0)) }
+            if let lastModified { headers.append(("Last-Modified", lastModified)) }
+            if let expires = query["expires"].flatMap(Double.init) { headers.append(("Expires", HTTPDate.format(Date().addingTimeInterval(expires)))) }
+            if let age = query["age"] { headers.append(("Age", age)) }
+            if let vary = query["vary"] { headers.append(("Vary", vary)) }
+            let etagMatches = query["etag"].map { request.headers["if-none-match"] == "\"\($0)\"" } ?? false
+            let notModifiedSince = lastModified.map { request.headers["if-modified-since"] == $0 } ?? false
+            if etagMatches || notModifiedSince {
+                return TestOrigin.Response(status: 304, headers: headers.filter { $0.0 != "Content-Type" })
+            }
+            return TestOrigin.Response(headers: headers, body: body)
+        }
+    }
+
+    /// A pipeline with a fresh memory cache on `disk`.
+    static func pipeline(_ loader: HTTPDataLoader, disk: DiskCache, policy: HTTPCachePolicy = .init(), decoder: (any ImageDecoding)? = nil) -> ImagePipeline {
+        var configuration = ImagePipeline.Configuration(decoder: decoder ?? VipsImageDecoder(), dataLoader: loader)
+        configuration.diskCache = disk
+        configuration.encoder = VipsImageEncoder()
+        configuration.cachePolicy = policy
+        return ImagePipeline(configuration: configuration)
+    }
+
+    /// Loads `path` through two pipelines in a row (the second with empty memory) and
+    /// returns the origin's requests.
+    func twoLoads(_ path: String, policy: HTTPCachePolicy = .init(), between: (() async throws -> Void)? = nil) async throws -> [TestOrigin.Request] {
+        let origin = try await Self.origin()
+        let loader = HTTPDataLoader()
+        do {
+            try await withTemporaryDirectory { directory in
+                let disk = try DiskCache(directory: directory)
+                let request = ImageRequest(url: origin.url(path))
+                #expect(try await Self.pipeline(loader, disk: disk, policy: policy).data(for: request).count == 112_525)
+                await disk.flush()
+                try await between?()
+                #expect(try await Self.pipeline(loader, disk: disk, policy: policy).data(for: request).count == 112_525)
+                await disk.flush()
+            }
+        } catch {
+            try? await loader.shutdown()
+            try? await origin.shutdown()
+            throw error
+        }
+        try await loader.shutdown()
+        try await origin.shutdown()
+        return origin.requests
+    }
+
+    @Test func maxAgeServesAFreshEntryWithoutARequest() async throws {
+        let requests = try await twoLoads("rocket.jpg?cc=max-age%3D600")
+        #expect(requests.count == 1)
+    }
+
+    @Test func noStoreIsNeverStored() async throws {
+        let requests = try await twoLoads("rocket.jpg?cc=no-store%2C%20max-age%3D600")
+        #expect(requests.count == 2)
+        #expect(requests[1].headers["if-none-match"] == nil)
+    }
+
+    @Test func noCacheRevalidatesWithTheETagAndA304ServesTheStoredBytes() async throws {
+        let requests = try await twoLoads("rocket.jpg?cc=no-cache&etag=v1")
+        #expect(requests.count == 2)
+        #expect(requests[0].headers["if-none-match"] == nil)
+        #expect(requests[1].headers["if-none-match"] == "\"v1\"")
+    }
+
+    @Test func aStaleEntryRevalidatesWithLastModified() async throws {
+        let requests = try await twoLoads("rocket.jpg?cc=max-age%3D0&lm=3600")
+        #expect(requests.count == 2)
+        #expect(requests[1].headers["if-modified-since"] != nil)
+        #expect(requests[1].headers["if-none-match"] == nil)
+    }
+
+    @Test func expiresMinusDateGivesFreshness() async throws {
+        #expect(try await twoLoads("rocket.jpg?expires=600").count == 1)
+        let expired = try await twoLoads("rocket.jpg?expires=-10&etag=e")
+        #expect(expired.count == 2)
+        #expect(expired[1].headers["if-none-match"] == "\"e\"")
+    }
+
+    @Test func anAgeOverMaxAgeMakesTheResponseStaleAtOnce() async throws {
+        let requests = try await twoLoads("rocket.jpg?cc=max-age%3D60&age=120&etag=a")
+        #expect(requests.count == 2)
+        #expect(requests[1].headers["if-none-match"] == "\"a\"")
+    }
+
+    @Test func lastModifiedGivesHeuristicFreshness() async throws {
+        // Modified ten days ago: fresh for 10% of that (capped at a day).
+        #expect(try await twoLoads("rocket.jpg?lm=864000").count == 1)
+    }
+
+    @Test func varyStarIsNeverStored() async throws {
+        #expect(try await twoLoads("rocket.jpg?cc=max-age%3D600&vary=*").count == 2)
+    }
+
+    @Test func aggressiveModeCachesWhatHeadersForbid() async throws {
+        let requests = try await twoLoads("rocket.jpg?cc=no-store", policy: HTTPCachePolicy(mode: .aggressive(ttl: 600)))
+        #expect(requests.count == 1)
+    }
+
+    @Test func a304RefreshesTheStoredFreshness() async throws {
+        let origin = try await Self.origin()
+        let loader = HTTPDataLoader()
+        try await withTemporaryDirectory { directory in
+            let disk = try DiskCache(directory: directory)
+            // First stale at once (max-age=0) with an ETag; the 304 brings max-age=600.
+            _ = try await Self.pipeline(loader, disk: disk).data(for: ImageRequest(url: origin.url("rocket.jpg?cc=max-age%3D0&etag=x")))
+            await disk.flush()
+            let key = ImageRequest(url: origin.url("rocket.jpg?cc=max-age%3D0&etag=x")).sourceKey.stringValue
+            var entry = try #require(await disk.entry(for: key))
+            #expect(entry.metadata.http?.headers["cache-control"] == "max-age=0")
+            // Simulate the origin now sending max-age=600 on its 304 by refreshing through the policy.
+            let notModified = HTTPResponseInfo(statusCode: 304, headers: ["Cache-Control": "max-age=600"], requestTime: Date(), responseTime: Date(), requestHeaders: [:])
+            entry.metadata = HTTPCachePolicy().refreshed(entry.metadata, notModified: notModified)
+            #expect(HTTPCachePolicy().evaluate(entry.metadata) == .fresh)
+        }
+        try await loader.shutdown()
+        try await origin.shutdown()
+    }
+
+    @Test func staleIfErrorServesTheStaleEntryWhenTheOriginFails() async throws {
+        let failing = Flag()
+        let origin = try await Self.origin(failing: failing)
+        let loader = HTTPDataLoader()
+        try await withTemporaryDirectory { directory in
+            let disk = try DiskCache(directory: directory)
+            let tolerant = ImageRequest(url: origin.url("rocket.jpg?cc=max-age%3D0%2C%20stale-if-error%3D600"))
+            let strict = ImageRequest(url: origin.url("rocket.jpg?cc=max-age%3D0%2C%20must-revalidate"))
+            _ = try await Self.pipeline(loader, disk: disk).data(for: tolerant)
+            _ = try await Self.pipeline(loader, disk: disk).data(for: strict)
+            await disk.flush()
+            failing.set()
+            #expect(try await Self.pipeline(loader, disk: disk).data(for: tolerant).count == 112_525)
+            await #expect(throws: DataLoadingError.badStatus(500)) {
+                try await Self.pipeline(loader, disk: disk).data(for: strict)
+            }
+        }
+        try await loader.shutdown()
+        try await origin.shutdown()
+    }
+
+    @Test func aSecondCacheOnTheSameDirectoryServesHitsWithoutNetwork() async throws {
+        let origin = try await Self.origin()
+        let loader = HTTPDataLoader()
+        try await withTemporaryDirectory { directory in
+            let request = ImageRequest(url: origin.url("rocket.jpg?cc=max-age%3D600"), thumbnail: .init(width: 64, height: 64))
+            do {
+                let disk = try DiskCache(directory: directory)
+                _ = try await Self.pipeline(loader, disk: disk).image(for: request)
+                try await waitUntil { disk.count == 2 }  // the original and the 64x64 variant
+                await disk.flush()
+            }
+            let disk = try DiskCache(directory: directory)  // a restart
+            let decoder = CountingDecoder(VipsImageDecoder())
+            let pipeline = Self.pipeline(loader, disk: disk, decoder: decoder)
+            // The variant alone serves the thumbnail: remove the original to prove it.
+            await disk.remove(for: request.sourceKey.stringValue)
+            let image = try await pipeline.image(for: request)
+            #expect((image.width, image.height) == (64, 64))
+            #expect(image.sourceFormat == .jpeg)
+            #expect(origin.requestCount == 1)
+            #expect(decoder.count == 1)
+        }
+        try await loader.shutdown()
+        try await origin.shutdown()
+    }
+
+    @Test func aNewSizeOfAStoredOriginalNeedsNoDownload() async throws {
+        let origin = try await Self.origin()
+        let loader = HTTPDataLoader()
+        try await withTemporaryDirectory { directory in
+            let disk = try DiskCache(directory: directory)
+            let url = origin.url("rocket.jpg?cc=max-age%3D600")
+            _ = try await Self.pipeline(loader, disk: disk).image(for: ImageRequest(url: url, thumbnail: .init(width: 64, height: 64)))
+            await disk.flush()
+            let other = try await Self.pipeline(loader, disk: disk).image(for: ImageRequest(url: url, thumbnail: .init(width: 100, height: 50)))
+            #expect((other.width, other.height) == (100, 50))
+            #expect(origin.requestCount == 1)
+        }
+        try await loader.shutdown()
+        try await origin.shutdown()
+    }
+
+    @Test func cacheOnlyAndReloadOptions() async throws {
+        let origin = try await Self.origin()
+        let loader = HTTPDataLoader()
+        try await withTemporaryDirectory { directory in
+            let disk = try DiskCache(directory: directory)
+            let pipeline = Self.pipeline(loader, disk: disk)
+            var request = ImageRequest(url: origin.url("rocket.jpg?cc=max-age%3D600"))
+            request.options = .returnCacheDataDontLoad
+            await #expect(throws: ImagePipelineError.notCached) { try await pipeline.data(for: request) }
+            #expect(origin.requestCount == 0)
+            request.options = []
+            _ = try await pipeline.data(for: request)
+            request.options = .returnCacheDataDontLoad
+            _ = try await Self.pipeline(loader, disk: disk).data(for: request)
+            #expect(origin.requestCount == 1)
+            request.options = .reloadIgnoringCachedData
+            _ = try await pipeline.data(for: request)
+            #expect(origin.requestCount == 2)
+        }
+        try await loader.shutdown()
+        try await origin.shutdown()
+    }
+}
