@@ -2,6 +2,10 @@ import Foundation
 
 extension ImagePipeline {
     /// The data stage: memory, then disk (fresh: use; stale: revalidate), then the source.
+    ///
+    /// The memory tiers do not apply HTTP freshness (as a browser's in-memory image
+    /// cache does not): they hold a working set, bounded by their limits and an
+    /// optional TTL. HTTP semantics apply to the disk tier, which outlives the process.
     func loadData(
         _ request: ImageRequest,
         priority: PriorityCell,
@@ -9,8 +13,7 @@ extension ImagePipeline {
     ) async throws -> CacheEntry {
         let key = request.sourceKey
         if !request.options.contains(.disableMemoryCacheReads),
-           let entry = await configuration.dataCache?.entry(for: key.stringValue),
-           configuration.cachePolicy.evaluate(entry.metadata, requestHeaders: request.headers) == .fresh {
+           let entry = await configuration.dataCache?.entry(for: key.stringValue) {
             return entry
         }
         return try await dataJobs.value(for: key, priority: priority, progress: progress) { [self] job in
