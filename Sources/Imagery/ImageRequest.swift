@@ -66,6 +66,13 @@ public struct ImageRequest: Sendable {
         }
     }
 
+    /// Whether the source is a local file (`file:` URL): the disk cache never copies those,
+    /// and could not tell when the file changes.
+    var isLocalFile: Bool {
+        if case .url(let url) = source { return url.isFileURL }
+        return false
+    }
+
     /// Identifies the decoded image: source plus thumbnail.
     public var imageKey: ImageCacheKey { ImageCacheKey(source: sourceKey, thumbnail: thumbnail) }
 }

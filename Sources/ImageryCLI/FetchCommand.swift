@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Imagery
+import ImageryDiskCache
 import ImageryHTTP
 import ImageryVips
 
@@ -29,6 +30,12 @@ struct FetchCommand: AsyncParsableCommand {
     @Option(help: "Quality for lossy output formats, 1-100.")
     var quality: Int?
 
+    @Option(help: "The disk cache directory (default: $XDG_CACHE_HOME/imagery or ~/.cache/imagery).")
+    var cacheDir: String?
+
+    @Flag(help: "Do not use the disk cache.")
+    var noCache = false
+
     func validate() throws {
         if (width == nil) != (height == nil) { throw ValidationError("give both --width and --height, or neither") }
         if let width, let height, width < 1 || height < 1 || width > 16_384 || height > 16_384 {
@@ -46,7 +53,19 @@ struct FetchCommand: AsyncParsableCommand {
         let format = ImageFormat(fileExtension: URL(fileURLWithPath: output).pathExtension) ?? .png
         let thumbnail = width.flatMap { width in height.map { ImageRequest.Thumbnail(width: width, height: $0, fit: fit) } }
         let loader = HTTPDataLoader()
-        let pipeline = ImagePipeline(configuration: .init(decoder: VipsImageDecoder(), dataLoader: loader))
+        var configuration = ImagePipeline.Configuration(decoder: VipsImageDecoder(), dataLoader: loader)
+        var disk: DiskCache?
+        if !noCache {
+            let directory = cacheDir.map { URL(fileURLWithPath: $0) } ?? DiskCache.Configuration.defaultDirectory
+            do {
+                disk = try DiskCache(directory: directory)
+            } catch {
+                throw CommandFailure(message: "\(error) (use --no-cache to run without it)")
+            }
+            configuration.diskCache = disk
+            configuration.encoder = VipsImageEncoder()
+        }
+        let pipeline = ImagePipeline(configuration: configuration)
         let request = ImageRequest(url: url, thumbnail: thumbnail)
         let clock = ContinuousClock()
         do {
@@ -58,6 +77,7 @@ struct FetchCommand: AsyncParsableCommand {
             let encoded = try VipsImageEncoder().encode(image, as: format, quality: quality)
             try encoded.write(to: URL(fileURLWithPath: output), options: .atomic)
             let written = clock.now
+            await disk?.flush()
             try await loader.shutdown()
             print("""
                 loaded  \(data.count) bytes in \(milliseconds(loaded - start))

@@ -53,7 +53,7 @@ extension ImagePipeline {
 
     /// Encodes a thumbnail and stores it on disk in the background, with its source's freshness.
     private func storeVariant(_ image: Image, for request: ImageRequest, source: CacheMetadata) {
-        guard request.thumbnail != nil, !request.options.contains(.disableDiskCacheWrites),
+        guard request.thumbnail != nil, !request.options.contains(.disableDiskCacheWrites), !request.isLocalFile,
               let disk = configuration.diskCache, let encoder = configuration.encoder,
               source.http.map(configuration.cachePolicy.isStorable) ?? true
         else { return }

@@ -70,7 +70,7 @@ extension ImagePipeline {
             contentType: response.headers["content-type"], storedAt: Date(), http: http
         ))
         if http.map(policy.isStorable) ?? true {
-            if !request.options.contains(.disableDiskCacheWrites) {
+            if !request.options.contains(.disableDiskCacheWrites), !request.isLocalFile {
                 await configuration.diskCache?.store(entry.data, for: key, metadata: entry.metadata)
             }
             await remember(entry, for: request)

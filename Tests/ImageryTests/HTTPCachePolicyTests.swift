@@ -1,0 +1,115 @@
+import Foundation
+import Testing
+
+@testable import Imagery
+
+@Suite("HTTPCachePolicy")
+struct HTTPCachePolicyTests {
+    let t0 = Date(timeIntervalSince1970: 1_700_000_000)
+
+    func stored(_ headers: [String: String], requestHeaders: [String: String] = [:], delay: TimeInterval = 0) -> CacheMetadata {
+        var headers = headers
+        if headers["Date"] == nil { headers["Date"] = HTTPDate.format(t0) }
+        let info = HTTPResponseInfo(
+            statusCode: 200, headers: headers, requestTime: t0, responseTime: t0.addingTimeInterval(delay),
+            requestHeaders: requestHeaders
+        )
+        return CacheMetadata(storedAt: t0, http: info)
+    }
+
+    @Test func maxAgeDecidesFreshnessAndWinsOverExpires() {
+        let policy = HTTPCachePolicy()
+        let metadata = stored(["Cache-Control": "public, max-age=100", "Expires": HTTPDate.format(t0.addingTimeInterval(10))])
+        #expect(policy.evaluate(metadata, now: t0.addingTimeInterval(99)) == .fresh)
+        #expect(policy.evaluate(metadata, now: t0.addingTimeInterval(101)) == .stale(conditionalHeaders: [:]))
+    }
+
+    @Test func expiresIsMeasuredFromDateAndAnInvalidExpiresIsAlreadyStale() {
+        let policy = HTTPCachePolicy()
+        // The origin's clock is an hour behind: Expires - Date still gives 60 s.
+        let skewed = stored(["Date": HTTPDate.format(t0.addingTimeInterval(-3600)), "Expires": HTTPDate.format(t0.addingTimeInterval(-3540))])
+        #expect(policy.freshnessLifetime(skewed.http!) == 60)
+        #expect(policy.evaluate(stored(["Expires": "0"]), now: t0) == .stale(conditionalHeaders: [:]))
+    }
+
+    @Test func ageAndResponseDelayAddToTheCurrentAge() {
+        let policy = HTTPCachePolicy()
+        let metadata = stored(["Cache-Control": "max-age=100", "Age": "30"], delay: 5)
+        #expect(policy.currentAge(metadata.http!, now: t0.addingTimeInterval(5)) == 35)
+        #expect(policy.evaluate(metadata, now: t0.addingTimeInterval(60)) == .fresh)
+        #expect(policy.evaluate(metadata, now: t0.addingTimeInterval(75)) != .fresh)
+    }
+
+    @Test func heuristicFreshnessIsATenthOfTheAgeSinceModificationCappedAtADay() {
+        let policy = HTTPCachePolicy()
+        let recent = stored(["Last-Modified": HTTPDate.format(t0.addingTimeInterval(-1000))])
+        #expect(policy.freshnessLifetime(recent.http!) == 100)
+        let old = stored(["Last-Modified": HTTPDate.format(t0.addingTimeInterval(-100 * 86_400))])
+        #expect(policy.freshnessLifetime(old.http!) == 86_400)
+        #expect(policy.freshnessLifetime(stored([:]).http!) == 0)
+    }
+
+    @Test func revalidationSendsTheValidatorsItHas() {
+        let policy = HTTPCachePolicy()
+        let metadata = stored(["Cache-Control": "no-cache", "ETag": "\"abc\"", "Last-Modified": "Tue, 14 Nov 2023 22:13:20 GMT"])
+        #expect(policy.evaluate(metadata, now: t0) == .stale(conditionalHeaders: [
+            "If-None-Match": "\"abc\"", "If-Modified-Since": "Tue, 14 Nov 2023 22:13:20 GMT",
+        ]))
+        #expect(policy.evaluate(stored(["Pragma": "no-cache", "Expires": HTTPDate.format(t0.addingTimeInterval(60))]), now: t0) != .fresh)
+    }
+
+    @Test func noStoreAndVaryStarAreNotStorable() {
+        let policy = HTTPCachePolicy()
+        #expect(!policy.isStorable(stored(["Cache-Control": "no-store"]).http!))
+        #expect(!policy.isStorable(stored(["Vary": "*"]).http!))
+        #expect(policy.isStorable(stored(["Cache-Control": "private, max-age=60"]).http!))
+        #expect(HTTPCachePolicy(mode: .aggressive(ttl: 60)).isStorable(stored(["Cache-Control": "no-store"]).http!))
+    }
+
+    @Test func varyMatchesOnlyTheSameRequestHeaderValues() {
+        let policy = HTTPCachePolicy()
+        let metadata = stored(["Cache-Control": "max-age=60", "Vary": "Accept, Accept-Language"], requestHeaders: ["Accept": "image/webp"])
+        #expect(policy.evaluate(metadata, requestHeaders: ["accept": "image/webp"], now: t0) == .fresh)
+        #expect(policy.evaluate(metadata, requestHeaders: ["Accept": "image/png"], now: t0) == .mismatch)
+        #expect(policy.evaluate(metadata, requestHeaders: ["Accept": "image/webp", "Accept-Language": "fr"], now: t0) == .mismatch)
+    }
+
+    @Test func staleIfErrorHasAWindowAndMustRevalidateForbidsIt() {
+        let policy = HTTPCachePolicy()
+        let tolerant = stored(["Cache-Control": "max-age=10, stale-if-error=60"])
+        #expect(policy.allowsStaleOnError(tolerant, now: t0.addingTimeInterval(50)))
+        #expect(!policy.allowsStaleOnError(tolerant, now: t0.addingTimeInterval(80)))
+        #expect(!policy.allowsStaleOnError(stored(["Cache-Control": "max-age=10, must-revalidate, stale-if-error=60"]), now: t0.addingTimeInterval(20)))
+        #expect(!policy.allowsStaleOnError(stored(["Cache-Control": "max-age=10"]), now: t0.addingTimeInterval(20)))
+    }
+
+    @Test func aggressiveModeIgnoresHeadersForATimeToLive() {
+        let policy = HTTPCachePolicy(mode: .aggressive(ttl: 600))
+        let metadata = stored(["Cache-Control": "no-cache, max-age=0", "ETag": "\"e\""])
+        #expect(policy.evaluate(metadata, now: t0.addingTimeInterval(599)) == .fresh)
+        #expect(policy.evaluate(metadata, now: t0.addingTimeInterval(601)) == .stale(conditionalHeaders: ["If-None-Match": "\"e\""]))
+        #expect(policy.allowsStaleOnError(metadata, now: t0.addingTimeInterval(10_000)))
+    }
+
+    @Test func aNotModifiedResponseRefreshesHeadersAndTimes() {
+        let policy = HTTPCachePolicy()
+        let metadata = stored(["Cache-Control": "max-age=0", "ETag": "\"1\"", "Content-Type": "image/png"])
+        let later = t0.addingTimeInterval(1000)
+        let notModified = HTTPResponseInfo(statusCode: 304, headers: ["Cache-Control": "max-age=300", "Date": HTTPDate.format(later)],
+                                           requestTime: later, responseTime: later, requestHeaders: [:])
+        let refreshed = policy.refreshed(metadata, notModified: notModified)
+        #expect(refreshed.http?.headers["cache-control"] == "max-age=300")
+        #expect(refreshed.http?.headers["etag"] == "\"1\"")
+        #expect(refreshed.http?.statusCode == 200)
+        #expect(policy.evaluate(refreshed, now: later.addingTimeInterval(100)) == .fresh)
+    }
+
+    @Test func parsesTheThreeHTTPDateForms() {
+        let expected = Date(timeIntervalSince1970: 784_111_777)  // Sun, 06 Nov 1994 08:49:37 GMT
+        #expect(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT") == expected)
+        #expect(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT") == expected)
+        #expect(HTTPDate.parse("Sun Nov  6 08:49:37 1994") == expected)
+        #expect(HTTPDate.parse("yesterday") == nil)
+        #expect(HTTPDate.format(expected) == "Sun, 06 Nov 1994 08:49:37 GMT")
+    }
+}
