@@ -15,6 +15,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Imagery", package: "Imagery"),
                 .product(name: "ImageryVips", package: "Imagery"),
+                .product(name: "ImageryDiskCache", package: "Imagery"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),

@@ -18,7 +18,10 @@ extension DiskCache {
                 continue
             }
             kept.insert(row.fileID)
-            let entry = IndexEntry(key: row.key, fileID: row.fileID, size: row.size, checksum: row.checksum, metadata: row.metadata)
+            let entry = IndexEntry(
+                key: row.key, fileID: row.fileID, size: row.size, checksum: row.checksum, metadata: row.metadata,
+                path: blobs.path(for: row.fileID)
+            )
             evicted += index.insert(entry, for: row.key, cost: row.size)
             setAccessCounter(row.accessOrder)
         }

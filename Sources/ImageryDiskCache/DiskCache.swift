@@ -31,6 +31,8 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
         let size: Int
         let checksum: UInt64
         var metadata: CacheMetadata
+        /// The entry file's path, kept so a read builds no strings.
+        let path: String
     }
 
     private struct Pending {
@@ -111,7 +113,7 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
             return nil
         }
         let data = entry.size <= configuration.inlineReadLimit
-            ? blobs.read(fileID: entry.fileID, size: entry.size)
+            ? blobs.read(path: entry.path, size: entry.size)
             : await readOnPool(entry)
         guard let data, Checksum.of(data) == entry.checksum else {
             count { $0.misses += 1; $0.corruptEntriesRemoved += 1 }
@@ -218,7 +220,10 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
             withLock { if pending[key]?.generation == generation { pending[key] = nil } }
             return
         }
-        let entry = IndexEntry(key: key, fileID: fileID, size: data.count, checksum: Checksum.of(data), metadata: metadata)
+        let entry = IndexEntry(
+            key: key, fileID: fileID, size: data.count, checksum: Checksum.of(data), metadata: metadata,
+            path: blobs.path(for: fileID)
+        )
         // Publish atomically with clearing the pending copy, unless superseded during the write.
         let outcome: (removed: [IndexEntry], order: Int64)? = withLock {
             guard pending[key]?.generation == generation else { return nil }
@@ -257,7 +262,7 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
         let task: Task<Data?, Never> = withLock {
             if let inFlight = readsInFlight[entry.key], inFlight.fileID == entry.fileID { return inFlight.task }
             let blobs = self.blobs
-            let task = Task { try? await readers.run { blobs.read(fileID: entry.fileID, size: entry.size) } ?? nil }
+            let task = Task { try? await readers.run { blobs.read(path: entry.path, size: entry.size) } ?? nil }
             readsInFlight[entry.key] = (entry.fileID, task)
             return task
         }

@@ -32,7 +32,8 @@ func printTable(_ title: String, _ rows: [Comparison]) {
     print("| measurement | Imagery | peer | peer value | Imagery / peer |")
     print("|---|---:|---|---:|---:|")
     for row in rows {
-        print(String(format: "| %@ | %.0f %@ | %@ | %.0f %@ | **%.2fx** |",
+        let digits = max(row.ours, row.peer) < 100 ? 2 : 0
+        print(String(format: "| %@ | %.\(digits)f %@ | %@ | %.\(digits)f %@ | **%.2fx** |",
                      row.name, row.ours, row.unit, row.peerName, row.peer, row.unit, row.ratio))
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 
 // Side-by-side benchmarks: each comparison runs Imagery and its peer in one run.
-// Usage: swift run -c release --package-path Benchmarks ImageryBenchmarks [cache|thumbnail|all] [--corpus DIR]
+// Usage: swift run -c release --package-path Benchmarks ImageryBenchmarks [cache|disk|thumbnail|all] [--corpus DIR]
 let arguments = CommandLine.arguments.dropFirst()
 let which = arguments.first { !$0.hasPrefix("--") } ?? "all"
 let corpusPath = arguments.firstIndex(of: "--corpus").map { arguments[arguments.index(after: $0)] }
@@ -10,6 +10,9 @@ let corpusPath = arguments.firstIndex(of: "--corpus").map { arguments[arguments.
 print("Imagery benchmarks, \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date())")
 if which == "cache" || which == "all" {
     printTable("MemoryCache vs NSCache (100k entries of varied cost, cost limit holds ~80%)", CacheBenchmark.run())
+}
+if which == "disk" || which == "all" {
+    printTable("DiskCache", try await DiskCacheBenchmark.run())
 }
 if which == "thumbnail" || which == "all" {
     guard FileManager.default.fileExists(atPath: corpusPath) else {
