@@ -19,28 +19,33 @@ struct CrashRecoveryTests {
         let limit = 3_000_000
         try await withTemporaryDirectory { directory in
             var next = 0
+            let directory = directory
             var killedMidWrite = 0
             for round in 0..<rounds {
-                let process = Process()
-                process.executableURL = Self.writer
-                process.arguments = [directory.path, String(next), String(limit)]
-                let output = Pipe()
-                process.standardOutput = output
-                try process.run()
                 // Let it write a while (it reports every 8 entries), then kill it without warning.
-                let reader = output.fileHandleForReading
-                var seen = ""
-                let wanted = 1 + round % 4
-                while seen.components(separatedBy: "stored").count - 1 < wanted {
-                    let chunk = reader.availableData
-                    if chunk.isEmpty { break }
-                    seen += String(decoding: chunk, as: UTF8.self)
+                let first = next
+                let (reason, seen) = try await runBlocking { () throws -> (Process.TerminationReason, String) in
+                    let process = Process()
+                    process.executableURL = Self.writer
+                    process.arguments = [directory.path, String(first), String(limit)]
+                    let output = Pipe()
+                    process.standardOutput = output
+                    try process.run()
+                    let reader = output.fileHandleForReading
+                    var seen = ""
+                    let wanted = 1 + round % 4
+                    while seen.components(separatedBy: "stored").count - 1 < wanted {
+                        let chunk = reader.availableData
+                        if chunk.isEmpty { break }
+                        seen += String(decoding: chunk, as: UTF8.self)
+                    }
+                    usleep(UInt32.random(in: 0...15_000))
+                    kill(process.processIdentifier, SIGKILL)
+                    process.waitUntilExit()
+                    return (process.terminationReason, seen)
                 }
-                try await Task.sleep(for: .milliseconds(Int.random(in: 0...15)))
-                kill(process.processIdentifier, SIGKILL)
-                process.waitUntilExit()
-                #expect(process.terminationReason == .uncaughtSignal, "round \(round): \(seen)")
-                if process.terminationReason == .uncaughtSignal { killedMidWrite += 1 }
+                #expect(reason == .uncaughtSignal, "round \(round): \(seen)")
+                if reason == .uncaughtSignal { killedMidWrite += 1 }
                 next += 1000
 
                 let cache = try DiskCache(directory: directory, sizeLimit: limit)

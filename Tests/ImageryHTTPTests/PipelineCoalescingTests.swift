@@ -65,8 +65,9 @@ struct PipelineCoalescingTests {
 
     @Test func cancellingEveryWaiterAbortsTheDownload() async throws {
         try await withHarness { harness in
-            // 112 KB in 4 KB chunks every 50 ms: well over a second on the wire.
-            let request = ImageRequest(url: harness.origin.url("rocket.jpg?chunk=4096&chunk_delay_ms=50"))
+            // 112 KB in 1 KB chunks every 50 ms: over five seconds on the wire, so the
+            // cancellation arrives first even on a loaded machine (or under TSan).
+            let request = ImageRequest(url: harness.origin.url("rocket.jpg?chunk=1024&chunk_delay_ms=50"))
             let tasks = (0..<3).map { _ in harness.pipeline.imageTask(for: request) }
             try await waitUntil { harness.origin.requestCount == 1 }
             for task in tasks { task.cancel() }
@@ -85,7 +86,7 @@ struct PipelineCoalescingTests {
 
     @Test func cancellingTheCallingTaskCancelsImageForRequest() async throws {
         try await withHarness { harness in
-            let request = ImageRequest(url: harness.origin.url("rocket.jpg?chunk=4096&chunk_delay_ms=50"))
+            let request = ImageRequest(url: harness.origin.url("rocket.jpg?chunk=1024&chunk_delay_ms=50"))
             let task = Task { try await harness.pipeline.image(for: request) }
             try await waitUntil { harness.origin.requestCount == 1 }
             task.cancel()

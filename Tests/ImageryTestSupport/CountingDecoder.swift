@@ -30,7 +30,7 @@ public final class Counter: Sendable {
 
 /// Polls `condition` every 5 ms until it holds or `timeout` passes; returns whether it held.
 @discardableResult
-public func waitUntil(timeout: Duration = .seconds(10), _ condition: @Sendable () -> Bool) async throws -> Bool {
+public func waitUntil(timeout: Duration = .seconds(30), _ condition: @Sendable () -> Bool) async throws -> Bool {
     let deadline = ContinuousClock.now + timeout
     while !condition() {
         guard ContinuousClock.now < deadline else { return false }

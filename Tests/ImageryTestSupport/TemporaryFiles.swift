@@ -38,3 +38,11 @@ public func blobFiles(in directory: URL) -> [URL] {
 public func bytes(_ count: Int, seed: UInt8) -> Data {
     Data((0..<count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ Int(seed)) })
 }
+
+/// Runs blocking work (a child process, a pipe read) on a thread of its own, so it
+/// never occupies one of the cooperative pool's few threads.
+public func runBlocking<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}

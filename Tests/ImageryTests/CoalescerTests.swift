@@ -130,7 +130,7 @@ struct CoalescerTests {
 }
 
 /// Polls `condition` every 5 ms for up to `timeout`.
-func waitUntil(timeout: Duration = .seconds(10), _ condition: @Sendable () -> Bool) async throws {
+func waitUntil(timeout: Duration = .seconds(30), _ condition: @Sendable () -> Bool) async throws {
     let deadline = ContinuousClock.now + timeout
     while !condition() {
         guard ContinuousClock.now < deadline else {
