@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "ImageryVips", targets: ["ImageryVips"]),
         .library(name: "ImageryHTTP", targets: ["ImageryHTTP"]),
         .library(name: "ImageryDiskCache", targets: ["ImageryDiskCache"]),
+        .library(name: "ImageryServer", targets: ["ImageryServer"]),
         .executable(name: "imagery", targets: ["ImageryCLI"]),
     ],
     dependencies: [
@@ -21,6 +22,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
         // Core: Foundation and Synchronization only. No NIO, no C.
@@ -45,6 +48,19 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift
+        ),
+
+        // The image proxy: one buildApplication(configuration:) for the CLI and the tests.
+        .target(
+            name: "ImageryServer",
+            dependencies: [
+                "Imagery", "ImageryVips", "ImageryHTTP", "ImageryDiskCache",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift
@@ -53,7 +69,7 @@ let package = Package(
         .executableTarget(
             name: "ImageryCLI",
             dependencies: [
-                "Imagery", "ImageryVips", "ImageryHTTP", "ImageryDiskCache",
+                "Imagery", "ImageryVips", "ImageryHTTP", "ImageryDiskCache", "ImageryServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strictSwift
@@ -93,6 +109,14 @@ let package = Package(
         .testTarget(
             name: "ImageryHTTPTests",
             dependencies: ["Imagery", "ImageryVips", "ImageryHTTP", "ImageryDiskCache", "ImageryTestSupport"],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
+            name: "ImageryServerTests",
+            dependencies: [
+                "ImageryServer", "ImageryTestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+            ],
             swiftSettings: strictSwift
         ),
     ]

@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import Imagery
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 
@@ -13,7 +14,8 @@ import NIOHTTP1
 /// Redirects are followed by the loader itself, so every hop can be vetted
 /// (``Configuration/validateURL``). Cancelling the calling task aborts the transfer.
 ///
-/// The loader owns an `HTTPClient`: call ``shutdown()`` when done with it.
+/// The loader owns an `HTTPClient`: call ``shutdown()`` when done with it (if
+/// you do not, it is shut down without waiting when the loader is released).
 public final class HTTPDataLoader: DataLoading {
     /// Limits and behaviour of an ``HTTPDataLoader``.
     public struct Configuration: Sendable {
@@ -40,6 +42,7 @@ public final class HTTPDataLoader: DataLoading {
     private let client: HTTPClient
     private let files: FileDataLoader
     private let logger: Logger
+    private let isShutDown = OnceFlag()
 
     /// A loader with its own HTTP client.
     public init(configuration: Configuration = Configuration(), logger: Logger = Logger(label: "imagery.http")) {
@@ -54,7 +57,14 @@ public final class HTTPDataLoader: DataLoading {
 
     /// Shuts the HTTP client down; loads after this fail.
     public func shutdown() async throws {
+        guard isShutDown.set() else { return }
         try await client.shutdown()
+    }
+
+    deinit {
+        // Not shut down by its owner: start the client's shutdown without waiting
+        // (the client keeps itself alive until it completes).
+        if isShutDown.set() { client.shutdown { _ in } }
     }
 
     public func load(_ request: DataRequest, progress: @escaping @Sendable (TransferProgress) -> Void) async throws -> DataResponse {
@@ -144,5 +154,17 @@ extension Duration {
     fileprivate var nanoseconds: Int64 {
         let (seconds, attoseconds) = components
         return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}
+
+/// A flag set once; `set()` says whether this call set it.
+final class OnceFlag: Sendable {
+    private let flag = NIOLockedValueBox(false)
+
+    func set() -> Bool {
+        flag.withLockedValue { value in
+            defer { value = true }
+            return !value
+        }
     }
 }

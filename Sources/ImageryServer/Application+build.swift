@@ -1,0 +1,33 @@
+import Foundation
+import Hummingbird
+import Logging
+import ServiceLifecycle
+
+/// The image proxy as a Hummingbird application; `imagery serve` and the tests both use it.
+/// - Throws: ``DiskCacheError`` (from ImageryDiskCache) when the cache directory cannot be used.
+public func buildApplication(
+    configuration: ServerConfiguration,
+    logger: Logger = Logger(label: "imagery.server")
+) throws -> some ApplicationProtocol {
+    let service = try ImageService(configuration: configuration)
+    let router = Router()
+    router.middlewares.add(LogRequestsMiddleware(.info))
+    ImageController(service: service).addRoutes(to: router)
+    var application = Application(
+        router: router,
+        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "imagery"),
+        logger: logger
+    )
+    application.addServices(LoaderShutdown(service: service))
+    return application
+}
+
+/// Shuts the origin HTTP client down when the server stops (SIGTERM, SIGINT).
+private struct LoaderShutdown: Service {
+    let service: ImageService
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        try await service.loader.shutdown()
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+import Hummingbird
+import Imagery
+
+/// `GET /image` and `GET /health`.
+struct ImageController: Sendable {
+    let service: ImageService
+
+    func addRoutes(to router: Router<BasicRequestContext>) {
+        router.get("health") { _, _ -> Response in
+            let body = ByteBuffer(string: #"{"status":"ok"}"#)
+            return Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: body))
+        }
+        router.get("image") { request, _ -> Response in
+            await respond(to: request)
+        }
+    }
+
+    func respond(to request: Request) async -> Response {
+        do {
+            // The first value of each parameter, percent-decoded.
+            let query = Dictionary(
+                request.uri.queryParameters.map { (String($0.key), String($0.value)) }, uniquingKeysWith: { first, _ in first }
+            )
+            let parameters = try ImageParameters(query: query, maximumSide: service.configuration.maximumOutputSide)
+            let (image, negotiated) = try await service.encodedImage(for: parameters, accept: request.headers[.accept])
+            var headers: HTTPFields = [
+                .eTag: image.etag,
+                .cacheControl: "public, max-age=\(service.configuration.responseMaxAge)",
+                .init("X-Content-Type-Options")!: "nosniff",
+            ]
+            if negotiated { headers[.vary] = "Accept" }
+            if let ifNoneMatch = request.headers[.ifNoneMatch], Self.matches(ifNoneMatch, image.etag) {
+                return Response(status: .notModified, headers: headers)
+            }
+            headers[.contentType] = image.format.mimeType
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: image.data)))
+        } catch {
+            return ServerError.from(error).response()
+        }
+    }
+
+    /// `If-None-Match`: `*`, or a list of entity tags compared weakly (RFC 9110 13.1.2).
+    static func matches(_ header: String, _ etag: String) -> Bool {
+        let strip = { (tag: Substring) -> Substring in
+            let trimmed = tag.trimmingCharacters(in: .whitespaces)
+            return Substring(trimmed.hasPrefix("W/") ? String(trimmed.dropFirst(2)) : trimmed)
+        }
+        return header.split(separator: ",").contains { strip($0) == "*" || strip($0) == Substring(etag) }
+    }
+}

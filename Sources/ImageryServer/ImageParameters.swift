@@ -1,0 +1,76 @@
+import Foundation
+import Hummingbird
+import Imagery
+
+/// The query of `GET /image`, validated: `url` (http/https), `w` and `h`
+/// (1...max), `fit` (cover, contain, fill, inside), `format` (jpeg, png, webp,
+/// avif, gif; absent: negotiated from `Accept`), `q` (1...100).
+struct ImageParameters: Sendable, Hashable {
+    let url: URL
+    let width: Int?
+    let height: Int?
+    let fit: ImageRequest.Thumbnail.Fit
+    let format: ImageFormat?
+    let quality: Int?
+
+    init(query: [String: String], maximumSide: Int) throws {
+        guard let text = query["url"], !text.isEmpty else {
+            throw ServerError.badParameter("url is required: /image?url=https://example.com/photo.jpg&w=256")
+        }
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              url.host?.isEmpty == false
+        else { throw ServerError.badParameter("url must be an absolute http or https URL") }
+        self.url = url
+        width = try Self.integer(query, "w", in: 1...maximumSide)
+        height = try Self.integer(query, "h", in: 1...maximumSide)
+        if let text = query["fit"] {
+            guard let fit = ImageRequest.Thumbnail.Fit(rawValue: text) else {
+                throw ServerError.badParameter("fit must be cover, contain, fill or inside")
+            }
+            self.fit = fit
+        } else {
+            fit = .cover
+        }
+        if let text = query["format"] {
+            guard let format = ImageFormat(fileExtension: text), format != .heic else {
+                throw ServerError.badParameter("format must be jpeg, png, webp, avif or gif")
+            }
+            self.format = format
+        } else {
+            format = nil
+        }
+        quality = try Self.integer(query, "q", in: 1...100)
+    }
+
+    /// The decode size: both sides give the box; one side scales to it (never enlarging).
+    func thumbnail(maximumSide: Int) -> ImageRequest.Thumbnail? {
+        switch (width, height) {
+        case let (width?, height?): ImageRequest.Thumbnail(width: width, height: height, fit: fit)
+        case let (width?, nil): ImageRequest.Thumbnail(width: width, height: maximumSide, fit: .inside)
+        case let (nil, height?): ImageRequest.Thumbnail(width: maximumSide, height: height, fit: .inside)
+        case (nil, nil): nil
+        }
+    }
+
+    /// The output format: the one asked for; else WebP or AVIF when `Accept` allows,
+    /// else the source's (PNG for GIF and HEIC sources). The flag says whether `Accept` decided.
+    func outputFormat(accept: String?, source: ImageFormat) -> (format: ImageFormat, negotiated: Bool) {
+        if let format { return (format, false) }
+        let accept = accept?.lowercased() ?? ""
+        if accept.contains("image/webp") { return (.webp, true) }
+        if accept.contains("image/avif") { return (.avif, true) }
+        switch source {
+        case .jpeg, .png, .webp: return (source, true)
+        case .avif: return (.jpeg, true)
+        case .gif, .heic: return (.png, true)
+        }
+    }
+
+    private static func integer(_ query: [String: String], _ name: String, in range: ClosedRange<Int>) throws -> Int? {
+        guard let text = query[name] else { return nil }
+        guard let value = Int(text), range.contains(value) else {
+            throw ServerError.badParameter("\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return value
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import Hummingbird
+import Imagery
+import ImageryDiskCache
+import ImageryHTTP
+import ImageryVips
+
+/// An encoded response body, ready to send again.
+struct EncodedImage: Sendable, CacheCostReporting {
+    let data: Data
+    let format: ImageFormat
+    /// A strong validator: a hash of the bytes, the same on every instance.
+    let etag: String
+    var cacheCost: Int { data.count }
+}
+
+/// Turns `/image` parameters into encoded bytes: the pipeline loads, caches and
+/// decodes at size; this encodes the requested format on its own threads and
+/// keeps encoded responses in memory, one encode per response however many ask.
+final class ImageService: Sendable {
+    let configuration: ServerConfiguration
+    let pipeline: ImagePipeline
+    let loader: HTTPDataLoader
+    private let responses: MemoryCache<String, EncodedImage>
+    private let encodingPool = WorkerPool(threadCount: max(1, ProcessInfo.processInfo.activeProcessorCount), name: "imagery.encode")
+    private let encoder = VipsImageEncoder()
+    private let encodes = InFlight<EncodedImage>()
+
+    init(configuration: ServerConfiguration) throws {
+        self.configuration = configuration
+        let sourceGuard = SourceGuard(allowedHosts: configuration.allowedHosts, privateNetworkHosts: configuration.privateNetworkHosts)
+        var loaderConfiguration = HTTPDataLoader.Configuration()
+        loaderConfiguration.maximumSize = configuration.maximumSourceBytes
+        loaderConfiguration.timeout = configuration.originTimeout
+        loaderConfiguration.userAgent = "Imagery image proxy"
+        loaderConfiguration.validateURL = { try await sourceGuard.check($0) }  // the URL and every redirect
+        loader = HTTPDataLoader(configuration: loaderConfiguration)
+
+        var pipelineConfiguration = ImagePipeline.Configuration(
+            decoder: VipsImageDecoder(maximumPixels: configuration.maximumSourcePixels), dataLoader: loader
+        )
+        // Memory tiers ignore HTTP freshness: a short TTL bounds how long an origin change goes unseen.
+        let quarter = configuration.memoryLimit / 4
+        pipelineConfiguration.imageCache = MemoryCache<ImageCacheKey, Image>(costLimit: quarter, ttl: 300)
+        pipelineConfiguration.dataCache = MemoryCache<String, CacheEntry>(costLimit: quarter, ttl: 300)
+        pipelineConfiguration.maximumConcurrentDownloads = configuration.maximumConcurrentFetches
+        if let directory = configuration.cacheDirectory {
+            pipelineConfiguration.diskCache = try DiskCache(directory: directory, sizeLimit: configuration.diskLimit)
+            pipelineConfiguration.encoder = VipsImageEncoder()
+        }
+        pipeline = ImagePipeline(configuration: pipelineConfiguration)
+        responses = MemoryCache(costLimit: configuration.memoryLimit / 2, ttl: 300)
+    }
+
+    func encodedImage(for parameters: ImageParameters, accept: String?) async throws -> (EncodedImage, negotiated: Bool) {
+        let request = ImageRequest(url: parameters.url, thumbnail: parameters.thumbnail(maximumSide: configuration.maximumOutputSide))
+        let image = try await pipeline.image(for: request)
+        let (format, negotiated) = parameters.outputFormat(accept: accept, source: image.sourceFormat)
+        let key = "\(request.imageKey.stringValue)|\(format.rawValue)|\(parameters.quality.map(String.init) ?? "")"
+        if let cached = responses[key] { return (cached, negotiated) }
+        let encoder = self.encoder
+        let quality = parameters.quality
+        let pool = encodingPool
+        let encoded = try await encodes.value(for: key) {
+            let data = try await pool.run { try encoder.encode(image, as: format, quality: quality) }
+            return EncodedImage(data: data, format: format, etag: Self.etag(of: data))
+        }
+        responses[key] = encoded
+        return (encoded, negotiated)
+    }
+
+    /// `"` + 64-bit FNV-1a of the bytes in hex + `"`: stable across processes (unlike `Hasher`).
+    static func etag(of data: Data) -> String {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in data {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01B3
+        }
+        return "\"\(String(hash, radix: 16))-\(String(data.count, radix: 16))\""
+    }
+}
+
+/// One computation per key at a time; concurrent callers share its result.
+final class InFlight<Value: Sendable>: @unchecked Sendable {
+    // @unchecked: `tasks` is guarded by `lock`.
+    private let lock = NSLock()
+    private var tasks: [String: Task<Value, any Error>] = [:]
+
+    func value(for key: String, _ compute: @escaping @Sendable () async throws -> Value) async throws -> Value {
+        let task = lock.withLock {
+            if let existing = tasks[key] { return existing }
+            let task = Task { try await compute() }
+            tasks[key] = task
+            return task
+        }
+        defer { lock.withLock { if tasks[key] == task { tasks[key] = nil } } }
+        return try await task.value
+    }
+}

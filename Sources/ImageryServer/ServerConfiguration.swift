@@ -1,0 +1,34 @@
+import Foundation
+
+/// Everything `imagery serve` can be told. Every default is safe to expose.
+public struct ServerConfiguration: Sendable {
+    /// The address to listen on; default `127.0.0.1`.
+    public var host = "127.0.0.1"
+    /// The port; default 8080 (0 picks a free one).
+    public var port = 8080
+    /// The disk cache directory; default `.imagery-cache` in the working directory. `nil` disables the disk cache.
+    public var cacheDirectory: URL? = URL(fileURLWithPath: ".imagery-cache")
+    /// Bytes of encoded responses and decoded images kept in memory; default 256 MiB.
+    public var memoryLimit = 256 << 20
+    /// Bytes of the disk cache; default 2 GiB.
+    public var diskLimit = 2 << 30
+    /// If not empty, only these source hosts are fetched (exact names, or `*.example.com`); default empty (any public host).
+    public var allowedHosts: [String] = []
+    /// Hosts fetched even though they resolve to loopback, private, link-local or
+    /// multicast addresses (refused for every other host); default none.
+    public var privateNetworkHosts: [String] = []
+    /// The largest source accepted, in bytes; default 50 MB.
+    public var maximumSourceBytes = 50_000_000
+    /// The most pixels a source may declare (checked from its header, before decoding); default 100 MP.
+    public var maximumSourcePixels = 100_000_000
+    /// The largest `w` or `h`; default 8192.
+    public var maximumOutputSide = 8192
+    /// The most time an origin fetch may take; default 10 s.
+    public var originTimeout: Duration = .seconds(10)
+    /// The most origin fetches at once; default 16.
+    public var maximumConcurrentFetches = 16
+    /// `Cache-Control: public, max-age=` of image responses, in seconds; default one day.
+    public var responseMaxAge = 86_400
+
+    public init() {}
+}

@@ -1,0 +1,93 @@
+import Foundation
+import Hummingbird
+import Imagery
+import ImageryHTTP
+
+/// An error the proxy answers with: an HTTP status, a stable code, and a
+/// message a client can act on. Never carries internals (paths, stack traces).
+public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
+    public let status: HTTPResponse.Status
+    /// A stable, machine-readable code (`bad_parameter`, `forbidden_source`, ...).
+    public let code: String
+    public let message: String
+
+    public init(_ status: HTTPResponse.Status, _ code: String, _ message: String) {
+        self.status = status
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { "\(status.code) \(code): \(message)" }
+
+    static func badParameter(_ message: String) -> ServerError { ServerError(.badRequest, "bad_parameter", message) }
+
+    /// The answer for any error thrown while serving an image.
+    static func from(_ error: any Error) -> ServerError {
+        switch error {
+        case let error as ServerError:
+            return error
+        case let error as DataLoadingError:
+            switch error {
+            case .badStatus(404), .badStatus(410):
+                return ServerError(.notFound, "origin_not_found", "the origin answered \(error.statusCode ?? 404) for the source")
+            case .badStatus(let status):
+                return ServerError(.badGateway, "origin_failed", "the origin answered HTTP \(status)")
+            case .tooLarge(let limit):
+                return ServerError(.contentTooLarge, "source_too_large", "the source is larger than \(limit) bytes")
+            case .timedOut:
+                return ServerError(.gatewayTimeout, "origin_timeout", "the origin did not answer in time")
+            case .unsupportedScheme, .invalidURL:
+                return badParameter("url must be an absolute http or https URL")
+            case .tooManyRedirects(let limit):
+                return ServerError(.badGateway, "origin_failed", "the origin redirected more than \(limit) times")
+            case .transport, .fileNotFound:
+                return ServerError(.badGateway, "origin_unreachable", "the origin could not be reached")
+            case .empty:
+                return ServerError(.unprocessableContent, "undecodable", "the source is empty")
+            }
+        case let error as ImageDecodingError:
+            switch error {
+            case .unsupportedFormat:
+                return ServerError(.unsupportedMediaType, "unsupported_source", "the source is not an image in a supported format")
+            case .tooManyPixels(let width, let height, let limit):
+                return ServerError(.contentTooLarge, "source_too_large", "the source is \(width)x\(height) pixels, over the limit of \(limit)")
+            case .invalidSize:
+                return badParameter("w and h must be positive")
+            case .empty, .corrupt:
+                return ServerError(.unprocessableContent, "undecodable", "the source could not be decoded: it is corrupt or truncated")
+            }
+        case let error as ImageEncodingError:
+            switch error {
+            case .unsupportedFormat(let format):
+                return ServerError(.unsupportedMediaType, "unsupported_format", "this server cannot encode \(format.rawValue)")
+            case .failed:
+                return ServerError(.internalServerError, "internal", "the image could not be encoded")
+            }
+        default:
+            return ServerError(.internalServerError, "internal", "internal error")
+        }
+    }
+
+    /// The JSON response: `{"error": code, "message": text}`.
+    func response(headers: HTTPFields = [:]) -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        let body = (try? encoder.encode(Body(error: code, message: message))) ?? Data()
+        var headers = headers
+        headers[.contentType] = "application/json; charset=utf-8"
+        headers[.cacheControl] = "no-store"
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+    }
+}
+
+private struct Body: Encodable {
+    let error: String
+    let message: String
+}
+
+extension DataLoadingError {
+    var statusCode: Int? {
+        if case .badStatus(let status) = self { return status }
+        return nil
+    }
+}

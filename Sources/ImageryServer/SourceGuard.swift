@@ -1,0 +1,67 @@
+import Foundation
+import ImageryHTTP
+
+/// Keeps the proxy from becoming a relay into private networks: a source URL
+/// (and every redirect) must be http(s), on an allowed host, and resolve only
+/// to public addresses, unless the operator allowed its host explicitly.
+///
+/// Known gap: the address is checked when resolved here, and the HTTP client
+/// resolves the name again to connect; a DNS answer that changes in between
+/// (rebinding with a tiny TTL) is not caught. Pinning the connection to the
+/// checked address needs a resolver hook AsyncHTTPClient does not offer.
+struct SourceGuard: Sendable {
+    let allowedHosts: [String]
+    let privateNetworkHosts: [String]
+
+    /// Throws a 403 ``ServerError`` if `url` may not be fetched.
+    func check(_ url: URL) async throws {
+        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              let host = url.host?.lowercased(), !host.isEmpty
+        else { throw ServerError.badParameter("url must be an absolute http or https URL") }
+        let bareHost = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
+        if !allowedHosts.isEmpty, !Self.matches(bareHost, allowedHosts) {
+            throw ServerError(.forbidden, "forbidden_source", "the source host \(bareHost) is not on this server's allow-list")
+        }
+        if Self.matches(bareHost, privateNetworkHosts) { return }
+        let addresses = try await Self.resolve(bareHost, port: url.port ?? (scheme == "https" ? 443 : 80))
+        guard !addresses.isEmpty else {
+            throw ServerError(.badGateway, "origin_unreachable", "the source host \(bareHost) does not resolve")
+        }
+        if let address = addresses.first(where: { !$0.isPublic }) {
+            throw ServerError(.forbidden, "forbidden_source",
+                              "the source host \(bareHost) resolves to a non-public address (\(address)); this server does not fetch from private networks")
+        }
+    }
+
+    /// Exact names, or `*.example.com` for any subdomain.
+    static func matches(_ host: String, _ patterns: [String]) -> Bool {
+        patterns.contains { pattern in
+            let pattern = pattern.lowercased()
+            if pattern.hasPrefix("*.") { return host.hasSuffix(pattern.dropFirst(1)) }
+            return host == pattern
+        }
+    }
+
+    /// The addresses `host` resolves to (getaddrinfo, on a thread of its own: it blocks).
+    static func resolve(_ host: String, port: Int) async throws -> [IPAddress] {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread {
+                var hints = addrinfo()
+                hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+                var result: UnsafeMutablePointer<addrinfo>?
+                guard getaddrinfo(host, String(port), &hints, &result) == 0 else {
+                    continuation.resume(returning: [])
+                    return
+                }
+                defer { freeaddrinfo(result) }
+                var addresses: [IPAddress] = []
+                var cursor = result
+                while let info = cursor {
+                    if let address = IPAddress(info.pointee.ai_addr) { addresses.append(address) }
+                    cursor = info.pointee.ai_next
+                }
+                continuation.resume(returning: addresses)
+            }.start()
+        }
+    }
+}

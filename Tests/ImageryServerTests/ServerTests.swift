@@ -1,0 +1,176 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Imagery
+import ImageryServer
+import ImageryTestSupport
+import ImageryVips
+import Testing
+
+@Suite("Image proxy")
+struct ServerTests {
+    @Test func servesAThumbnailWithCacheHeaders() async throws {
+        try await withServer { client, origin in
+            try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=200&h=100"), method: .get) { response in
+                #expect(response.status == .ok)
+                #expect(response.headers[.contentType] == "image/jpeg")
+                #expect(response.headers[.contentLength] == String(response.body.readableBytes))
+                #expect(response.headers[.cacheControl] == "public, max-age=86400")
+                #expect(response.headers[.eTag]?.hasPrefix("\"") == true)
+                #expect(response.headers[.vary] == "Accept")
+                let image = try VipsImageDecoder().decode(response.data, thumbnail: nil)
+                #expect((image.width, image.height) == (200, 100))
+            }
+        }
+    }
+
+    @Test(arguments: [
+        ("w=120", 120, 80), ("h=80", 120, 80), ("w=100&h=100&fit=contain", 100, 100),
+        ("w=100&h=100&fit=fill", 100, 100), ("w=100&h=100&fit=inside", 100, 67), ("w=100&h=50", 100, 50),
+    ])
+    func eachSizeParameterGivesTheRightDimensions(query: String, width: Int, height: Int) async throws {
+        try await withServer { client, origin in
+            try await client.execute(uri: imageURI(origin, "rocket.jpg", query), method: .get) { response in
+                #expect(response.status == .ok)
+                let image = try VipsImageDecoder().decode(response.data, thumbnail: nil)
+                #expect(abs(image.width - width) <= 1 && abs(image.height - height) <= 1, "\(image.width)x\(image.height)")
+            }
+        }
+    }
+
+    @Test func aMatchingIfNoneMatchGets304() async throws {
+        try await withServer { client, origin in
+            let uri = imageURI(origin, "rocket.jpg", "w=64&h=64&format=png")
+            let etag = try await client.execute(uri: uri, method: .get) { $0.headers[.eTag] }
+            let tag = try #require(etag)
+            try await client.execute(uri: uri, method: .get, headers: [.ifNoneMatch: "\"other\", \(tag)"]) { response in
+                #expect(response.status == .notModified)
+                #expect(response.body.readableBytes == 0)
+                #expect(response.headers[.eTag] == tag)
+            }
+            try await client.execute(uri: uri, method: .get, headers: [.ifNoneMatch: "\"other\""]) { response in
+                #expect(response.status == .ok)
+            }
+        }
+    }
+
+    @Test func theFormatIsNegotiatedFromAcceptUnlessAsked() async throws {
+        try await withServer { client, origin in
+            try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=64"), method: .get, headers: [.accept: "image/avif,image/webp,*/*"]) { response in
+                #expect(response.headers[.contentType] == "image/webp")
+                #expect(response.headers[.vary] == "Accept")
+                #expect(ImageFormat(sniffing: response.data) == .webp)
+            }
+            try await client.execute(uri: imageURI(origin, "chelsea.gif", "w=64"), method: .get, headers: [.accept: "image/*"]) { response in
+                #expect(response.headers[.contentType] == "image/png")
+            }
+            try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=64&format=png&q=50"), method: .get, headers: [.accept: "image/webp"]) { response in
+                #expect(response.headers[.contentType] == "image/png")
+                #expect(response.headers[.vary] == nil)
+                #expect(ImageFormat(sniffing: response.data) == .png)
+            }
+        }
+    }
+
+    @Test(arguments: [
+        ("", "url is required"), ("url=ftp%3A%2F%2Fexample.com%2Fa.jpg", "http or https"), ("url=not%20a%20url", "http or https"),
+        ("W", "w must be"), ("w=0", "w must be"), ("w=99999", "w must be"), ("h=abc", "h must be"),
+        ("fit=squash", "fit must be"), ("format=bmp", "format must be"), ("q=0", "q must be"), ("q=101", "q must be"),
+    ])
+    func badParametersAre400WithAMessage(query: String, message: String) async throws {
+        try await withServer { client, origin in
+            let uri: String = switch query {
+            case "": "/image"
+            case "W": imageURI(origin, "rocket.jpg", "w=-5")
+            case let query where query.hasPrefix("url="): "/image?" + query
+            default: imageURI(origin, "rocket.jpg", query)
+            }
+            try await client.execute(uri: uri, method: .get) { response in
+                #expect(response.status == .badRequest)
+                #expect(response.headers[.contentType] == "application/json; charset=utf-8")
+                #expect(response.errorBody?.error == "bad_parameter")
+                #expect(response.errorBody?.message.contains(message) == true, "\(String(describing: response.errorBody))")
+            }
+        }
+    }
+
+    @Test func originFailuresMapToGatewayStatuses() async throws {
+        try await withServer(configure: { $0.originTimeout = .milliseconds(300) }) { client, origin in
+            try await client.execute(uri: imageURI(origin, "missing.jpg"), method: .get) { response in
+                #expect(response.status == .notFound)
+                #expect(response.errorBody?.error == "origin_not_found")
+            }
+            try await client.execute(uri: imageURI(origin, "rocket.jpg?status=500"), method: .get) { response in
+                #expect(response.status == .badGateway)
+                #expect(response.errorBody?.message.contains("500") == true)
+            }
+            try await client.execute(uri: imageURI(origin, "rocket.jpg?delay_ms=2000"), method: .get) { response in
+                #expect(response.status == .gatewayTimeout)
+            }
+        }
+    }
+
+    @Test func badImagesGet415Or422Or413AndNoInternals() async throws {
+        let broken = try BrokenImages.all()
+        let origin = try await TestOrigin.start { request in
+            TestOrigin.Response(body: broken.first { "/" + $0.name == request.path }?.data ?? Data())
+        }
+        try await withServer(origin: origin) { client, origin in
+            let expected: [(String, HTTPResponse.Status)] = [
+                ("text-named-jpg", .unsupportedMediaType), ("truncated-header.jpg", .unprocessableContent),
+                ("truncated-ihdr.png", .unprocessableContent), ("bomb-header-100000x100000.png", .contentTooLarge),
+                ("empty", .unprocessableContent),
+            ]
+            for (name, status) in expected {
+                try await client.execute(uri: imageURI(origin, name, "w=64&h=64"), method: .get) { response in
+                    #expect(response.status == status, "\(name)")
+                    let text = String(buffer: response.body)
+                    #expect(!text.contains("/work") && !text.contains("Sources/") && !text.contains("libvips"), "\(name): \(text)")
+                }
+            }
+        }
+    }
+
+    @Test func aSourceOverTheByteLimitIs413() async throws {
+        try await withServer(configure: { $0.maximumSourceBytes = 50_000 }) { client, origin in
+            try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=64"), method: .get) { response in
+                #expect(response.status == .contentTooLarge)
+                #expect(response.errorBody?.error == "source_too_large")
+            }
+        }
+    }
+
+    @Test func sixtyFourConcurrentIdenticalRequestsFetchTheOriginOnce() async throws {
+        try await withServer { client, origin in
+            let uri = imageURI(origin, "rocket.jpg?delay_ms=100", "w=96&h=96")
+            try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                for _ in 0..<64 { group.addTask { try await client.execute(uri: uri, method: .get) { $0.status } } }
+                for try await status in group { #expect(status == .ok) }
+            }
+            #expect(origin.requestCount == 1)
+        }
+    }
+
+    @Test func servesLiveOnAPortWithTheDiskCache() async throws {
+        try await withTemporaryDirectory { directory in
+            try await withServer(.live, configure: { $0.cacheDirectory = directory }) { client, origin in
+                for _ in 0..<2 {
+                    try await client.execute(uri: imageURI(origin, "chelsea.png", "w=100&h=100&fit=cover"), method: .get) { response in
+                        #expect(response.status == .ok)
+                        #expect(response.headers[.contentType] == "image/png")
+                    }
+                }
+                #expect(origin.requestCount == 1)
+            }
+        }
+    }
+
+    @Test func healthAnswers() async throws {
+        try await withServer { client, _ in
+            try await client.execute(uri: "/health", method: .get) { response in
+                #expect(response.status == .ok)
+                #expect(String(buffer: response.body) == #"{"status":"ok"}"#)
+            }
+        }
+    }
+}
