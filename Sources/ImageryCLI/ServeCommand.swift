@@ -38,6 +38,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("allow-private-host"), help: "Fetch from this host even if it resolves to a private or loopback address (repeatable).")
     var privateNetworkHosts: [String] = []
 
+    @Option(help: "Require every /image query to be signed: &sig=base64url(HMAC-SHA256(key, query before &sig=)). Default: $IMAGERY_SIGNING_KEY if set.")
+    var signingKey: String?
+
     @Option(help: "Cache-Control max-age of image responses, in seconds.")
     var maxAge = 86_400
 
@@ -54,6 +57,7 @@ struct ServeCommand: AsyncParsableCommand {
         configuration.allowedHosts = allowedHosts
         configuration.privateNetworkHosts = privateNetworkHosts
         configuration.responseMaxAge = maxAge
+        configuration.signingKey = signingKey ?? ProcessInfo.processInfo.environment["IMAGERY_SIGNING_KEY"]
         let application: any ApplicationProtocol
         do {
             application = try buildApplication(configuration: configuration)

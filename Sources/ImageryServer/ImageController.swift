@@ -5,6 +5,12 @@ import Imagery
 /// `GET /image` and `GET /health`.
 struct ImageController: Sendable {
     let service: ImageService
+    let signer: RequestSigner?
+
+    init(service: ImageService) {
+        self.service = service
+        self.signer = service.configuration.signingKey.map(RequestSigner.init(key:))
+    }
 
     func addRoutes(to router: Router<BasicRequestContext>) {
         router.get("health") { _, _ -> Response in
@@ -18,6 +24,9 @@ struct ImageController: Sendable {
 
     func respond(to request: Request) async -> Response {
         do {
+            if let signer, !signer.isValid(rawQuery: request.uri.query ?? "") {
+                throw ServerError(.forbidden, "bad_signature", "the request's sig parameter is missing or wrong")
+            }
             // The first value of each parameter, percent-decoded.
             let query = Dictionary(
                 request.uri.queryParameters.map { (String($0.key), String($0.value)) }, uniquingKeysWith: { first, _ in first }

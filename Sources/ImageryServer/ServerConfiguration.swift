@@ -27,6 +27,8 @@ public struct ServerConfiguration: Sendable {
     public var originTimeout: Duration = .seconds(10)
     /// The most origin fetches at once; default 16.
     public var maximumConcurrentFetches = 16
+    /// When set, every `/image` query must be signed with it (``RequestSigner``); default `nil` (no signing).
+    public var signingKey: String?
     /// `Cache-Control: public, max-age=` of image responses, in seconds; default one day.
     public var responseMaxAge = 86_400
 

@@ -49,3 +49,38 @@ struct SourceGuardTests {
         }
     }
 }
+
+@Suite("Image proxy signatures")
+struct SignatureTests {
+    @Test func withAKeyOnlySignedQueriesAreServed() async throws {
+        let signer = RequestSigner(key: "test-key")
+        try await withServer(configure: { $0.signingKey = "test-key" }) { client, origin in
+            let query = String(imageURI(origin, "rocket.jpg", "w=64").dropFirst("/image?".count))
+            try await client.execute(uri: "/image?" + signer.sign(query: query), method: .get) { response in
+                #expect(response.status == .ok)
+            }
+            try await client.execute(uri: "/image?" + query, method: .get) { response in
+                #expect(response.status == .forbidden)
+                #expect(response.errorBody?.error == "bad_signature")
+            }
+            // Signed for w=64, asked for w=65: refused.
+            let tampered = signer.sign(query: query).replacingOccurrences(of: "w=64", with: "w=65")
+            try await client.execute(uri: "/image?" + tampered, method: .get) { response in
+                #expect(response.status == .forbidden)
+            }
+            let otherKey = RequestSigner(key: "other-key").sign(query: query)
+            try await client.execute(uri: "/image?" + otherKey, method: .get) { response in
+                #expect(response.status == .forbidden)
+            }
+            #expect(origin.requestCount == 1)
+        }
+    }
+
+    @Test func signaturesRoundTripAndRejectGarbage() {
+        let signer = RequestSigner(key: "k")
+        #expect(signer.isValid(rawQuery: signer.sign(query: "url=a&w=1")))
+        #expect(!signer.isValid(rawQuery: "url=a&w=1&sig=!!!"))
+        #expect(!signer.isValid(rawQuery: "url=a&w=1"))
+        #expect(!signer.isValid(rawQuery: ""))
+    }
+}
