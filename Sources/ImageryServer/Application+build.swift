@@ -10,9 +10,16 @@ public func buildApplication(
     logger: Logger = Logger(label: "imagery.server")
 ) throws -> some ApplicationProtocol {
     let service = try ImageService(configuration: configuration)
+    let metrics = ServerMetrics(service: service)
     let router = Router()
-    router.middlewares.add(LogRequestsMiddleware(.info))
+    router.middlewares.add(RequestObservationMiddleware(metrics: metrics))
     ImageController(service: service).addRoutes(to: router)
+    router.get("metrics") { _, _ -> Response in
+        Response(
+            status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.exposition()))
+        )
+    }
     var application = Application(
         router: router,
         configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "imagery"),

@@ -21,6 +21,7 @@ final class ImageService: Sendable {
     let configuration: ServerConfiguration
     let pipeline: ImagePipeline
     let loader: HTTPDataLoader
+    let diskCache: DiskCache?
     private let responses: MemoryCache<String, EncodedImage>
     private let encodingPool = WorkerPool(threadCount: max(1, ProcessInfo.processInfo.activeProcessorCount), name: "imagery.encode")
     private let encoder = VipsImageEncoder()
@@ -44,8 +45,9 @@ final class ImageService: Sendable {
         pipelineConfiguration.imageCache = MemoryCache<ImageCacheKey, Image>(costLimit: quarter, ttl: 300)
         pipelineConfiguration.dataCache = MemoryCache<String, CacheEntry>(costLimit: quarter, ttl: 300)
         pipelineConfiguration.maximumConcurrentDownloads = configuration.maximumConcurrentFetches
-        if let directory = configuration.cacheDirectory {
-            pipelineConfiguration.diskCache = try DiskCache(directory: directory, sizeLimit: configuration.diskLimit)
+        diskCache = try configuration.cacheDirectory.map { try DiskCache(directory: $0, sizeLimit: configuration.diskLimit) }
+        if let diskCache {
+            pipelineConfiguration.diskCache = diskCache
             pipelineConfiguration.encoder = VipsImageEncoder()
         }
         pipeline = ImagePipeline(configuration: pipelineConfiguration)
@@ -68,6 +70,9 @@ final class ImageService: Sendable {
         responses[key] = encoded
         return (encoded, negotiated)
     }
+
+    /// Entries and bytes of encoded responses held in memory.
+    var responseCacheUsage: (count: Int, bytes: Int) { (responses.count, responses.totalCost) }
 
     /// `"` + 64-bit FNV-1a of the bytes in hex + `"`: stable across processes (unlike `Hasher`).
     static func etag(of data: Data) -> String {

@@ -174,3 +174,24 @@ struct ServerTests {
         }
     }
 }
+
+@Suite("Image proxy metrics")
+struct ServerMetricsTests {
+    @Test func metricsCountRequestsByStatusInPrometheusFormat() async throws {
+        try await withTemporaryDirectory { directory in
+            try await withServer(configure: { $0.cacheDirectory = directory }) { client, origin in
+                try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=32"), method: .get) { #expect($0.status == .ok) }
+                try await client.execute(uri: "/image", method: .get) { #expect($0.status == .badRequest) }
+                try await client.execute(uri: "/metrics", method: .get) { response in
+                    #expect(response.status == .ok)
+                    let text = String(buffer: response.body)
+                    #expect(text.contains(#"imagery_requests_total{route="/image",status="200"} 1"#), "\(text)")
+                    #expect(text.contains(#"imagery_requests_total{route="/image",status="400"} 1"#))
+                    #expect(text.contains("imagery_request_duration_seconds_bucket"))
+                    #expect(text.contains("imagery_disk_cache_misses"))
+                    #expect(text.contains("imagery_response_cache_entries 1"))
+                }
+            }
+        }
+    }
+}
