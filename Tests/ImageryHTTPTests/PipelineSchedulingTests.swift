@@ -8,13 +8,15 @@ struct PipelineSchedulingTests {
     /// With one download slot held by a slow request, waiting requests start by priority.
     @Test func waitingDownloadsStartByPriority() async throws {
         try await withHarness(configure: { $0.maximumConcurrentDownloads = 1 }) { harness in
-            let blocker = harness.pipeline.imageTask(for: ImageRequest(url: harness.origin.url("rocket.jpg?delay_ms=300")))
+            // The blocker holds the only slot until the origin is released.
+            let blocker = harness.pipeline.imageTask(for: ImageRequest(url: harness.origin.url("rocket.jpg?held=1")))
             try await waitUntil { harness.origin.requestCount == 1 }
             var tasks: [ImageTask] = []
-            for (name, priority) in [("chelsea.png", ImageRequest.Priority.low), ("chelsea.gif", .normal), ("chelsea.webp", .veryHigh)] {
+            for (index, (name, priority)) in [("chelsea.png", ImageRequest.Priority.low), ("chelsea.gif", .normal), ("chelsea.webp", .veryHigh)].enumerated() {
                 tasks.append(harness.pipeline.imageTask(for: ImageRequest(url: harness.origin.url(name), priority: priority)))
-                try await Task.sleep(for: .milliseconds(20))
+                try await waitUntil { harness.pipeline.queuedDownloadCount == index + 1 }
             }
+            harness.origin.release()
             _ = try await blocker.image
             for task in tasks { _ = try await task.image }
             #expect(harness.origin.requests.map(\.path) == ["/rocket.jpg", "/chelsea.webp", "/chelsea.gif", "/chelsea.png"])
@@ -24,14 +26,15 @@ struct PipelineSchedulingTests {
     /// A waiting task whose priority is raised jumps the line; one lowered falls back.
     @Test func changingAPriorityWhileWaitingMovesTheTask() async throws {
         try await withHarness(configure: { $0.maximumConcurrentDownloads = 1 }) { harness in
-            let blocker = harness.pipeline.imageTask(for: ImageRequest(url: harness.origin.url("rocket.jpg?delay_ms=300")))
+            let blocker = harness.pipeline.imageTask(for: ImageRequest(url: harness.origin.url("rocket.jpg?held=1")))
             try await waitUntil { harness.origin.requestCount == 1 }
             let prefetch = harness.pipeline.imageTask(for: ImageRequest(url: harness.origin.url("chelsea.png"), priority: .veryLow))
             let visible = harness.pipeline.imageTask(for: ImageRequest(url: harness.origin.url("chelsea.gif"), priority: .normal))
             let demoted = harness.pipeline.imageTask(for: ImageRequest(url: harness.origin.url("chelsea.webp"), priority: .high))
-            try await Task.sleep(for: .milliseconds(50))
+            try await waitUntil { harness.pipeline.queuedDownloadCount == 3 }
             prefetch.priority = .veryHigh  // the user scrolled to it
             demoted.priority = .veryLow  // no longer urgent
+            harness.origin.release()
             for task in [blocker, prefetch, visible, demoted] { _ = try await task.image }
             #expect(harness.origin.requests.map(\.path) == ["/rocket.jpg", "/chelsea.png", "/chelsea.gif", "/chelsea.webp"])
         }
@@ -40,13 +43,16 @@ struct PipelineSchedulingTests {
     /// A shared download runs at the highest priority of the tasks waiting on it.
     @Test func aSharedDownloadTakesTheHighestPriorityOfItsWaiters() async throws {
         try await withHarness(configure: { $0.maximumConcurrentDownloads = 1 }) { harness in
-            let blocker = harness.pipeline.imageTask(for: ImageRequest(url: harness.origin.url("rocket.jpg?delay_ms=300")))
+            let blocker = harness.pipeline.imageTask(for: ImageRequest(url: harness.origin.url("rocket.jpg?held=1")))
             try await waitUntil { harness.origin.requestCount == 1 }
             let normal = harness.pipeline.imageTask(for: ImageRequest(url: harness.origin.url("chelsea.gif"), priority: .normal))
             let low = harness.pipeline.imageTask(for: ImageRequest(url: harness.origin.url("chelsea.png"), priority: .low))
-            try await Task.sleep(for: .milliseconds(20))
+            try await waitUntil { harness.pipeline.queuedDownloadCount == 2 }
             // A second task for the low image, at very high priority, lifts the shared download.
             let urgent = harness.pipeline.imageTask(for: ImageRequest(url: harness.origin.url("chelsea.png"), thumbnail: .init(width: 10, height: 10), priority: .veryHigh))
+            try await waitUntil { harness.pipeline.activeJobCount.decodes == 4 }
+            try await Task.sleep(for: .milliseconds(200))  // the new decode job joins the queued download
+            harness.origin.release()
             for task in [blocker, normal, low, urgent] { _ = try await task.image }
             #expect(harness.origin.requests.map(\.path) == ["/rocket.jpg", "/chelsea.png", "/chelsea.gif"])
         }
@@ -54,14 +60,16 @@ struct PipelineSchedulingTests {
 
     @Test func neverRunsMoreDownloadsThanTheLimit() async throws {
         try await withHarness(configure: { $0.maximumConcurrentDownloads = 3 }) { harness in
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for index in 0..<12 {
-                    // Distinct URLs (no coalescing), each answered after 50 ms.
-                    let url = harness.origin.url("rocket.jpg?delay_ms=50&n=\(index)")
-                    group.addTask { _ = try await harness.pipeline.data(for: ImageRequest(url: url)) }
-                }
-                try await group.waitForAll()
+            // Twelve distinct downloads (no coalescing), all held at the origin until released.
+            let tasks = (0..<12).map { index in
+                harness.pipeline.imageTask(for: ImageRequest(url: harness.origin.url("rocket.jpg?held=1&n=\(index)")))
             }
+            try await waitUntil { harness.pipeline.queuedDownloadCount == 9 }
+            try await waitUntil { harness.origin.requestCount == 3 }
+            #expect(harness.origin.requestCount == 3)
+            #expect(harness.origin.peakInFlight == 3)
+            harness.origin.release()
+            for task in tasks { _ = try await task.image }
             #expect(harness.origin.requestCount == 12)
             #expect(harness.origin.peakInFlight == 3)
         }

@@ -56,6 +56,7 @@ public final class TestOrigin: Sendable {
 
     // NIO's lock (a pthread mutex), which ThreadSanitizer understands.
     private let stats = NIOLockedValueBox(Stats())
+    private let released = NIOLockedValueBox(false)
     let handler: Handler
     private let channel: any Channel
     /// The origin's port on 127.0.0.1.
@@ -130,6 +131,10 @@ public final class TestOrigin: Sendable {
     /// The most requests the origin was answering at once.
     public var peakInFlight: Int { stats.withLockedValue { $0.peakInFlight } }
 
+    /// Lets responses to requests with `held=1` in their query go (they wait until then).
+    public func release() { released.withLockedValue { $0 = true } }
+    var isReleased: Bool { released.withLockedValue { $0 } }
+
     /// Stops listening (again is fine).
     public func shutdown() async throws {
         do {
@@ -199,13 +204,20 @@ private final class OriginHandler: ChannelInboundHandler {
         let response = origin.handler(request)
         responding = true
         let loop = context.eventLoop.assumeIsolated()
+        let held = request.query["held"] == "1"
         loop.scheduleTask(in: .nanoseconds(Int64(response.delay.components.seconds * 1_000_000_000 + response.delay.components.attoseconds / 1_000_000_000))) {
-            self.sendHead(response, context: context)
+            self.sendHead(response, held: held, context: context)
         }
     }
 
-    private func sendHead(_ response: TestOrigin.Response, context: ChannelHandlerContext) {
+    private func sendHead(_ response: TestOrigin.Response, held: Bool, context: ChannelHandlerContext) {
         guard responding, context.channel.isActive else { return }
+        if held, !origin.isReleased {
+            context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(5)) {
+                self.sendHead(response, held: held, context: context)
+            }
+            return
+        }
         var headers = HTTPHeaders(response.headers)
         headers.replaceOrAdd(name: "Content-Length", value: String(response.body.count))
         let head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: response.status), headers: headers)

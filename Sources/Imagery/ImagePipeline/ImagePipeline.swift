@@ -81,4 +81,7 @@ public final class ImagePipeline: Sendable {
 
     /// How many decode and download jobs run now (for tests and diagnostics).
     public var activeJobCount: (decodes: Int, downloads: Int) { (imageJobs.jobCount, dataJobs.jobCount) }
+
+    /// How many downloads wait for a slot (for tests and diagnostics).
+    public var queuedDownloadCount: Int { downloads.pendingCount }
 }
