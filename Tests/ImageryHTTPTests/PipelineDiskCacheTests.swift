@@ -8,7 +8,8 @@ import Testing
 
 /// The pipeline with a disk cache against an origin that sends caching headers.
 /// Query parameters choose the headers: `cc` (Cache-Control), `etag`, `lm`
-/// (Last-Modified, seconds ago), `expires` (seconds from now), `age`, `vary`.
+/// (Last-Modified, seconds ago), `expires` (seconds from now), `age`, `vary`,
+/// `cc304` (the Cache-Control of a 304).
 /// The origin answers 304 when a validator matches, and 500 while `failing` is set.
 @Suite("Pipeline disk cache and HTTP semantics")
 struct PipelineDiskCacheTests {
@@ -29,7 +30,12 @@ struct PipelineDiskCacheTests {
             let etagMatches = query["etag"].map { request.headers["if-none-match"] == "\"\($0)\"" } ?? false
             let notModifiedSince = lastModified.map { request.headers["if-modified-since"] == $0 } ?? false
             if etagMatches || notModifiedSince {
-                return TestOrigin.Response(status: 304, headers: headers.filter { $0.0 != "Content-Type" })
+                var notModified = headers.filter { $0.0 != "Content-Type" }
+                if let refreshed = query["cc304"] {  // the 304 may bring new freshness
+                    notModified.removeAll { $0.0 == "Cache-Control" }
+                    notModified.append(("Cache-Control", refreshed))
+                }
+                return TestOrigin.Response(status: 304, headers: notModified)
             }
             return TestOrigin.Response(headers: headers, body: body)
         }
@@ -44,20 +50,16 @@ struct PipelineDiskCacheTests {
         return ImagePipeline(configuration: configuration)
     }
 
-    /// Loads `path` through two pipelines in a row (the second with empty memory) and
-    /// returns the origin's requests.
-    func twoLoads(_ path: String, policy: HTTPCachePolicy = .init(), between: (() async throws -> Void)? = nil) async throws -> [TestOrigin.Request] {
-        let origin = try await Self.origin()
+    /// A real origin, an HTTP loader and a disk cache in a temporary directory, all torn down after `body`.
+    func withOriginAndDisk(
+        failing: Flag = Flag(),
+        _ body: (TestOrigin, HTTPDataLoader, DiskCache, URL) async throws -> Void
+    ) async throws {
+        let origin = try await Self.origin(failing: failing)
         let loader = HTTPDataLoader()
         do {
             try await withTemporaryDirectory { directory in
-                let disk = try DiskCache(directory: directory)
-                let request = ImageRequest(url: origin.url(path))
-                #expect(try await Self.pipeline(loader, disk: disk, policy: policy).data(for: request).count == 112_525)
-                await disk.flush()
-                try await between?()
-                #expect(try await Self.pipeline(loader, disk: disk, policy: policy).data(for: request).count == 112_525)
-                await disk.flush()
+                try await body(origin, loader, try DiskCache(directory: directory.appendingPathComponent("cache")), directory)
             }
         } catch {
             try? await loader.shutdown()
@@ -66,7 +68,27 @@ struct PipelineDiskCacheTests {
         }
         try await loader.shutdown()
         try await origin.shutdown()
-        return origin.requests
+    }
+
+    /// Loads `path` through two pipelines in a row (the second with empty memory) and
+    /// returns the origin's requests.
+    func twoLoads(_ path: String, policy: HTTPCachePolicy = .init()) async throws -> [TestOrigin.Request] {
+        try await loads(2, path, policy: policy)
+    }
+
+    /// Loads `path` `count` times, each through a new pipeline (empty memory) on one disk cache.
+    func loads(_ count: Int, _ path: String, policy: HTTPCachePolicy = .init()) async throws -> [TestOrigin.Request] {
+        var requests: [TestOrigin.Request] = []
+        try await withOriginAndDisk { origin, loader, disk, _ in
+            let request = ImageRequest(url: origin.url(path))
+            for _ in 0..<count {
+                let data = try await Self.pipeline(loader, disk: disk, policy: policy).data(for: request)
+                #expect(data.count == 112_525)
+                await disk.flush()
+            }
+            requests = origin.requests
+        }
+        return requests
     }
 
     @Test func maxAgeServesAFreshEntryWithoutARequest() async throws {
@@ -122,31 +144,16 @@ struct PipelineDiskCacheTests {
     }
 
     @Test func a304RefreshesTheStoredFreshness() async throws {
-        let origin = try await Self.origin()
-        let loader = HTTPDataLoader()
-        try await withTemporaryDirectory { directory in
-            let disk = try DiskCache(directory: directory)
-            // First stale at once (max-age=0) with an ETag; the 304 brings max-age=600.
-            _ = try await Self.pipeline(loader, disk: disk).data(for: ImageRequest(url: origin.url("rocket.jpg?cc=max-age%3D0&etag=x")))
-            await disk.flush()
-            let key = ImageRequest(url: origin.url("rocket.jpg?cc=max-age%3D0&etag=x")).sourceKey.stringValue
-            var entry = try #require(await disk.entry(for: key))
-            #expect(entry.metadata.http?.headers["cache-control"] == "max-age=0")
-            // Simulate the origin now sending max-age=600 on its 304 by refreshing through the policy.
-            let notModified = HTTPResponseInfo(statusCode: 304, headers: ["Cache-Control": "max-age=600"], requestTime: Date(), responseTime: Date(), requestHeaders: [:])
-            entry.metadata = HTTPCachePolicy().refreshed(entry.metadata, notModified: notModified)
-            #expect(HTTPCachePolicy().evaluate(entry.metadata) == .fresh)
-        }
-        try await loader.shutdown()
-        try await origin.shutdown()
+        // Stale at once (max-age=0); the 304 that revalidates it says max-age=600,
+        // so a third load needs no request at all.
+        let requests = try await loads(3, "rocket.jpg?cc=max-age%3D0&etag=x&cc304=max-age%3D600")
+        #expect(requests.count == 2)
+        #expect(requests[1].headers["if-none-match"] == "\"x\"")
     }
 
     @Test func staleIfErrorServesTheStaleEntryWhenTheOriginFails() async throws {
         let failing = Flag()
-        let origin = try await Self.origin(failing: failing)
-        let loader = HTTPDataLoader()
-        try await withTemporaryDirectory { directory in
-            let disk = try DiskCache(directory: directory)
+        try await withOriginAndDisk(failing: failing) { origin, loader, disk, _ in
             let tolerant = ImageRequest(url: origin.url("rocket.jpg?cc=max-age%3D0%2C%20stale-if-error%3D600"))
             let strict = ImageRequest(url: origin.url("rocket.jpg?cc=max-age%3D0%2C%20must-revalidate"))
             _ = try await Self.pipeline(loader, disk: disk).data(for: tolerant)
@@ -158,14 +165,11 @@ struct PipelineDiskCacheTests {
                 try await Self.pipeline(loader, disk: disk).data(for: strict)
             }
         }
-        try await loader.shutdown()
-        try await origin.shutdown()
     }
 
     @Test func aSecondCacheOnTheSameDirectoryServesHitsWithoutNetwork() async throws {
-        let origin = try await Self.origin()
-        let loader = HTTPDataLoader()
-        try await withTemporaryDirectory { directory in
+        try await withOriginAndDisk { origin, loader, _, root in
+            let directory = root.appendingPathComponent("restart")
             let request = ImageRequest(url: origin.url("rocket.jpg?cc=max-age%3D600"), thumbnail: .init(width: 64, height: 64))
             do {
                 let disk = try DiskCache(directory: directory)
@@ -184,15 +188,10 @@ struct PipelineDiskCacheTests {
             #expect(origin.requestCount == 1)
             #expect(decoder.count == 1)
         }
-        try await loader.shutdown()
-        try await origin.shutdown()
     }
 
     @Test func aNewSizeOfAStoredOriginalNeedsNoDownload() async throws {
-        let origin = try await Self.origin()
-        let loader = HTTPDataLoader()
-        try await withTemporaryDirectory { directory in
-            let disk = try DiskCache(directory: directory)
+        try await withOriginAndDisk { origin, loader, disk, _ in
             let url = origin.url("rocket.jpg?cc=max-age%3D600")
             _ = try await Self.pipeline(loader, disk: disk).image(for: ImageRequest(url: url, thumbnail: .init(width: 64, height: 64)))
             await disk.flush()
@@ -200,15 +199,10 @@ struct PipelineDiskCacheTests {
             #expect((other.width, other.height) == (100, 50))
             #expect(origin.requestCount == 1)
         }
-        try await loader.shutdown()
-        try await origin.shutdown()
     }
 
     @Test func cacheOnlyAndReloadOptions() async throws {
-        let origin = try await Self.origin()
-        let loader = HTTPDataLoader()
-        try await withTemporaryDirectory { directory in
-            let disk = try DiskCache(directory: directory)
+        try await withOriginAndDisk { origin, loader, disk, _ in
             let pipeline = Self.pipeline(loader, disk: disk)
             var request = ImageRequest(url: origin.url("rocket.jpg?cc=max-age%3D600"))
             request.options = .returnCacheDataDontLoad
@@ -223,7 +217,5 @@ struct PipelineDiskCacheTests {
             _ = try await pipeline.data(for: request)
             #expect(origin.requestCount == 2)
         }
-        try await loader.shutdown()
-        try await origin.shutdown()
     }
 }

@@ -8,18 +8,12 @@ public func withTemporaryDirectory(_ body: (URL) async throws -> Void) async thr
     try await body(directory)
 }
 
-/// The sizes of a disk cache's entry files, whatever its index says, whatever the index says.
+/// The sizes of a disk cache's entry files, whatever its index says.
 public func blobFileSizes(in directory: URL) -> [Int] {
-    let blobs = directory.appendingPathComponent("blobs")
-    var sizes: [Int] = []
-    for folder in (try? FileManager.default.contentsOfDirectory(atPath: blobs.path)) ?? [] {
-        let folderURL = blobs.appendingPathComponent(folder)
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: folderURL.path)) ?? [] {
-            let attributes = try? FileManager.default.attributesOfItem(atPath: folderURL.appendingPathComponent(name).path)
-            sizes.append((attributes?[.size] as? NSNumber)?.intValue ?? -1)
-        }
+    blobFiles(in: directory).map { file in
+        let attributes = try? FileManager.default.attributesOfItem(atPath: file.path)
+        return (attributes?[.size] as? NSNumber)?.intValue ?? -1
     }
-    return sizes
 }
 
 /// The path of every entry file on disk.
