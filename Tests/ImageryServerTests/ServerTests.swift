@@ -223,8 +223,9 @@ struct ServerHostileSourceTests {
             #expect(statuses["bomb-header-65500x65500.jpg"] == 413)
             #expect(statuses["text-named.jpg"] == 415)
             #expect(statuses["png-named.jpg"] == 200)
-            // Decoding any bomb fully would take gigabytes; the whole run stays far below.
-            #expect(grown < 256 << 20, "resident memory grew by \(grown >> 20) MiB")
+            // Decoding any bomb would take 1.25 to 40 GB. Resident memory is the whole process's, and
+            // other suites run meanwhile (alone this test grows by ~30 MiB), so the bound is 1 GiB.
+            #expect(grown < 1 << 30, "resident memory grew by \(grown >> 20) MiB")
             print("corpus-bad through the proxy: \(statuses.sorted { $0.key < $1.key }), resident +\(grown >> 20) MiB")
         }
     }
