@@ -38,7 +38,9 @@ final class ImageService: Sendable {
         loader = HTTPDataLoader(configuration: loaderConfiguration)
 
         var pipelineConfiguration = ImagePipeline.Configuration(
-            decoder: VipsImageDecoder(maximumPixels: configuration.maximumSourcePixels), dataLoader: loader
+            // Strict: a truncated source is a 422, never a half-grey image cached and served for a day.
+            decoder: VipsImageDecoder(maximumPixels: configuration.maximumSourcePixels, rejectsTruncatedData: true),
+            dataLoader: loader
         )
         // Memory tiers ignore HTTP freshness: a short TTL bounds how long an origin change goes unseen.
         let quarter = configuration.memoryLimit / 4

@@ -15,14 +15,20 @@ public struct VipsImageDecoder: ImageDecoding {
     public var maximumPixels: Int
     /// The largest thumbnail side, in pixels; default 16 384.
     public var maximumThumbnailSide: Int
+    /// Whether truncated or corrupt image data is an error (``ImageDecodingError/corrupt(format:reason:)``)
+    /// rather than decoded as far as it goes, the rest left grey. Default `false`, as viewers
+    /// do; a proxy that caches and serves its output should set it.
+    public var rejectsTruncatedData: Bool
 
     /// A decoder with limits.
     /// - Parameters:
     ///   - maximumPixels: The most pixels a source may declare; default 100 MP.
     ///   - maximumThumbnailSide: The largest thumbnail width or height; default 16 384.
-    public init(maximumPixels: Int = 100_000_000, maximumThumbnailSide: Int = 16_384) {
+    ///   - rejectsTruncatedData: Whether truncated or corrupt data is an error; default `false`.
+    public init(maximumPixels: Int = 100_000_000, maximumThumbnailSide: Int = 16_384, rejectsTruncatedData: Bool = false) {
         self.maximumPixels = maximumPixels
         self.maximumThumbnailSide = maximumThumbnailSide
+        self.rejectsTruncatedData = rejectsTruncatedData
     }
 
     public func decode(_ data: Data, thumbnail: ImageRequest.Thumbnail?) throws -> Image {
@@ -59,7 +65,7 @@ public struct VipsImageDecoder: ImageDecoding {
             _ = Vips.takeError()
             throw ImageDecodingError.unsupportedFormat
         }
-        guard let header = imagery_vips_open_buffer(base, count) else { throw VipsError(message: Vips.takeError()) }
+        guard let header = imagery_vips_open_buffer(base, count, 0) else { throw VipsError(message: Vips.takeError()) }
         defer { imagery_vips_unref(header) }
         let width = Int(vips_image_get_width(header))
         let height = Int(vips_image_get_height(header))
@@ -80,7 +86,7 @@ public struct VipsImageDecoder: ImageDecoding {
         }
         var output: UnsafeMutablePointer<VipsImage>?
         let status = imagery_vips_thumbnail(
-            base, count, &output, Int32(thumbnail.width), Int32(thumbnail.height), size, crop
+            base, count, &output, Int32(thumbnail.width), Int32(thumbnail.height), size, crop, rejectsTruncatedData ? 1 : 0
         )
         guard status == 0, var image = output else { throw VipsError(message: Vips.takeError()) }
         if thumbnail.fit == .contain {
@@ -92,7 +98,9 @@ public struct VipsImageDecoder: ImageDecoding {
     }
 
     private func decodeFullSize(_ base: UnsafeRawPointer, _ count: Int) throws -> UnsafeMutablePointer<VipsImage> {
-        guard let image = imagery_vips_open_buffer(base, count) else { throw VipsError(message: Vips.takeError()) }
+        guard let image = imagery_vips_open_buffer(base, count, rejectsTruncatedData ? 1 : 0) else {
+            throw VipsError(message: Vips.takeError())
+        }
         return try Vips.apply(image) { imagery_vips_autorot($0, $1) }
     }
 

@@ -223,6 +223,9 @@ struct ServerHostileSourceTests {
             #expect(statuses["bomb-header-65500x65500.jpg"] == 413)
             #expect(statuses["text-named.jpg"] == 415)
             #expect(statuses["png-named.jpg"] == 200)
+            for name in ["truncated-half.jpg", "truncated-half.png", "truncated-header.jpg", "corrupt-dht.jpg"] {
+                #expect(statuses[name] == 422, "\(name)")
+            }
             // Decoding any bomb would take 1.25 to 40 GB. Resident memory is the whole process's, and
             // other suites run meanwhile (alone this test grows by ~30 MiB), so the bound is 1 GiB.
             #expect(grown < 1 << 30, "resident memory grew by \(grown >> 20) MiB")
