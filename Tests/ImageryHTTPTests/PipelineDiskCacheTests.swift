@@ -201,6 +201,33 @@ struct PipelineDiskCacheTests {
         }
     }
 
+    @Test func bytesThatAreNoImageDoNotStayCached() async throws {
+        let fixed = Flag()
+        let body = try Fixtures.data("rocket.jpg")
+        let origin = try await TestOrigin.start { _ in
+            // First an error page sent with 200 and a long max-age, then the real image.
+            fixed.isSet
+                ? TestOrigin.Response(headers: [("Cache-Control", "max-age=600")], body: body)
+                : TestOrigin.Response(headers: [("Cache-Control", "max-age=600")], body: Data("<html>oops</html>".utf8))
+        }
+        let loader = HTTPDataLoader()
+        try await withTemporaryDirectory { directory in
+            let disk = try DiskCache(directory: directory)
+            let request = ImageRequest(url: origin.url("photo.jpg"), thumbnail: .init(width: 32, height: 32))
+            await #expect(throws: ImageDecodingError.unsupportedFormat) {
+                try await Self.pipeline(loader, disk: disk).image(for: request)
+            }
+            await disk.flush()
+            #expect(await disk.entry(for: request.sourceKey.stringValue) == nil)
+            fixed.set()
+            let image = try await Self.pipeline(loader, disk: disk).image(for: request)
+            #expect(image.width == 32)
+            #expect(origin.requestCount == 2)
+        }
+        try await loader.shutdown()
+        try await origin.shutdown()
+    }
+
     @Test func cacheOnlyAndReloadOptions() async throws {
         try await withOriginAndDisk { origin, loader, disk, _ in
             let pipeline = Self.pipeline(loader, disk: disk)

@@ -19,11 +19,25 @@ extension ImagePipeline {
             let entry = try await loadData(request, priority: job.priority, progress: job.reportProgress)
             let decoder = configuration.decoder
             let thumbnail = request.thumbnail
-            let image = try await decodingPool.run { try decoder.decode(entry.data, thumbnail: thumbnail) }
+            let image: Image
+            do {
+                image = try await decodingPool.run { try decoder.decode(entry.data, thumbnail: thumbnail) }
+            } catch let error as ImageDecodingError {
+                // Bytes that are no image (an error page sent with 200, a truncated file) must not
+                // stay cached: the next request asks the origin again.
+                await forgetSource(of: request)
+                throw error
+            }
             remember(image, for: request)
             storeVariant(image, for: request, source: entry.metadata)
             return image
         }
+    }
+
+    private func forgetSource(of request: ImageRequest) async {
+        let key = request.sourceKey.stringValue
+        await configuration.dataCache?.remove(for: key)
+        await configuration.diskCache?.remove(for: key)
     }
 
     private func remember(_ image: Image, for request: ImageRequest) {
