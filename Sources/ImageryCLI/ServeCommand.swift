@@ -14,23 +14,26 @@ struct ServeCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "The address to listen on.")
-    var host = "127.0.0.1"
+    @Option(help: "A JSON configuration file (keys: the ServerConfiguration property names); options given here override it.")
+    var config: String?
 
-    @Option(help: "The port to listen on.")
-    var port = 8080
+    @Option(help: "The address to listen on (default 127.0.0.1).")
+    var host: String?
 
-    @Option(help: "The disk cache directory.")
-    var cacheDir = ".imagery-cache"
+    @Option(help: "The port to listen on (default 8080).")
+    var port: Int?
+
+    @Option(help: "The disk cache directory (default .imagery-cache).")
+    var cacheDir: String?
 
     @Flag(help: "Run without a disk cache.")
     var noDiskCache = false
 
-    @Option(help: "Memory for cached responses and images: bytes, or with K, M, G (e.g. 256M).")
-    var memoryLimit = "256M"
+    @Option(help: "Memory for cached responses and images: bytes, or with K, M, G (default 256M).")
+    var memoryLimit: String?
 
-    @Option(help: "Disk cache size: bytes, or with K, M, G (e.g. 2G).")
-    var diskLimit = "2G"
+    @Option(help: "Disk cache size: bytes, or with K, M, G (default 2G).")
+    var diskLimit: String?
 
     @Option(name: .customLong("allow-host"), help: "Only fetch from this host (repeatable; *.example.com for subdomains).")
     var allowedHosts: [String] = []
@@ -41,23 +44,32 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Require every /image query to be signed: &sig=base64url(HMAC-SHA256(key, query before &sig=)). Default: $IMAGERY_SIGNING_KEY if set.")
     var signingKey: String?
 
-    @Option(help: "Cache-Control max-age of image responses, in seconds.")
-    var maxAge = 86_400
+    @Option(help: "Cache-Control max-age of image responses, in seconds (default 86400).")
+    var maxAge: Int?
 
     func run() async throws {
-        guard let memory = parseBytes(memoryLimit), let disk = parseBytes(diskLimit) else {
-            throw ValidationError("--memory-limit and --disk-limit take a byte count such as 268435456, 256M or 2G")
+        var configuration: ServerConfiguration
+        do {
+            configuration = try config.map { try ServerConfiguration(contentsOf: URL(fileURLWithPath: $0)) } ?? ServerConfiguration()
+        } catch {
+            throw CommandFailure(message: "\(error)")
         }
-        var configuration = ServerConfiguration()
-        configuration.host = host
-        configuration.port = port
-        configuration.cacheDirectory = noDiskCache ? nil : URL(fileURLWithPath: cacheDir)
-        configuration.memoryLimit = memory
-        configuration.diskLimit = disk
-        configuration.allowedHosts = allowedHosts
-        configuration.privateNetworkHosts = privateNetworkHosts
-        configuration.responseMaxAge = maxAge
-        configuration.signingKey = signingKey ?? ProcessInfo.processInfo.environment["IMAGERY_SIGNING_KEY"]
+        if let host { configuration.host = host }
+        if let port { configuration.port = port }
+        if let cacheDir { configuration.cacheDirectory = URL(fileURLWithPath: cacheDir) }
+        if noDiskCache { configuration.cacheDirectory = nil }
+        if let memoryLimit {
+            guard let bytes = parseBytes(memoryLimit) else { throw ValidationError("--memory-limit takes a byte count such as 268435456 or 256M") }
+            configuration.memoryLimit = bytes
+        }
+        if let diskLimit {
+            guard let bytes = parseBytes(diskLimit) else { throw ValidationError("--disk-limit takes a byte count such as 2147483648 or 2G") }
+            configuration.diskLimit = bytes
+        }
+        if !allowedHosts.isEmpty { configuration.allowedHosts = allowedHosts }
+        if !privateNetworkHosts.isEmpty { configuration.privateNetworkHosts = privateNetworkHosts }
+        if let maxAge { configuration.responseMaxAge = maxAge }
+        if let key = signingKey ?? ProcessInfo.processInfo.environment["IMAGERY_SIGNING_KEY"] { configuration.signingKey = key }
         let application: any ApplicationProtocol
         do {
             application = try buildApplication(configuration: configuration)

@@ -84,3 +84,34 @@ struct SignatureTests {
         #expect(!signer.isValid(rawQuery: ""))
     }
 }
+
+@Suite("Server configuration file")
+struct ServerConfigurationFileTests {
+    @Test func aFileOverridesTheDefaultsItNames() async throws {
+        try await withTemporaryDirectory { directory in
+            let file = directory.appendingPathComponent("imagery.json")
+            try Data(#"{"port": 9000, "allowedHosts": ["images.example.com"], "originTimeoutSeconds": 2.5, "signingKey": "k"}"#.utf8).write(to: file)
+            let configuration = try ServerConfiguration(contentsOf: file)
+            #expect(configuration.port == 9000)
+            #expect(configuration.allowedHosts == ["images.example.com"])
+            #expect(configuration.originTimeout == .milliseconds(2500))
+            #expect(configuration.signingKey == "k")
+            #expect(configuration.host == "127.0.0.1")  // untouched default
+            #expect(configuration.maximumSourcePixels == 100_000_000)
+        }
+    }
+
+    @Test func aBadFileIsAClearError() async throws {
+        try await withTemporaryDirectory { directory in
+            let file = directory.appendingPathComponent("bad.json")
+            try Data(#"{"port": "eighty"}"#.utf8).write(to: file)
+            #expect(throws: ConfigurationFileError.self) { try ServerConfiguration(contentsOf: file) }
+            do {
+                _ = try ServerConfiguration(contentsOf: file)
+            } catch {
+                #expect("\(error)".contains("port"))
+            }
+            #expect(throws: ConfigurationFileError.self) { try ServerConfiguration(contentsOf: directory.appendingPathComponent("missing.json")) }
+        }
+    }
+}
