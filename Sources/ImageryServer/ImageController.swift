@@ -32,13 +32,13 @@ struct ImageController: Sendable {
                 request.uri.queryParameters.map { (String($0.key), String($0.value)) }, uniquingKeysWith: { first, _ in first }
             )
             let parameters = try ImageParameters(query: query, maximumSide: service.configuration.maximumOutputSide)
-            let (image, negotiated) = try await service.encodedImage(for: parameters, accept: request.headers[.accept])
+            let image = try await service.encodedImage(for: parameters, accept: request.headers[.accept])
             var headers: HTTPFields = [
                 .eTag: image.etag,
                 .cacheControl: "public, max-age=\(service.configuration.responseMaxAge)",
                 .init("X-Content-Type-Options")!: "nosniff",
             ]
-            if negotiated { headers[.vary] = "Accept" }
+            if parameters.isNegotiated { headers[.vary] = "Accept" }
             if let ifNoneMatch = request.headers[.ifNoneMatch], Self.matches(ifNoneMatch, image.etag) {
                 return Response(status: .notModified, headers: headers)
             }

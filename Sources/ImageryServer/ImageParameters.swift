@@ -52,19 +52,45 @@ struct ImageParameters: Sendable, Hashable {
         }
     }
 
-    /// The output format: the one asked for; else WebP or AVIF when `Accept` allows,
-    /// else the source's (PNG for GIF and HEIC sources). The flag says whether `Accept` decided.
-    func outputFormat(accept: String?, source: ImageFormat) -> (format: ImageFormat, negotiated: Bool) {
-        if let format { return (format, false) }
-        let accept = accept?.lowercased() ?? ""
-        if accept.contains("image/webp") { return (.webp, true) }
-        if accept.contains("image/avif") { return (.avif, true) }
-        switch source {
-        case .jpeg, .png, .webp: return (source, true)
-        case .avif: return (.jpeg, true)
-        case .gif, .heic: return (.png, true)
+    /// What the response will be encoded as, decided before any image is loaded:
+    /// a format, or "whatever the source is" (known only once decoded).
+    enum OutputChoice: Hashable, Sendable {
+        case format(ImageFormat)
+        case sourceFormat
+
+        /// The format to encode for a source of `source`'s format
+        /// (the source's own, but JPEG for AVIF and PNG for GIF and HEIC).
+        func resolved(source: ImageFormat) -> ImageFormat {
+            switch self {
+            case .format(let format): format
+            case .sourceFormat:
+                switch source {
+                case .jpeg, .png, .webp: source
+                case .avif: .jpeg
+                case .gif, .heic: .png
+                }
+            }
+        }
+
+        var cacheToken: String {
+            switch self {
+            case .format(let format): format.rawValue
+            case .sourceFormat: "source"
+            }
         }
     }
+
+    /// The format asked for; else WebP or AVIF when `Accept` allows; else the source's.
+    func outputChoice(accept: String?) -> OutputChoice {
+        if let format { return .format(format) }
+        let accept = accept?.lowercased() ?? ""
+        if accept.contains("image/webp") { return .format(.webp) }
+        if accept.contains("image/avif") { return .format(.avif) }
+        return .sourceFormat
+    }
+
+    /// Whether the response depends on `Accept` (no `format` parameter): `Vary: Accept`.
+    var isNegotiated: Bool { format == nil }
 
     private static func integer(_ query: [String: String], _ name: String, in range: ClosedRange<Int>) throws -> Int? {
         guard let text = query[name] else { return nil }

@@ -56,12 +56,18 @@ final class ImageService: Sendable {
         responses = MemoryCache(costLimit: configuration.memoryLimit / 2, ttl: 300)
     }
 
-    func encodedImage(for parameters: ImageParameters, accept: String?) async throws -> (EncodedImage, negotiated: Bool) {
+    /// The encoded response for `parameters`. A response already in memory is answered
+    /// without touching the pipeline (the cache key holds the output choice, not the format
+    /// it resolved to, so no decode is needed to find it).
+    func encodedImage(for parameters: ImageParameters, accept: String?) async throws -> EncodedImage {
         let request = ImageRequest(url: parameters.url, thumbnail: parameters.thumbnail(maximumSide: configuration.maximumOutputSide))
+        let choice = parameters.outputChoice(accept: accept)
+        let key = "\(request.imageKey.stringValue)|\(choice.cacheToken)|\(parameters.quality.map(String.init) ?? "")"
+        if let cached = responses[key] { return cached }
+        // Loaded in the request's own task, so cancelling the request cancels the load
+        // (the pipeline shares it between identical requests).
         let image = try await pipeline.image(for: request)
-        let (format, negotiated) = parameters.outputFormat(accept: accept, source: image.sourceFormat)
-        let key = "\(request.imageKey.stringValue)|\(format.rawValue)|\(parameters.quality.map(String.init) ?? "")"
-        if let cached = responses[key] { return (cached, negotiated) }
+        let format = choice.resolved(source: image.sourceFormat)
         let encoder = self.encoder
         let quality = parameters.quality
         let pool = encodingPool
@@ -70,7 +76,7 @@ final class ImageService: Sendable {
             return EncodedImage(data: data, format: format, etag: Self.etag(of: data))
         }
         responses[key] = encoded
-        return (encoded, negotiated)
+        return encoded
     }
 
     /// Entries and bytes of encoded responses held in memory.
