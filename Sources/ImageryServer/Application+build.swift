@@ -9,15 +9,15 @@ public func buildApplication(
     configuration: ServerConfiguration,
     logger: Logger = Logger(label: "imagery.server")
 ) throws -> some ApplicationProtocol {
-    let service = try ImageService(configuration: configuration)
-    let metrics = ServerMetrics(service: service)
+    let metrics = ServerMetrics()
+    let service = try ImageService(configuration: configuration, observer: metrics)
     let router = Router()
     router.middlewares.add(RequestObservationMiddleware(metrics: metrics))
     ImageController(service: service).addRoutes(to: router)
     router.get("metrics") { _, _ -> Response in
         Response(
             status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-            body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.exposition()))
+            body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.exposition(of: service)))
         )
     }
     var application = Application(

@@ -27,7 +27,10 @@ final class ImageService: Sendable {
     private let encoder = VipsImageEncoder()
     private let encodes = InFlight<EncodedImage>()
 
-    init(configuration: ServerConfiguration) throws {
+    private let metrics: ServerMetrics?
+
+    init(configuration: ServerConfiguration, observer metrics: ServerMetrics? = nil) throws {
+        self.metrics = metrics
         self.configuration = configuration
         let sourceGuard = SourceGuard(allowedHosts: configuration.allowedHosts, privateNetworkHosts: configuration.privateNetworkHosts)
         var loaderConfiguration = HTTPDataLoader.Configuration()
@@ -47,6 +50,7 @@ final class ImageService: Sendable {
         pipelineConfiguration.imageCache = MemoryCache<ImageCacheKey, Image>(costLimit: quarter, ttl: 300)
         pipelineConfiguration.dataCache = MemoryCache<String, CacheEntry>(costLimit: quarter, ttl: 300)
         pipelineConfiguration.maximumConcurrentDownloads = configuration.maximumConcurrentFetches
+        pipelineConfiguration.observer = metrics
         diskCache = try configuration.cacheDirectory.map { try DiskCache(directory: $0, sizeLimit: configuration.diskLimit) }
         if let diskCache {
             pipelineConfiguration.diskCache = diskCache
@@ -63,7 +67,9 @@ final class ImageService: Sendable {
         let request = ImageRequest(url: parameters.url, thumbnail: parameters.thumbnail(maximumSide: configuration.maximumOutputSide))
         let choice = parameters.outputChoice(accept: accept)
         let key = "\(request.imageKey.stringValue)|\(choice.cacheToken)|\(parameters.quality.map(String.init) ?? "")"
-        if let cached = responses[key] { return cached }
+        let cached = responses[key]
+        metrics?.cacheLookup("response", hit: cached != nil)
+        if let cached { return cached }
         // Loaded in the request's own task, so cancelling the request cancels the load
         // (the pipeline shares it between identical requests).
         let image = try await pipeline.image(for: request)

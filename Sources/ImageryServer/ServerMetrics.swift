@@ -1,42 +1,89 @@
 import Foundation
 import Hummingbird
+import Imagery
 import Logging
 import Metrics
 import Prometheus
 import Synchronization
 
 /// The proxy's metrics, in Prometheus text format at `GET /metrics`: requests by
-/// status, request durations, requests in flight, and the caches' counters.
+/// route and status, request durations, requests in flight; cache lookups per tier
+/// (hit or miss); origin fetch and decode durations; bytes fetched and sent; and
+/// the caches' sizes. It observes the pipeline (``ImagePipelineObserver``).
 /// Each application has its own registry (no global bootstrap), so tests can
 /// build many applications in one process.
-final class ServerMetrics: Sendable {
+final class ServerMetrics: ImagePipelineObserver {
     let registry = PrometheusCollectorRegistry()
     private let factory: PrometheusMetricsFactory
     private let duration: Metrics.Timer
     private let inFlight: Metrics.Gauge
     private let inFlightCount = Atomic<Int>(0)
-    private let service: ImageService
+    private let lookups: [String: (hit: Metrics.Counter, miss: Metrics.Counter)]
+    private let fetchDurations: (ok: Metrics.Timer, notModified: Metrics.Timer, error: Metrics.Timer)
+    private let decodeDurations: (ok: Metrics.Timer, error: Metrics.Timer)
+    private let originBytes: Metrics.Counter
+    private let responseBytes: Metrics.Counter
 
-    init(service: ImageService) {
-        self.service = service
-        factory = PrometheusMetricsFactory(registry: registry)
+    init() {
+        let factory = PrometheusMetricsFactory(registry: registry)
+        self.factory = factory
         duration = Metrics.Timer(label: "imagery_request_duration_seconds", factory: factory)
         inFlight = Metrics.Gauge(label: "imagery_requests_in_flight", factory: factory)
+        let tiers = ImagePipelineEvent.CacheTier.allCases.map(\.rawValue) + ["response"]
+        lookups = Dictionary(uniqueKeysWithValues: tiers.map { tier in
+            let counter = { (result: String) in
+                Metrics.Counter(label: "imagery_cache_lookups_total", dimensions: [("tier", tier), ("result", result)], factory: factory)
+            }
+            return (tier, (counter("hit"), counter("miss")))
+        })
+        let fetch = { (result: String) in
+            Metrics.Timer(label: "imagery_origin_fetch_duration_seconds", dimensions: [("result", result)], factory: factory)
+        }
+        fetchDurations = (fetch("ok"), fetch("not_modified"), fetch("error"))
+        let decode = { (result: String) in
+            Metrics.Timer(label: "imagery_decode_duration_seconds", dimensions: [("result", result)], factory: factory)
+        }
+        decodeDurations = (decode("ok"), decode("error"))
+        originBytes = Metrics.Counter(label: "imagery_origin_bytes_total", factory: factory)
+        responseBytes = Metrics.Counter(label: "imagery_response_bytes_total", factory: factory)
+    }
+
+    func pipeline(_ pipeline: ImagePipeline, didRecord event: ImagePipelineEvent) {
+        switch event {
+        case .cacheLookup(let tier, let hit):
+            cacheLookup(tier.rawValue, hit: hit)
+        case .fetched(let duration, let bytes, let notModified):
+            (notModified ? fetchDurations.notModified : fetchDurations.ok).record(duration)
+            originBytes.increment(by: Int64(bytes))
+        case .fetchFailed(let duration):
+            fetchDurations.error.record(duration)
+        case .decoded(let duration, _, _):
+            decodeDurations.ok.record(duration)
+        case .decodeFailed(let duration):
+            decodeDurations.error.record(duration)
+        }
+    }
+
+    /// A lookup in `tier` (a pipeline tier, or `response`: encoded responses in memory).
+    func cacheLookup(_ tier: String, hit: Bool) {
+        guard let counters = lookups[tier] else { return }
+        (hit ? counters.hit : counters.miss).increment()
     }
 
     func requestStarted() {
         inFlight.record(inFlightCount.add(1, ordering: .relaxed).newValue)
     }
 
-    func requestFinished(path: String, status: Int, after elapsed: Duration) {
+    func requestFinished(path: String, status: Int, bytesSent: Int, after elapsed: Duration) {
         inFlight.record(inFlightCount.subtract(1, ordering: .relaxed).newValue)
-        let route = ["/image", "/health", "/metrics"].contains(path) ? path : "other"
+        let route = ["/image", "/health", "/metrics", "/", "/files"].contains(path) ? path : (path.hasPrefix("/files/") ? "/files" : "other")
         Metrics.Counter(label: "imagery_requests_total", dimensions: [("route", route), ("status", String(status))], factory: factory).increment()
-        duration.recordNanoseconds(elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000)
+        duration.record(elapsed)
+        if route == "/image" { responseBytes.increment(by: Int64(bytesSent)) }
     }
 
-    /// The Prometheus exposition, with cache counters read now.
-    func exposition() -> String {
+    /// The Prometheus exposition, with the gauges of `service` read now.
+    func exposition(of service: ImageService) -> String {
         if let disk = service.diskCache {
             let stats = disk.stats
             for (name, value) in [
@@ -50,9 +97,18 @@ final class ServerMetrics: Sendable {
         let responses = service.responseCacheUsage
         Metrics.Gauge(label: "imagery_response_cache_entries", factory: factory).record(responses.count)
         Metrics.Gauge(label: "imagery_response_cache_bytes", factory: factory).record(responses.bytes)
+        Metrics.Gauge(label: "imagery_origin_fetches_in_flight", factory: factory).record(service.pipeline.runningDownloadCount)
+        Metrics.Gauge(label: "imagery_origin_fetches_queued", factory: factory).record(service.pipeline.queuedDownloadCount)
         var buffer: [UInt8] = []
         registry.emit(into: &buffer)
         return String(decoding: buffer, as: UTF8.self)
+    }
+}
+
+extension Metrics.Timer {
+    func record(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        recordNanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
     }
 }
 
@@ -64,27 +120,25 @@ struct RequestObservationMiddleware: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
         metrics.requestStarted()
-        let status: Int
-        let response: Response
         do {
-            response = try await next(request, context)
-            status = Int(response.status.code)
+            let response = try await next(request, context)
+            finish(request, context: context, status: Int(response.status.code), bytes: response.body.contentLength ?? 0, start: start)
+            return response
         } catch {
-            status = (error as? any HTTPResponseError).map { Int($0.status.code) } ?? 500
-            finish(request, context: context, status: status, start: start)
+            let status = (error as? any HTTPResponseError).map { Int($0.status.code) } ?? 500
+            finish(request, context: context, status: status, bytes: 0, start: start)
             throw error
         }
-        finish(request, context: context, status: status, start: start)
-        return response
     }
 
-    private func finish(_ request: Request, context: Context, status: Int, start: ContinuousClock.Instant) {
+    private func finish(_ request: Request, context: Context, status: Int, bytes: Int, start: ContinuousClock.Instant) {
         let elapsed = ContinuousClock.now - start
-        metrics.requestFinished(path: request.uri.path, status: status, after: elapsed)
-        let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        metrics.requestFinished(path: request.uri.path, status: status, bytesSent: bytes, after: elapsed)
+        // Milliseconds with one decimal, without String(format:) (slow on Linux).
+        let tenths = elapsed.components.seconds * 10_000 + elapsed.components.attoseconds / 100_000_000_000_000
         context.logger.info("request", metadata: [
             "method": "\(request.method)", "path": "\(request.uri.path)", "status": "\(status)",
-            "ms": "\(String(format: "%.1f", milliseconds))",
+            "ms": "\(tenths / 10).\(tenths % 10)", "bytes": "\(bytes)",
         ])
     }
 }

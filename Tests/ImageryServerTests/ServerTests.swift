@@ -194,6 +194,58 @@ struct ServerMetricsTests {
             }
         }
     }
+
+    /// Lookups per tier, origin fetch and decode durations, bytes: each request below
+    /// takes a known path through the tiers, and the counters must say exactly that.
+    @Test func metricsFollowEachRequestThroughTheCacheTiers() async throws {
+        try await withTemporaryDirectory { directory in
+            try await withServer(configure: { $0.cacheDirectory = directory }) { client, origin in
+                var sent = 0
+                // 1: nothing cached: every tier misses, one fetch, one decode.
+                try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=32"), method: .get) { sent += $0.data.count }
+                // 2: the same response again, from the response cache.
+                try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=32"), method: .get) { sent += $0.data.count }
+                // 3: a new size: the original is in memory, one more decode.
+                try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=48"), method: .get) { sent += $0.data.count }
+                // 4: not an image: fetched, then the decode fails.
+                try await client.execute(uri: imageURI(origin, "README.md", "w=48"), method: .get) {
+                    #expect($0.status == .unsupportedMediaType)
+                    sent += $0.data.count  // error bodies count as bytes sent too
+                }
+                let metrics = try await client.execute(uri: "/metrics", method: .get) { Metric.parse(String(buffer: $0.body)) }
+                let lookups = { (tier: String, result: String) in
+                    metrics[#"imagery_cache_lookups_total{tier="\#(tier)",result="\#(result)"}"#] ?? 0
+                }
+                #expect(lookups("response", "hit") == 1)
+                #expect(lookups("response", "miss") == 3)
+                #expect(lookups("memory_image", "miss") == 3)
+                #expect(lookups("disk_variant", "miss") == 3)
+                #expect(lookups("memory_data", "hit") == 1)
+                #expect(lookups("memory_data", "miss") == 2)
+                #expect(lookups("disk_data", "miss") == 2)
+                #expect(metrics[#"imagery_origin_fetch_duration_seconds_count{result="ok"}"#] == 2)
+                #expect(metrics[#"imagery_decode_duration_seconds_count{result="ok"}"#] == 2)
+                #expect(metrics[#"imagery_decode_duration_seconds_count{result="error"}"#] == 1)
+                let originBytes = try Fixtures.data("rocket.jpg").count + Fixtures.data("README.md").count
+                #expect(metrics["imagery_origin_bytes_total"] == Double(originBytes))
+                #expect(metrics["imagery_response_bytes_total"] == Double(sent))
+                #expect((metrics[#"imagery_origin_fetch_duration_seconds_sum{result="ok"}"#] ?? 0) > 0)
+                #expect(metrics["imagery_origin_fetches_in_flight"] == 0)
+            }
+        }
+    }
+}
+
+/// Prometheus text exposition, as `name{labels}` → value.
+enum Metric {
+    static func parse(_ text: String) -> [String: Double] {
+        var values: [String: Double] = [:]
+        for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+            guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else { continue }
+            values[String(line[..<space])] = value
+        }
+        return values
+    }
 }
 
 /// Every hostile file of ../shared/corpus-bad through the proxy: a clear status for each,

@@ -31,6 +31,9 @@ extension ImagePipeline {
         /// How HTTP caching headers are honoured; default ``HTTPCachePolicy`` in ``HTTPCachePolicy/Mode/http`` mode.
         public var cachePolicy: HTTPCachePolicy
 
+        /// Told of cache lookups, origin fetches and decodes (for metrics); default `nil`.
+        public var observer: (any ImagePipelineObserver)?
+
         /// The most downloads that run at once; the rest wait by priority. Default 6.
         public var maximumConcurrentDownloads: Int
 
@@ -50,6 +53,7 @@ extension ImagePipeline {
             self.diskCache = nil
             self.encoder = nil
             self.cachePolicy = HTTPCachePolicy()
+            self.observer = nil
             self.maximumConcurrentDownloads = 6
             self.maximumConcurrentDecodes = max(1, ProcessInfo.processInfo.activeProcessorCount)
         }

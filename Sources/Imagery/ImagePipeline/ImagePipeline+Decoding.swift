@@ -9,7 +9,11 @@ extension ImagePipeline {
     ) async throws -> Image {
         let key = request.imageKey
         let readsMemory = !request.options.contains(.disableMemoryCacheReads)
-        if readsMemory, let image = configuration.imageCache?[key] { return image }
+        if readsMemory {
+            let cached = configuration.imageCache?[key]
+            if configuration.imageCache != nil { record(.cacheLookup(.memoryImage, hit: cached != nil)) }
+            if let cached { return cached }
+        }
         return try await imageJobs.value(for: key, priority: priority, progress: progress) { [self] job in
             if readsMemory, let image = configuration.imageCache?[key] { return image }
             if let image = try await storedVariant(for: request) {
@@ -17,11 +21,9 @@ extension ImagePipeline {
                 return image
             }
             let entry = try await loadData(request, priority: job.priority, progress: job.reportProgress)
-            let decoder = configuration.decoder
-            let thumbnail = request.thumbnail
             let image: Image
             do {
-                image = try await decodingPool.run { try decoder.decode(entry.data, thumbnail: thumbnail) }
+                image = try await decode(entry.data, thumbnail: request.thumbnail)
             } catch let error as ImageDecodingError {
                 // Bytes that are no image (an error page sent with 200, a truncated file) must not
                 // stay cached: the next request asks the origin again.
@@ -31,6 +33,24 @@ extension ImagePipeline {
             remember(image, for: request)
             storeVariant(image, for: request, source: entry.metadata)
             return image
+        }
+    }
+
+    /// Decodes on a decode thread (never the cooperative pool), reporting how long the decode itself took.
+    private func decode(_ data: Data, thumbnail: ImageRequest.Thumbnail?) async throws -> Image {
+        let decoder = configuration.decoder
+        let (result, duration) = try await decodingPool.run { () -> (Result<Image, any Error>, Duration) in
+            let start = ContinuousClock.now
+            let result = Result { try decoder.decode(data, thumbnail: thumbnail) }
+            return (result, ContinuousClock.now - start)
+        }
+        switch result {
+        case .success(let image):
+            record(.decoded(duration: duration, width: image.width, height: image.height))
+            return image
+        case .failure(let error):
+            record(.decodeFailed(duration: duration))
+            throw error
         }
     }
 
@@ -48,14 +68,16 @@ extension ImagePipeline {
     /// A fresh thumbnail stored on disk under the variant key, decoded.
     private func storedVariant(for request: ImageRequest) async throws -> Image? {
         guard request.thumbnail != nil, !request.options.contains(.disableDiskCacheReads),
-              let disk = configuration.diskCache,
-              let entry = await disk.entry(for: request.imageKey.stringValue)
+              let disk = configuration.diskCache
         else { return nil }
-        let usable = request.options.contains(.returnCacheDataDontLoad)
-            || configuration.cachePolicy.evaluate(entry.metadata, requestHeaders: request.headers) == .fresh
-        guard usable else { return nil }
-        let decoder = configuration.decoder
-        guard let variant = try? await decodingPool.run({ try decoder.decode(entry.data, thumbnail: nil) }) else {
+        let entry = await disk.entry(for: request.imageKey.stringValue)
+        let usable = entry.map {
+            request.options.contains(.returnCacheDataDontLoad)
+                || configuration.cachePolicy.evaluate($0.metadata, requestHeaders: request.headers) == .fresh
+        } ?? false
+        record(.cacheLookup(.diskVariant, hit: usable))
+        guard let entry, usable else { return nil }
+        guard let variant = try? await decode(entry.data, thumbnail: nil) else {
             await disk.remove(for: request.imageKey.stringValue)  // unreadable: forget it
             return nil
         }

@@ -12,9 +12,10 @@ extension ImagePipeline {
         progress: (@Sendable (TransferProgress) -> Void)?
     ) async throws -> CacheEntry {
         let key = request.sourceKey
-        if !request.options.contains(.disableMemoryCacheReads),
-           let entry = await configuration.dataCache?.entry(for: key.stringValue) {
-            return entry
+        if !request.options.contains(.disableMemoryCacheReads), let cache = configuration.dataCache {
+            let entry = await cache.entry(for: key.stringValue)
+            record(.cacheLookup(.memoryData, hit: entry != nil))
+            if let entry { return entry }
         }
         return try await dataJobs.value(for: key, priority: priority, progress: progress) { [self] job in
             try await fetchData(request, job: job)
@@ -26,17 +27,20 @@ extension ImagePipeline {
         let policy = configuration.cachePolicy
         var stale: CacheEntry?
         var conditionalHeaders: [String: String] = [:]
-        if !request.options.contains(.disableDiskCacheReads), let entry = await configuration.diskCache?.entry(for: key) {
-            switch policy.evaluate(entry.metadata, requestHeaders: request.headers) {
-            case .fresh:
-                await remember(entry, for: request)
-                return entry
-            case .stale(let headers):
+        if !request.options.contains(.disableDiskCacheReads), let disk = configuration.diskCache {
+            let entry = await disk.entry(for: key)
+            switch entry.map({ policy.evaluate($0.metadata, requestHeaders: request.headers) }) {
+            case .fresh?:
+                record(.cacheLookup(.diskData, hit: true))
+                await remember(entry!, for: request)
+                return entry!
+            case .stale(let headers)?:
                 stale = entry
                 conditionalHeaders = headers
-            case .mismatch:
+            case .mismatch?, nil:
                 break
             }
+            record(.cacheLookup(.diskData, hit: false))
         }
         if request.options.contains(.returnCacheDataDontLoad) {
             if let stale { return stale }
@@ -47,7 +51,16 @@ extension ImagePipeline {
         let response: DataResponse
         do {
             response = try await downloads.run(priority: job.priority) {
-                try await fetch(request, conditionalHeaders: conditionalHeaders, progress: job.reportProgress)
+                let start = ContinuousClock.now
+                do {
+                    let response = try await fetch(request, conditionalHeaders: conditionalHeaders, progress: job.reportProgress)
+                    let notModified = response.statusCode == 304
+                    record(.fetched(duration: ContinuousClock.now - start, bytes: response.data.count, notModified: notModified))
+                    return response
+                } catch {
+                    if !(error is CancellationError) { record(.fetchFailed(duration: ContinuousClock.now - start)) }
+                    throw error
+                }
             }
         } catch where !(error is CancellationError) {
             // The origin failed: a stale entry may stand in (stale-if-error).

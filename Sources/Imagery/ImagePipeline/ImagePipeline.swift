@@ -84,4 +84,7 @@ public final class ImagePipeline: Sendable {
 
     /// How many downloads wait for a slot (for tests and diagnostics).
     public var queuedDownloadCount: Int { downloads.pendingCount }
+
+    /// How many downloads run now (each holds one of ``Configuration/maximumConcurrentDownloads`` slots).
+    public var runningDownloadCount: Int { downloads.runningCount }
 }
