@@ -34,7 +34,7 @@ static inline int imagery_vips_start(int threads) {
 /// Opens an image lazily: reads the header only, decodes nothing until pixels
 /// are asked for. Random access, so that rotation can read rows out of order.
 static inline VipsImage *imagery_vips_open_buffer(const void *buffer, size_t length, int strict) {
-    return vips_image_new_from_buffer(buffer, length, strict ? "fail_on=truncated" : "",
+    return vips_image_new_from_buffer(buffer, length, strict ? "fail_on=warning" : "",
                                       "access", VIPS_ACCESS_RANDOM, NULL);
 }
 
@@ -48,12 +48,13 @@ static inline const char *imagery_vips_loader_name(const void *buffer, size_t le
 /// Decodes at a target size with shrink-on-load (JPEG DCT scaling, WebP
 /// scaling, ...), auto-rotating by EXIF orientation.
 /// `size` is a VipsSize, `crop` a VipsInteresting (VIPS_INTERESTING_NONE: no crop).
-/// `strict`: truncated or corrupt data is an error instead of a partly grey image.
+/// `strict`: any decoder warning (truncated or corrupt data, bad checksums) is an error
+/// instead of a partly grey or garbled image.
 static inline int imagery_vips_thumbnail(const void *buffer, size_t length, VipsImage **out,
                                          int width, int height, VipsSize size, VipsInteresting crop, int strict) {
     return vips_thumbnail_buffer((void *)buffer, length, out, width,
                                  "height", height, "size", size, "crop", crop,
-                                 "option_string", strict ? "fail_on=truncated" : "", NULL);
+                                 "option_string", strict ? "fail_on=warning" : "", NULL);
 }
 
 static inline int imagery_vips_autorot(VipsImage *in, VipsImage **out) {

@@ -41,8 +41,8 @@ final class ImageService: Sendable {
         loader = HTTPDataLoader(configuration: loaderConfiguration)
 
         var pipelineConfiguration = ImagePipeline.Configuration(
-            // Strict: a truncated source is a 422, never a half-grey image cached and served for a day.
-            decoder: VipsImageDecoder(maximumPixels: configuration.maximumSourcePixels, rejectsTruncatedData: true),
+            // Strict: a truncated or garbled source is a 422, never a half-grey image cached and served for a day.
+            decoder: VipsImageDecoder(maximumPixels: configuration.maximumSourcePixels, rejectsCorruptData: true),
             dataLoader: loader
         )
         // Memory tiers ignore HTTP freshness: a short TTL bounds how long an origin change goes unseen.

@@ -15,20 +15,23 @@ public struct VipsImageDecoder: ImageDecoding {
     public var maximumPixels: Int
     /// The largest thumbnail side, in pixels; default 16 384.
     public var maximumThumbnailSide: Int
-    /// Whether truncated or corrupt image data is an error (``ImageDecodingError/corrupt(format:reason:)``)
-    /// rather than decoded as far as it goes, the rest left grey. Default `false`, as viewers
-    /// do; a proxy that caches and serves its output should set it.
-    public var rejectsTruncatedData: Bool
+    /// Whether damaged image data is an error (``ImageDecodingError/corrupt(format:reason:)``)
+    /// rather than decoded as far as it goes: a truncated file (the rest left grey), garbled
+    /// compressed data (a garbage lower part), a bad checksum. Any warning of the format's
+    /// decoder counts (libvips `fail_on=warning`). Default `false`, as viewers do; a proxy
+    /// that caches and serves its output should set it. Every image of ../shared/corpus
+    /// decodes in this mode; every damaged one of ../shared/corpus-bad is refused.
+    public var rejectsCorruptData: Bool
 
     /// A decoder with limits.
     /// - Parameters:
     ///   - maximumPixels: The most pixels a source may declare; default 100 MP.
     ///   - maximumThumbnailSide: The largest thumbnail width or height; default 16 384.
-    ///   - rejectsTruncatedData: Whether truncated or corrupt data is an error; default `false`.
-    public init(maximumPixels: Int = 100_000_000, maximumThumbnailSide: Int = 16_384, rejectsTruncatedData: Bool = false) {
+    ///   - rejectsCorruptData: Whether truncated or corrupt data is an error; default `false`.
+    public init(maximumPixels: Int = 100_000_000, maximumThumbnailSide: Int = 16_384, rejectsCorruptData: Bool = false) {
         self.maximumPixels = maximumPixels
         self.maximumThumbnailSide = maximumThumbnailSide
-        self.rejectsTruncatedData = rejectsTruncatedData
+        self.rejectsCorruptData = rejectsCorruptData
     }
 
     public func decode(_ data: Data, thumbnail: ImageRequest.Thumbnail?) throws -> Image {
@@ -86,7 +89,7 @@ public struct VipsImageDecoder: ImageDecoding {
         }
         var output: UnsafeMutablePointer<VipsImage>?
         let status = imagery_vips_thumbnail(
-            base, count, &output, Int32(thumbnail.width), Int32(thumbnail.height), size, crop, rejectsTruncatedData ? 1 : 0
+            base, count, &output, Int32(thumbnail.width), Int32(thumbnail.height), size, crop, rejectsCorruptData ? 1 : 0
         )
         guard status == 0, var image = output else { throw VipsError(message: Vips.takeError()) }
         if thumbnail.fit == .contain {
@@ -98,7 +101,7 @@ public struct VipsImageDecoder: ImageDecoding {
     }
 
     private func decodeFullSize(_ base: UnsafeRawPointer, _ count: Int) throws -> UnsafeMutablePointer<VipsImage> {
-        guard let image = imagery_vips_open_buffer(base, count, rejectsTruncatedData ? 1 : 0) else {
+        guard let image = imagery_vips_open_buffer(base, count, rejectsCorruptData ? 1 : 0) else {
             throw VipsError(message: Vips.takeError())
         }
         return try Vips.apply(image) { imagery_vips_autorot($0, $1) }
