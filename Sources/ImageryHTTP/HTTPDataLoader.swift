@@ -30,8 +30,15 @@ public final class HTTPDataLoader: DataLoading {
         /// The `User-Agent` header; default `"Imagery"`.
         public var userAgent: String = "Imagery"
         /// Called with the first URL and every redirect target before it is requested;
-        /// throw to refuse it. Default: accepts every URL.
-        public var validateURL: @Sendable (URL) async throws -> Void = { _ in }
+        /// throw to refuse it. Default: accepts every URL, connecting by name.
+        ///
+        /// It may return the address (an IP literal) it checked, to connect to instead of
+        /// resolving the name again. For `http` the loader then connects to that address and
+        /// sends the name in `Host`, so a DNS answer that changes between the check and the
+        /// connection (DNS rebinding) cannot move the request. `https` always connects by name:
+        /// the server must present a certificate for the name, which an address it was
+        /// rebound to cannot. Return `nil` to connect by name.
+        public var validateURL: @Sendable (URL) async throws -> String? = { _ in nil }
 
         /// The default configuration.
         public init() {}
@@ -77,8 +84,8 @@ public final class HTTPDataLoader: DataLoading {
                 throw DataLoadingError.unsupportedScheme(current.scheme ?? "")
             }
             guard current.host?.isEmpty == false else { throw DataLoadingError.invalidURL(current.absoluteString) }
-            try await configuration.validateURL(current)
-            switch try await fetch(current, headers: request.headers, deadline: deadline, progress: progress) {
+            let address = try await configuration.validateURL(current)
+            switch try await fetch(current, connectingTo: address, headers: request.headers, deadline: deadline, progress: progress) {
             case .response(let response): return response
             case .redirect(let next): current = next
             }
@@ -92,9 +99,16 @@ public final class HTTPDataLoader: DataLoading {
     }
 
     private func fetch(
-        _ url: URL, headers: [String: String], deadline: NIODeadline, progress: @Sendable (TransferProgress) -> Void
+        _ url: URL, connectingTo address: String?, headers: [String: String], deadline: NIODeadline,
+        progress: @Sendable (TransferProgress) -> Void
     ) async throws -> Outcome {
-        var request = HTTPClientRequest(url: url.absoluteString)
+        var request: HTTPClientRequest
+        if let address, url.scheme?.lowercased() == "http", let pinned = Self.url(url, withHost: address), let host = url.host {
+            request = HTTPClientRequest(url: pinned.absoluteString)
+            request.headers.add(name: "Host", value: url.port.map { "\(host):\($0)" } ?? host)
+        } else {
+            request = HTTPClientRequest(url: url.absoluteString)
+        }
         request.headers.add(name: "User-Agent", value: configuration.userAgent)
         if !headers.keys.contains(where: { $0.lowercased() == "accept" }) {
             request.headers.add(name: "Accept", value: "image/*,*/*;q=0.8")
@@ -137,6 +151,13 @@ public final class HTTPDataLoader: DataLoading {
             if Task.isCancelled { throw CancellationError() }
             throw Self.translate(error)
         }
+    }
+
+    /// `url` with its host replaced by an IP literal (bracketed if IPv6).
+    static func url(_ url: URL, withHost address: String) -> URL? {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return nil }
+        components.percentEncodedHost = address.contains(":") ? "[\(address)]" : address
+        return components.url
     }
 
     private static func translate(_ error: any Error) -> DataLoadingError {

@@ -5,16 +5,19 @@ import ImageryHTTP
 /// (and every redirect) must be http(s), on an allowed host, and resolve only
 /// to public addresses, unless the operator allowed its host explicitly.
 ///
-/// Known gap: the address is checked when resolved here, and the HTTP client
-/// resolves the name again to connect; a DNS answer that changes in between
-/// (rebinding with a tiny TTL) is not caught. Pinning the connection to the
-/// checked address needs a resolver hook AsyncHTTPClient does not offer.
+/// DNS rebinding (a name that resolves to a public address for the check and to
+/// a private one a moment later, for the connection) is closed: ``check(_:)``
+/// returns the address it checked and the loader connects to it for `http`
+/// (``HTTPDataLoader/Configuration/validateURL``). `https` connects by name, and
+/// a rebound private address cannot present a certificate for that name.
 struct SourceGuard: Sendable {
     let allowedHosts: [String]
     let privateNetworkHosts: [String]
 
-    /// Throws a 403 ``ServerError`` if `url` may not be fetched.
-    func check(_ url: URL) async throws {
+    /// Throws a 403 ``ServerError`` if `url` may not be fetched; otherwise returns the
+    /// checked address to connect to (`nil`: connect by name, for an IP literal or a host
+    /// the operator allowed into private networks).
+    func check(_ url: URL) async throws -> String? {
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
               let host = url.host?.lowercased(), !host.isEmpty
         else { throw ServerError.badParameter("url must be an absolute http or https URL") }
@@ -22,15 +25,16 @@ struct SourceGuard: Sendable {
         if !allowedHosts.isEmpty, !Self.matches(bareHost, allowedHosts) {
             throw ServerError(.forbidden, "forbidden_source", "the source host \(bareHost) is not on this server's allow-list")
         }
-        if Self.matches(bareHost, privateNetworkHosts) { return }
+        if Self.matches(bareHost, privateNetworkHosts) { return nil }
         let addresses = try await Self.resolve(bareHost, port: url.port ?? (scheme == "https" ? 443 : 80))
-        guard !addresses.isEmpty else {
+        guard let first = addresses.first else {
             throw ServerError(.badGateway, "origin_unreachable", "the source host \(bareHost) does not resolve")
         }
         if let address = addresses.first(where: { !$0.isPublic }) {
             throw ServerError(.forbidden, "forbidden_source",
                               "the source host \(bareHost) resolves to a non-public address (\(address)); this server does not fetch from private networks")
         }
+        return IPAddress(bareHost) == nil ? first.description : nil
     }
 
     /// Exact names, or `*.example.com` for any subdomain.

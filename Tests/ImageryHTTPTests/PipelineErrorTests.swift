@@ -69,6 +69,25 @@ struct PipelineErrorTests {
         }
     }
 
+    /// Against DNS rebinding: when the URL check returns the address it checked, the loader
+    /// connects there and does not resolve the name again (`.invalid` never resolves), sending
+    /// the name in `Host`; every redirect is checked and pinned the same way.
+    @Test func aCheckedAddressIsConnectedToInsteadOfResolvingTheNameAgain() async throws {
+        let checked = Counter()
+        var configuration = HTTPDataLoader.Configuration()
+        configuration.validateURL = { url in
+            checked.increment()
+            return url.host == "rebinding.invalid" ? "127.0.0.1" : nil
+        }
+        try await withHarness(loader: configuration) { harness in
+            let port = harness.origin.port
+            let data = try await harness.pipeline.data(for: ImageRequest(url: URL(string: "http://rebinding.invalid:\(port)/rocket.jpg")!))
+            #expect(data.count == 112_525)
+            #expect(harness.origin.requests.last?.headers["host"] == "rebinding.invalid:\(port)")
+            #expect(checked.value == 1)
+        }
+    }
+
     @Test func refusedConnectionsAndUnsupportedSchemesAreTypedErrors() async throws {
         // AsyncHTTPClient retries a refused connection until its connect timeout.
         var configuration = HTTPDataLoader.Configuration()
