@@ -7,7 +7,7 @@ import ImageryServer
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Run the image proxy: GET /image?url=...&w=...&h=...&fit=...&format=...&q=..., GET /health.",
+        abstract: "Run the image proxy: GET /image?url=...&w=...&h=...&fit=...&format=...&q=..., a gallery at /, /health, /metrics.",
         discussion: """
             Sources on loopback, private, link-local and multicast addresses are refused unless their host \
             is named with --allow-private-host. Limits on source bytes, pixels and origin time are on by default.
@@ -47,6 +47,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Cache-Control max-age of image responses, in seconds (default 86400).")
     var maxAge: Int?
 
+    @Option(help: "Show the images of this directory on the gallery page at / and serve them at /files/NAME.")
+    var galleryDir: String?
+
+    @Option(name: .customLong("gallery-url"), help: "An image URL to show on the gallery page (repeatable).")
+    var galleryURLs: [String] = []
+
     func run() async throws {
         var configuration: ServerConfiguration
         do {
@@ -69,6 +75,21 @@ struct ServeCommand: AsyncParsableCommand {
         if !allowedHosts.isEmpty { configuration.allowedHosts = allowedHosts }
         if !privateNetworkHosts.isEmpty { configuration.privateNetworkHosts = privateNetworkHosts }
         if let maxAge { configuration.responseMaxAge = maxAge }
+        if let galleryDir {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: galleryDir, isDirectory: &isDirectory), isDirectory.boolValue else {
+                throw ValidationError("--gallery-dir \(galleryDir) is not a directory")
+            }
+            configuration.galleryDirectory = URL(fileURLWithPath: galleryDir)
+        }
+        if !galleryURLs.isEmpty {
+            configuration.galleryURLs = try galleryURLs.map { text in
+                guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased()), url.host?.isEmpty == false else {
+                    throw ValidationError("--gallery-url \(text) is not an absolute http or https URL")
+                }
+                return url
+            }
+        }
         if let key = signingKey ?? ProcessInfo.processInfo.environment["IMAGERY_SIGNING_KEY"] { configuration.signingKey = key }
         let application: any ApplicationProtocol
         do {

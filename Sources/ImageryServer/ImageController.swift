@@ -2,14 +2,16 @@ import Foundation
 import Hummingbird
 import Imagery
 
-/// `GET /image` and `GET /health`.
+/// `GET /image`, `GET /health`, the gallery page `GET /` and its files `GET /files/NAME`.
 struct ImageController: Sendable {
     let service: ImageService
     let signer: RequestSigner?
+    let gallery: Gallery
 
     init(service: ImageService) {
         self.service = service
         self.signer = service.configuration.signingKey.map(RequestSigner.init(key:))
+        self.gallery = Gallery(directory: service.configuration.galleryDirectory, urls: service.configuration.galleryURLs)
     }
 
     func addRoutes(to router: Router<BasicRequestContext>) {
@@ -19,6 +21,34 @@ struct ImageController: Sendable {
         }
         router.get("image") { request, _ -> Response in
             await respond(to: request)
+        }
+        router.get("/") { _, _ -> Response in
+            let page = GalleryPage(gallery: gallery, signer: signer).html()
+            return Response(
+                status: .ok, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-cache"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: page))
+            )
+        }
+        router.get("files/:name") { request, context -> Response in
+            await file(context.parameters.get("name") ?? "", request: request)
+        }
+    }
+
+    /// A gallery file, as it is on disk (its type sniffed from its bytes).
+    func file(_ name: String, request: Request) async -> Response {
+        do {
+            guard let url = gallery.fileURL(named: name.removingPercentEncoding ?? name) else {
+                throw ServerError(.notFound, "not_found", "there is no gallery file \(name)")
+            }
+            let file = try await service.readFile(url)
+            var headers: HTTPFields = [.eTag: file.etag, .cacheControl: "public, max-age=3600", .init("X-Content-Type-Options")!: "nosniff"]
+            if let ifNoneMatch = request.headers[.ifNoneMatch], Self.matches(ifNoneMatch, file.etag) {
+                return Response(status: .notModified, headers: headers)
+            }
+            headers[.contentType] = file.format.mimeType
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: file.data)))
+        } catch {
+            return ServerError.from(error).response()
         }
     }
 
@@ -31,7 +61,7 @@ struct ImageController: Sendable {
             let query = Dictionary(
                 request.uri.queryParameters.map { (String($0.key), String($0.value)) }, uniquingKeysWith: { first, _ in first }
             )
-            let parameters = try ImageParameters(query: query, maximumSide: service.configuration.maximumOutputSide)
+            let parameters = try ImageParameters(query: query, maximumSide: service.configuration.maximumOutputSide, gallery: gallery)
             let image = try await service.encodedImage(for: parameters, accept: request.headers[.accept])
             var headers: HTTPFields = [
                 .eTag: image.etag,

@@ -2,7 +2,7 @@ import Foundation
 import Hummingbird
 import Imagery
 
-/// The query of `GET /image`, validated: `url` (http/https), `w` and `h`
+/// The query of `GET /image`, validated: `url` (http/https, or `/files/NAME`), `w` and `h`
 /// (1...max), `fit` (cover, contain, fill, inside), `format` (jpeg, png, webp,
 /// avif, gif; absent: negotiated from `Accept`), `q` (1...100).
 struct ImageParameters: Sendable, Hashable {
@@ -13,14 +13,19 @@ struct ImageParameters: Sendable, Hashable {
     let format: ImageFormat?
     let quality: Int?
 
-    init(query: [String: String], maximumSide: Int) throws {
+    /// - Parameter gallery: Resolves `url=/files/NAME` to a file of the gallery directory.
+    init(query: [String: String], maximumSide: Int, gallery: Gallery? = nil) throws {
         guard let text = query["url"], !text.isEmpty else {
             throw ServerError.badParameter("url is required: /image?url=https://example.com/photo.jpg&w=256")
         }
-        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              url.host?.isEmpty == false
-        else { throw ServerError.badParameter("url must be an absolute http or https URL") }
-        self.url = url
+        if let gallery, text.hasPrefix(Gallery.filePrefix) {
+            url = try gallery.fileURL(forParameter: text)
+        } else {
+            guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+                  url.host?.isEmpty == false
+            else { throw ServerError.badParameter("url must be an absolute http or https URL, or /files/NAME for a gallery file") }
+            self.url = url
+        }
         width = try Self.integer(query, "w", in: 1...maximumSide)
         height = try Self.integer(query, "h", in: 1...maximumSide)
         if let text = query["fit"] {

@@ -85,6 +85,18 @@ final class ImageService: Sendable {
         return encoded
     }
 
+    /// A local image file, read on a worker thread (not an event loop or the cooperative pool).
+    /// - Throws: a 404 ``ServerError`` if it cannot be read, a 415 one if it is no image.
+    func readFile(_ url: URL) async throws -> EncodedImage {
+        try await encodingPool.run {
+            guard let data = try? Data(contentsOf: url) else {
+                throw ServerError(.notFound, "not_found", "there is no gallery file \(url.lastPathComponent)")
+            }
+            guard let format = ImageFormat(sniffing: data) else { throw ImageDecodingError.unsupportedFormat }
+            return EncodedImage(data: data, format: format, etag: Self.etag(of: data))
+        }
+    }
+
     /// Entries and bytes of encoded responses held in memory.
     var responseCacheUsage: (count: Int, bytes: Int) { (responses.count, responses.totalCost) }
 

@@ -5,7 +5,7 @@ extension ServerConfiguration {
     /// (`host`, `port`, `cacheDirectory`, `memoryLimit`, `diskLimit`, `allowedHosts`,
     /// `privateNetworkHosts`, `maximumSourceBytes`, `maximumSourcePixels`,
     /// `maximumOutputSide`, `originTimeoutSeconds`, `maximumConcurrentFetches`,
-    /// `signingKey`, `responseMaxAge`); absent keys keep their defaults.
+    /// `signingKey`, `responseMaxAge`, `galleryDirectory`, `galleryURLs`); absent keys keep their defaults.
     struct File: Decodable {
         var host: String?
         var port: Int?
@@ -21,6 +21,8 @@ extension ServerConfiguration {
         var maximumConcurrentFetches: Int?
         var signingKey: String?
         var responseMaxAge: Int?
+        var galleryDirectory: String?
+        var galleryURLs: [String]?
     }
 
     /// The defaults overridden by the JSON configuration file at `url`.
@@ -56,6 +58,15 @@ extension ServerConfiguration {
         if let value = file.maximumConcurrentFetches { maximumConcurrentFetches = value }
         if let value = file.signingKey { signingKey = value }
         if let value = file.responseMaxAge { responseMaxAge = value }
+        if let value = file.galleryDirectory { galleryDirectory = URL(fileURLWithPath: value) }
+        if let value = file.galleryURLs {
+            galleryURLs = try value.map { text in
+                guard let image = URL(string: text), ["http", "https"].contains(image.scheme?.lowercased()), image.host?.isEmpty == false else {
+                    throw ConfigurationFileError(message: "\(url.path): galleryURLs: \(text) is not an absolute http or https URL")
+                }
+                return image
+            }
+        }
     }
 }
 

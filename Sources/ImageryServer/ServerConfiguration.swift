@@ -31,6 +31,11 @@ public struct ServerConfiguration: Sendable {
     public var signingKey: String?
     /// `Cache-Control: public, max-age=` of image responses, in seconds; default one day.
     public var responseMaxAge = 86_400
+    /// The images of this directory are shown on the gallery page at `/` and served at
+    /// `/files/NAME` (everything with an image extension in it is public); default `nil`.
+    public var galleryDirectory: URL?
+    /// Image URLs shown on the gallery page, before the directory's files; default none.
+    public var galleryURLs: [URL] = []
 
     public init() {}
 }
