@@ -57,6 +57,28 @@ static inline int imagery_vips_thumbnail(const void *buffer, size_t length, Vips
                                  "option_string", strict ? "fail_on=warning" : "", NULL);
 }
 
+/// A JPEG decoded at 1/shrink scale (libjpeg DCT scaling: 1, 2, 4 or 8), lazily.
+static inline VipsImage *imagery_vips_open_jpeg_shrunk(const void *buffer, size_t length, int shrink, int strict) {
+    VipsImage *out = NULL;
+    if (vips_jpegload_buffer((void *)buffer, length, &out, "shrink", shrink,
+                             "fail_on", strict ? VIPS_FAIL_ON_WARNING : VIPS_FAIL_ON_NONE,
+                             "access", VIPS_ACCESS_RANDOM, NULL)) {
+        return NULL;
+    }
+    return out;
+}
+
+/// Resizes an image in memory as `imagery_vips_thumbnail` does bytes (no shrink-on-load).
+static inline int imagery_vips_thumbnail_image(VipsImage *in, VipsImage **out, int width, int height,
+                                               VipsSize size, VipsInteresting crop) {
+    return vips_thumbnail_image(in, out, width, "height", height, "size", size, "crop", crop, NULL);
+}
+
+/// Wraps 8-bit pixels without copying: they must outlive the image and everything made from it.
+static inline VipsImage *imagery_vips_wrap_pixels(const void *pixels, size_t length, int width, int height, int bands) {
+    return vips_image_new_from_memory(pixels, length, width, height, bands, VIPS_FORMAT_UCHAR);
+}
+
 static inline int imagery_vips_autorot(VipsImage *in, VipsImage **out) {
     return vips_autorot(in, out, NULL);
 }

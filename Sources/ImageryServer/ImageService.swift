@@ -45,10 +45,14 @@ final class ImageService: Sendable {
             decoder: VipsImageDecoder(maximumPixels: configuration.maximumSourcePixels, rejectsCorruptData: true),
             dataLoader: loader
         )
-        // Memory tiers ignore HTTP freshness: a short TTL bounds how long an origin change goes unseen.
-        let quarter = configuration.memoryLimit / 4
-        pipelineConfiguration.imageCache = MemoryCache<ImageCacheKey, Image>(costLimit: quarter, ttl: 300)
-        pipelineConfiguration.dataCache = MemoryCache<String, CacheEntry>(costLimit: quarter, ttl: 300)
+        // Memory: 1/4 decoded images, 1/4 originals, 1/8 decoded bases (other sizes are resized
+        // from them), 3/8 encoded responses. Memory tiers ignore HTTP freshness: a short TTL
+        // bounds how long an origin change goes unseen.
+        let eighth = configuration.memoryLimit / 8
+        pipelineConfiguration.imageCache = MemoryCache<ImageCacheKey, Image>(costLimit: 2 * eighth, ttl: 300)
+        pipelineConfiguration.dataCache = MemoryCache<String, CacheEntry>(costLimit: 2 * eighth, ttl: 300)
+        pipelineConfiguration.baseImageCacheCostLimit = eighth
+        pipelineConfiguration.baseImageCacheTTL = 300
         pipelineConfiguration.maximumConcurrentDownloads = configuration.maximumConcurrentFetches
         pipelineConfiguration.observer = metrics
         diskCache = try configuration.cacheDirectory.map { try DiskCache(directory: $0, sizeLimit: configuration.diskLimit) }
@@ -57,7 +61,7 @@ final class ImageService: Sendable {
             pipelineConfiguration.encoder = VipsImageEncoder()
         }
         pipeline = ImagePipeline(configuration: pipelineConfiguration)
-        responses = MemoryCache(costLimit: configuration.memoryLimit / 2, ttl: 300)
+        responses = MemoryCache(costLimit: 3 * eighth, ttl: 300)
     }
 
     /// The encoded response for `parameters`. A response already in memory is answered

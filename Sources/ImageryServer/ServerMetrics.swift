@@ -20,7 +20,7 @@ final class ServerMetrics: ImagePipelineObserver {
     private let inFlightCount = Atomic<Int>(0)
     private let lookups: [String: (hit: Metrics.Counter, miss: Metrics.Counter)]
     private let fetchDurations: (ok: Metrics.Timer, notModified: Metrics.Timer, error: Metrics.Timer)
-    private let decodeDurations: (ok: Metrics.Timer, error: Metrics.Timer)
+    private let decodeDurations: (ok: Metrics.Timer, error: Metrics.Timer, derived: Metrics.Timer)
     private let originBytes: Metrics.Counter
     private let responseBytes: Metrics.Counter
 
@@ -43,7 +43,7 @@ final class ServerMetrics: ImagePipelineObserver {
         let decode = { (result: String) in
             Metrics.Timer(label: "imagery_decode_duration_seconds", dimensions: [("result", result)], factory: factory)
         }
-        decodeDurations = (decode("ok"), decode("error"))
+        decodeDurations = (decode("ok"), decode("error"), decode("derived"))
         originBytes = Metrics.Counter(label: "imagery_origin_bytes_total", factory: factory)
         responseBytes = Metrics.Counter(label: "imagery_response_bytes_total", factory: factory)
     }
@@ -61,6 +61,8 @@ final class ServerMetrics: ImagePipelineObserver {
             decodeDurations.ok.record(duration)
         case .decodeFailed(let duration):
             decodeDurations.error.record(duration)
+        case .derived(let duration, _, _):
+            decodeDurations.derived.record(duration)
         }
     }
 

@@ -37,12 +37,7 @@ public struct VipsImageDecoder: ImageDecoding {
     public func decode(_ data: Data, thumbnail: ImageRequest.Thumbnail?) throws -> Image {
         guard !data.isEmpty else { throw ImageDecodingError.empty }
         guard let format = ImageFormat(sniffing: data) else { throw ImageDecodingError.unsupportedFormat }
-        if let thumbnail {
-            let range = 1...maximumThumbnailSide
-            guard range.contains(thumbnail.width), range.contains(thumbnail.height) else {
-                throw ImageDecodingError.invalidSize(width: thumbnail.width, height: thumbnail.height)
-            }
-        }
+        if let thumbnail { try validate(thumbnail) }
         do {
             try Vips.start()
         } catch {
@@ -63,7 +58,7 @@ public struct VipsImageDecoder: ImageDecoding {
     }
 
     /// Reads the header only and refuses images over the pixel limit.
-    private func checkHeader(_ base: UnsafeRawPointer, _ count: Int, format: ImageFormat) throws {
+    func checkHeader(_ base: UnsafeRawPointer, _ count: Int, format: ImageFormat) throws {
         guard imagery_vips_loader_name(base, count) != nil else {
             _ = Vips.takeError()
             throw ImageDecodingError.unsupportedFormat
@@ -78,15 +73,26 @@ public struct VipsImageDecoder: ImageDecoding {
         }
     }
 
-    private func decodeThumbnail(
-        _ base: UnsafeRawPointer, _ count: Int, _ thumbnail: ImageRequest.Thumbnail
-    ) throws -> UnsafeMutablePointer<VipsImage> {
-        let (size, crop): (VipsSize, VipsInteresting) = switch thumbnail.fit {
+    func validate(_ thumbnail: ImageRequest.Thumbnail) throws {
+        let range = 1...maximumThumbnailSide
+        guard range.contains(thumbnail.width), range.contains(thumbnail.height) else {
+            throw ImageDecodingError.invalidSize(width: thumbnail.width, height: thumbnail.height)
+        }
+    }
+
+    static func sizeAndCrop(_ fit: ImageRequest.Thumbnail.Fit) -> (VipsSize, VipsInteresting) {
+        switch fit {
         case .cover: (VIPS_SIZE_BOTH, VIPS_INTERESTING_CENTRE)
         case .contain: (VIPS_SIZE_BOTH, VIPS_INTERESTING_NONE)
         case .fill: (VIPS_SIZE_FORCE, VIPS_INTERESTING_NONE)
         case .inside: (VIPS_SIZE_DOWN, VIPS_INTERESTING_NONE)
         }
+    }
+
+    private func decodeThumbnail(
+        _ base: UnsafeRawPointer, _ count: Int, _ thumbnail: ImageRequest.Thumbnail
+    ) throws -> UnsafeMutablePointer<VipsImage> {
+        let (size, crop) = Self.sizeAndCrop(thumbnail.fit)
         var output: UnsafeMutablePointer<VipsImage>?
         let status = imagery_vips_thumbnail(
             base, count, &output, Int32(thumbnail.width), Int32(thumbnail.height), size, crop, rejectsCorruptData ? 1 : 0
@@ -108,7 +114,7 @@ public struct VipsImageDecoder: ImageDecoding {
     }
 
     /// Converts to 8-bit sRGB (or 8-bit grey for grey sources).
-    private func normalize(_ image: UnsafeMutablePointer<VipsImage>) throws -> UnsafeMutablePointer<VipsImage> {
+    func normalize(_ image: UnsafeMutablePointer<VipsImage>) throws -> UnsafeMutablePointer<VipsImage> {
         var image = image
         let interpretation = vips_image_get_interpretation(image)
         let target = (interpretation == VIPS_INTERPRETATION_B_W || interpretation == VIPS_INTERPRETATION_GREY16)
@@ -123,7 +129,7 @@ public struct VipsImageDecoder: ImageDecoding {
     }
 
     /// Renders the pipeline into one buffer and wraps it without copying.
-    private func makeImage(consuming image: UnsafeMutablePointer<VipsImage>, format: ImageFormat) throws -> Image {
+    func makeImage(consuming image: UnsafeMutablePointer<VipsImage>, format: ImageFormat) throws -> Image {
         defer { imagery_vips_unref(image) }
         let width = Int(vips_image_get_width(image))
         let height = Int(vips_image_get_height(image))

@@ -19,6 +19,15 @@ extension ImagePipeline {
         /// Default: a ``MemoryCache`` limited to ``defaultDataCacheCostLimit`` bytes. `nil` disables it.
         public var dataCache: (any DataCaching)?
 
+        /// The most bytes of decoded bases kept in memory when the decoder is ``ThumbnailDeriving``:
+        /// a JPEG decoded at its DCT scale for one thumbnail, from which other sizes of the same
+        /// source are resized without decoding again. Default: a quarter of
+        /// ``defaultImageCacheCostLimit``; 0 turns it off.
+        public var baseImageCacheCostLimit: Int
+
+        /// How long a kept base lives, in seconds; default `nil` (until evicted).
+        public var baseImageCacheTTL: TimeInterval?
+
         /// A persistent cache behind the memory ones (`DiskCache` from ImageryDiskCache): originals
         /// under source keys and, when ``encoder`` is set, thumbnails under variant keys. Default `nil`.
         public var diskCache: (any DataCaching)?
@@ -50,6 +59,8 @@ extension ImagePipeline {
             self.dataLoader = dataLoader
             self.imageCache = MemoryCache<ImageCacheKey, Image>(costLimit: Self.defaultImageCacheCostLimit)
             self.dataCache = MemoryCache<String, CacheEntry>(costLimit: Self.defaultDataCacheCostLimit)
+            self.baseImageCacheCostLimit = Self.defaultImageCacheCostLimit / 4
+            self.baseImageCacheTTL = nil
             self.diskCache = nil
             self.encoder = nil
             self.cachePolicy = HTTPCachePolicy()

@@ -26,12 +26,17 @@ public final class ImagePipeline: Sendable {
     let dataJobs = Coalescer<SourceKey, CacheEntry>()
     let downloads: DownloadQueue
     let decodingPool: WorkerPool
+    /// Decoded bases per source, when the decoder is ``ThumbnailDeriving``.
+    let bases: MemoryCache<SourceKey, KeptBase>?
 
     /// A pipeline with `configuration`.
     public init(configuration: Configuration) {
         self.configuration = configuration
         self.downloads = DownloadQueue(limit: max(1, configuration.maximumConcurrentDownloads))
         self.decodingPool = WorkerPool(threadCount: max(1, configuration.maximumConcurrentDecodes), name: "imagery.decode")
+        self.bases = configuration.decoder is any ThumbnailDeriving && configuration.baseImageCacheCostLimit > 0
+            ? MemoryCache(costLimit: configuration.baseImageCacheCostLimit, ttl: configuration.baseImageCacheTTL)
+            : nil
     }
 
     /// Loads the image for `request`, from a cache when it is there.
@@ -64,15 +69,17 @@ public final class ImagePipeline: Sendable {
         configuration.imageCache?[request.imageKey]
     }
 
-    /// Empties the pipeline's memory caches (decoded images and encoded data); the disk cache is kept.
+    /// Empties the pipeline's memory caches (decoded images, bases and encoded data); the disk cache is kept.
     public func removeAllCachedData() async {
         configuration.imageCache?.removeAll()
+        bases?.removeAll()
         await configuration.dataCache?.removeAll()
     }
 
     /// Removes `request`'s decoded image, original and variant from every cache, disk included.
     public func removeCachedData(for request: ImageRequest) async {
         configuration.imageCache?[request.imageKey] = nil
+        bases?[request.sourceKey] = nil
         for cache in [configuration.dataCache, configuration.diskCache].compactMap({ $0 }) {
             await cache.remove(for: request.sourceKey.stringValue)
             if request.thumbnail != nil { await cache.remove(for: request.imageKey.stringValue) }

@@ -20,11 +20,16 @@ public enum ImagePipelineEvent: Sendable, Equatable {
     case decoded(duration: Duration, width: Int, height: Int)
     /// The bytes could not be decoded.
     case decodeFailed(duration: Duration)
+    /// A thumbnail was made from a kept decoded base of its source (``ThumbnailDeriving``), in `duration`.
+    case derived(duration: Duration, width: Int, height: Int)
 
     /// The caches a pipeline consults, in order.
     public enum CacheTier: String, Sendable, CaseIterable {
         /// Decoded images in memory (``ImagePipeline/Configuration/imageCache``).
         case memoryImage = "memory_image"
+        /// Decoded bases of sources in memory, that other thumbnail sizes are made from
+        /// (``ImagePipeline/Configuration/baseImageCacheCostLimit``).
+        case memoryBase = "memory_base"
         /// Encoded originals in memory (``ImagePipeline/Configuration/dataCache``).
         case memoryData = "memory_data"
         /// Encoded thumbnails on disk (``ImagePipeline/Configuration/diskCache``, variant keys).

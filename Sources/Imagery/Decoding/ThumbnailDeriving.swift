@@ -1,0 +1,41 @@
+import Foundation
+
+/// A decoder that can keep what it decoded on the way to a thumbnail (the source at
+/// a cheap decode scale, before the final resize: a JPEG at 1/2, 1/4 or 1/8 by DCT
+/// scaling, say) and make later thumbnails of the same source from it, without
+/// decoding the bytes again. Responsive pages ask for one image at several sizes
+/// (1x and 2x, a width per breakpoint); every size after the first then costs a
+/// resize instead of an entropy decode of the whole file.
+///
+/// The pipeline keeps bases in memory per source (``ImagePipeline/Configuration/baseImageCacheCostLimit``).
+public protocol ThumbnailDeriving: ImageDecoding {
+    /// Decodes `thumbnail` of `data`, and returns the base it was resized from when
+    /// one is worth keeping (`nil` for formats without a cheap decode scale).
+    /// - Throws: ``ImageDecodingError``, as ``ImageDecoding/decode(_:thumbnail:)``.
+    func decodeKeepingBase(_ data: Data, thumbnail: ImageRequest.Thumbnail) throws -> (image: Image, base: ThumbnailBase?)
+
+    /// `thumbnail` made from `base`, the same as decoding it from the bytes would give;
+    /// `nil` when `base` has too few pixels for it (the bytes must be decoded again).
+    /// - Throws: ``ImageDecodingError``.
+    func thumbnail(_ thumbnail: ImageRequest.Thumbnail, from base: ThumbnailBase) throws -> Image?
+}
+
+/// A source decoded at a reduced scale, oriented and converted, before the final resize.
+public struct ThumbnailBase: Sendable, CacheCostReporting {
+    /// The decoded pixels.
+    public let image: Image
+    /// The decode scale: `image` is the source divided by this (1: full size).
+    public let scale: Int
+    /// The source's size, oriented (as `image` is).
+    public let sourceWidth: Int
+    public let sourceHeight: Int
+
+    public init(image: Image, scale: Int, sourceWidth: Int, sourceHeight: Int) {
+        self.image = image
+        self.scale = scale
+        self.sourceWidth = sourceWidth
+        self.sourceHeight = sourceHeight
+    }
+
+    public var cacheCost: Int { image.cacheCost }
+}

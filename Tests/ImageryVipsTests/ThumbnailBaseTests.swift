@@ -1,0 +1,88 @@
+import Foundation
+import Imagery
+import ImageryTestSupport
+import ImageryVips
+import Testing
+
+/// Thumbnails made from a kept base must be the thumbnails decoding gives: same size,
+/// same pixels up to resampling noise, orientation and colour handled the same way.
+@Suite("Thumbnails from a kept base")
+struct ThumbnailBaseTests {
+    let decoder = VipsImageDecoder()
+
+    /// Mean absolute difference per channel value, 0...255.
+    static func meanDifference(_ a: Image, _ b: Image) -> Double {
+        precondition(a.pixels.count == b.pixels.count)
+        var total = 0
+        for (x, y) in zip(a.pixels, b.pixels) { total += abs(Int(x) - Int(y)) }
+        return Double(total) / Double(a.pixels.count)
+    }
+
+    static var sources: [URL] {
+        var files = ["rocket.jpg", "rocket-portrait.jpg", "camera-gray.jpg"].map(Fixtures.url)
+        if let corpus = Fixtures.corpus {
+            files += ["drv-exif-orient6-GreenMeadow.jpg", "drv-cmyk-Dune.jpg", "lomiri16-Dragonfly_by_Bolly.jpg"]
+                .map { corpus.appendingPathComponent($0) }
+        }
+        return files
+    }
+
+    static let thumbnails: [ImageRequest.Thumbnail] = [
+        .init(width: 64, height: 64, fit: .cover), .init(width: 100, height: 8192, fit: .inside),
+        .init(width: 120, height: 80, fit: .contain), .init(width: 50, height: 90, fit: .fill),
+        .init(width: 300, height: 300, fit: .inside), .init(width: 257, height: 8192, fit: .inside),
+    ]
+
+    @Test(arguments: sources)
+    func decodingThroughABaseGivesTheDirectThumbnail(source: URL) throws {
+        let data = try Data(contentsOf: source)
+        for thumbnail in Self.thumbnails {
+            let direct = try decoder.decode(data, thumbnail: thumbnail)
+            let (image, base) = try decoder.decodeKeepingBase(data, thumbnail: thumbnail)
+            let name = "\(source.lastPathComponent) \(thumbnail)"
+            #expect((image.width, image.height) == (direct.width, direct.height), "\(name)")
+            #expect(image.pixelFormat == direct.pixelFormat, "\(name)")
+            #expect(image.sourceFormat == .jpeg)
+            let kept = try #require(base, "\(name)")
+            #expect(kept.image.width >= image.width || kept.image.height >= image.height, "\(name)")
+            // Same decode scale and filters, so only rounding differs; CMYK goes through a different
+            // colour conversion (libvips' thumbnail imports with the embedded profile), so allow more there.
+            let limit = source.lastPathComponent.contains("cmyk") ? 12.0 : 2.5
+            if image.pixels.count == direct.pixels.count {
+                let difference = Self.meanDifference(image, direct)
+                #expect(difference < limit, "\(name): mean difference \(difference)")
+            }
+        }
+    }
+
+    @Test(arguments: sources)
+    func smallerSizesComeFromTheBaseAndFinerOnesAreRefused(source: URL) throws {
+        let data = try Data(contentsOf: source)
+        let (_, base) = try decoder.decodeKeepingBase(data, thumbnail: .init(width: 128, height: 128, fit: .cover))
+        let kept = try #require(base)
+        // Anything no larger than what the base was decoded for can come from it.
+        for thumbnail in [ImageRequest.Thumbnail(width: 128, height: 128, fit: .cover), .init(width: 100, height: 60, fit: .contain),
+                          .init(width: 120, height: 8192, fit: .inside)] {
+            let direct = try decoder.decode(data, thumbnail: thumbnail)
+            let derived = try #require(try decoder.thumbnail(thumbnail, from: kept), "\(thumbnail)")
+            #expect((derived.width, derived.height) == (direct.width, direct.height), "\(thumbnail)")
+        }
+        // A size that needs a finer decode scale than the base has must be decoded again.
+        if kept.scale > 1 {
+            let finer = ImageRequest.Thumbnail(width: kept.sourceWidth / kept.scale * 2, height: kept.sourceHeight / kept.scale * 2, fit: .cover)
+            #expect(try decoder.thumbnail(finer, from: kept) == nil)
+        }
+    }
+
+    @Test func otherFormatsKeepNoBaseAndBrokenJPEGsAreTypedErrors() throws {
+        let (image, base) = try decoder.decodeKeepingBase(try Fixtures.data("chelsea.png"), thumbnail: .init(width: 40, height: 40))
+        #expect(image.width == 40 && base == nil)
+        let jpeg = try Fixtures.data("rocket.jpg")
+        let truncated = jpeg.prefix(jpeg.count / 2)
+        let strict = VipsImageDecoder(rejectsCorruptData: true)
+        #expect(throws: ImageDecodingError.self) { try strict.decodeKeepingBase(Data(truncated), thumbnail: .init(width: 40, height: 40)) }
+        #expect(throws: ImageDecodingError.self) {
+            try VipsImageDecoder(maximumPixels: 1000).decodeKeepingBase(jpeg, thumbnail: .init(width: 40, height: 40))
+        }
+    }
+}

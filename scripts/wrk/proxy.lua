@@ -1,0 +1,28 @@
+-- Request paths for the proxy benchmark (scripts/proxy-benchmark).
+-- TEMPLATE: a path with {name} and {w}; NAMES: a file of image names, one a line.
+-- MODE=warm: cycle over the names at w=256 (the same variants again and again).
+-- MODE=cold: every request a variant not asked before: each name at 256, then each at 257, ...
+-- THREADS: wrk's -t, so that threads interleave instead of repeating each other.
+local names = {}
+for line in io.lines(os.getenv("NAMES")) do names[#names + 1] = line end
+local template = os.getenv("TEMPLATE")
+local cold = os.getenv("MODE") == "cold"
+local threads = tonumber(os.getenv("THREADS") or "1")
+
+local next_id = 0
+function setup(thread)
+    thread:set("id", next_id)
+    next_id = next_id + 1
+end
+
+local counter = 0
+function request()
+    local n = counter * threads + (id or 0)
+    counter = counter + 1
+    local name = names[(n % #names) + 1]
+    local w = 256
+    if cold then w = 256 + math.floor(n / #names) end
+    local path = template:gsub("{name}", name)
+    path = path:gsub("{w}", tostring(w))
+    return wrk.format("GET", path)
+end
