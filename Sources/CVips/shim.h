@@ -74,6 +74,10 @@ static inline int imagery_vips_thumbnail_image(VipsImage *in, VipsImage **out, i
     return vips_thumbnail_image(in, out, width, "height", height, "size", size, "crop", crop, NULL);
 }
 
+static inline int imagery_vips_extract(VipsImage *in, VipsImage **out, int left, int top, int width, int height) {
+    return vips_extract_area(in, out, left, top, width, height, NULL);
+}
+
 /// Wraps 8-bit pixels without copying: they must outlive the image and everything made from it.
 static inline VipsImage *imagery_vips_wrap_pixels(const void *pixels, size_t length, int width, int height, int bands) {
     return vips_image_new_from_memory(pixels, length, width, height, bands, VIPS_FORMAT_UCHAR);

@@ -5,8 +5,10 @@ import Imagery
 /// Decodes JPEG, PNG, GIF (first frame), WebP and AVIF/HEIC (when libvips has
 /// libheif) with libvips.
 ///
-/// With a thumbnail it decodes at the target size (`vips_thumbnail_buffer`:
-/// JPEG DCT scaling, WebP scaling, ...), never full size and then shrinking.
+/// With a thumbnail it decodes at the target size, never full size and then
+/// shrinking: JPEG by DCT scaling (1/2, 1/4, 1/8) to the smallest scale that
+/// still covers the target, then a Lanczos resize (VipsImageDecoder+Base.swift);
+/// other formats with `vips_thumbnail_buffer` (WebP scaling, ...).
 /// The format is sniffed from the bytes; the pixel count is checked from the
 /// header before any pixel is decoded. Output pixels: 8-bit sRGB or grey, with
 /// alpha when the source has it, EXIF orientation applied.
@@ -37,6 +39,8 @@ public struct VipsImageDecoder: ImageDecoding {
     public func decode(_ data: Data, thumbnail: ImageRequest.Thumbnail?) throws -> Image {
         guard !data.isEmpty else { throw ImageDecodingError.empty }
         guard let format = ImageFormat(sniffing: data) else { throw ImageDecodingError.unsupportedFormat }
+        // JPEG thumbnails: DCT-scaled decode, then resize (VipsImageDecoder+Base.swift).
+        if format == .jpeg, let thumbnail { return try decodeKeepingBase(data, thumbnail: thumbnail).image }
         if let thumbnail { try validate(thumbnail) }
         do {
             try Vips.start()

@@ -205,9 +205,11 @@ struct ServerMetricsTests {
                 try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=32"), method: .get) { sent += $0.data.count }
                 // 2: the same response again, from the response cache.
                 try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=32"), method: .get) { sent += $0.data.count }
-                // 3: a new size: the original is in memory, one more decode.
+                // 3: a new size the kept base (rocket.jpg at 1/8) has pixels for: resized from it.
                 try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=48"), method: .get) { sent += $0.data.count }
-                // 4: not an image: fetched, then the decode fails.
+                // 4: a size the base is too small for: the original is in memory, one more decode.
+                try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=400"), method: .get) { sent += $0.data.count }
+                // 5: not an image: fetched, then the decode fails.
                 try await client.execute(uri: imageURI(origin, "README.md", "w=48"), method: .get) {
                     #expect($0.status == .unsupportedMediaType)
                     sent += $0.data.count  // error bodies count as bytes sent too
@@ -217,15 +219,18 @@ struct ServerMetricsTests {
                     metrics[#"imagery_cache_lookups_total{tier="\#(tier)",result="\#(result)"}"#] ?? 0
                 }
                 #expect(lookups("response", "hit") == 1)
-                #expect(lookups("response", "miss") == 3)
-                #expect(lookups("memory_image", "miss") == 3)
-                #expect(lookups("disk_variant", "miss") == 3)
+                #expect(lookups("response", "miss") == 4)
+                #expect(lookups("memory_image", "miss") == 4)
+                #expect(lookups("disk_variant", "miss") == 4)
+                #expect(lookups("memory_base", "hit") == 1)
+                #expect(lookups("memory_base", "miss") == 3)
                 #expect(lookups("memory_data", "hit") == 1)
                 #expect(lookups("memory_data", "miss") == 2)
                 #expect(lookups("disk_data", "miss") == 2)
                 #expect(metrics[#"imagery_origin_fetch_duration_seconds_count{result="ok"}"#] == 2)
                 #expect(metrics[#"imagery_decode_duration_seconds_count{result="ok"}"#] == 2)
                 #expect(metrics[#"imagery_decode_duration_seconds_count{result="error"}"#] == 1)
+                #expect(metrics[#"imagery_decode_duration_seconds_count{result="derived"}"#] == 1)
                 let originBytes = try Fixtures.data("rocket.jpg").count + Fixtures.data("README.md").count
                 #expect(metrics["imagery_origin_bytes_total"] == Double(originBytes))
                 #expect(metrics["imagery_response_bytes_total"] == Double(sent))

@@ -1,5 +1,6 @@
 -- Request paths for the proxy benchmark (scripts/proxy-benchmark).
--- TEMPLATE: a path with {name} and {w}; NAMES: a file of image names, one a line.
+-- TEMPLATE: a path with {name}, {w} and optionally {n} (a number no other request gets);
+-- NAMES: a file of image names, one a line.
 -- MODE=warm: cycle over the names at w=256 (the same variants again and again).
 -- MODE=cold: every request a variant not asked before: each name at 256, then each at 257, ...
 -- THREADS: wrk's -t, so that threads interleave instead of repeating each other.
@@ -24,5 +25,6 @@ function request()
     if cold then w = 256 + math.floor(n / #names) end
     local path = template:gsub("{name}", name)
     path = path:gsub("{w}", tostring(w))
+    path = path:gsub("{n}", tostring(n))
     return wrk.format("GET", path)
 end
