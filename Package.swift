@@ -77,6 +77,7 @@ let package = Package(
             dependencies: [
                 "Imagery", "ImageryVips", "ImageryHTTP", "ImageryDiskCache", "ImageryServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift
         ),
@@ -122,6 +123,7 @@ let package = Package(
             dependencies: [
                 "ImageryServer", "ImageryTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift
         ),

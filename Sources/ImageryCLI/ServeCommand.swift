@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Hummingbird
 import ImageryServer
+import Logging
 
 /// `imagery serve`: the image proxy.
 struct ServeCommand: AsyncParsableCommand {
@@ -91,6 +92,7 @@ struct ServeCommand: AsyncParsableCommand {
             }
         }
         if let key = signingKey ?? ProcessInfo.processInfo.environment["IMAGERY_SIGNING_KEY"] { configuration.signingKey = key }
+        LoggingSystem.bootstrap { label in ServerLogHandler.standardOutput(label: label, metadataProvider: nil) }
         let application: any ApplicationProtocol
         do {
             application = try buildApplication(configuration: configuration)

@@ -46,7 +46,7 @@ struct ImageController: Sendable {
                 return Response(status: .notModified, headers: headers)
             }
             headers[.contentType] = file.format.mimeType
-            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: file.data)))
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: file.body))
         } catch {
             return ServerError.from(error).response()
         }
@@ -73,7 +73,7 @@ struct ImageController: Sendable {
                 return Response(status: .notModified, headers: headers)
             }
             headers[.contentType] = image.format.mimeType
-            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: image.data)))
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: image.body))
         } catch {
             return ServerError.from(error).response()
         }

@@ -47,6 +47,11 @@ struct ImageParameters: Sendable, Hashable {
         quality = try Self.integer(query, "q", in: 1...100)
     }
 
+    /// Everything but the output format, as a cache key: the URL as given, size, fit, quality.
+    var responseKey: String {
+        "\(url.absoluteString)|\(width ?? 0)x\(height ?? 0)|\(fit.rawValue)|\(quality ?? 0)"
+    }
+
     /// The decode size: both sides give the box; one side scales to it (never enlarging).
     func thumbnail(maximumSide: Int) -> ImageRequest.Thumbnail? {
         switch (width, height) {

@@ -5,13 +5,19 @@ import ImageryDiskCache
 import ImageryHTTP
 import ImageryVips
 
-/// An encoded response body, ready to send again.
+/// An encoded response body, ready to send again (the buffer is shared, not copied, per response).
 struct EncodedImage: Sendable, CacheCostReporting {
-    let data: Data
+    let body: ByteBuffer
     let format: ImageFormat
     /// A strong validator: a hash of the bytes, the same on every instance.
     let etag: String
-    var cacheCost: Int { data.count }
+    var cacheCost: Int { body.readableBytes }
+
+    init(data: Data, format: ImageFormat) {
+        body = ByteBuffer(bytes: data)
+        self.format = format
+        etag = ImageService.etag(of: data)
+    }
 }
 
 /// Turns `/image` parameters into encoded bytes: the pipeline loads, caches and
@@ -68,12 +74,14 @@ final class ImageService: Sendable {
     /// without touching the pipeline (the cache key holds the output choice, not the format
     /// it resolved to, so no decode is needed to find it).
     func encodedImage(for parameters: ImageParameters, accept: String?) async throws -> EncodedImage {
-        let request = ImageRequest(url: parameters.url, thumbnail: parameters.thumbnail(maximumSide: configuration.maximumOutputSide))
         let choice = parameters.outputChoice(accept: accept)
-        let key = "\(request.imageKey.stringValue)|\(choice.cacheToken)|\(parameters.quality.map(String.init) ?? "")"
+        // Keyed by the parameters as given (a hit costs no URL normalisation); other spellings
+        // of one URL miss here and meet in the pipeline's caches, which normalise.
+        let key = "\(parameters.responseKey)|\(choice.cacheToken)"
         let cached = responses[key]
         metrics?.cacheLookup("response", hit: cached != nil)
         if let cached { return cached }
+        let request = ImageRequest(url: parameters.url, thumbnail: parameters.thumbnail(maximumSide: configuration.maximumOutputSide))
         // Loaded in the request's own task, so cancelling the request cancels the load
         // (the pipeline shares it between identical requests).
         let image = try await pipeline.image(for: request)
@@ -83,7 +91,7 @@ final class ImageService: Sendable {
         let pool = encodingPool
         let encoded = try await encodes.value(for: key) {
             let data = try await pool.run { try encoder.encode(image, as: format, quality: quality) }
-            return EncodedImage(data: data, format: format, etag: Self.etag(of: data))
+            return EncodedImage(data: data, format: format)
         }
         responses[key] = encoded
         return encoded
@@ -97,7 +105,7 @@ final class ImageService: Sendable {
                 throw ServerError(.notFound, "not_found", "there is no gallery file \(url.lastPathComponent)")
             }
             guard let format = ImageFormat(sniffing: data) else { throw ImageDecodingError.unsupportedFormat }
-            return EncodedImage(data: data, format: format, etag: Self.etag(of: data))
+            return EncodedImage(data: data, format: format)
         }
     }
 

@@ -5,6 +5,7 @@ import Imagery
 import ImageryServer
 import ImageryTestSupport
 import ImageryVips
+import Logging
 import Testing
 
 @Suite("Image proxy")
@@ -250,5 +251,25 @@ enum Metric {
             values[String(line[..<space])] = value
         }
         return values
+    }
+}
+
+@Suite("Server log handler")
+struct ServerLogHandlerTests {
+    @Test func writesOneWholeLinePerEventWithSortedMetadata() throws {
+        var descriptors: [Int32] = [0, 0]
+        #expect(pipe(&descriptors) == 0)
+        defer { close(descriptors[0]) }
+        var logger = Logger(label: "imagery.test") { _ in
+            ServerLogHandler.standardOutput(label: "imagery.test", metadataProvider: nil).writing(to: descriptors[1])
+        }
+        logger[metadataKey: "hb.request.id"] = "7"
+        logger.info("request", metadata: ["status": "200", "method": "GET"])
+        logger.debug("not at the default level")
+        close(descriptors[1])
+        let output = try #require(String(data: FileHandle(fileDescriptor: descriptors[0]).readDataToEndOfFile(), encoding: .utf8))
+        let lines = output.split(separator: "\n")
+        #expect(lines.count == 1)
+        #expect(lines.first?.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ info imagery\.test: request hb\.request\.id=7 method=GET status=200/) != nil, "\(output)")
     }
 }
