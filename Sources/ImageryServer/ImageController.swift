@@ -40,13 +40,7 @@ struct ImageController: Sendable {
             guard let url = gallery.fileURL(named: name.removingPercentEncoding ?? name) else {
                 throw ServerError(.notFound, "not_found", "there is no gallery file \(name)")
             }
-            let file = try await service.readFile(url)
-            var headers: HTTPFields = [.eTag: file.etag, .cacheControl: "public, max-age=3600", .init("X-Content-Type-Options")!: "nosniff"]
-            if let ifNoneMatch = request.headers[.ifNoneMatch], Self.matches(ifNoneMatch, file.etag) {
-                return Response(status: .notModified, headers: headers)
-            }
-            headers[.contentType] = file.format.mimeType
-            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: file.body))
+            return Self.response(for: try await service.readFile(url), maxAge: 3600, negotiated: false, request: request)
         } catch {
             return ServerError.from(error).response()
         }
@@ -63,20 +57,25 @@ struct ImageController: Sendable {
             )
             let parameters = try ImageParameters(query: query, maximumSide: service.configuration.maximumOutputSide, gallery: gallery)
             let image = try await service.encodedImage(for: parameters, accept: request.headers[.accept])
-            var headers: HTTPFields = [
-                .eTag: image.etag,
-                .cacheControl: "public, max-age=\(service.configuration.responseMaxAge)",
-                .init("X-Content-Type-Options")!: "nosniff",
-            ]
-            if parameters.isNegotiated { headers[.vary] = "Accept" }
-            if let ifNoneMatch = request.headers[.ifNoneMatch], Self.matches(ifNoneMatch, image.etag) {
-                return Response(status: .notModified, headers: headers)
-            }
-            headers[.contentType] = image.format.mimeType
-            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: image.body))
+            return Self.response(
+                for: image, maxAge: service.configuration.responseMaxAge, negotiated: parameters.isNegotiated, request: request
+            )
         } catch {
             return ServerError.from(error).response()
         }
+    }
+
+    /// 200 with the image, or 304 when `If-None-Match` names its ETag; cache headers either way.
+    static func response(for image: EncodedImage, maxAge: Int, negotiated: Bool, request: Request) -> Response {
+        var headers: HTTPFields = [
+            .eTag: image.etag, .cacheControl: "public, max-age=\(maxAge)", .init("X-Content-Type-Options")!: "nosniff",
+        ]
+        if negotiated { headers[.vary] = "Accept" }
+        if let ifNoneMatch = request.headers[.ifNoneMatch], matches(ifNoneMatch, image.etag) {
+            return Response(status: .notModified, headers: headers)
+        }
+        headers[.contentType] = image.format.mimeType
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: image.body))
     }
 
     /// `If-None-Match`: `*`, or a list of entity tags compared weakly (RFC 9110 13.1.2).

@@ -96,7 +96,9 @@ struct ServerTests {
     }
 
     @Test func originFailuresMapToGatewayStatuses() async throws {
-        try await withServer(configure: { $0.originTimeout = .milliseconds(300) }) { client, origin in
+        // Long enough for the answered requests on a loaded machine (ThreadSanitizer, the whole
+        // suite in parallel); the last one is held by the origin until the timeout has passed.
+        try await withServer(configure: { $0.originTimeout = .seconds(3) }) { client, origin in
             try await client.execute(uri: imageURI(origin, "missing.jpg"), method: .get) { response in
                 #expect(response.status == .notFound)
                 #expect(response.errorBody?.error == "origin_not_found")
@@ -105,9 +107,10 @@ struct ServerTests {
                 #expect(response.status == .badGateway)
                 #expect(response.errorBody?.message.contains("500") == true)
             }
-            try await client.execute(uri: imageURI(origin, "rocket.jpg?delay_ms=2000"), method: .get) { response in
+            try await client.execute(uri: imageURI(origin, "rocket.jpg?held=1"), method: .get) { response in
                 #expect(response.status == .gatewayTimeout)
             }
+            origin.release()
         }
     }
 
