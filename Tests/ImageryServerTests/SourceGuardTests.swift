@@ -39,6 +39,22 @@ struct SourceGuardTests {
         }
     }
 
+    @Test func anAllowedNameRedirectingToTheLoopbackAddressIsRefused() async throws {
+        let origin = try await TestOrigin.start { request in
+            TestOrigin.Response(status: 302, headers: [("Location", "http://127.0.0.1:\(request.query["port"] ?? "1")/rocket.jpg")])
+        }
+        // "localhost" is allowed into private networks; the literal 127.0.0.1 is not.
+        try await withServer(origin: origin, configure: { $0.privateNetworkHosts = ["localhost"] }) { client, origin in
+            let source = "http://localhost:\(origin.port)/redirect?port=\(origin.port)"
+            let uri = "/image?w=64&url=" + (source.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
+            try await client.execute(uri: uri, method: .get) { response in
+                #expect(response.status == .forbidden, "\(String(buffer: response.body))")
+                #expect(response.errorBody?.message.contains("127.0.0.1") == true)
+            }
+            #expect(origin.requestCount == 1)  // the redirect was never followed
+        }
+    }
+
     @Test func theAllowListRefusesOtherHosts() async throws {
         try await withServer(configure: { $0.allowedHosts = ["images.example.com", "*.cdn.example.org"] }) { client, origin in
             try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=64"), method: .get) { response in
