@@ -85,7 +85,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         if !galleryURLs.isEmpty {
             configuration.galleryURLs = try galleryURLs.map { text in
-                guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased()), url.host?.isEmpty == false else {
+                guard let url = ServerConfiguration.sourceURL(text) else {
                     throw ValidationError("--gallery-url \(text) is not an absolute http or https URL")
                 }
                 return url

@@ -21,9 +21,9 @@ struct ImageParameters: Sendable, Hashable {
         if let gallery, text.hasPrefix(Gallery.filePrefix) {
             url = try gallery.fileURL(forParameter: text)
         } else {
-            guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-                  url.host?.isEmpty == false
-            else { throw ServerError.badParameter("url must be an absolute http or https URL, or /files/NAME for a gallery file") }
+            guard let url = ServerConfiguration.sourceURL(text) else {
+                throw ServerError.badParameter("url must be an absolute http or https URL, or /files/NAME for a gallery file")
+            }
             self.url = url
         }
         width = try Self.integer(query, "w", in: 1...maximumSide)

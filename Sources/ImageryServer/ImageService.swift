@@ -98,9 +98,13 @@ final class ImageService: Sendable {
     }
 
     /// A local image file, read on a worker thread (not an event loop or the cooperative pool).
-    /// - Throws: a 404 ``ServerError`` if it cannot be read, a 415 one if it is no image.
+    /// - Throws: a 404 ``ServerError`` if it cannot be read, 413 if it is over the source byte
+    ///   limit (checked before reading), 415 if it is no image.
     func readFile(_ url: URL) async throws -> EncodedImage {
-        try await encodingPool.run {
+        let limit = configuration.maximumSourceBytes
+        return try await encodingPool.run {
+            let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? nil
+            if let size, size > limit { throw DataLoadingError.tooLarge(limit: limit) }
             guard let data = try? Data(contentsOf: url) else {
                 throw ServerError(.notFound, "not_found", "there is no gallery file \(url.lastPathComponent)")
             }

@@ -61,7 +61,7 @@ extension ServerConfiguration {
         if let value = file.galleryDirectory { galleryDirectory = URL(fileURLWithPath: value) }
         if let value = file.galleryURLs {
             galleryURLs = try value.map { text in
-                guard let image = URL(string: text), ["http", "https"].contains(image.scheme?.lowercased()), image.host?.isEmpty == false else {
+                guard let image = Self.sourceURL(text) else {
                     throw ConfigurationFileError(message: "\(url.path): galleryURLs: \(text) is not an absolute http or https URL")
                 }
                 return image

@@ -39,3 +39,14 @@ public struct ServerConfiguration: Sendable {
 
     public init() {}
 }
+
+extension ServerConfiguration {
+    /// `text` as a source URL the proxy fetches (absolute, `http` or `https`, with a host), else `nil`.
+    /// The one check behind `url=`, `--gallery-url` and `galleryURLs`.
+    public static func sourceURL(_ text: String) -> URL? {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              url.host?.isEmpty == false
+        else { return nil }
+        return url
+    }
+}

@@ -70,6 +70,19 @@ struct GalleryTests {
         }
     }
 
+    @Test func aFileOverTheSourceByteLimitIs413AndNotRead() async throws {
+        try await withServer(configure: { configuration in
+            configuration.galleryDirectory = Fixtures.directory
+            configuration.maximumSourceBytes = 10_000  // rocket.jpg is 112 525 bytes
+        }) { client, _ in
+            try await client.execute(uri: "/files/rocket.jpg", method: .get) { response in
+                #expect(response.status == .contentTooLarge)
+                #expect(response.errorBody?.error == "source_too_large")
+            }
+            try await client.execute(uri: "/image?w=64&url=%2Ffiles%2Frocket.jpg", method: .get) { #expect($0.status == .contentTooLarge) }
+        }
+    }
+
     @Test func withoutAGalleryThePageSaysHowToConfigureOneAndFilesAreNotFound() async throws {
         try await withServer { client, _ in
             try await client.execute(uri: "/", method: .get) { response in
