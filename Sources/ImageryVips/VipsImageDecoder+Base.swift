@@ -20,11 +20,7 @@ extension VipsImageDecoder: ThumbnailDeriving {
         let base: ThumbnailBase = try data.withUnsafeBytes { buffer in
             guard let bytes = buffer.baseAddress else { throw ImageDecodingError.empty }
             do {
-                try checkHeader(bytes, buffer.count, format: .jpeg)
-                guard let header = imagery_vips_open_buffer(bytes, buffer.count, 0) else { throw VipsError(message: Vips.takeError()) }
-                let swapped = vips_image_get_orientation_swap(header) != 0
-                let (width, height) = (Int(vips_image_get_width(header)), Int(vips_image_get_height(header)))
-                imagery_vips_unref(header)
+                let (width, height, swapped) = try checkHeader(bytes, buffer.count, format: .jpeg)
                 let (sourceWidth, sourceHeight) = swapped ? (height, width) : (width, height)
                 let scale = Self.decodeScale(sourceWidth: sourceWidth, sourceHeight: sourceHeight, for: thumbnail)
                 guard let opened = imagery_vips_open_jpeg_shrunk(bytes, buffer.count, Int32(scale), rejectsCorruptData ? 1 : 0) else {

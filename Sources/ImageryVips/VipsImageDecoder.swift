@@ -61,8 +61,10 @@ public struct VipsImageDecoder: ImageDecoding {
         }
     }
 
-    /// Reads the header only and refuses images over the pixel limit.
-    func checkHeader(_ base: UnsafeRawPointer, _ count: Int, format: ImageFormat) throws {
+    /// Reads the header only and refuses images over the pixel limit; returns the stored size
+    /// and whether the EXIF orientation swaps width and height.
+    @discardableResult
+    func checkHeader(_ base: UnsafeRawPointer, _ count: Int, format: ImageFormat) throws -> (width: Int, height: Int, swapped: Bool) {
         guard imagery_vips_loader_name(base, count) != nil else {
             _ = Vips.takeError()
             throw ImageDecodingError.unsupportedFormat
@@ -75,6 +77,7 @@ public struct VipsImageDecoder: ImageDecoding {
         guard !overflow, pixels <= maximumPixels else {
             throw ImageDecodingError.tooManyPixels(width: width, height: height, limit: maximumPixels)
         }
+        return (width, height, vips_image_get_orientation_swap(header) != 0)
     }
 
     func validate(_ thumbnail: ImageRequest.Thumbnail) throws {
