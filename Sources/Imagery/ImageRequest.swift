@@ -68,7 +68,7 @@ public struct ImageRequest: Sendable {
 
     /// Whether the source is a local file (`file:` URL): the disk cache never copies those,
     /// and could not tell when the file changes.
-    var isLocalFile: Bool {
+    public var isLocalFile: Bool {
         if case .url(let url) = source { return url.isFileURL }
         return false
     }

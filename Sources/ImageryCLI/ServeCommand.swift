@@ -45,8 +45,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Require every /image query to be signed: &sig=base64url(HMAC-SHA256(key, query before &sig=)). Default: $IMAGERY_SIGNING_KEY if set.")
     var signingKey: String?
 
-    @Option(help: "Cache-Control max-age of image responses, in seconds (default 86400).")
+    @Option(help: "The longest Cache-Control max-age of image responses, in seconds; less when the source's freshness runs out sooner (default 86400).")
     var maxAge: Int?
+
+    @Option(help: "Freshness, in seconds, given to sources whose origin states no expiry (no max-age, no Expires); explicit headers are followed (default 3600).")
+    var minimumFreshness: Int?
 
     @Option(help: "Show the images of this directory on the gallery page at / and serve them at /files/NAME.")
     var galleryDir: String?
@@ -76,6 +79,7 @@ struct ServeCommand: AsyncParsableCommand {
         if !allowedHosts.isEmpty { configuration.allowedHosts = allowedHosts }
         if !privateNetworkHosts.isEmpty { configuration.privateNetworkHosts = privateNetworkHosts }
         if let maxAge { configuration.responseMaxAge = maxAge }
+        if let minimumFreshness { configuration.minimumFreshness = minimumFreshness }
         if let galleryDir {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: galleryDir, isDirectory: &isDirectory), isDirectory.boolValue else {

@@ -8,16 +8,16 @@ import Foundation
 /// its lane's final value; the lanes, the length and the tail are then mixed.
 /// One multiply per 8 bytes, spread over 8 lanes for instruction-level
 /// parallelism: about 1 µs for a 30 KB thumbnail here.
-enum Checksum {
+public enum Checksum {
     private static let multiplier: UInt64 = 0x9E37_79B9_7F4A_7C15
     private static let mix1: UInt64 = 0xBF58_476D_1CE4_E5B9
     private static let mix2: UInt64 = 0x94D0_49BB_1331_11EB
 
-    static func of(_ data: Data) -> UInt64 {
+    public static func of(_ data: Data) -> UInt64 {
         data.withUnsafeBytes { of($0) }
     }
 
-    static func of(_ buffer: UnsafeRawBufferPointer) -> UInt64 {
+    public static func of(_ buffer: UnsafeRawBufferPointer) -> UInt64 {
         let count = buffer.count
         var lanes: (UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64, UInt64) = (1, 2, 3, 4, 5, 6, 7, 8)
         var offset = 0

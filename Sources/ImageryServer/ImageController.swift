@@ -40,7 +40,7 @@ struct ImageController: Sendable {
             guard let url = gallery.fileURL(named: name.removingPercentEncoding ?? name) else {
                 throw ServerError(.notFound, "not_found", "there is no gallery file \(name)")
             }
-            return Self.response(for: try await service.readFile(url), maxAge: 3600, negotiated: false, request: request)
+            return response(for: try await service.readFile(url), maxAge: 3600, negotiated: false, request: request)
         } catch {
             return ServerError.from(error).response()
         }
@@ -56,22 +56,24 @@ struct ImageController: Sendable {
                 request.uri.queryParameters.map { (String($0.key), String($0.value)) }, uniquingKeysWith: { first, _ in first }
             )
             let parameters = try ImageParameters(query: query, maximumSide: service.configuration.maximumOutputSide, gallery: gallery)
-            let image = try await service.encodedImage(for: parameters, accept: request.headers[.accept])
-            return Self.response(
-                for: image, maxAge: service.configuration.responseMaxAge, negotiated: parameters.isNegotiated, request: request
-            )
+            let image = try await service.response(for: parameters, accept: request.headers[.accept])
+            return response(for: image, maxAge: service.configuration.responseMaxAge, negotiated: parameters.isNegotiated, request: request)
         } catch {
             return ServerError.from(error).response()
         }
     }
 
-    /// 200 with the image, or 304 when `If-None-Match` names its ETag; cache headers either way.
-    static func response(for image: EncodedImage, maxAge: Int, negotiated: Bool, request: Request) -> Response {
+    /// 200 with the image, or 304 when `If-None-Match` names its ETag; cache headers
+    /// (``ResponseCacheHeaders``: the source's freshness, at most `maxAge`) either way.
+    func response(for image: StoredResponse, maxAge: Int, negotiated: Bool, request: Request) -> Response {
+        let cache = ResponseCacheHeaders(for: image, maximumAge: maxAge, policy: service.cachePolicy)
         var headers: HTTPFields = [
-            .eTag: image.etag, .cacheControl: "public, max-age=\(maxAge)", .init("X-Content-Type-Options")!: "nosniff",
+            .eTag: image.etag, .cacheControl: cache.cacheControl, .init("X-Content-Type-Options")!: "nosniff",
         ]
+        if let age = cache.age { headers[.age] = String(age) }
+        if let lastModified = cache.lastModified { headers[.lastModified] = lastModified }
         if negotiated { headers[.vary] = "Accept" }
-        if let ifNoneMatch = request.headers[.ifNoneMatch], matches(ifNoneMatch, image.etag) {
+        if let ifNoneMatch = request.headers[.ifNoneMatch], Self.matches(ifNoneMatch, image.etag) {
             return Response(status: .notModified, headers: headers)
         }
         headers[.contentType] = image.format.mimeType

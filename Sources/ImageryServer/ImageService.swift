@@ -5,33 +5,18 @@ import ImageryDiskCache
 import ImageryHTTP
 import ImageryVips
 
-/// An encoded response body, ready to send again (the buffer is shared, not copied, per response).
-struct EncodedImage: Sendable, CacheCostReporting {
-    let body: ByteBuffer
-    let format: ImageFormat
-    /// A strong validator: a hash of the bytes, the same on every instance.
-    let etag: String
-    var cacheCost: Int { body.readableBytes }
-
-    init(data: Data, format: ImageFormat) {
-        body = ByteBuffer(bytes: data)
-        self.format = format
-        etag = ImageService.etag(of: data)
-    }
-}
-
-/// Turns `/image` parameters into encoded bytes: the pipeline loads, caches and
-/// decodes at size; this encodes the requested format on its own threads and
-/// keeps encoded responses in memory, one encode per response however many ask.
+/// Turns `/image` parameters into a response body: result storage (``ResponseStore``) first;
+/// else the pipeline loads, caches and decodes at size, and this encodes the requested
+/// format once, on its own threads, and stores those very bytes.
 final class ImageService: Sendable {
     let configuration: ServerConfiguration
     let pipeline: ImagePipeline
     let loader: HTTPDataLoader
     let diskCache: DiskCache?
-    private let responses: MemoryCache<String, EncodedImage>
+    let responses: ResponseStore
     private let encodingPool = WorkerPool(threadCount: max(1, ProcessInfo.processInfo.activeProcessorCount), name: "imagery.encode")
     private let encoder = VipsImageEncoder()
-    private let encodes = InFlight<EncodedImage>()
+    private let encodes = InFlight<StoredResponse>()
 
     private let metrics: ServerMetrics?
 
@@ -52,55 +37,82 @@ final class ImageService: Sendable {
             dataLoader: loader
         )
         // Memory: 1/4 decoded images, 1/4 originals, 1/8 decoded bases (other sizes are resized
-        // from them), 3/8 encoded responses. Memory tiers ignore HTTP freshness: a short TTL
-        // bounds how long an origin change goes unseen.
+        // from them), 3/8 encoded responses. Every tier follows the one policy (memoryFreshness
+        // .http): nothing is used past its source's freshness without revalidating.
         let eighth = configuration.memoryLimit / 8
-        pipelineConfiguration.imageCache = MemoryCache<ImageCacheKey, Image>(costLimit: 2 * eighth, ttl: 300)
-        pipelineConfiguration.dataCache = MemoryCache<String, CacheEntry>(costLimit: 2 * eighth, ttl: 300)
+        let policy = HTTPCachePolicy(minimumHeuristicLifetime: TimeInterval(configuration.minimumFreshness))
+        pipelineConfiguration.cachePolicy = policy
+        pipelineConfiguration.memoryFreshness = .http
+        pipelineConfiguration.imageCache = MemoryCache<ImageCacheKey, ImageResponse>(costLimit: 2 * eighth)
+        pipelineConfiguration.dataCache = MemoryCache<String, CacheEntry>(costLimit: 2 * eighth)
         pipelineConfiguration.baseImageCacheCostLimit = eighth
-        pipelineConfiguration.baseImageCacheTTL = 300
         pipelineConfiguration.maximumConcurrentDownloads = configuration.maximumConcurrentFetches
         pipelineConfiguration.observer = metrics
         diskCache = try configuration.cacheDirectory.map { try DiskCache(directory: $0, sizeLimit: configuration.diskLimit) }
-        if let diskCache {
-            pipelineConfiguration.diskCache = diskCache
-            pipelineConfiguration.encoder = VipsImageEncoder()
-        }
+        // Originals on disk (new sizes of a known source need no download). No thumbnail variants:
+        // the disk keeps final responses instead (ResponseStore), so a response is encoded once.
+        pipelineConfiguration.diskCache = diskCache
         pipeline = ImagePipeline(configuration: pipelineConfiguration)
-        responses = MemoryCache(costLimit: 3 * eighth, ttl: 300)
+        responses = ResponseStore(memoryLimit: 3 * eighth, disk: diskCache, policy: policy)
     }
 
-    /// The encoded response for `parameters`. A response already in memory is answered
-    /// without touching the pipeline (the cache key holds the output choice, not the format
-    /// it resolved to, so no decode is needed to find it).
-    func encodedImage(for parameters: ImageParameters, accept: String?) async throws -> EncodedImage {
+    /// The policy every tier follows.
+    var cachePolicy: HTTPCachePolicy { pipeline.configuration.cachePolicy }
+
+    /// The response body for `parameters`.
+    ///
+    /// 1. Result storage in memory: a fresh response is answered without touching the pipeline
+    ///    (the key holds the output choice, not the format it resolved to, so no decode is needed).
+    /// 2. Result storage on disk: the same bytes after a restart or an eviction from memory.
+    /// 3. A stale stored response is revalidated through its source (a conditional request; the
+    ///    pipeline refreshes the source everywhere it is held): the same version keeps its bytes.
+    /// 4. Otherwise the pipeline's image, encoded once, and stored as it is sent.
+    func response(for parameters: ImageParameters, accept: String?) async throws -> StoredResponse {
         let choice = parameters.outputChoice(accept: accept)
         // Keyed by the parameters as given (a hit costs no URL normalisation); other spellings
-        // of one URL miss here and meet in the pipeline's caches, which normalise.
-        let key = "\(parameters.responseKey)|\(choice.cacheToken)"
-        let cached = responses[key]
-        metrics?.cacheLookup("response", hit: cached != nil)
-        if let cached { return cached }
-        let request = ImageRequest(url: parameters.url, thumbnail: parameters.thumbnail(maximumSide: configuration.maximumOutputSide))
+        // of one URL miss here and meet on disk and in the pipeline's caches, which normalise.
+        let memoryKey = "\(parameters.responseKey)|\(choice.cacheToken)"
+        var candidate = responses.inMemory(memoryKey)
+        let freshInMemory = candidate?.isFresh() ?? false
+        metrics?.cacheLookup("response", hit: freshInMemory)
+        if freshInMemory, let candidate { return candidate }
+
         // Loaded in the request's own task, so cancelling the request cancels the load
         // (the pipeline shares it between identical requests).
-        let image = try await pipeline.image(for: request)
-        let format = choice.resolved(source: image.sourceFormat)
-        let encoder = self.encoder
-        let quality = parameters.quality
-        let pool = encodingPool
-        let encoded = try await encodes.value(for: key) {
-            let data = try await pool.run { try encoder.encode(image, as: format, quality: quality) }
-            return EncodedImage(data: data, format: format)
+        let request = ImageRequest(url: parameters.url, thumbnail: parameters.thumbnail(maximumSide: configuration.maximumOutputSide))
+        let diskKey = request.isLocalFile ? nil : ResponseStore.diskKey(for: request, output: choice.cacheToken, quality: parameters.quality)
+        if candidate == nil, let diskKey {
+            candidate = await responses.onDisk(diskKey)
+            let fresh = candidate?.isFresh() ?? false
+            metrics?.cacheLookup("response_disk", hit: fresh)
+            if fresh, let candidate {
+                await responses.keepRefreshed(candidate, memoryKey: memoryKey, diskKey: nil)
+                return candidate
+            }
         }
-        responses[key] = encoded
-        return encoded
+        if let candidate, candidate.source.http != nil {
+            let source = try await pipeline.dataEntry(for: request)
+            if source.metadata.isSameVersion(as: candidate.source) {
+                let refreshed = candidate.refreshed(source: source.metadata, freshUntil: cachePolicy.freshUntil(source.metadata))
+                await responses.keepRefreshed(refreshed, memoryKey: memoryKey, diskKey: diskKey)
+                return refreshed
+            }
+        }
+        let image = try await pipeline.imageResponse(for: request)
+        let format = choice.resolved(source: image.image.sourceFormat)
+        let (encoder, quality, pool, responses) = (self.encoder, parameters.quality, encodingPool, self.responses)
+        return try await encodes.value(for: memoryKey) {
+            let data = try await pool.run { try encoder.encode(image.image, as: format, quality: quality) }
+            let response = StoredResponse(data: data, format: format, source: image.source, freshUntil: image.freshUntil)
+            await responses.keep(response, data: data, memoryKey: memoryKey, diskKey: diskKey)
+            return response
+        }
     }
 
     /// A local image file, read on a worker thread (not an event loop or the cooperative pool).
     /// - Throws: a 404 ``ServerError`` if it cannot be read, 413 if it is over the source byte
     ///   limit (checked before reading), 415 if it is no image.
-    func readFile(_ url: URL) async throws -> EncodedImage {
+    func readFile(_ url: URL) async throws -> StoredResponse {
         let limit = configuration.maximumSourceBytes
         return try await encodingPool.run {
             let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? nil
@@ -109,22 +121,12 @@ final class ImageService: Sendable {
                 throw ServerError(.notFound, "not_found", "there is no gallery file \(url.lastPathComponent)")
             }
             guard let format = ImageFormat(sniffing: data) else { throw ImageDecodingError.unsupportedFormat }
-            return EncodedImage(data: data, format: format)
+            return StoredResponse(data: data, format: format, source: CacheMetadata(), freshUntil: .distantFuture)
         }
     }
 
     /// Entries and bytes of encoded responses held in memory.
-    var responseCacheUsage: (count: Int, bytes: Int) { (responses.count, responses.totalCost) }
-
-    /// `"` + 64-bit FNV-1a of the bytes in hex + `"`: stable across processes (unlike `Hasher`).
-    static func etag(of data: Data) -> String {
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-        for byte in data {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x0000_0100_0000_01B3
-        }
-        return "\"\(String(hash, radix: 16))-\(String(data.count, radix: 16))\""
-    }
+    var responseCacheUsage: (count: Int, bytes: Int) { responses.memoryUsage }
 }
 
 /// One computation per key at a time; concurrent callers share its result.

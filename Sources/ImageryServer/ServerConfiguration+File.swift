@@ -5,7 +5,7 @@ extension ServerConfiguration {
     /// (`host`, `port`, `cacheDirectory`, `memoryLimit`, `diskLimit`, `allowedHosts`,
     /// `privateNetworkHosts`, `maximumSourceBytes`, `maximumSourcePixels`,
     /// `maximumOutputSide`, `originTimeoutSeconds`, `maximumConcurrentFetches`,
-    /// `signingKey`, `responseMaxAge`, `galleryDirectory`, `galleryURLs`); absent keys keep their defaults.
+    /// `signingKey`, `responseMaxAge`, `minimumFreshness`, `galleryDirectory`, `galleryURLs`); absent keys keep their defaults.
     struct File: Decodable {
         var host: String?
         var port: Int?
@@ -21,6 +21,7 @@ extension ServerConfiguration {
         var maximumConcurrentFetches: Int?
         var signingKey: String?
         var responseMaxAge: Int?
+        var minimumFreshness: Int?
         var galleryDirectory: String?
         var galleryURLs: [String]?
     }
@@ -58,6 +59,7 @@ extension ServerConfiguration {
         if let value = file.maximumConcurrentFetches { maximumConcurrentFetches = value }
         if let value = file.signingKey { signingKey = value }
         if let value = file.responseMaxAge { responseMaxAge = value }
+        if let value = file.minimumFreshness { minimumFreshness = value }
         if let value = file.galleryDirectory { galleryDirectory = URL(fileURLWithPath: value) }
         if let value = file.galleryURLs {
             galleryURLs = try value.map { text in

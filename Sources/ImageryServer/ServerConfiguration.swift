@@ -29,8 +29,14 @@ public struct ServerConfiguration: Sendable {
     public var maximumConcurrentFetches = 16
     /// When set, every `/image` query must be signed with it (``RequestSigner``); default `nil` (no signing).
     public var signingKey: String?
-    /// `Cache-Control: public, max-age=` of image responses, in seconds; default one day.
+    /// The longest `Cache-Control` max-age of image responses, in seconds; a response says less
+    /// when its source's remaining freshness is shorter (``ResponseCacheHeaders``). Default one day.
     public var responseMaxAge = 86_400
+    /// The least freshness, in seconds, given to a source whose response states no expiry
+    /// (no `max-age`, no `Expires`; many origins send none), in every cache tier and in the
+    /// responses' `max-age`. Explicit `max-age`, `Expires`, `no-cache` and `no-store` are followed
+    /// as sent. Default one hour.
+    public var minimumFreshness = 3600
     /// The images of this directory are shown on the gallery page at `/` and served at
     /// `/files/NAME` (everything with an image extension in it is public); default `nil`.
     public var galleryDirectory: URL?

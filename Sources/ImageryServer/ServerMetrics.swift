@@ -29,7 +29,7 @@ final class ServerMetrics: ImagePipelineObserver {
         self.factory = factory
         duration = Metrics.Timer(label: "imagery_request_duration_seconds", factory: factory)
         inFlight = Metrics.Gauge(label: "imagery_requests_in_flight", factory: factory)
-        let tiers = ImagePipelineEvent.CacheTier.allCases.map(\.rawValue) + ["response"]
+        let tiers = ImagePipelineEvent.CacheTier.allCases.map(\.rawValue) + ["response", "response_disk"]
         lookups = Dictionary(uniqueKeysWithValues: tiers.map { tier in
             let counter = { (result: String) in
                 Metrics.Counter(label: "imagery_cache_lookups_total", dimensions: [("tier", tier), ("result", result)], factory: factory)
@@ -66,7 +66,7 @@ final class ServerMetrics: ImagePipelineObserver {
         }
     }
 
-    /// A lookup in `tier` (a pipeline tier, or `response`: encoded responses in memory).
+    /// A lookup in `tier` (a pipeline tier, or `response` / `response_disk`: stored responses in memory / on disk).
     func cacheLookup(_ tier: String, hit: Bool) {
         guard let counters = lookups[tier] else { return }
         (hit ? counters.hit : counters.miss).increment()

@@ -6,39 +6,12 @@ import ImageryTestSupport
 import ImageryVips
 import Testing
 
-/// The pipeline with a disk cache against an origin that sends caching headers.
-/// Query parameters choose the headers: `cc` (Cache-Control), `etag`, `lm`
-/// (Last-Modified, seconds ago), `expires` (seconds from now), `age`, `vary`,
-/// `cc304` (the Cache-Control of a 304).
-/// The origin answers 304 when a validator matches, and 500 while `failing` is set.
+/// The pipeline with a disk cache against an origin that sends caching headers
+/// (``TestOrigin/caching(failing:)``: query parameters choose them).
 @Suite("Pipeline disk cache and HTTP semantics")
 struct PipelineDiskCacheTests {
     static func origin(failing: Flag = Flag()) async throws -> TestOrigin {
-        let body = try Fixtures.data("rocket.jpg")
-        let now = Date()
-        return try await TestOrigin.start { request in
-            if failing.isSet { return TestOrigin.Response(status: 500, body: Data("down".utf8)) }
-            var headers: [(String, String)] = [("Content-Type", "image/jpeg"), ("Date", HTTPDate.format(Date()))]
-            let query = request.query
-            if let cacheControl = query["cc"] { headers.append(("Cache-Control", cacheControl)) }
-            if let etag = query["etag"] { headers.append(("ETag", "\"\(etag)\"")) }
-            let lastModified = query["lm"].flatMap(Double.init).map { HTTPDate.format(now.addingTimeInterval(-$0)) }
-            if let lastModified { headers.append(("Last-Modified", lastModified)) }
-            if let expires = query["expires"].flatMap(Double.init) { headers.append(("Expires", HTTPDate.format(Date().addingTimeInterval(expires)))) }
-            if let age = query["age"] { headers.append(("Age", age)) }
-            if let vary = query["vary"] { headers.append(("Vary", vary)) }
-            let etagMatches = query["etag"].map { request.headers["if-none-match"] == "\"\($0)\"" } ?? false
-            let notModifiedSince = lastModified.map { request.headers["if-modified-since"] == $0 } ?? false
-            if etagMatches || notModifiedSince {
-                var notModified = headers.filter { $0.0 != "Content-Type" }
-                if let refreshed = query["cc304"] {  // the 304 may bring new freshness
-                    notModified.removeAll { $0.0 == "Cache-Control" }
-                    notModified.append(("Cache-Control", refreshed))
-                }
-                return TestOrigin.Response(status: 304, headers: notModified)
-            }
-            return TestOrigin.Response(headers: headers, body: body)
-        }
+        try await TestOrigin.caching(failing: failing)
     }
 
     /// A pipeline with a fresh memory cache on `disk`.

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Imagery
+import ImageryDiskCache
 import ImageryServer
 import ImageryTestSupport
 
@@ -13,19 +14,54 @@ func withServer(
     _ body: @escaping @Sendable (any TestClientProtocol, TestOrigin) async throws -> Void
 ) async throws {
     let origin = if let origin { origin } else { try await TestOrigin.serving(directory: Fixtures.directory) }
-    var configuration = ServerConfiguration()
-    configuration.port = 0
-    configuration.cacheDirectory = nil
-    configuration.privateNetworkHosts = ["127.0.0.1"]  // the test origin; every other private host stays refused
-    configure(&configuration)
-    let application = try buildApplication(configuration: configuration)
     do {
-        try await application.test(setup) { client in try await body(client, origin) }
+        try await serve(setup, origin: origin, configure: configure) { client in try await body(client, origin) }
     } catch {
         try? await origin.shutdown()
         throw error
     }
     try await origin.shutdown()
+}
+
+/// One run of the proxy in front of `origin` (which outlives it): call it again with the same
+/// `cacheDirectory` for a restart. A directory is opened by one cache at a time, and the last
+/// run's cache closes once its queued writes are done, so opening waits for that (up to 10 s).
+func serve(
+    _ setup: TestingSetup = .router,
+    origin: TestOrigin,
+    configure: (inout ServerConfiguration) -> Void = { _ in },
+    _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void
+) async throws {
+    var configuration = ServerConfiguration()
+    configuration.port = 0
+    configuration.cacheDirectory = nil
+    configuration.privateNetworkHosts = ["127.0.0.1"]  // the test origin; every other private host stays refused
+    configure(&configuration)
+    let deadline = ContinuousClock.now + .seconds(10)
+    while true {
+        do {
+            let application = try buildApplication(configuration: configuration)
+            try await application.test(setup) { client in try await body(client) }
+            return
+        } catch let error as DiskCacheError where error.message.contains("in use") && ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+    }
+}
+
+/// `GET uri`: status, headers and body.
+func get(_ client: any TestClientProtocol, _ uri: String, headers: HTTPFields = [:]) async throws -> (status: HTTPResponse.Status, headers: HTTPFields, body: Data) {
+    try await client.execute(uri: uri, method: .get, headers: headers) { ($0.status, $0.headers, $0.data) }
+}
+
+/// The server's `/metrics`, parsed.
+func metrics(_ client: any TestClientProtocol) async throws -> [String: Double] {
+    try await client.execute(uri: "/metrics", method: .get) { Metric.parse(String(buffer: $0.body)) }
+}
+
+/// How many lookups of a cache tier gave `result` (`hit` or `miss`), from parsed metrics.
+func lookups(_ metrics: [String: Double], _ tier: String, _ result: String) -> Double {
+    metrics[#"imagery_cache_lookups_total{tier="\#(tier)",result="\#(result)"}"#] ?? 0
 }
 
 /// `/image?url=<origin url of path>&<rest>`.

@@ -16,6 +16,21 @@ public struct CacheMetadata: Sendable, Codable, Hashable {
         self.storedAt = storedAt
         self.http = http
     }
+
+    /// Whether `other` describes the same version of the source as this metadata, by its
+    /// validators: the same strong `ETag`, or (with no `ETag` on either) the same `Last-Modified`.
+    /// Without validators nothing can be told apart: `false`. A derived entry (a decoded
+    /// image, a base, a stored response) of a stale source is still right when the source,
+    /// revalidated, is the same version.
+    public func isSameVersion(as other: CacheMetadata) -> Bool {
+        guard let mine = http?.headers, let theirs = other.http?.headers else { return false }
+        if let etag = mine["etag"] ?? theirs["etag"] {
+            // A weak tag promises equivalence, not the same bytes: not enough for what was made from them.
+            return !etag.hasPrefix("W/") && etag == mine["etag"] && etag == theirs["etag"]
+        }
+        guard let modified = mine["last-modified"] else { return false }
+        return modified == theirs["last-modified"]
+    }
 }
 
 /// The parts of an HTTP exchange a private cache needs (RFC 9111): the

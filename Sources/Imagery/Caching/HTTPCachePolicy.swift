@@ -5,7 +5,8 @@ import Foundation
 ///
 /// - Freshness lifetime: `max-age`, else `Expires` minus `Date`, else a fraction
 ///   (``heuristicFraction``) of the time since `Last-Modified`, capped by
-///   ``maximumHeuristicLifetime``; else 0.
+///   ``maximumHeuristicLifetime``; else 0. A response with no explicit expiry
+///   (no `max-age`, no `Expires`) is fresh for at least ``minimumHeuristicLifetime``.
 /// - Age: the corrected initial age (apparent age, `Age` plus response delay)
 ///   plus the time resident in the cache.
 /// - `no-store` is never stored; `no-cache` (and `Pragma: no-cache`) always
@@ -31,12 +32,21 @@ public struct HTTPCachePolicy: Sendable, Hashable {
     public var heuristicFraction: Double
     /// The longest heuristic freshness, in seconds; default one day.
     public var maximumHeuristicLifetime: TimeInterval
+    /// The least freshness, in seconds, of a response that states no expiry of its own
+    /// (no `max-age`, no `Expires`): a floor for origins that send nothing useful, so that
+    /// not every use asks them again. Explicit `max-age`, `Expires`, `no-cache` and
+    /// `no-store` are followed as sent. Default 0 (the RFC's heuristic alone).
+    public var minimumHeuristicLifetime: TimeInterval
 
     /// A policy; defaults follow the RFC's suggestions.
-    public init(mode: Mode = .http, heuristicFraction: Double = 0.1, maximumHeuristicLifetime: TimeInterval = 86_400) {
+    public init(
+        mode: Mode = .http, heuristicFraction: Double = 0.1, maximumHeuristicLifetime: TimeInterval = 86_400,
+        minimumHeuristicLifetime: TimeInterval = 0
+    ) {
         self.mode = mode
         self.heuristicFraction = heuristicFraction
         self.maximumHeuristicLifetime = maximumHeuristicLifetime
+        self.minimumHeuristicLifetime = minimumHeuristicLifetime
     }
 
     /// What to do with a stored response for a request.
@@ -62,27 +72,39 @@ public struct HTTPCachePolicy: Sendable, Hashable {
         return true
     }
 
-    /// Decides how to use `stored` for a request with `requestHeaders` at `now`.
+    /// Whether bytes with this metadata may be kept (and everything made from them):
+    /// always for sources that are not HTTP, else ``isStorable(_:)-(HTTPResponseInfo)``.
+    public func isStorable(_ metadata: CacheMetadata) -> Bool {
+        metadata.http.map(isStorable) ?? true
+    }
+
+    /// Decides how to use `stored` for a request with `requestHeaders` at `now`:
+    /// fresh while `now` is before ``freshUntil(_:)``.
     public func evaluate(_ stored: CacheMetadata, requestHeaders: [String: String] = [:], now: Date = Date()) -> Decision {
-        guard let response = stored.http else {
-            if case .aggressive(let ttl) = mode, now.timeIntervalSince(stored.storedAt) >= ttl {
-                return .stale(conditionalHeaders: [:])
+        if let response = stored.http, !response.varyingRequestHeaders.isEmpty {
+            var lowerRequest: [String: String] = [:]
+            for (name, value) in requestHeaders { lowerRequest[name.lowercased()] = value }
+            for (name, value) in response.varyingRequestHeaders where (lowerRequest[name] ?? "") != value {
+                return .mismatch
             }
-            return .fresh
         }
-        var lowerRequest: [String: String] = [:]
-        for (name, value) in requestHeaders { lowerRequest[name.lowercased()] = value }
-        for (name, value) in response.varyingRequestHeaders where (lowerRequest[name] ?? "") != value {
-            return .mismatch
-        }
-        let conditional = conditionalHeaders(for: response)
-        if case .aggressive(let ttl) = mode {
-            return now.timeIntervalSince(stored.storedAt) < ttl ? .fresh : .stale(conditionalHeaders: conditional)
-        }
+        if now < freshUntil(stored) { return .fresh }
+        return .stale(conditionalHeaders: stored.http.map(conditionalHeaders) ?? [:])
+    }
+
+    /// The moment `stored` stops being fresh (RFC 9111 4.2: while its current age is below its
+    /// freshness lifetime): `distantPast` when every use must revalidate (`no-cache`), `distantFuture`
+    /// for sources that are not HTTP (fresh until evicted), `storedAt` + ttl in aggressive mode.
+    /// Computed once, it makes a freshness check a comparison (the memory tiers keep it).
+    public func freshUntil(_ stored: CacheMetadata) -> Date {
+        if case .aggressive(let ttl) = mode { return stored.storedAt.addingTimeInterval(ttl) }
+        guard let response = stored.http else { return .distantFuture }
         let directives = Self.cacheControl(response.headers["cache-control"])
         let pragmaNoCache = response.headers["pragma"]?.lowercased().contains("no-cache") == true && response.headers["cache-control"] == nil
-        if directives["no-cache"] != nil || pragmaNoCache { return .stale(conditionalHeaders: conditional) }
-        return currentAge(response, now: now) < freshnessLifetime(response) ? .fresh : .stale(conditionalHeaders: conditional)
+        if directives["no-cache"] != nil || pragmaNoCache { return .distantPast }
+        // current age < lifetime  <=>  now < responseTime + lifetime - corrected initial age
+        let initialAge = currentAge(response, now: response.responseTime)
+        return response.responseTime.addingTimeInterval(freshnessLifetime(response) - initialAge)
     }
 
     /// Whether `stored` may be served stale because the origin failed (`stale-if-error`).
@@ -123,10 +145,11 @@ public struct HTTPCachePolicy: Sendable, Hashable {
             guard let expires = HTTPDate.parse(expiresHeader) else { return 0 }
             return max(0, expires.timeIntervalSince(date))
         }
+        var heuristic: TimeInterval = 0
         if let lastModified = response.headers["last-modified"].flatMap(HTTPDate.parse) {
-            return min(maximumHeuristicLifetime, max(0, date.timeIntervalSince(lastModified) * heuristicFraction))
+            heuristic = min(maximumHeuristicLifetime, max(0, date.timeIntervalSince(lastModified) * heuristicFraction))
         }
-        return 0
+        return max(heuristic, minimumHeuristicLifetime)
     }
 
     /// The response's current age in seconds (RFC 9111 4.2.3).
@@ -149,7 +172,7 @@ public struct HTTPCachePolicy: Sendable, Hashable {
     }
 
     /// `Cache-Control` directives, names lower-cased, values unquoted (`nil` for flags).
-    static func cacheControl(_ header: String?) -> [String: String?] {
+    public static func cacheControl(_ header: String?) -> [String: String?] {
         var directives: [String: String?] = [:]
         for part in (header ?? "").split(separator: ",") {
             let pieces = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }

@@ -1,16 +1,17 @@
 import Foundation
 
-/// Holds decoded images in memory, keyed by source and thumbnail. The pipeline
-/// reads it synchronously (``ImagePipeline/cachedImage(for:)``), so
-/// implementations must be fast and thread-safe.
+/// Holds decoded images in memory, keyed by source and thumbnail, each with its
+/// source's metadata and freshness (``ImageResponse``). The pipeline reads it
+/// synchronously (``ImagePipeline/cachedImage(for:)``), so implementations must be
+/// fast and thread-safe. The pipeline checks freshness itself: a cache only stores.
 public protocol ImageCaching: AnyObject, Sendable {
     /// The image for `key`; setting `nil` removes it.
-    subscript(key: ImageCacheKey) -> Image? { get set }
+    subscript(key: ImageCacheKey) -> ImageResponse? { get set }
     /// Removes every image.
     func removeAll()
 }
 
-extension MemoryCache: ImageCaching where Key == ImageCacheKey, Value == Image {}
+extension MemoryCache: ImageCaching where Key == ImageCacheKey, Value == ImageResponse {}
 
 /// Holds encoded bytes with their ``CacheMetadata``, keyed by strings
 /// (``SourceKey/stringValue`` for originals, ``ImageCacheKey/stringValue`` for

@@ -11,7 +11,7 @@ extension ImagePipeline {
         /// Turns bytes into images, at thumbnail size when asked. No default.
         public var decoder: any ImageDecoding
 
-        /// Decoded images in memory, keyed by source and thumbnail (cost = pixel bytes).
+        /// Decoded images in memory, keyed by source and thumbnail (cost = pixel bytes), each with its source's freshness.
         /// Default: a ``MemoryCache`` limited to ``defaultImageCacheCostLimit`` bytes. `nil` disables it.
         public var imageCache: (any ImageCaching)?
 
@@ -37,8 +37,14 @@ extension ImagePipeline {
         /// originals are stored on disk.
         public var encoder: (any ImageEncoding)?
 
-        /// How HTTP caching headers are honoured; default ``HTTPCachePolicy`` in ``HTTPCachePolicy/Mode/http`` mode.
+        /// How HTTP caching headers are honoured, in every tier (memory too, see ``memoryFreshness``).
+        /// Default: ``HTTPCachePolicy`` in ``HTTPCachePolicy/Mode/http`` mode with a
+        /// ``HTTPCachePolicy/minimumHeuristicLifetime`` of 300 s, so that a source whose origin
+        /// states no expiry (many do not) is not downloaded again for every use.
         public var cachePolicy: HTTPCachePolicy
+
+        /// Whether the memory tiers follow ``cachePolicy`` as the disk tier does. Default ``MemoryFreshness/http``.
+        public var memoryFreshness: MemoryFreshness
 
         /// Told of cache lookups, origin fetches and decodes (for metrics); default `nil`.
         public var observer: (any ImagePipelineObserver)?
@@ -57,13 +63,14 @@ extension ImagePipeline {
         public init(decoder: any ImageDecoding, dataLoader: any DataLoading = FileDataLoader()) {
             self.decoder = decoder
             self.dataLoader = dataLoader
-            self.imageCache = MemoryCache<ImageCacheKey, Image>(costLimit: Self.defaultImageCacheCostLimit)
+            self.imageCache = MemoryCache<ImageCacheKey, ImageResponse>(costLimit: Self.defaultImageCacheCostLimit)
             self.dataCache = MemoryCache<String, CacheEntry>(costLimit: Self.defaultDataCacheCostLimit)
             self.baseImageCacheCostLimit = Self.defaultImageCacheCostLimit / 4
             self.baseImageCacheTTL = nil
             self.diskCache = nil
             self.encoder = nil
-            self.cachePolicy = HTTPCachePolicy()
+            self.cachePolicy = HTTPCachePolicy(minimumHeuristicLifetime: 300)
+            self.memoryFreshness = .http
             self.observer = nil
             self.maximumConcurrentDownloads = 6
             self.maximumConcurrentDecodes = max(1, ProcessInfo.processInfo.activeProcessorCount)
@@ -78,5 +85,22 @@ extension ImagePipeline {
         public static var defaultDataCacheCostLimit: Int {
             Int(min(Double(ProcessInfo.processInfo.physicalMemory) * 0.05, 128 * 1024 * 1024))
         }
+    }
+
+    /// How the memory tiers (encoded originals, decoded images, kept bases) treat freshness.
+    public enum MemoryFreshness: Sendable, Hashable {
+        /// One rule for every tier (the default): ``Configuration/cachePolicy`` decides for memory
+        /// exactly as for disk. A stale original is revalidated (`If-None-Match` /
+        /// `If-Modified-Since`); a `no-store` source serves the requests that waited for it and is
+        /// kept nowhere, nor is anything made from it; `no-cache` revalidates before each reuse; a
+        /// decoded image or base is used while its source is fresh, and after that only once the
+        /// source, revalidated, is the same version. The default because a process that lives for
+        /// days (a server, a daemon) must not serve what the origin said to stop serving.
+        case http
+        /// Memory holds a working set, as a browser's in-memory image cache does: entries are used
+        /// until evicted (or their cache's TTL), whatever the source said; the disk tier still
+        /// follows ``Configuration/cachePolicy``. For apps that show what they have and would rather
+        /// not revalidate what is on screen.
+        case ignored
     }
 }

@@ -1,31 +1,53 @@
 import Foundation
 
 extension ImagePipeline {
-    /// The image stage: memory, then a thumbnail variant on disk, then data + decode.
+    /// The image stage: memory, then a thumbnail variant on disk, then a kept base, then data + decode.
+    ///
+    /// Every image carries its source's freshness (``ImageResponse/freshUntil``). A stale one is
+    /// not thrown away: its source is revalidated, and when it is still the same version (by
+    /// its validators) the image, or the base it can be resized from, is used again.
     func loadImage(
         _ request: ImageRequest,
         priority: PriorityCell,
         progress: (@Sendable (TransferProgress) -> Void)?
-    ) async throws -> Image {
+    ) async throws -> ImageResponse {
         let key = request.imageKey
         let readsMemory = !request.options.contains(.disableMemoryCacheReads)
-        if readsMemory {
-            let cached = configuration.imageCache?[key]
-            if configuration.imageCache != nil { record(.cacheLookup(.memoryImage, hit: cached != nil)) }
-            if let cached { return cached }
+        if readsMemory, let cache = configuration.imageCache {
+            let cached = cache[key]
+            let fresh = cached.map { isUsable($0.freshUntil) } ?? false
+            record(.cacheLookup(.memoryImage, hit: fresh))
+            if fresh, let cached { return cached }
         }
         return try await imageJobs.value(for: key, priority: priority, progress: progress) { [self] job in
-            if readsMemory, let image = configuration.imageCache?[key] { return image }
-            if let image = try await storedVariant(for: request) {
-                remember(image, for: request)
-                return image
+            // Memory again: another job may have stored it meanwhile; a stale image stays there until replaced.
+            let staleImage = readsMemory ? configuration.imageCache?[key] : nil
+            if let staleImage, isUsable(staleImage.freshUntil) { return staleImage }
+            var source: CacheEntry?  // the source's bytes, loaded (and revalidated) at most once
+            func loadSource() async throws -> CacheEntry {
+                if let source { return source }
+                let entry = try await loadData(request, priority: job.priority, progress: job.reportProgress)
+                source = entry
+                return entry
             }
-            if let (image, source) = try await derivedFromBase(request) {
-                remember(image, for: request)
-                storeVariant(image, for: request, source: source)
-                return image
+            if let staleImage, staleImage.source.http != nil {
+                let entry = try await loadSource()
+                if entry.metadata.isSameVersion(as: staleImage.source) {
+                    let refreshed = response(staleImage.image, source: entry.metadata)
+                    remember(refreshed, for: request)
+                    return refreshed
+                }
             }
-            let entry = try await loadData(request, priority: job.priority, progress: job.reportProgress)
+            if source == nil, let stored = try await storedVariant(for: request) {
+                remember(stored, for: request)
+                return stored
+            }
+            if let derived = try await derivedFromBase(request, loadSource: loadSource) {
+                remember(derived, for: request)
+                storeVariant(derived, for: request)
+                return derived
+            }
+            let entry = try await loadSource()
             let image: Image
             do {
                 image = try await decode(entry, for: request)
@@ -35,10 +57,31 @@ extension ImagePipeline {
                 await forgetSource(of: request)
                 throw error
             }
-            remember(image, for: request)
-            storeVariant(image, for: request, source: entry.metadata)
-            return image
+            let decoded = response(image, source: entry.metadata)
+            remember(decoded, for: request)
+            storeVariant(decoded, for: request)
+            return decoded
         }
+    }
+
+    /// `image` with its source's metadata and the freshness the memory tiers give it.
+    func response(_ image: Image, source: CacheMetadata) -> ImageResponse {
+        ImageResponse(image: image, source: source, freshUntil: freshUntil(source))
+    }
+
+    /// Until when something made from a source with `metadata` may be used from memory.
+    func freshUntil(_ metadata: CacheMetadata) -> Date {
+        configuration.memoryFreshness == .ignored ? .distantFuture : configuration.cachePolicy.freshUntil(metadata)
+    }
+
+    /// Whether a memory entry fresh until `date` may be used now.
+    func isUsable(_ date: Date) -> Bool {
+        date == .distantFuture || Date() < date
+    }
+
+    /// Whether things made from a source with `metadata` may be kept in memory (not for `no-store`).
+    func mayKeepInMemory(_ metadata: CacheMetadata) -> Bool {
+        configuration.memoryFreshness == .ignored || configuration.cachePolicy.isStorable(metadata)
     }
 
     /// Decodes the thumbnail `request` asks for, keeping the decoder's base for later
@@ -52,7 +95,9 @@ extension ImagePipeline {
             let decoded = try deriving.decodeKeepingBase(data, thumbnail: thumbnail)
             return (decoded.image, decoded.base)
         }
-        if let base { bases[request.sourceKey] = KeptBase(base: base, source: entry.metadata) }
+        if let base, mayKeepInMemory(entry.metadata) {
+            bases[request.sourceKey] = KeptBase(base: base, source: entry.metadata, freshUntil: freshUntil(entry.metadata))
+        }
         return image
     }
 
@@ -80,25 +125,38 @@ extension ImagePipeline {
         }
     }
 
-    /// The thumbnail made from the source's kept base, with the source's metadata, when the
-    /// base has enough pixels for it; no download and no decode.
-    private func derivedFromBase(_ request: ImageRequest) async throws -> (Image, CacheMetadata)? {
+    /// The thumbnail made from the source's kept base when the base has enough pixels for it: no
+    /// download and no decode. A stale base is used once its source, revalidated, is the same version.
+    private func derivedFromBase(
+        _ request: ImageRequest, loadSource: () async throws -> CacheEntry
+    ) async throws -> ImageResponse? {
         guard let thumbnail = request.thumbnail, let bases, !request.options.contains(.disableMemoryCacheReads),
               let deriving = configuration.decoder as? any ThumbnailDeriving
         else { return nil }
-        guard let kept = bases[request.sourceKey] else {
+        guard var kept = bases[request.sourceKey] else {
             record(.cacheLookup(.memoryBase, hit: false))
             return nil
         }
+        if !isUsable(kept.freshUntil) {
+            let entry = try await loadSource()
+            guard entry.metadata.isSameVersion(as: kept.source) else {
+                bases[request.sourceKey] = nil
+                record(.cacheLookup(.memoryBase, hit: false))
+                return nil
+            }
+            kept = KeptBase(base: kept.base, source: entry.metadata, freshUntil: freshUntil(entry.metadata))
+            bases[request.sourceKey] = kept
+        }
+        let base = kept.base
         let (image, duration) = try await decodingPool.run { () -> (Image?, Duration) in
             let start = ContinuousClock.now
-            let image = try? deriving.thumbnail(thumbnail, from: kept.base)  // a failure just means: decode
+            let image = try? deriving.thumbnail(thumbnail, from: base)  // a failure just means: decode
             return (image, ContinuousClock.now - start)
         }
         record(.cacheLookup(.memoryBase, hit: image != nil))
         guard let image else { return nil }
         record(.derived(duration: duration, width: image.width, height: image.height))
-        return (image, kept.source)
+        return response(image, source: kept.source)
     }
 
     private func forgetSource(of request: ImageRequest) async {
@@ -108,13 +166,13 @@ extension ImagePipeline {
         await configuration.diskCache?.remove(for: key)
     }
 
-    private func remember(_ image: Image, for request: ImageRequest) {
-        guard !request.options.contains(.disableMemoryCacheWrites) else { return }
+    private func remember(_ image: ImageResponse, for request: ImageRequest) {
+        guard !request.options.contains(.disableMemoryCacheWrites), mayKeepInMemory(image.source) else { return }
         configuration.imageCache?[request.imageKey] = image
     }
 
     /// A fresh thumbnail stored on disk under the variant key, decoded.
-    private func storedVariant(for request: ImageRequest) async throws -> Image? {
+    private func storedVariant(for request: ImageRequest) async throws -> ImageResponse? {
         guard request.thumbnail != nil, !request.options.contains(.disableDiskCacheReads),
               let disk = configuration.diskCache
         else { return nil }
@@ -131,17 +189,19 @@ extension ImagePipeline {
         }
         // Report the original's format, recorded when the variant was stored.
         let sourceFormat = entry.metadata.contentType.flatMap(ImageFormat.init(mimeType:)) ?? variant.sourceFormat
-        return Image(width: variant.width, height: variant.height, pixelFormat: variant.pixelFormat,
-                     pixels: variant.pixels, sourceFormat: sourceFormat)
+        let image = Image(width: variant.width, height: variant.height, pixelFormat: variant.pixelFormat,
+                          pixels: variant.pixels, sourceFormat: sourceFormat)
+        return response(image, source: entry.metadata)
     }
 
     /// Encodes a thumbnail and stores it on disk in the background, with its source's freshness.
-    private func storeVariant(_ image: Image, for request: ImageRequest, source: CacheMetadata) {
+    private func storeVariant(_ response: ImageResponse, for request: ImageRequest) {
         guard request.thumbnail != nil, !request.options.contains(.disableDiskCacheWrites), !request.isLocalFile,
               let disk = configuration.diskCache, let encoder = configuration.encoder,
-              source.http.map(configuration.cachePolicy.isStorable) ?? true
+              configuration.cachePolicy.isStorable(response.source)
         else { return }
-        var metadata = source
+        let image = response.image
+        var metadata = response.source
         metadata.contentType = image.sourceFormat.mimeType
         let key = request.imageKey.stringValue
         let pool = decodingPool
@@ -153,9 +213,11 @@ extension ImagePipeline {
     }
 }
 
-/// A decoder's base for a source, with the source's cache metadata (for the variants made from it).
+/// A decoder's base for a source, with the source's cache metadata (for the variants made from it)
+/// and freshness (as ``ImageResponse/freshUntil``).
 struct KeptBase: Sendable, CacheCostReporting {
     let base: ThumbnailBase
     let source: CacheMetadata
+    let freshUntil: Date
     var cacheCost: Int { base.cacheCost }
 }

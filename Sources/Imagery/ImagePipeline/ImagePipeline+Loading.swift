@@ -1,11 +1,10 @@
 import Foundation
 
 extension ImagePipeline {
-    /// The data stage: memory, then disk (fresh: use; stale: revalidate), then the source.
-    ///
-    /// The memory tiers do not apply HTTP freshness (as a browser's in-memory image
-    /// cache does not): they hold a working set, bounded by their limits and an
-    /// optional TTL. HTTP semantics apply to the disk tier, which outlives the process.
+    /// The data stage: memory, then disk, then the source. Both tiers follow
+    /// ``Configuration/cachePolicy`` (memory only when ``Configuration/memoryFreshness`` is
+    /// ``Configuration/MemoryFreshness/http``): a fresh entry is used, a stale one is
+    /// revalidated with a conditional request, and a 304 refreshes it in every tier.
     func loadData(
         _ request: ImageRequest,
         priority: PriorityCell,
@@ -14,12 +13,19 @@ extension ImagePipeline {
         let key = request.sourceKey
         if !request.options.contains(.disableMemoryCacheReads), let cache = configuration.dataCache {
             let entry = await cache.entry(for: key.stringValue)
-            record(.cacheLookup(.memoryData, hit: entry != nil))
-            if let entry { return entry }
+            let fresh = entry.map { memoryDecision($0.metadata, for: request) == .fresh } ?? false
+            record(.cacheLookup(.memoryData, hit: fresh))
+            if fresh, let entry { return entry }
         }
         return try await dataJobs.value(for: key, priority: priority, progress: progress) { [self] job in
             try await fetchData(request, job: job)
         }
+    }
+
+    /// How the policy judges an entry of the memory tier.
+    private func memoryDecision(_ metadata: CacheMetadata, for request: ImageRequest) -> HTTPCachePolicy.Decision {
+        configuration.memoryFreshness == .ignored
+            ? .fresh : configuration.cachePolicy.evaluate(metadata, requestHeaders: request.headers)
     }
 
     private func fetchData(_ request: ImageRequest, job: JobContext) async throws -> CacheEntry {
@@ -27,7 +33,15 @@ extension ImagePipeline {
         let policy = configuration.cachePolicy
         var stale: CacheEntry?
         var conditionalHeaders: [String: String] = [:]
-        if !request.options.contains(.disableDiskCacheReads), let disk = configuration.diskCache {
+        // Memory again (another job may have refreshed it meanwhile): a stale copy is revalidated, not downloaded.
+        if !request.options.contains(.disableMemoryCacheReads), let entry = await configuration.dataCache?.entry(for: key) {
+            switch memoryDecision(entry.metadata, for: request) {
+            case .fresh: return entry
+            case .stale(let headers): (stale, conditionalHeaders) = (entry, headers)
+            case .mismatch: break
+            }
+        }
+        if stale == nil, !request.options.contains(.disableDiskCacheReads), let disk = configuration.diskCache {
             let entry = await disk.entry(for: key)
             switch entry.map({ policy.evaluate($0.metadata, requestHeaders: request.headers) }) {
             case .fresh?:
@@ -82,14 +96,16 @@ extension ImagePipeline {
         let entry = CacheEntry(data: response.data, metadata: CacheMetadata(
             contentType: response.headers["content-type"], storedAt: Date(), http: http
         ))
-        if http.map(policy.isStorable) ?? true {
+        if policy.isStorable(entry.metadata) {
             if !request.options.contains(.disableDiskCacheWrites), !request.isLocalFile {
                 await configuration.diskCache?.store(entry.data, for: key, metadata: entry.metadata)
             }
             await remember(entry, for: request)
         } else if stale != nil {
-            // The origin now forbids storing: drop the old copy too.
+            // The origin now forbids storing (`no-store`): the waiting requests get these bytes,
+            // and the old copy goes from every tier.
             await configuration.diskCache?.remove(for: key)
+            await configuration.dataCache?.remove(for: key)
         }
         return entry
     }

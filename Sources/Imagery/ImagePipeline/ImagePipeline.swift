@@ -22,7 +22,7 @@ public final class ImagePipeline: Sendable {
     /// The configuration the pipeline was made with.
     public let configuration: Configuration
 
-    let imageJobs = Coalescer<ImageCacheKey, Image>()
+    let imageJobs = Coalescer<ImageCacheKey, ImageResponse>()
     let dataJobs = Coalescer<SourceKey, CacheEntry>()
     let downloads: DownloadQueue
     let decodingPool: WorkerPool
@@ -44,6 +44,13 @@ public final class ImagePipeline: Sendable {
     /// - Throws: ``DataLoadingError``, ``ImageDecodingError``, ``ImagePipelineError``, an error of the
     ///   request's data source, or `CancellationError`.
     public func image(for request: ImageRequest) async throws -> Image {
+        try await imageResponse(for: request).image
+    }
+
+    /// Loads the image for `request` with its source's metadata (HTTP headers, validators)
+    /// and freshness, from a cache when it is there.
+    /// - Throws: As ``image(for:)``.
+    public func imageResponse(for request: ImageRequest) async throws -> ImageResponse {
         try await loadImage(request, priority: PriorityCell(request.priority), progress: nil)
     }
 
@@ -51,22 +58,30 @@ public final class ImagePipeline: Sendable {
     /// - Throws: ``DataLoadingError``, ``ImagePipelineError``, an error of the request's data source,
     ///   or `CancellationError`.
     public func data(for request: ImageRequest) async throws -> Data {
-        try await loadData(request, priority: PriorityCell(request.priority), progress: nil).data
+        try await dataEntry(for: request).data
+    }
+
+    /// Loads the original encoded bytes of `request` with their metadata, from a cache when
+    /// fresh there, else from the source (a stale entry is revalidated: a 304 refreshes it).
+    /// - Throws: As ``data(for:)``.
+    public func dataEntry(for request: ImageRequest) async throws -> CacheEntry {
+        try await loadData(request, priority: PriorityCell(request.priority), progress: nil)
     }
 
     /// Starts loading `request` and returns a handle to watch, reprioritise or cancel it.
     public func imageTask(for request: ImageRequest) -> ImageTask {
         let task = ImageTask(request: request)
         task.start { [self] priority, progress in
-            try await loadImage(request, priority: priority, progress: progress)
+            try await loadImage(request, priority: priority, progress: progress).image
         }
         return task
     }
 
-    /// The decoded image for `request` if it is in the memory cache; never starts a load.
+    /// The decoded image for `request` if it is in the memory cache and fresh; never starts a load.
     /// - Complexity: One memory-cache lookup.
     public func cachedImage(for request: ImageRequest) -> Image? {
-        configuration.imageCache?[request.imageKey]
+        guard let cached = configuration.imageCache?[request.imageKey], isUsable(cached.freshUntil) else { return nil }
+        return cached.image
     }
 
     /// Empties the pipeline's memory caches (decoded images, bases and encoded data); the disk cache is kept.

@@ -1,0 +1,81 @@
+import Foundation
+import Imagery
+import ImageryDiskCache
+
+/// Result storage: the proxy's final response bodies, kept from the bytes of the first
+/// response and answered with as they are.
+///
+/// - **Memory**: keyed by the request as written (``ImageParameters/responseKey`` and the
+///   output choice), so a hit costs no URL parsing.
+/// - **Disk** (the server's ``DiskCache``, beside the originals): keyed by everything that
+///   selects the bytes (``diskKey(for:output:quality:)``: the normalised source, the recipe,
+///   the output, the quality), so a restart or an eviction from memory is answered from
+///   disk with the same bytes and ETag, with no decode and no encode. Written on the disk
+///   cache's writer thread: a response never waits for it.
+///
+/// Every entry carries its source's metadata; the disk entry's metadata is the source's
+/// (with the output's content type), so the one ``HTTPCachePolicy`` judges both tiers.
+final class ResponseStore: Sendable {
+    private let memory: MemoryCache<String, StoredResponse>
+    private let disk: DiskCache?
+    private let policy: HTTPCachePolicy
+
+    /// - Parameters:
+    ///   - memoryLimit: Bytes of bodies kept in memory.
+    ///   - disk: Where bodies persist; `nil`: memory only.
+    ///   - policy: Judges the freshness of what is read from disk.
+    init(memoryLimit: Int, disk: DiskCache?, policy: HTTPCachePolicy) {
+        memory = MemoryCache(costLimit: memoryLimit)
+        self.disk = disk
+        self.policy = policy
+    }
+
+    /// The disk key of a response: `response:` + the pipeline's variant key (normalised source
+    /// and recipe) + the output (a format, or `source`) + the quality (0: the default).
+    static func diskKey(for request: ImageRequest, output: String, quality: Int?) -> String {
+        "response:\(request.imageKey.stringValue)|\(output)|q\(quality ?? 0)"
+    }
+
+    /// The response held in memory for `key`, fresh or not.
+    /// - Complexity: One memory-cache lookup.
+    func inMemory(_ key: String) -> StoredResponse? {
+        memory[key]
+    }
+
+    /// The response stored on disk for `key`, fresh or not; `nil` when absent or damaged (the disk
+    /// cache checks every entry's checksum and drops a bad one, so it is made and stored again).
+    func onDisk(_ key: String) async -> StoredResponse? {
+        guard let entry = await disk?.entry(for: key),
+              let format = entry.metadata.contentType.flatMap(ImageFormat.init(mimeType:))
+        else { return nil }
+        return StoredResponse(data: entry.data, format: format, source: entry.metadata, freshUntil: policy.freshUntil(entry.metadata))
+    }
+
+    /// Keeps a new response whose body is `data`: in memory under `memoryKey`, and on disk under
+    /// `diskKey` (queued, not awaited). Responses of `no-store` sources are kept nowhere.
+    func keep(_ response: StoredResponse, data: Data, memoryKey: String, diskKey: String?) async {
+        guard policy.isStorable(response.source) else { return }
+        memory[memoryKey] = response
+        guard let disk, let diskKey else { return }
+        var metadata = response.source
+        metadata.contentType = response.format.mimeType
+        await disk.store(data, for: diskKey, metadata: metadata)
+    }
+
+    /// Keeps `response`, revalidated, in memory, and its new freshness on disk (the bytes stay).
+    func keepRefreshed(_ response: StoredResponse, memoryKey: String, diskKey: String?) async {
+        guard policy.isStorable(response.source) else {
+            memory[memoryKey] = nil
+            if let diskKey { await disk?.remove(for: diskKey) }
+            return
+        }
+        memory[memoryKey] = response
+        guard let disk, let diskKey else { return }
+        var metadata = response.source
+        metadata.contentType = response.format.mimeType
+        await disk.updateMetadata(metadata, for: diskKey)
+    }
+
+    /// Entries and bytes held in memory.
+    var memoryUsage: (count: Int, bytes: Int) { (memory.count, memory.totalCost) }
+}

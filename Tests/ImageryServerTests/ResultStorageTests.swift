@@ -1,0 +1,167 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Imagery
+import ImageryServer
+import ImageryTestSupport
+import Testing
+
+/// Result storage: a response's bytes are stored as first sent and answered as they are,
+/// after a restart too, with no decode and no origin request.
+@Suite("Proxy result storage")
+struct ResultStorageTests {
+    /// Runs `body` with a header-controlled origin and a cache directory that outlive every server run.
+    func withOriginAndDirectory(_ body: (TestOrigin, URL) async throws -> Void) async throws {
+        let origin = try await TestOrigin.caching()
+        do {
+            try await withTemporaryDirectory { directory in try await body(origin, directory) }
+        } catch {
+            try? await origin.shutdown()
+            throw error
+        }
+        try await origin.shutdown()
+    }
+
+    @Test func aRestartAnswersTheStoredBytesWithoutDecodeOrOriginRequest() async throws {
+        try await withOriginAndDirectory { origin, directory in
+            let uri = imageURI(origin, "rocket.jpg?cc=max-age%3D600", "w=200")
+            let first = Box<(Data, String)>()
+            try await serve(origin: origin, configure: { $0.cacheDirectory = directory }) { client in
+                let response = try await get(client, uri)
+                #expect(response.status == .ok)
+                first.value = (response.body, try #require(response.headers[.eTag]))
+            }
+            #expect(origin.requestCount == 1)
+            let (body, etag) = try #require(first.value)
+            try await serve(origin: origin, configure: { $0.cacheDirectory = directory }) { client in
+                let again = try await get(client, uri)
+                #expect(again.status == .ok)
+                #expect(again.body == body)
+                #expect(again.headers[.eTag] == etag)
+                let notModified = try await get(client, uri, headers: [.ifNoneMatch: etag])
+                #expect(notModified.status == .notModified)
+                let counters = try await metrics(client)
+                #expect(lookups(counters, "response_disk", "hit") == 1)
+                #expect(counters[#"imagery_decode_duration_seconds_count{result="ok"}"#] ?? 0 == 0)
+                #expect(counters[#"imagery_origin_fetch_duration_seconds_count{result="ok"}"#] ?? 0 == 0)
+            }
+            #expect(origin.requestCount == 1)
+        }
+    }
+
+    @Test func aDamagedStoredResponseIsAMissAndIsStoredAgain() async throws {
+        try await withOriginAndDirectory { origin, directory in
+            let uri = imageURI(origin, "rocket.jpg?cc=max-age%3D600", "w=120&format=png")
+            let first = Box<Data>()
+            try await serve(origin: origin, configure: { $0.cacheDirectory = directory }) { client in
+                first.value = try await get(client, uri).body
+            }
+            // The smaller of the two blobs is the stored response (the other is the 112 KB original).
+            let blobs = zip(blobFiles(in: directory), blobFileSizes(in: directory)).sorted { $0.1 < $1.1 }
+            #expect(blobs.count == 2)
+            let damaged = try #require(blobs.first)
+            let handle = try FileHandle(forWritingTo: damaged.0)
+            try handle.seek(toOffset: UInt64(damaged.1 / 2))
+            try handle.write(contentsOf: Data(repeating: 0x5A, count: 16))
+            try handle.close()
+            for round in 0..<2 {
+                try await serve(origin: origin, configure: { $0.cacheDirectory = directory }) { client in
+                    let response = try await get(client, uri)
+                    #expect(response.status == .ok)
+                    #expect(response.body == first.value, "made again from the stored original, the same bytes")
+                    let counters = try await metrics(client)
+                    #expect(lookups(counters, "response_disk", round == 0 ? "miss" : "hit") == 1, "round \(round)")
+                }
+            }
+            #expect(origin.requestCount == 1, "the original came from disk")
+        }
+    }
+
+    @Test func noStoreIsNeitherReusedNorWritten() async throws {
+        try await withOriginAndDirectory { origin, directory in
+            let uri = imageURI(origin, "rocket.jpg?cc=no-store", "w=100")
+            try await serve(origin: origin, configure: { $0.cacheDirectory = directory }) { client in
+                for _ in 0..<2 {
+                    let response = try await get(client, uri)
+                    #expect(response.status == .ok)
+                    #expect(response.headers[.cacheControl] == "no-store")
+                }
+                let other = try await get(client, imageURI(origin, "rocket.jpg?cc=no-store", "w=110"))
+                #expect(other.status == .ok)
+            }
+            #expect(origin.requestCount == 3, "every use asks the origin")
+            #expect(blobFiles(in: directory).isEmpty, "nothing of a no-store source is written")
+        }
+    }
+
+    @Test func noCacheIsRevalidatedBeforeEachUseAndA304KeepsTheBytes() async throws {
+        try await withOriginAndDirectory { origin, directory in
+            let uri = imageURI(origin, "rocket.jpg?cc=no-cache&etag=v1", "w=100")
+            try await serve(origin: origin, configure: { $0.cacheDirectory = directory }) { client in
+                let first = try await get(client, uri)
+                #expect(first.headers[.cacheControl] == "public, no-cache")
+                for _ in 0..<2 {
+                    let again = try await get(client, uri)
+                    #expect(again.body == first.body)
+                    #expect(again.headers[.eTag] == first.headers[.eTag])
+                }
+            }
+            #expect(origin.requestCount == 3)
+            #expect(origin.requests.dropFirst().allSatisfy { $0.headers["if-none-match"] == "\"v1\"" })
+        }
+    }
+
+    @Test func aStaleSourceIsRevalidatedAndA304RefreshesItForNewSizes() async throws {
+        try await withOriginAndDirectory { origin, directory in
+            let path = "rocket.jpg?cc=max-age%3D1&etag=v1&cc304=max-age%3D600"
+            try await serve(origin: origin, configure: { $0.cacheDirectory = directory }) { client in
+                let first = try await get(client, imageURI(origin, path, "w=100"))
+                #expect(["public, max-age=1", "public, max-age=0"].contains(first.headers[.cacheControl] ?? ""))
+                try await Task.sleep(for: .milliseconds(1100))
+                let again = try await get(client, imageURI(origin, path, "w=100"))
+                #expect(again.body == first.body)
+                #expect(origin.requestCount == 2)
+                #expect(origin.requests.last?.headers["if-none-match"] == "\"v1\"")
+                let maxAge = again.headers[.cacheControl].flatMap { Int($0.split(separator: "=").last ?? "") } ?? 0
+                #expect((599...600).contains(maxAge), "the 304's freshness")
+                // A new size of the refreshed source: from memory, no origin request.
+                let newSize = try await get(client, imageURI(origin, path, "w=120"))
+                #expect(newSize.status == .ok)
+                #expect(origin.requestCount == 2)
+            }
+        }
+    }
+
+    @Test(arguments: [
+        ("cc=max-age%3D60", "public", 60, nil),
+        ("cc=private%2C%20max-age%3D600", "private", 600, nil),
+        ("cc=max-age%3D600&age=100", "public", 500, 100),
+        ("cc=max-age%3D9999999", "public", 86_400, nil),
+        ("lm=864000", "public", 86_400, nil),  // heuristic: a tenth of ten days since Last-Modified
+        ("etag=a", "public", 3600, nil),  // nothing useful: the operator's floor
+    ] as [(String, String, Int, Int?)])
+    /// `remaining`: the freshness a client or CDN downstream is given (`max-age` less `Age`).
+    func cacheControlFollowsTheSource(query: String, visibility: String, remaining: Int, age: Int?) async throws {
+        try await withOriginAndDirectory { origin, _ in
+            try await serve(origin: origin) { client in
+                let response = try await get(client, imageURI(origin, "rocket.jpg?" + query, "w=64"))
+                let cacheControl = try #require(response.headers[.cacheControl])
+                let parts = cacheControl.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                #expect(parts.first == visibility, "\(cacheControl)")
+                let sent = parts.last.flatMap { $0.hasPrefix("max-age=") ? Int($0.dropFirst(8)) : nil } ?? -1
+                // The fetch's own time counts in the source's age: a second or two under a loaded suite.
+                let sentAge = response.headers[.age].flatMap(Int.init) ?? 0
+                #expect((age ?? 0)...((age ?? 0) + 2) ~= sentAge, "Age \(sentAge)")
+                #expect((remaining - 2...remaining) ~= sent - sentAge, "\(cacheControl), Age \(sentAge)")
+                if query.hasPrefix("lm=") { #expect(response.headers[.lastModified] != nil) }
+            }
+        }
+    }
+}
+
+/// A value a `@Sendable` closure can hand back.
+final class Box<Value: Sendable>: @unchecked Sendable {
+    // @unchecked: set inside one closure run, read after it returned.
+    var value: Value?
+}
+
