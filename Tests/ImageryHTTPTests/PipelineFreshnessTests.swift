@@ -1,0 +1,73 @@
+import Foundation
+import Imagery
+import ImageryTestSupport
+import Testing
+
+/// The memory tiers follow the same HTTP policy as the disk tier (``ImagePipeline/Configuration/MemoryFreshness/http``),
+/// unless a library user asks for the old working-set behaviour (``ImagePipeline/Configuration/MemoryFreshness/ignored``).
+@Suite("Pipeline freshness in memory")
+struct PipelineFreshnessTests {
+    func withCachingHarness(
+        configure: (inout ImagePipeline.Configuration) -> Void = { _ in },
+        _ body: (PipelineHarness) async throws -> Void
+    ) async throws {
+        try await withHarness(origin: try await TestOrigin.caching(), configure: configure, body)
+    }
+
+    @Test func aStaleImageInMemoryIsRevalidatedAndA304KeepsItWithoutADecode() async throws {
+        try await withCachingHarness { harness in
+            let request = ImageRequest(url: harness.origin.url("rocket.jpg?cc=max-age%3D1&etag=v1&cc304=max-age%3D600"),
+                                       thumbnail: .init(width: 32, height: 32))
+            _ = try await harness.pipeline.image(for: request)
+            #expect(harness.pipeline.cachedImage(for: request) != nil)
+            try await Task.sleep(for: .milliseconds(1100))
+            #expect(harness.pipeline.cachedImage(for: request) == nil, "stale: not handed out without asking the source")
+            let response = try await harness.pipeline.imageResponse(for: request)
+            #expect(response.image.width == 32)
+            #expect(harness.origin.requestCount == 2)
+            #expect(harness.origin.requests.last?.headers["if-none-match"] == "\"v1\"")
+            #expect(harness.decoder.count == 1, "the 304 said: the same version, so the decoded image stands")
+            #expect(response.freshUntil.timeIntervalSinceNow > 500)
+            // A new size: the refreshed original is in memory, fresh: no origin request.
+            _ = try await harness.pipeline.image(for: ImageRequest(url: harness.origin.url("rocket.jpg?cc=max-age%3D1&etag=v1&cc304=max-age%3D600"), thumbnail: .init(width: 40, height: 40)))
+            #expect(harness.origin.requestCount == 2)
+        }
+    }
+
+    @Test func aChangedSourceIsDecodedAgain() async throws {
+        try await withCachingHarness { harness in
+            // Without validators a stale source cannot be shown to be the same: it is downloaded and decoded again.
+            let request = ImageRequest(url: harness.origin.url("rocket.jpg?cc=max-age%3D1"), thumbnail: .init(width: 32, height: 32))
+            _ = try await harness.pipeline.image(for: request)
+            try await Task.sleep(for: .milliseconds(1100))
+            _ = try await harness.pipeline.image(for: request)
+            #expect(harness.origin.requestCount == 2)
+            #expect(harness.origin.requests.last?.headers["if-none-match"] == nil)
+            #expect(harness.decoder.count == 2)
+        }
+    }
+
+    @Test func noStoreServesTheWaitingRequestsAndKeepsNothing() async throws {
+        try await withCachingHarness { harness in
+            let request = ImageRequest(url: harness.origin.url("rocket.jpg?cc=no-store"), thumbnail: .init(width: 32, height: 32))
+            let images = try await withThrowingTaskGroup(of: Image.self) { group in
+                for _ in 0..<4 { group.addTask { try await harness.pipeline.image(for: request) } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(images.count == 4)
+            #expect(harness.pipeline.cachedImage(for: request) == nil)
+            _ = try await harness.pipeline.image(for: request)
+            #expect(harness.origin.requestCount == 2, "one fetch for the four that waited together, one for the next")
+        }
+    }
+
+    @Test func ignoringFreshnessKeepsTheWorkingSetInMemory() async throws {
+        try await withCachingHarness(configure: { $0.memoryFreshness = .ignored }) { harness in
+            let request = ImageRequest(url: harness.origin.url("rocket.jpg?cc=no-cache&etag=v1"), thumbnail: .init(width: 32, height: 32))
+            _ = try await harness.pipeline.image(for: request)
+            #expect(harness.pipeline.cachedImage(for: request) != nil)
+            _ = try await harness.pipeline.image(for: ImageRequest(url: harness.origin.url("rocket.jpg?cc=no-cache&etag=v1"), thumbnail: .init(width: 40, height: 40)))
+            #expect(harness.origin.requestCount == 1)
+        }
+    }
+}
