@@ -121,7 +121,7 @@ let package = Package(
         .testTarget(
             name: "ImageryServerTests",
             dependencies: [
-                "ImageryServer", "ImageryDiskCache", "ImageryTestSupport",
+                "ImageryServer", "ImageryDiskCache", "ImageryHTTP", "ImageryTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ],

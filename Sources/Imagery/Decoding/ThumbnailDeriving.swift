@@ -14,8 +14,9 @@ public protocol ThumbnailDeriving: ImageDecoding {
     /// - Throws: ``ImageDecodingError``, as ``ImageDecoding/decode(_:thumbnail:)``.
     func decodeKeepingBase(_ data: Data, thumbnail: ImageRequest.Thumbnail) throws -> (image: Image, base: ThumbnailBase?)
 
-    /// `thumbnail` made from `base`, the same as decoding it from the bytes would give;
-    /// `nil` when `base` has too few pixels for it (the bytes must be decoded again).
+    /// `thumbnail` made from `base`, exactly what decoding it from the bytes would give (so the
+    /// output never depends on which size was asked for first); `nil` when `base` cannot give
+    /// that (the bytes must be decoded again).
     /// - Throws: ``ImageDecodingError``.
     func thumbnail(_ thumbnail: ImageRequest.Thumbnail, from base: ThumbnailBase) throws -> Image?
 }
