@@ -53,6 +53,11 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
 
     /// The format a media type names (`image/jpeg`, `image/png; charset=...`, ...).
     public init?(mimeType: String) {
+        // The exact forms this library writes itself come first: no string work for them.
+        if let format = ImageFormat.allCases.first(where: { $0.mimeType == mimeType }) {
+            self = format
+            return
+        }
         let type = mimeType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
         guard let format = ImageFormat.allCases.first(where: { $0.mimeType == type }) else { return nil }
         self = format

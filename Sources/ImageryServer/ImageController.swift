@@ -66,12 +66,10 @@ struct ImageController: Sendable {
     /// 200 with the image, or 304 when `If-None-Match` names its ETag; cache headers
     /// (``ResponseCacheHeaders``: the source's freshness, at most `maxAge`) either way.
     func response(for image: StoredResponse, maxAge: Int, negotiated: Bool, request: Request) -> Response {
-        let cache = ResponseCacheHeaders(for: image, maximumAge: maxAge, policy: service.cachePolicy)
-        var headers: HTTPFields = [
-            .eTag: image.etag, .cacheControl: cache.cacheControl, .init("X-Content-Type-Options")!: "nosniff",
-        ]
-        if let age = cache.age { headers[.age] = String(age) }
-        if let lastModified = cache.lastModified { headers[.lastModified] = lastModified }
+        let (cacheControl, age) = image.cacheHeaders.values(maximumAge: maxAge)
+        var headers: HTTPFields = [.eTag: image.etag, .cacheControl: cacheControl, .init("X-Content-Type-Options")!: "nosniff"]
+        if let age { headers[.age] = String(age) }
+        if let lastModified = image.cacheHeaders.lastModified { headers[.lastModified] = lastModified }
         if negotiated { headers[.vary] = "Accept" }
         if let ifNoneMatch = request.headers[.ifNoneMatch], Self.matches(ifNoneMatch, image.etag) {
             return Response(status: .notModified, headers: headers)

@@ -93,17 +93,17 @@ final class ImageService: Sendable {
         if let candidate, candidate.source.http != nil {
             let source = try await pipeline.dataEntry(for: request)
             if source.metadata.isSameVersion(as: candidate.source) {
-                let refreshed = candidate.refreshed(source: source.metadata, freshUntil: cachePolicy.freshUntil(source.metadata))
+                let refreshed = candidate.refreshed(source: source.metadata, policy: cachePolicy)
                 await responses.keepRefreshed(refreshed, memoryKey: memoryKey, diskKey: diskKey)
                 return refreshed
             }
         }
         let image = try await pipeline.imageResponse(for: request)
         let format = choice.resolved(source: image.image.sourceFormat)
-        let (encoder, quality, pool, responses) = (self.encoder, parameters.quality, encodingPool, self.responses)
+        let (encoder, quality, pool, responses, policy) = (self.encoder, parameters.quality, encodingPool, self.responses, cachePolicy)
         return try await encodes.value(for: memoryKey) {
             let data = try await pool.run { try encoder.encode(image.image, as: format, quality: quality) }
-            let response = StoredResponse(data: data, format: format, source: image.source, freshUntil: image.freshUntil)
+            let response = StoredResponse(data: data, format: format, source: image.source, freshUntil: image.freshUntil, policy: policy)
             await responses.keep(response, data: data, memoryKey: memoryKey, diskKey: diskKey)
             return response
         }
@@ -121,7 +121,7 @@ final class ImageService: Sendable {
                 throw ServerError(.notFound, "not_found", "there is no gallery file \(url.lastPathComponent)")
             }
             guard let format = ImageFormat(sniffing: data) else { throw ImageDecodingError.unsupportedFormat }
-            return StoredResponse(data: data, format: format, source: CacheMetadata(), freshUntil: .distantFuture)
+            return StoredResponse(data: data, format: format, source: CacheMetadata(), freshUntil: .distantFuture, policy: HTTPCachePolicy())
         }
     }
 

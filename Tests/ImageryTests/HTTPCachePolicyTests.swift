@@ -112,4 +112,27 @@ struct HTTPCachePolicyTests {
         #expect(HTTPDate.parse("yesterday") == nil)
         #expect(HTTPDate.format(expected) == "Sun, 06 Nov 1994 08:49:37 GMT")
     }
+
+    @Test func parsesCacheControlDirectives() {
+        #expect(HTTPCachePolicy.cacheControl("max-age=60, private") == ["max-age": "60", "private": String?.none])
+        #expect(HTTPCachePolicy.cacheControl(" No-Cache ,\tMAX-AGE = \"120\" ") == ["no-cache": String?.none, "max-age": "120"])
+        #expect(HTTPCachePolicy.cacheControl("stale-if-error=30,,must-revalidate,") == ["stale-if-error": "30", "must-revalidate": String?.none])
+        #expect(HTTPCachePolicy.cacheControl("=x, private=\"set-cookie\"") == ["private": "set-cookie"])
+        #expect(HTTPCachePolicy.cacheControl("") == [:])
+        #expect(HTTPCachePolicy.cacheControl(nil) == [:])
+    }
+
+    @Test func theHandWrittenIMFFixdateParserAgreesWithDateFormatter() {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<5000 {  // 1900 to 2100, whole seconds
+            let date = Date(timeIntervalSince1970: TimeInterval(Int64.random(in: -2_208_988_800...4_102_444_800, using: &generator)))
+            let text = HTTPDate.format(date)
+            #expect(HTTPDate.parseIMFFixdate(text) == date, "\(text)")
+        }
+        #expect(HTTPDate.parse(" Thu, 29 Feb 2024 23:59:59 GMT ") == Date(timeIntervalSince1970: 1_709_251_199))
+        for bad in ["Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 06 Nox 1994 08:49:37 GMT", "Sun, 0x Nov 1994 08:49:37 GMT",
+                    "Sun, 06 Nov 1994 25:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 GMT!", ""] {
+            #expect(HTTPDate.parseIMFFixdate(bad) == nil, "\(bad)")
+        }
+    }
 }

@@ -13,6 +13,17 @@ struct ImageRequestTests {
         #expect(a.sourceKey != c.sourceKey)
     }
 
+    @Test(arguments: [
+        "http://example.com/a.jpg", "https://example.com/a.jpg?x=1&y=%20", "HTTP://Example.COM:80/a.jpg#top",
+        "http://example.com:80/a", "https://example.com:443/a", "https://example.com:8443/a", "http://127.0.0.1:9200/v1/a.jpg",
+        "http://example.com", "http://user:pw@example.com/a", "http://[::1]:8080/a", "http://example.com:/a",
+        "http://example.com/a#b", "https://xn--bcher-kva.example/a", "http://example.com:99999999/a", "https://EXAMPLE.com/A.JPG",
+    ])
+    func theFastNormalFormCheckAgreesWithParsing(text: String) throws {
+        let url = try #require(URL(string: text))
+        #expect(SourceKey.normalized(url) == SourceKey.normalizedByParsing(url), "\(text)")
+    }
+
     @Test func theImageKeyIncludesIdAndSize() {
         let load: @Sendable () async throws -> Data = { Data() }
         let small = ImageRequest(id: "photo", thumbnail: .init(width: 48, height: 48), data: load)

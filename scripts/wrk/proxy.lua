@@ -3,11 +3,14 @@
 -- NAMES: a file of image names, one a line.
 -- MODE=warm: cycle over the names at w=256 (the same variants again and again).
 -- MODE=cold: every request a variant not asked before: each name at 256, then each at 257, ...
+-- MODE=replay: the first LIMIT variants of the cold sequence, over and over.
 -- THREADS: wrk's -t, so that threads interleave instead of repeating each other.
 local names = {}
 for line in io.lines(os.getenv("NAMES")) do names[#names + 1] = line end
 local template = os.getenv("TEMPLATE")
-local cold = os.getenv("MODE") == "cold"
+local mode = os.getenv("MODE")
+local cold = mode == "cold" or mode == "replay"
+local limit = tonumber(os.getenv("LIMIT") or "0")
 local threads = tonumber(os.getenv("THREADS") or "1")
 
 local next_id = 0
@@ -20,6 +23,7 @@ local counter = 0
 function request()
     local n = counter * threads + (id or 0)
     counter = counter + 1
+    if mode == "replay" and limit > 0 then n = n % limit end
     local name = names[(n % #names) + 1]
     local w = 256
     if cold then w = 256 + math.floor(n / #names) end

@@ -172,15 +172,46 @@ public struct HTTPCachePolicy: Sendable, Hashable {
     }
 
     /// `Cache-Control` directives, names lower-cased, values unquoted (`nil` for flags).
+    /// - Complexity: One pass over the header's bytes (it is read for every freshness decision).
     public static func cacheControl(_ header: String?) -> [String: String?] {
-        var directives: [String: String?] = [:]
-        for part in (header ?? "").split(separator: ",") {
-            let pieces = part.split(separator: "=", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-            guard let name = pieces.first?.lowercased(), !name.isEmpty else { continue }
-            let value = pieces.count > 1 ? pieces[1].trimmingCharacters(in: CharacterSet(charactersIn: "\"")) : nil
-            directives[name] = .some(value)
+        guard var header, !header.isEmpty else { return [:] }
+        return header.withUTF8 { bytes in
+            var directives: [String: String?] = [:]
+            func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 }
+            /// `range` without surrounding spaces and tabs (and, for values, quotes).
+            func trimmed(_ range: Range<Int>, quotes: Bool) -> Range<Int> {
+                var (lower, upper) = (range.lowerBound, range.upperBound)
+                while lower < upper, isSpace(bytes[lower]) { lower += 1 }
+                while upper > lower, isSpace(bytes[upper - 1]) { upper -= 1 }
+                if quotes {
+                    while lower < upper, bytes[lower] == UInt8(ascii: "\"") { lower += 1 }
+                    while upper > lower, bytes[upper - 1] == UInt8(ascii: "\"") { upper -= 1 }
+                }
+                return lower..<upper
+            }
+            var start = 0
+            while start < bytes.count {
+                var end = start
+                while end < bytes.count, bytes[end] != UInt8(ascii: ",") { end += 1 }
+                var equals = start
+                while equals < end, bytes[equals] != UInt8(ascii: "=") { equals += 1 }
+                let name = trimmed(start..<equals, quotes: false)
+                if !name.isEmpty {
+                    let lowered = String(unsafeUninitializedCapacity: name.count) { buffer in
+                        for (offset, byte) in bytes[name].enumerated() {
+                            buffer[offset] = (0x41...0x5A).contains(byte) ? byte + 0x20 : byte
+                        }
+                        return name.count
+                    }
+                    let value = equals < end
+                        ? String(decoding: UnsafeBufferPointer(rebasing: bytes[trimmed(equals + 1..<end, quotes: true)]), as: UTF8.self)
+                        : nil
+                    directives[lowered] = .some(value)
+                }
+                start = end + 1
+            }
+            return directives
         }
-        return directives
     }
 
     /// The header names listed in `Vary`, lower-cased.

@@ -10,35 +10,47 @@ import Imagery
 ///   stated with `Age` when the source has aged (`max-age` = remaining + age), as a shared
 ///   cache would, so clients and CDNs downstream expire it when the source expires;
 /// - `Last-Modified`: the source's.
-struct ResponseCacheHeaders: Equatable {
-    let cacheControl: String
-    let age: Int?
+///
+/// Everything that needs the source's headers parsed is worked out once, when a response is
+/// stored (``init(source:freshUntil:policy:)``); each response then costs some arithmetic.
+struct ResponseCacheHeaders: Sendable {
+    private enum Kind: Sendable { case noStore, noCache, fresh }
+    private let kind: Kind
+    private let visibility: String
+    private let freshUntil: Date
+    /// The source's age when it arrived (RFC 9111's corrected initial age) and when that was;
+    /// `nil` when ages do not apply (not HTTP, or aggressive mode).
+    private let initialAge: (seconds: TimeInterval, at: Date)?
     let lastModified: String?
 
-    /// - Parameters:
-    ///   - maximumAge: The operator's `--max-age`, in seconds.
-    ///   - policy: The policy the source's freshness was computed with.
-    init(for response: StoredResponse, maximumAge: Int, policy: HTTPCachePolicy, now: Date = Date()) {
-        let http = response.source.http
+    /// Whether the response may be kept at all (its source was not `no-store`).
+    var isStorable: Bool { kind != .noStore }
+
+    init(source: CacheMetadata, freshUntil: Date, policy: HTTPCachePolicy) {
+        let http = source.http
         lastModified = http?.headers["last-modified"]
-        guard policy.isStorable(response.source) else {
-            (cacheControl, age) = ("no-store", nil)
-            return
-        }
+        self.freshUntil = freshUntil
         let directives = HTTPCachePolicy.cacheControl(http?.headers["cache-control"])
-        let visibility = directives["private"] != nil ? "private" : "public"
-        if response.freshUntil == .distantPast {  // no-cache: revalidated before each use, here and downstream
-            (cacheControl, age) = ("\(visibility), no-cache", nil)
-            return
-        }
-        let remaining = response.freshUntil == .distantFuture
-            ? maximumAge : Int(max(0, min(Double(maximumAge), response.freshUntil.timeIntervalSince(now))).rounded())
-        var sourceAge = 0
-        if case .http = policy.mode, let http { sourceAge = Int(max(0, policy.currentAge(http, now: now))) }
-        if sourceAge > 0, remaining > 0 {
-            (cacheControl, age) = ("\(visibility), max-age=\(remaining + sourceAge)", sourceAge)
+        visibility = directives["private"] != nil ? "private" : "public"
+        kind = !policy.isStorable(source) ? .noStore : freshUntil == .distantPast ? .noCache : .fresh
+        if case .http = policy.mode, let http {
+            initialAge = (policy.currentAge(http, now: http.responseTime), http.responseTime)
         } else {
-            (cacheControl, age) = ("\(visibility), max-age=\(remaining)", nil)
+            initialAge = nil
         }
+    }
+
+    /// `Cache-Control` and `Age` (`nil`: none) at `now`, `max-age` at most `maximumAge` seconds.
+    func values(maximumAge: Int, now: Date = Date()) -> (cacheControl: String, age: Int?) {
+        switch kind {
+        case .noStore: return ("no-store", nil)
+        case .noCache: return ("\(visibility), no-cache", nil)
+        case .fresh: break
+        }
+        let remaining = freshUntil == .distantFuture
+            ? maximumAge : Int(max(0, min(Double(maximumAge), freshUntil.timeIntervalSince(now))).rounded())
+        let age = initialAge.map { Int(max(0, $0.seconds + now.timeIntervalSince($0.at))) } ?? 0
+        if age > 0, remaining > 0 { return ("\(visibility), max-age=\(remaining + age)", age) }
+        return ("\(visibility), max-age=\(remaining)", nil)
     }
 }

@@ -48,13 +48,15 @@ final class ResponseStore: Sendable {
         guard let entry = await disk?.entry(for: key),
               let format = entry.metadata.contentType.flatMap(ImageFormat.init(mimeType:))
         else { return nil }
-        return StoredResponse(data: entry.data, format: format, source: entry.metadata, freshUntil: policy.freshUntil(entry.metadata))
+        return StoredResponse(
+            data: entry.data, format: format, source: entry.metadata, freshUntil: policy.freshUntil(entry.metadata), policy: policy
+        )
     }
 
     /// Keeps a new response whose body is `data`: in memory under `memoryKey`, and on disk under
     /// `diskKey` (queued, not awaited). Responses of `no-store` sources are kept nowhere.
     func keep(_ response: StoredResponse, data: Data, memoryKey: String, diskKey: String?) async {
-        guard policy.isStorable(response.source) else { return }
+        guard response.cacheHeaders.isStorable else { return }
         memory[memoryKey] = response
         guard let disk, let diskKey else { return }
         var metadata = response.source
@@ -64,7 +66,7 @@ final class ResponseStore: Sendable {
 
     /// Keeps `response`, revalidated, in memory, and its new freshness on disk (the bytes stay).
     func keepRefreshed(_ response: StoredResponse, memoryKey: String, diskKey: String?) async {
-        guard policy.isStorable(response.source) else {
+        guard response.cacheHeaders.isStorable else {
             memory[memoryKey] = nil
             if let diskKey { await disk?.remove(for: diskKey) }
             return

@@ -16,22 +16,22 @@ struct StoredResponse: Sendable, CacheCostReporting {
     let source: CacheMetadata
     /// When it stops being fresh: its source's freshness (``HTTPCachePolicy/freshUntil(_:)``).
     let freshUntil: Date
+    /// Its cache headers, worked out from the source once.
+    let cacheHeaders: ResponseCacheHeaders
 
-    init(data: Data, format: ImageFormat, source: CacheMetadata, freshUntil: Date) {
-        body = ByteBuffer(bytes: data)
-        self.format = format
-        etag = Self.etag(of: data)
-        self.source = source
-        self.freshUntil = freshUntil
+    /// - Parameter policy: The policy `freshUntil` was computed with.
+    init(data: Data, format: ImageFormat, source: CacheMetadata, freshUntil: Date, policy: HTTPCachePolicy) {
+        self.init(body: ByteBuffer(bytes: data), format: format, etag: Self.etag(of: data), source: source, freshUntil: freshUntil, policy: policy)
     }
 
-    private init(body: ByteBuffer, format: ImageFormat, etag: String, source: CacheMetadata, freshUntil: Date) {
+    private init(body: ByteBuffer, format: ImageFormat, etag: String, source: CacheMetadata, freshUntil: Date, policy: HTTPCachePolicy) {
         (self.body, self.format, self.etag, self.source, self.freshUntil) = (body, format, etag, source, freshUntil)
+        cacheHeaders = ResponseCacheHeaders(source: source, freshUntil: freshUntil, policy: policy)
     }
 
     /// The same bytes with the freshness of their source revalidated (a 304, or a 200 of the same version).
-    func refreshed(source: CacheMetadata, freshUntil: Date) -> StoredResponse {
-        StoredResponse(body: body, format: format, etag: etag, source: source, freshUntil: freshUntil)
+    func refreshed(source: CacheMetadata, policy: HTTPCachePolicy) -> StoredResponse {
+        StoredResponse(body: body, format: format, etag: etag, source: source, freshUntil: policy.freshUntil(source), policy: policy)
     }
 
     /// Whether it may be sent at `now` without revalidating its source.
