@@ -38,7 +38,9 @@ let package = Package(
             pkgConfig: "vips",
             providers: [.apt(["libvips-dev"])]
         ),
-        .target(name: "ImageryVips", dependencies: ["Imagery", "CVips"], swiftSettings: strictSwift),
+        // JPEG at a DCT scale on libjpeg(-turbo), skipping the progressive scans the scale never reads.
+        .target(name: "CJPEG", linkerSettings: [.linkedLibrary("jpeg")]),
+        .target(name: "ImageryVips", dependencies: ["Imagery", "CVips", "CJPEG"], swiftSettings: strictSwift),
 
         // The persistent disk cache: blobs in files, its index in SQLite (the system libsqlite3).
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),

@@ -83,6 +83,16 @@ static inline VipsImage *imagery_vips_wrap_pixels(const void *pixels, size_t len
     return vips_image_new_from_memory(pixels, length, width, height, bands, VIPS_FORMAT_UCHAR);
 }
 
+/// The EXIF orientation libvips read from the header (1 to 8; 1 when there is none).
+static inline int imagery_vips_orientation(VipsImage *image) {
+    return vips_image_get_orientation(image);
+}
+
+/// Tags `image` with an EXIF orientation, for `imagery_vips_autorot`.
+static inline void imagery_vips_set_orientation(VipsImage *image, int orientation) {
+    vips_image_set_int(image, VIPS_META_ORIENTATION, orientation);
+}
+
 static inline int imagery_vips_autorot(VipsImage *in, VipsImage **out) {
     return vips_autorot(in, out, NULL);
 }

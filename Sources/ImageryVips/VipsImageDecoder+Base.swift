@@ -1,3 +1,4 @@
+import CJPEG
 import CVips
 import Foundation
 import Imagery
@@ -20,21 +21,65 @@ extension VipsImageDecoder: ThumbnailDeriving {
         let base: ThumbnailBase = try data.withUnsafeBytes { buffer in
             guard let bytes = buffer.baseAddress else { throw ImageDecodingError.empty }
             do {
-                let (width, height, swapped) = try checkHeader(bytes, buffer.count, format: .jpeg)
+                let (width, height, swapped, orientation) = try checkHeader(bytes, buffer.count, format: .jpeg)
                 let (sourceWidth, sourceHeight) = swapped ? (height, width) : (width, height)
                 let scale = Self.decodeScale(sourceWidth: sourceWidth, sourceHeight: sourceHeight, for: thumbnail)
-                guard let opened = imagery_vips_open_jpeg_shrunk(bytes, buffer.count, Int32(scale), rejectsCorruptData ? 1 : 0) else {
-                    throw VipsError(message: Vips.takeError())
-                }
-                var image = try Vips.apply(opened) { imagery_vips_autorot($0, $1) }
-                image = try normalize(image)
-                let pixels = try makeImage(consuming: image, format: .jpeg)  // decodes now, inside the bytes' lifetime
+                let pixels = try decodeScaledJPEG(bytes, buffer.count, scale: scale, orientation: orientation, storedSize: (width, height))
+                    ?? decodeScaledJPEGWithVips(bytes, buffer.count, scale: scale)
                 return ThumbnailBase(image: pixels, scale: scale, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
             } catch let error as VipsError {
                 throw ImageDecodingError.corrupt(format: .jpeg, reason: error.message)
             }
         }
         return (try resize(base, to: thumbnail), base)
+    }
+
+    /// The JPEG at 1/`scale` through `CJPEG` (unneeded progressive scans skipped), oriented and
+    /// normalised; `nil` when that decoder does not handle this JPEG (CMYK, 12-bit, ...) or is off.
+    /// - Parameter storedSize: The JPEG's size as stored (before orientation): libvips' scaled size is
+    ///   that divided by `scale`, rounded down, where libjpeg rounds up; the partial last row and
+    ///   column are dropped to give libvips' pixels exactly.
+    private func decodeScaledJPEG(
+        _ bytes: UnsafeRawPointer, _ count: Int, scale: Int, orientation: Int32, storedSize: (width: Int, height: Int)
+    ) throws -> Image? {
+        guard skipsUnneededJPEGScans else { return nil }
+        var decoded = imagery_jpeg_image()
+        var message = [CChar](repeating: 0, count: 256)
+        let status = imagery_jpeg_decode_scaled(
+            bytes, count, Int32(scale), rejectsCorruptData ? 1 : 0, maximumPixels, &decoded, &message, message.count
+        )
+        switch Int(status) {
+        case IMAGERY_JPEG_OK: break
+        case IMAGERY_JPEG_UNSUPPORTED: return nil
+        default:
+            let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            throw VipsError(message: reason.isEmpty ? "the JPEG data is corrupt" : reason)
+        }
+        defer { imagery_jpeg_free(&decoded) }  // after the pixels are rendered into their own buffer
+        let length = Int(decoded.width) * Int(decoded.height) * Int(decoded.components)
+        guard let wrapped = imagery_vips_wrap_pixels(decoded.pixels, length, decoded.width, decoded.height, decoded.components) else {
+            throw VipsError(message: Vips.takeError())
+        }
+        let interpretation = decoded.components == 1 ? VIPS_INTERPRETATION_B_W : VIPS_INTERPRETATION_sRGB
+        var image = try Vips.apply(wrapped) { imagery_vips_set_interpretation($0, $1, interpretation) }
+        let (width, height) = (max(1, storedSize.width / scale), max(1, storedSize.height / scale))
+        if (width, height) != (Int(decoded.width), Int(decoded.height)), width <= Int(decoded.width), height <= Int(decoded.height) {
+            image = try Vips.apply(image) { imagery_vips_extract($0, $1, 0, 0, Int32(width), Int32(height)) }
+        }
+        imagery_vips_set_orientation(image, orientation)
+        image = try Vips.apply(image) { imagery_vips_autorot($0, $1) }
+        image = try normalize(image)
+        return try makeImage(consuming: image, format: .jpeg)
+    }
+
+    /// The JPEG at 1/`scale` through libvips (every scan decoded), oriented and normalised.
+    private func decodeScaledJPEGWithVips(_ bytes: UnsafeRawPointer, _ count: Int, scale: Int) throws -> Image {
+        guard let opened = imagery_vips_open_jpeg_shrunk(bytes, count, Int32(scale), rejectsCorruptData ? 1 : 0) else {
+            throw VipsError(message: Vips.takeError())
+        }
+        var image = try Vips.apply(opened) { imagery_vips_autorot($0, $1) }
+        image = try normalize(image)
+        return try makeImage(consuming: image, format: .jpeg)  // decodes now, inside the bytes' lifetime
     }
 
     public func thumbnail(_ thumbnail: ImageRequest.Thumbnail, from base: ThumbnailBase) throws -> Image? {

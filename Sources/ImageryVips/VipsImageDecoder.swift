@@ -24,6 +24,12 @@ public struct VipsImageDecoder: ImageDecoding {
     /// that caches and serves its output should set it. Every image of ../shared/corpus
     /// decodes in this mode; every damaged one of ../shared/corpus-bad is refused.
     public var rejectsCorruptData: Bool
+    /// Whether JPEG thumbnails skip the progressive scans their decode scale never reads
+    /// (`CJPEG`: the same pixels, without entropy-decoding what the scaled inverse DCT does not
+    /// use; 3 to 5 times faster on progressive photos at 1/8). In strict mode damage inside a
+    /// skipped scan goes unseen: it cannot change the thumbnail. Default `true`; `false` decodes
+    /// every scan through libvips.
+    public var skipsUnneededJPEGScans = true
 
     /// A decoder with limits.
     /// - Parameters:
@@ -64,7 +70,9 @@ public struct VipsImageDecoder: ImageDecoding {
     /// Reads the header only and refuses images over the pixel limit; returns the stored size
     /// and whether the EXIF orientation swaps width and height.
     @discardableResult
-    func checkHeader(_ base: UnsafeRawPointer, _ count: Int, format: ImageFormat) throws -> (width: Int, height: Int, swapped: Bool) {
+    func checkHeader(
+        _ base: UnsafeRawPointer, _ count: Int, format: ImageFormat
+    ) throws -> (width: Int, height: Int, swapped: Bool, orientation: Int32) {
         guard imagery_vips_loader_name(base, count) != nil else {
             _ = Vips.takeError()
             throw ImageDecodingError.unsupportedFormat
@@ -77,7 +85,7 @@ public struct VipsImageDecoder: ImageDecoding {
         guard !overflow, pixels <= maximumPixels else {
             throw ImageDecodingError.tooManyPixels(width: width, height: height, limit: maximumPixels)
         }
-        return (width, height, vips_image_get_orientation_swap(header) != 0)
+        return (width, height, vips_image_get_orientation_swap(header) != 0, imagery_vips_orientation(header))
     }
 
     func validate(_ thumbnail: ImageRequest.Thumbnail) throws {
