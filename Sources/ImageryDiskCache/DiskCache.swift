@@ -53,6 +53,7 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
     private var pending: [String: Pending] = [:]
     private var touched: [String: Int64] = [:]
     private var accessCounter: Int64 = 0
+    private var lastTouchFlush = ContinuousClock.now
     private var generation: UInt64 = 0
     private var readsInFlight: [String: (fileID: UInt64, task: Task<Data?, Never>)] = [:]
     private var statistics = Stats()
@@ -120,12 +121,17 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
             dropCorrupt(entry)
             return nil
         }
+        let now = ContinuousClock.now
         let flushNeeded = withLock { () -> Bool in
             accessCounter += 1
             touched[key] = accessCounter
             statistics.hits += 1
             statistics.bytesRead += entry.size
-            return touched.count >= 512
+            // Recency reaches SQLite in batches: a key read many times is written once per batch.
+            // Only the LRU order after a restart depends on it, so a batch may wait a while.
+            guard touched.count >= 65_536 || (touched.count >= 512 && now - lastTouchFlush >= .seconds(2)) else { return false }
+            lastTouchFlush = now
+            return true
         }
         if flushNeeded { writer.execute { [self] in try? indexStore.apply(touches: takeTouched()) } }
         return CacheEntry(data: data, metadata: entry.metadata)
