@@ -17,6 +17,8 @@ final class ImageService: Sendable {
     private let encodingPool = WorkerPool(threadCount: max(1, ProcessInfo.processInfo.activeProcessorCount), name: "imagery.encode")
     private let encoder = VipsImageEncoder()
     private let encodes = InFlight<StoredResponse>()
+    /// Responses being revalidated in the background (stale-while-revalidate), by memory key.
+    private let revalidations = InFlight<StoredResponse>()
 
     private let metrics: ServerMetrics?
 
@@ -66,6 +68,8 @@ final class ImageService: Sendable {
     /// 2. Result storage on disk: the same bytes after a restart or an eviction from memory.
     /// 3. A stale stored response is revalidated through its source (a conditional request; the
     ///    pipeline refreshes the source everywhere it is held): the same version keeps its bytes.
+    ///    Within the source's `stale-while-revalidate` window it is answered at once instead, and
+    ///    revalidated in the background (once per response however many ask meanwhile).
     /// 4. Otherwise the pipeline's image, encoded once, and stored as it is sent.
     func response(for parameters: ImageParameters, accept: String?) async throws -> StoredResponse {
         let choice = parameters.outputChoice(accept: accept)
@@ -77,11 +81,12 @@ final class ImageService: Sendable {
         metrics?.cacheLookup("response", hit: freshInMemory)
         if freshInMemory, let candidate { return candidate }
 
-        // Loaded in the request's own task, so cancelling the request cancels the load
-        // (the pipeline shares it between identical requests).
         let request = ImageRequest(url: parameters.url, thumbnail: parameters.thumbnail(maximumSide: configuration.maximumOutputSide))
-        let diskKey = request.isLocalFile ? nil : ResponseStore.diskKey(for: request, output: choice.cacheToken, quality: parameters.quality)
-        if candidate == nil, let diskKey {
+        let target = Target(
+            request: request, choice: choice, quality: parameters.quality, memoryKey: memoryKey,
+            diskKey: request.isLocalFile ? nil : ResponseStore.diskKey(for: request, output: choice.cacheToken, quality: parameters.quality)
+        )
+        if candidate == nil, let diskKey = target.diskKey {
             candidate = await responses.onDisk(diskKey)
             let fresh = candidate?.isFresh() ?? false
             metrics?.cacheLookup("response_disk", hit: fresh)
@@ -90,24 +95,54 @@ final class ImageService: Sendable {
                 return candidate
             }
         }
-        if let candidate, candidate.source.http != nil {
-            let source = try await pipeline.dataEntry(for: request)
-            if source.metadata.isSameVersion(as: candidate.source) {
-                let refreshed = candidate.refreshed(source: source.metadata, policy: cachePolicy)
-                await responses.keepRefreshed(refreshed, memoryKey: memoryKey, diskKey: diskKey)
+        if let candidate, cachePolicy.allowsStaleWhileRevalidate(candidate.source) {
+            revalidateInBackground(candidate, target)
+            return candidate
+        }
+        // Loaded in the request's own task, so cancelling the request cancels the load
+        // (the pipeline shares it between identical requests).
+        return try await render(target, revalidating: candidate)
+    }
+
+    /// What one response is made of, and where it is stored.
+    private struct Target: Sendable {
+        let request: ImageRequest
+        let choice: ImageParameters.OutputChoice
+        let quality: Int?
+        let memoryKey: String
+        let diskKey: String?
+    }
+
+    /// `stale` again when its source, revalidated, is the same version; otherwise the response made
+    /// anew from the pipeline's image, encoded once and stored.
+    private func render(_ target: Target, revalidating stale: StoredResponse?) async throws -> StoredResponse {
+        if let stale, stale.source.http != nil {
+            let source = try await pipeline.dataEntry(for: target.request)
+            if source.metadata.isSameVersion(as: stale.source) {
+                let refreshed = stale.refreshed(source: source.metadata, policy: cachePolicy)
+                await responses.keepRefreshed(refreshed, memoryKey: target.memoryKey, diskKey: target.diskKey)
                 return refreshed
             }
         }
-        let image = try await pipeline.imageResponse(for: request)
-        let format = choice.resolved(source: image.image.sourceFormat)
-        let (encoder, quality, pool, responses, policy) = (self.encoder, parameters.quality, encodingPool, self.responses, cachePolicy)
-        return try await encodes.value(for: memoryKey) {
-            let data = try await pool.run { try encoder.encode(image.image, as: format, quality: quality) }
+        let image = try await pipeline.imageResponse(for: target.request)
+        let format = target.choice.resolved(source: image.image.sourceFormat)
+        let (encoder, pool, responses, policy) = (self.encoder, encodingPool, self.responses, cachePolicy)
+        return try await encodes.value(for: target.memoryKey) {
+            let data = try await pool.run { try encoder.encode(image.image, as: format, quality: target.quality) }
             let response = StoredResponse(data: data, format: format, source: image.source, freshUntil: image.freshUntil, policy: policy)
-            await responses.keep(response, data: data, memoryKey: memoryKey, diskKey: diskKey)
+            await responses.keep(response, data: data, memoryKey: target.memoryKey, diskKey: target.diskKey)
             return response
         }
     }
+
+    /// Revalidates (or makes anew) a stale response in a task of its own, once per response
+    /// however many requests see it stale meanwhile. A failure leaves the stale response to its window.
+    private func revalidateInBackground(_ stale: StoredResponse, _ target: Target) {
+        Task { [self] in
+            _ = try? await revalidations.value(for: target.memoryKey) { try await self.render(target, revalidating: stale) }
+        }
+    }
+
 
     /// A local image file, read on a worker thread (not an event loop or the cooperative pool).
     /// - Throws: a 404 ``ServerError`` if it cannot be read, 413 if it is over the source byte

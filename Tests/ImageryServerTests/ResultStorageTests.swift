@@ -132,6 +132,31 @@ struct ResultStorageTests {
         }
     }
 
+    @Test func withinStaleWhileRevalidateTheStaleResponseIsAnsweredAtOnceAndRevalidatedBehind() async throws {
+        try await withOriginAndDirectory { origin, directory in
+            let uri = imageURI(origin, "rocket.jpg?cc=max-age%3D1%2C%20stale-while-revalidate%3D60&etag=v1&cc304=max-age%3D600", "w=100")
+            try await serve(origin: origin, configure: { $0.cacheDirectory = directory }) { client in
+                let first = try await get(client, uri)
+                try await Task.sleep(for: .milliseconds(1100))
+                let stale = try await get(client, uri)
+                #expect(stale.status == .ok)
+                #expect(stale.body == first.body)
+                #expect(stale.headers[.cacheControl]?.hasSuffix(", stale-while-revalidate=60") == true)
+                // The revalidation runs behind it: one conditional request, then the refreshed freshness.
+                #expect(try await waitUntil(timeout: .seconds(10)) { origin.requestCount == 2 })
+                #expect(origin.requests.last?.headers["if-none-match"] == "\"v1\"")
+                var refreshed = try await get(client, uri)
+                for _ in 0..<100 where !(refreshed.headers[.cacheControl] ?? "").contains("max-age=6") {
+                    try await Task.sleep(for: .milliseconds(20))
+                    refreshed = try await get(client, uri)
+                }
+                #expect(refreshed.body == first.body)
+                #expect(refreshed.headers[.cacheControl]?.contains("max-age=6") == true, "\(refreshed.headers[.cacheControl] ?? "")")
+                #expect(origin.requestCount == 2)
+            }
+        }
+    }
+
     @Test(arguments: [
         ("cc=max-age%3D60", "public", 60, nil),
         ("cc=private%2C%20max-age%3D600", "private", 600, nil),

@@ -113,6 +113,17 @@ struct HTTPCachePolicyTests {
         #expect(HTTPDate.format(expected) == "Sun, 06 Nov 1994 08:49:37 GMT")
     }
 
+    @Test func staleWhileRevalidateHasAWindowAndYieldsToMustRevalidate() {
+        let policy = HTTPCachePolicy()
+        let swr = stored(["Cache-Control": "max-age=60, stale-while-revalidate=30"])
+        #expect(policy.evaluate(swr, now: t0.addingTimeInterval(10)) == .fresh)
+        #expect(policy.allowsStaleWhileRevalidate(swr, now: t0.addingTimeInterval(80)))
+        #expect(!policy.allowsStaleWhileRevalidate(swr, now: t0.addingTimeInterval(95)))
+        #expect(!policy.allowsStaleWhileRevalidate(stored(["Cache-Control": "max-age=60, stale-while-revalidate=30, must-revalidate"]), now: t0.addingTimeInterval(80)))
+        #expect(!policy.allowsStaleWhileRevalidate(stored(["Cache-Control": "no-cache, stale-while-revalidate=30"]), now: t0.addingTimeInterval(1)))
+        #expect(!policy.allowsStaleWhileRevalidate(stored(["Cache-Control": "max-age=60"]), now: t0.addingTimeInterval(80)))
+    }
+
     @Test func parsesCacheControlDirectives() {
         #expect(HTTPCachePolicy.cacheControl("max-age=60, private") == ["max-age": "60", "private": String?.none])
         #expect(HTTPCachePolicy.cacheControl(" No-Cache ,\tMAX-AGE = \"120\" ") == ["no-cache": String?.none, "max-age": "120"])

@@ -118,6 +118,19 @@ public struct HTTPCachePolicy: Sendable, Hashable {
         return staleness <= window
     }
 
+    /// Whether `stored`, stale, may be used while it is revalidated in the background: within the
+    /// `stale-while-revalidate=N` seconds past its freshness that the response allows (RFC 5861),
+    /// and not when it must be revalidated first (`no-cache`, `must-revalidate`). Never in aggressive mode.
+    public func allowsStaleWhileRevalidate(_ stored: CacheMetadata, now: Date = Date()) -> Bool {
+        guard case .http = mode, let response = stored.http else { return false }
+        let directives = Self.cacheControl(response.headers["cache-control"])
+        guard directives["must-revalidate"] == nil, directives["proxy-revalidate"] == nil,
+              let window = directives["stale-while-revalidate"].flatMap({ $0.flatMap(TimeInterval.init) })
+        else { return false }
+        let expiry = freshUntil(stored)
+        return expiry != .distantPast && now.timeIntervalSince(expiry) <= window
+    }
+
     /// The stored response refreshed by a 304: its headers updated with the new
     /// ones (RFC 9111 4.3.4), its times reset.
     public func refreshed(_ stored: CacheMetadata, notModified: HTTPResponseInfo) -> CacheMetadata {

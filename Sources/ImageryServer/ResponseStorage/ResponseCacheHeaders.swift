@@ -9,6 +9,7 @@ import Imagery
 /// - `max-age`: the smaller of the operator's maximum and the source's remaining freshness,
 ///   stated with `Age` when the source has aged (`max-age` = remaining + age), as a shared
 ///   cache would, so clients and CDNs downstream expire it when the source expires;
+/// - `stale-while-revalidate=N` passed on (as this server honours it, so may a CDN in front);
 /// - `Last-Modified`: the source's.
 ///
 /// Everything that needs the source's headers parsed is worked out once, when a response is
@@ -17,6 +18,8 @@ struct ResponseCacheHeaders: Sendable {
     private enum Kind: Sendable { case noStore, noCache, fresh }
     private let kind: Kind
     private let visibility: String
+    /// `, stale-while-revalidate=N` when the source allows it, else empty.
+    private let extensions: String
     private let freshUntil: Date
     /// The source's age when it arrived (RFC 9111's corrected initial age) and when that was;
     /// `nil` when ages do not apply (not HTTP, or aggressive mode).
@@ -32,6 +35,7 @@ struct ResponseCacheHeaders: Sendable {
         self.freshUntil = freshUntil
         let directives = HTTPCachePolicy.cacheControl(http?.headers["cache-control"])
         visibility = directives["private"] != nil ? "private" : "public"
+        extensions = directives["stale-while-revalidate"].flatMap { $0.flatMap(Int.init) }.map { ", stale-while-revalidate=\($0)" } ?? ""
         kind = !policy.isStorable(source) ? .noStore : freshUntil == .distantPast ? .noCache : .fresh
         if case .http = policy.mode, let http {
             initialAge = (policy.currentAge(http, now: http.responseTime), http.responseTime)
@@ -50,7 +54,7 @@ struct ResponseCacheHeaders: Sendable {
         let remaining = freshUntil == .distantFuture
             ? maximumAge : Int(max(0, min(Double(maximumAge), freshUntil.timeIntervalSince(now))).rounded())
         let age = initialAge.map { Int(max(0, $0.seconds + now.timeIntervalSince($0.at))) } ?? 0
-        if age > 0, remaining > 0 { return ("\(visibility), max-age=\(remaining + age)", age) }
-        return ("\(visibility), max-age=\(remaining)", nil)
+        if age > 0, remaining > 0 { return ("\(visibility), max-age=\(remaining + age)\(extensions)", age) }
+        return ("\(visibility), max-age=\(remaining)\(extensions)", nil)
     }
 }
