@@ -16,6 +16,10 @@ extension DiskCache {
         /// few dozen KB costs less than a thread hop); larger ones on the cache's I/O
         /// threads. Default 128 KiB.
         public var inlineReadLimit: Int
+        /// The most bytes stored but not yet written (the writer thread runs at a lower priority than
+        /// the work that feeds it); while more wait, new writes are dropped rather than held in
+        /// memory. Default 64 MiB.
+        public var maximumPendingBytes: Int
 
         /// A configuration for `directory` with default limits.
         public init(directory: URL, sizeLimit: Int = 1 << 30, countLimit: Int = .max, ttl: TimeInterval? = nil) {
@@ -24,6 +28,7 @@ extension DiskCache {
             self.countLimit = countLimit
             self.ttl = ttl
             self.inlineReadLimit = 128 * 1024
+            self.maximumPendingBytes = 64 << 20
         }
 
         /// `$XDG_CACHE_HOME/imagery`, else `~/.cache/imagery`.
@@ -51,6 +56,8 @@ extension DiskCache {
         public var bytesRead = 0
         /// Entries and orphan files reconciled when the cache was opened.
         public var recoveredAtOpen = 0
+        /// Writes dropped because more than ``Configuration/maximumPendingBytes`` waited to be written.
+        public var writesDropped = 0
     }
 }
 

@@ -41,6 +41,25 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
         let generation: UInt64
     }
 
+    /// Entries stored but not yet written, and how many bytes they hold.
+    private struct PendingWrites {
+        private var entries: [String: Pending] = [:]
+        private(set) var bytes = 0
+
+        subscript(key: String) -> Pending? {
+            get { entries[key] }
+            set {
+                bytes += (newValue?.data.count ?? 0) - (entries[key]?.data.count ?? 0)
+                entries[key] = newValue
+            }
+        }
+
+        mutating func removeAll() {
+            entries.removeAll()
+            bytes = 0
+        }
+    }
+
     let index: MemoryCache<String, IndexEntry>
     let blobs: BlobStore
     let indexStore: IndexStore
@@ -50,7 +69,7 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
     var nextFileID: UInt64 = 1
 
     private let lock = NSLock()
-    private var pending: [String: Pending] = [:]
+    private var pending = PendingWrites()
     private var touched: [String: Int64] = [:]
     private var accessCounter: Int64 = 0
     private var lastTouchFlush = ContinuousClock.now
@@ -73,6 +92,11 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
             if directoryLock >= 0 { close(directoryLock) }
             throw DiskCacheError(message: "the cache directory \(directory.path) is in use by another process")
         }
+        #if os(Linux)
+        // The writer yields the CPU to the work that waits on it: it runs behind requests, not
+        // beside them (on Linux the nice value is per thread; 0 names the calling one).
+        writer.execute { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10) }
+        #endif
         blobs = BlobStore(directory: directory)
         index = MemoryCache(costLimit: configuration.sizeLimit, countLimit: configuration.countLimit)
         do {
@@ -139,16 +163,28 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
 
     /// Stores `data` for `key`. Returns at once: the bytes are written on the cache's
     /// writer thread, and readable from memory until then. Entries larger than the
-    /// size limit are not stored.
+    /// size limit are not stored, nor are writes while more than
+    /// ``Configuration/maximumPendingBytes`` wait to be written (``Stats/writesDropped``).
     public func store(_ data: Data, for key: String, metadata: CacheMetadata) async {
         guard data.count <= configuration.sizeLimit else {
             await remove(for: key)
             return
         }
-        let generation = withLock { () -> UInt64 in
+        let generation = withLock { () -> UInt64? in
+            // The writer is behind by more than the bound: drop this write rather than hold its
+            // bytes (the cache is a cache), and the older entry with it, which it was to replace.
+            let replaced = pending[key]?.data.count ?? 0
+            guard pending.bytes - replaced + data.count <= configuration.maximumPendingBytes else {
+                statistics.writesDropped += 1
+                return nil
+            }
             self.generation += 1
             pending[key] = Pending(data: data, metadata: metadata, generation: self.generation)
             return self.generation
+        }
+        guard let generation else {
+            await remove(for: key)
+            return
         }
         writer.execute { [self] in write(data, for: key, metadata: metadata, generation: generation) }
     }

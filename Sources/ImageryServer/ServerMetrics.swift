@@ -92,6 +92,7 @@ final class ServerMetrics: ImagePipelineObserver {
                 ("hits", stats.hits), ("misses", stats.misses), ("evictions", stats.evictions),
                 ("corrupt_entries_removed", stats.corruptEntriesRemoved), ("bytes_written", stats.bytesWritten),
                 ("bytes_read", stats.bytesRead), ("entries", disk.count), ("bytes", disk.totalSize),
+                ("writes_dropped", stats.writesDropped),
             ] {
                 Metrics.Gauge(label: "imagery_disk_cache_\(name)", factory: factory).record(value)
             }

@@ -25,6 +25,25 @@ struct DiskCacheTests {
         }
     }
 
+    @Test func writesBeyondThePendingBoundAreDroppedWithTheEntryTheyReplace() async throws {
+        try await withTemporaryDirectory { directory in
+            var configuration = DiskCache.Configuration(directory: directory)
+            configuration.maximumPendingBytes = 10_000
+            let cache = try DiskCache(configuration: configuration)
+            await cache.store(bytes(5_000, seed: 1), for: "a", metadata: CacheMetadata())
+            await cache.flush()
+            #expect(await cache.entry(for: "a")?.data == bytes(5_000, seed: 1))
+            // More than the bound waiting (this one alone): not held, and the old "a" goes with it.
+            await cache.store(bytes(30_000, seed: 2), for: "a", metadata: CacheMetadata())
+            #expect(await cache.entry(for: "a") == nil)
+            #expect(cache.stats.writesDropped == 1)
+            await cache.store(bytes(4_000, seed: 3), for: "b", metadata: CacheMetadata())
+            await cache.flush()
+            #expect(await cache.entry(for: "b")?.data == bytes(4_000, seed: 3))
+            #expect(cache.totalSize == 4_000)
+        }
+    }
+
     @Test func entriesSurviveARestart() async throws {
         try await withTemporaryDirectory { directory in
             let http = HTTPResponseInfo(
