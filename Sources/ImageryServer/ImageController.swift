@@ -22,6 +22,11 @@ struct ImageController: Sendable {
         router.get("image") { request, _ -> Response in
             await respond(to: request)
         }
+        // HEAD (CDNs and link checkers send it): the headers a GET would get, without the body.
+        // HEAD (CDNs and link checkers send it): the GET's headers; the HTTP server sends no body.
+        router.head("image") { request, _ -> Response in
+            await respond(to: request)
+        }
         router.get("/") { _, _ -> Response in
             let page = GalleryPage(gallery: gallery, signer: signer).html()
             return Response(

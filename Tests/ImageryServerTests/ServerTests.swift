@@ -41,6 +41,20 @@ struct ServerTests {
         }
     }
 
+    @Test func headAnswersTheHeadersOfAGetWithoutTheBody() async throws {
+        try await withServer(.live) { client, origin in
+            let uri = imageURI(origin, "rocket.jpg", "w=64&format=png")
+            let get = try await client.execute(uri: uri, method: .get) { ($0.headers, $0.body.readableBytes) }
+            try await client.execute(uri: uri, method: .head) { response in
+                #expect(response.status == .ok)
+                #expect(response.body.readableBytes == 0)
+                #expect(response.headers[.eTag] == get.0[.eTag])
+                #expect(response.headers[.contentType] == "image/png")
+                #expect(response.headers[.contentLength] == String(get.1))
+            }
+        }
+    }
+
     @Test func aMatchingIfNoneMatchGets304() async throws {
         try await withServer { client, origin in
             let uri = imageURI(origin, "rocket.jpg", "w=64&h=64&format=png")
