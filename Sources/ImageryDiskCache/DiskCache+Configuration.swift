@@ -16,9 +16,8 @@ extension DiskCache {
         /// few dozen KB costs less than a thread hop); larger ones on the cache's I/O
         /// threads. Default 128 KiB.
         public var inlineReadLimit: Int
-        /// The most bytes stored but not yet written (the writer thread runs at a lower priority than
-        /// the work that feeds it); while more wait, new writes are dropped rather than held in
-        /// memory. Default 64 MiB.
+        /// The most bytes stored but not yet written; while more wait (the writer thread has fallen
+        /// behind), new writes are dropped rather than held in memory. Default 64 MiB.
         public var maximumPendingBytes: Int
 
         /// A configuration for `directory` with default limits.

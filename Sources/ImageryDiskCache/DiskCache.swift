@@ -92,11 +92,6 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
             if directoryLock >= 0 { close(directoryLock) }
             throw DiskCacheError(message: "the cache directory \(directory.path) is in use by another process")
         }
-        #if os(Linux)
-        // The writer yields the CPU to the work that waits on it: it runs behind requests, not
-        // beside them (on Linux the nice value is per thread; 0 names the calling one).
-        writer.execute { _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, 10) }
-        #endif
         blobs = BlobStore(directory: directory)
         index = MemoryCache(costLimit: configuration.sizeLimit, countLimit: configuration.countLimit)
         do {

@@ -24,8 +24,9 @@ func withServer(
 }
 
 /// One run of the proxy in front of `origin` (which outlives it): call it again with the same
-/// `cacheDirectory` for a restart. A directory is opened by one cache at a time, and the last
-/// run's cache closes once its queued writes are done, so opening waits for that (up to 10 s).
+/// `cacheDirectory` for a restart. A directory is opened by one cache at a time, and a run's cache
+/// closes once its queued writes are done: a run returns only then (up to 10 s), so what it stored
+/// is on disk when it returns.
 func serve(
     _ setup: TestingSetup = .router,
     origin: TestOrigin,
@@ -37,13 +38,22 @@ func serve(
     configuration.cacheDirectory = nil
     configuration.privateNetworkHosts = ["127.0.0.1"]  // the test origin; every other private host stays refused
     configure(&configuration)
+    do {  // the application (and its cache) is released at the end of this block
+        let application = try await whenDirectoryIsFree(configuration.cacheDirectory) { try buildApplication(configuration: configuration) }
+        try await application.test(setup) { client in try await body(client) }
+    }
+    if let directory = configuration.cacheDirectory {
+        _ = try await whenDirectoryIsFree(directory) { try DiskCache(directory: directory) }  // the run's cache has closed
+    }
+}
+
+/// `open()`, retried while a cache still holds `directory` (for up to 10 s).
+private func whenDirectoryIsFree<T>(_ directory: URL?, _ open: () throws -> T) async throws -> T {
     let deadline = ContinuousClock.now + .seconds(10)
     while true {
         do {
-            let application = try buildApplication(configuration: configuration)
-            try await application.test(setup) { client in try await body(client) }
-            return
-        } catch let error as DiskCacheError where error.message.contains("in use") && ContinuousClock.now < deadline {
+            return try open()
+        } catch let error as DiskCacheError where directory != nil && error.message.contains("in use") && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))
         }
     }
