@@ -10,18 +10,6 @@ import Testing
 /// after a restart too, with no decode and no origin request.
 @Suite("Proxy result storage")
 struct ResultStorageTests {
-    /// Runs `body` with a header-controlled origin and a cache directory that outlive every server run.
-    func withOriginAndDirectory(_ body: (TestOrigin, URL) async throws -> Void) async throws {
-        let origin = try await TestOrigin.caching()
-        do {
-            try await withTemporaryDirectory { directory in try await body(origin, directory) }
-        } catch {
-            try? await origin.shutdown()
-            throw error
-        }
-        try await origin.shutdown()
-    }
-
     @Test func aRestartAnswersTheStoredBytesWithoutDecodeOrOriginRequest() async throws {
         try await withOriginAndDirectory { origin, directory in
             let uri = imageURI(origin, "rocket.jpg?cc=max-age%3D600", "w=200")

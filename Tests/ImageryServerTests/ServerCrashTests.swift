@@ -31,62 +31,54 @@ struct ServerCrashTests {
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: executable.path)))
     func killedMidWriteItNeverAnswersOtherBytesThanAFreshCache() async throws {
         let rounds = Int(ProcessInfo.processInfo.environment["IMAGERY_SERVER_CRASH_ROUNDS"] ?? "") ?? 6
-        let origin = try await TestOrigin.caching()
+        // The client: released at the end, it shuts itself down.
         let loader = HTTPDataLoader()
-        do {
-            try await withTemporaryDirectory { directory in
-                let uris = Self.paths().map { path in
-                    let parts = path.split(separator: "|").map(String.init)
-                    return imageURI(origin, parts[0], parts[1])
-                }
-                // What a fresh cache answers.
-                let expected = Box<[String: Data]>()
-                try await serve(origin: origin, configure: { $0.cacheDirectory = directory.appendingPathComponent("fresh") }) { client in
-                    var bodies: [String: Data] = [:]
-                    for uri in uris { bodies[uri] = try await get(client, uri).body }
-                    expected.value = bodies
-                }
-                let fresh = try #require(expected.value)
-                let cache = directory.appendingPathComponent("killed")
-                var answered = 0
-                var differing: [String] = []
-                for round in 0...rounds {
-                    let server = try await ServerProcess.start(Self.executable, cacheDirectory: cache)
-                    let last = round == rounds  // the last round is not killed: it answers everything
-                    let killer = Task {
-                        guard !last else { return }
-                        try await Task.sleep(for: .milliseconds(Int.random(in: 20...400)))
-                        server.kill()
-                    }
-                    let results = await withTaskGroup(of: (String, Data?).self) { group in
-                        for uri in uris.shuffled() {
-                            group.addTask {
-                                let url = URL(string: "http://127.0.0.1:\(server.port)\(uri)")!
-                                let response = try? await loader.load(DataRequest(url: url), progress: { _ in })
-                                return (uri, response?.statusCode == 200 ? response?.data : nil)
-                            }
-                        }
-                        return await group.reduce(into: [(String, Data?)]()) { $0.append($1) }
-                    }
-                    _ = try? await killer.value
-                    server.kill()
-                    for (uri, body) in results {
-                        guard let body else { continue }
-                        answered += 1
-                        if body != fresh[uri] { differing.append("round \(round): \(uri)") }
-                    }
-                    if last { #expect(results.allSatisfy { $0.1 != nil }, "the last round answers every request") }
-                }
-                #expect(differing.isEmpty, "\(differing.count) of \(answered) answers differ: \(differing.prefix(5))")
-                #expect(answered >= uris.count)
+        try await withOriginAndDirectory { origin, directory in
+            let uris = Self.paths().map { path in
+                let parts = path.split(separator: "|").map(String.init)
+                return imageURI(origin, parts[0], parts[1])
             }
-        } catch {
-            try? await loader.shutdown()
-            try? await origin.shutdown()
-            throw error
+            // What a fresh cache answers.
+            let expected = Box<[String: Data]>()
+            try await serve(origin: origin, configure: { $0.cacheDirectory = directory.appendingPathComponent("fresh") }) { client in
+                var bodies: [String: Data] = [:]
+                for uri in uris { bodies[uri] = try await get(client, uri).body }
+                expected.value = bodies
+            }
+            let fresh = try #require(expected.value)
+            let cache = directory.appendingPathComponent("killed")
+            var answered = 0
+            var differing: [String] = []
+            for round in 0...rounds {
+                let server = try await ServerProcess.start(Self.executable, cacheDirectory: cache)
+                let last = round == rounds  // the last round is not killed: it answers everything
+                let killer = Task {
+                    guard !last else { return }
+                    try await Task.sleep(for: .milliseconds(Int.random(in: 20...400)))
+                    server.kill()
+                }
+                let results = await withTaskGroup(of: (String, Data?).self) { group in
+                    for uri in uris.shuffled() {
+                        group.addTask {
+                            let url = URL(string: "http://127.0.0.1:\(server.port)\(uri)")!
+                            let response = try? await loader.load(DataRequest(url: url), progress: { _ in })
+                            return (uri, response?.statusCode == 200 ? response?.data : nil)
+                        }
+                    }
+                    return await group.reduce(into: [(String, Data?)]()) { $0.append($1) }
+                }
+                _ = try? await killer.value
+                server.kill()
+                for (uri, body) in results {
+                    guard let body else { continue }
+                    answered += 1
+                    if body != fresh[uri] { differing.append("round \(round): \(uri)") }
+                }
+                if last { #expect(results.allSatisfy { $0.1 != nil }, "the last round answers every request") }
+            }
+            #expect(differing.isEmpty, "\(differing.count) of \(answered) answers differ: \(differing.prefix(5))")
+            #expect(answered >= uris.count)
         }
-        try await loader.shutdown()
-        try await origin.shutdown()
     }
 }
 

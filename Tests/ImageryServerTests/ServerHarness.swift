@@ -59,6 +59,19 @@ private func whenDirectoryIsFree<T>(_ directory: URL?, _ open: () throws -> T) a
     }
 }
 
+/// Runs `body` with a header-controlled origin (``TestOrigin/caching(failing:)``) and a cache
+/// directory, both outliving every server run `body` makes (restarts share them).
+func withOriginAndDirectory(_ body: (TestOrigin, URL) async throws -> Void) async throws {
+    let origin = try await TestOrigin.caching()
+    do {
+        try await withTemporaryDirectory { directory in try await body(origin, directory) }
+    } catch {
+        try? await origin.shutdown()
+        throw error
+    }
+    try await origin.shutdown()
+}
+
 /// `GET uri`: status, headers and body.
 func get(_ client: any TestClientProtocol, _ uri: String, headers: HTTPFields = [:]) async throws -> (status: HTTPResponse.Status, headers: HTTPFields, body: Data) {
     try await client.execute(uri: uri, method: .get, headers: headers) { ($0.status, $0.headers, $0.data) }

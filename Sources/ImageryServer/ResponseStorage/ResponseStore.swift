@@ -59,9 +59,7 @@ final class ResponseStore: Sendable {
         guard response.cacheHeaders.isStorable else { return }
         memory[memoryKey] = response
         guard let disk, let diskKey else { return }
-        var metadata = response.source
-        metadata.contentType = response.format.mimeType
-        await disk.store(data, for: diskKey, metadata: metadata)
+        await disk.store(data, for: diskKey, metadata: Self.diskMetadata(of: response))
     }
 
     /// Keeps `response`, revalidated, in memory, and its new freshness on disk (the bytes stay).
@@ -73,9 +71,14 @@ final class ResponseStore: Sendable {
         }
         memory[memoryKey] = response
         guard let disk, let diskKey else { return }
+        await disk.updateMetadata(Self.diskMetadata(of: response), for: diskKey)
+    }
+
+    /// A stored response's disk metadata: its source's, with the response's content type.
+    private static func diskMetadata(of response: StoredResponse) -> CacheMetadata {
         var metadata = response.source
         metadata.contentType = response.format.mimeType
-        await disk.updateMetadata(metadata, for: diskKey)
+        return metadata
     }
 
     /// Entries and bytes held in memory.
