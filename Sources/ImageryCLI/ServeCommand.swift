@@ -97,6 +97,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         if let key = signingKey ?? ProcessInfo.processInfo.environment["IMAGERY_SIGNING_KEY"] { configuration.signingKey = key }
         LoggingSystem.bootstrap { label in ServerLogHandler.standardOutput(label: label, metadataProvider: nil) }
+        raiseDescriptorLimit()
         let application: any ApplicationProtocol
         do {
             application = try buildApplication(configuration: configuration)
@@ -105,4 +106,20 @@ struct ServeCommand: AsyncParsableCommand {
         }
         try await application.runService()
     }
+}
+
+/// Raises the soft limit on open descriptors to the hard limit (as nginx's `worker_rlimit_nofile`
+/// and Go's runtime do): a server holds a descriptor per connection and keeps hot cache files
+/// open (``DiskCache/Configuration/openFileLimit`` is half of this limit), and the soft
+/// default of many systems (1 024) is far below what the hard limit allows.
+private func raiseDescriptorLimit() {
+    #if os(Linux)
+    let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+    #else
+    let resource = RLIMIT_NOFILE
+    #endif
+    var limit = rlimit()
+    guard getrlimit(resource, &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+    limit.rlim_cur = limit.rlim_max
+    _ = setrlimit(resource, &limit)
 }

@@ -19,6 +19,11 @@ extension DiskCache {
         /// The most bytes stored but not yet written; while more wait (the writer thread has fallen
         /// behind), new writes are dropped rather than held in memory. Default 64 MiB.
         public var maximumPendingBytes: Int
+        /// How many recently read entry files stay open, so a hit on a hot entry costs one `pread`
+        /// (no `open`, no `close`). Default: half the process's descriptor limit (`RLIMIT_NOFILE`,
+        /// soft), at most 32 768; 0 opens every file for each read. When more entries than this are
+        /// read in turn, the least recently read is closed.
+        public var openFileLimit: Int
 
         /// A configuration for `directory` with default limits.
         public init(directory: URL, sizeLimit: Int = 1 << 30, countLimit: Int = .max, ttl: TimeInterval? = nil) {
@@ -28,6 +33,19 @@ extension DiskCache {
             self.ttl = ttl
             self.inlineReadLimit = 128 * 1024
             self.maximumPendingBytes = 64 << 20
+            self.openFileLimit = Self.defaultOpenFileLimit
+        }
+
+        /// Half the soft descriptor limit, at most 32 768 (as read when called).
+        public static var defaultOpenFileLimit: Int {
+            var limit = rlimit()
+            #if os(Linux)
+            let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+            #else
+            let resource = RLIMIT_NOFILE
+            #endif
+            guard getrlimit(resource, &limit) == 0 else { return 64 }
+            return Int(min(limit.rlim_cur / 2, 32_768))
         }
 
         /// `$XDG_CACHE_HOME/imagery`, else `~/.cache/imagery`.

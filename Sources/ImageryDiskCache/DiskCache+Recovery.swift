@@ -20,7 +20,7 @@ extension DiskCache {
             kept.insert(row.fileID)
             let entry = IndexEntry(
                 key: row.key, fileID: row.fileID, size: row.size, checksum: row.checksum, metadata: row.metadata,
-                path: blobs.path(for: row.fileID)
+                name: BlobStore.name(of: row.fileID)
             )
             evicted += index.insert(entry, for: row.key, cost: row.size)
             setAccessCounter(row.accessOrder)

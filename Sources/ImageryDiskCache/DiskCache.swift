@@ -31,8 +31,8 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
         let size: Int
         let checksum: UInt64
         var metadata: CacheMetadata
-        /// The entry file's path, kept so a read builds no strings.
-        let path: String
+        /// The entry file's name in its folder, kept so a read builds no strings.
+        let name: String
     }
 
     private struct Pending {
@@ -92,13 +92,18 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
             if directoryLock >= 0 { close(directoryLock) }
             throw DiskCacheError(message: "the cache directory \(directory.path) is in use by another process")
         }
-        blobs = BlobStore(directory: directory)
+        do {
+            blobs = try BlobStore(directory: directory, openFileLimit: configuration.openFileLimit)
+        } catch {
+            close(directoryLock)
+            throw error
+        }
         index = MemoryCache(costLimit: configuration.sizeLimit, countLimit: configuration.countLimit)
         do {
-            try blobs.createDirectories()
             indexStore = try IndexStore(path: directory.appendingPathComponent("index.sqlite").path)
             try recover()
         } catch {
+            blobs.close()
             close(directoryLock)
             throw error as? DiskCacheError ?? DiskCacheError(message: "cannot open the cache in \(directory.path): \(error)")
         }
@@ -113,15 +118,22 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
         // Persist recency, then release the directory.
         let touches = takeTouched()
         try? indexStore.apply(touches: touches)
+        blobs.close()
         close(directoryLock)
     }
 
     // MARK: - DataCaching
 
     public func entry(for key: String) async -> CacheEntry? {
+        await checkedEntry(for: key)?.entry
+    }
+
+    /// The entry for `key` with the ``Checksum`` of its bytes (verified on this read), for a
+    /// caller that derives something from it (an ETag) and need not hash the bytes again.
+    public func checkedEntry(for key: String) async -> (entry: CacheEntry, checksum: UInt64)? {
         if let pending = withLock({ pending[key] }) {
             count { $0.hits += 1 }
-            return CacheEntry(data: pending.data, metadata: pending.metadata)
+            return (CacheEntry(data: pending.data, metadata: pending.metadata), Checksum.of(pending.data))
         }
         guard let entry = index.value(for: key) else {
             count { $0.misses += 1 }
@@ -133,7 +145,7 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
             return nil
         }
         let data = entry.size <= configuration.inlineReadLimit
-            ? blobs.read(path: entry.path, size: entry.size)
+            ? blobs.read(fileID: entry.fileID, name: entry.name, size: entry.size)
             : await readOnPool(entry)
         guard let data, Checksum.of(data) == entry.checksum else {
             count { $0.misses += 1; $0.corruptEntriesRemoved += 1 }
@@ -153,7 +165,7 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
             return true
         }
         if flushNeeded { writer.execute { [self] in try? indexStore.apply(touches: takeTouched()) } }
-        return CacheEntry(data: data, metadata: entry.metadata)
+        return (CacheEntry(data: data, metadata: entry.metadata), entry.checksum)
     }
 
     /// Stores `data` for `key`. Returns at once: the bytes are written on the cache's
@@ -259,7 +271,7 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
         }
         let entry = IndexEntry(
             key: key, fileID: fileID, size: data.count, checksum: Checksum.of(data), metadata: metadata,
-            path: blobs.path(for: fileID)
+            name: BlobStore.name(of: fileID)
         )
         // Publish atomically with clearing the pending copy, unless superseded during the write.
         let outcome: (removed: [IndexEntry], order: Int64)? = withLock {
@@ -299,7 +311,7 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
         let task: Task<Data?, Never> = withLock {
             if let inFlight = readsInFlight[entry.key], inFlight.fileID == entry.fileID { return inFlight.task }
             let blobs = self.blobs
-            let task = Task { try? await readers.run { blobs.read(path: entry.path, size: entry.size) } ?? nil }
+            let task = Task { try? await readers.run { blobs.read(fileID: entry.fileID, name: entry.name, size: entry.size) } ?? nil }
             readsInFlight[entry.key] = (entry.fileID, task)
             return task
         }

@@ -49,10 +49,15 @@ public struct ServerLogHandler: LogHandler {
         line += label
         line += ": "
         line += event.message.description
-        var all = metadata
-        if let provided = metadataProvider?.get() { all.merge(provided) { _, new in new } }
-        if let explicit = event.metadata { all.merge(explicit) { _, new in new } }
-        for (key, value) in all.sorted(by: { $0.key < $1.key }) {
+        // The handler's, the provider's, then the event's metadata, a later key replacing an earlier
+        // one: gathered in an array and sorted (cheaper than merging dictionaries for a few keys).
+        var all: [(key: String, value: Logger.MetadataValue)] = []
+        all.reserveCapacity(metadata.count + (event.metadata?.count ?? 0))
+        all.append(contentsOf: metadata.lazy.map { ($0.key, $0.value) })
+        if let provided = metadataProvider?.get() { all.append(contentsOf: provided.lazy.map { ($0.key, $0.value) }) }
+        if let explicit = event.metadata { all.append(contentsOf: explicit.lazy.map { ($0.key, $0.value) }) }
+        all = all.enumerated().sorted { ($0.element.key, $0.offset) < ($1.element.key, $1.offset) }.map(\.element)
+        for (index, (key, value)) in all.enumerated() where index + 1 == all.count || all[index + 1].key != key {
             line += " "
             line += key
             line += "="

@@ -136,6 +136,8 @@ struct DiskCacheTests {
             await cache.flush()
             #expect(overLimit.value == 0)
             #expect(wrongBytes.value == 0)
+            // No read met a file closed or replaced under it (files stay open between reads).
+            #expect(cache.stats.corruptEntriesRemoved == 0)
             #expect(cache.totalSize <= limit)
             let onDisk = blobFileSizes(in: directory)
             #expect(onDisk.reduce(0, +) == cache.totalSize)
@@ -143,6 +145,38 @@ struct DiskCacheTests {
             #expect(cache.stats.evictions > 0)
         }
     }
+
+    #if os(Linux)
+    @Test func readFilesStayOpenWithinTheLimitAndCloseWhenTheirEntryGoes() async throws {
+        try await withTemporaryDirectory { directory in
+            var configuration = DiskCache.Configuration(directory: directory)
+            configuration.openFileLimit = 3
+            let cache = try DiskCache(configuration: configuration)
+            for i in 0..<5 { await cache.store(bytes(1_000 + i, seed: UInt8(i)), for: "k\(i)", metadata: CacheMetadata()) }
+            await cache.flush()
+            #expect(openEntryFiles(in: directory).isEmpty)  // writing holds nothing open
+            for _ in 0..<2 {
+                for i in 0..<5 { #expect(await cache.entry(for: "k\(i)")?.data == bytes(1_000 + i, seed: UInt8(i))) }
+                #expect(openEntryFiles(in: directory).count == 3)  // the three read last
+            }
+            await cache.remove(for: "k4")
+            await cache.store(bytes(10, seed: 7), for: "k3", metadata: CacheMetadata())  // replaces k3's file
+            await cache.flush()
+            #expect(openEntryFiles(in: directory).count == 1, "a deleted file is not held open: \(openEntryFiles(in: directory))")
+            #expect(await cache.entry(for: "k3")?.data == bytes(10, seed: 7))
+            await cache.removeAll()
+            #expect(openEntryFiles(in: directory).isEmpty)
+        }
+    }
+
+    /// The entry files under `directory` this process has open (deleted ones too).
+    private func openEntryFiles(in directory: URL) -> [String] {
+        let prefix = directory.appendingPathComponent("blobs").path + "/"
+        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return descriptors.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)") }
+            .filter { $0.hasPrefix(prefix) && $0.dropFirst(prefix.count).count > 2 }  // files, not the folders
+    }
+    #endif
 
     @Test(arguments: ["flip", "truncate", "extend", "delete"])
     func aDamagedFileIsAMissAndIsRemoved(damage: String) async throws {

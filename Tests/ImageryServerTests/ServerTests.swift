@@ -291,4 +291,21 @@ struct ServerLogHandlerTests {
         #expect(lines.count == 1)
         #expect(lines.first?.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ info imagery\.test: request hb\.request\.id=7 method=GET status=200/) != nil, "\(output)")
     }
+
+    @Test func anEventsMetadataReplacesTheLoggersAndThenTheProvidersForTheSameKey() throws {
+        var descriptors: [Int32] = [0, 0]
+        #expect(pipe(&descriptors) == 0)
+        defer { close(descriptors[0]) }
+        let provider = Logger.MetadataProvider { ["b": "provided", "c": "provided"] }
+        var logger = Logger(label: "imagery.test") { _ in
+            ServerLogHandler.standardOutput(label: "imagery.test", metadataProvider: provider).writing(to: descriptors[1])
+        }
+        logger[metadataKey: "a"] = "logger"
+        logger[metadataKey: "b"] = "logger"
+        logger[metadataKey: "d"] = "logger"
+        logger.info("event", metadata: ["c": "event", "d": "event", "e": "event"])
+        close(descriptors[1])
+        let output = try #require(String(data: FileHandle(fileDescriptor: descriptors[0]).readDataToEndOfFile(), encoding: .utf8))
+        #expect(output.hasSuffix(" event a=logger b=provided c=event d=event e=event\n"), "\(output)")
+    }
 }

@@ -17,6 +17,30 @@ struct HTTPCachePolicyTests {
         return CacheMetadata(storedAt: t0, http: info)
     }
 
+    @Test func anAssessmentAgreesWithTheQuestionsItAnswersAtOnce() {
+        let cases: [[String: String]] = [
+            ["Cache-Control": "max-age=600"], ["Cache-Control": "private, max-age=60", "Age": "20"],
+            ["Cache-Control": "no-store"], ["Cache-Control": "no-cache", "ETag": "\"a\""], ["Pragma": "no-cache"],
+            ["Expires": HTTPDate.format(t0.addingTimeInterval(90))], ["Expires": "0"], ["Vary": "*", "Cache-Control": "max-age=5"],
+            ["Last-Modified": HTTPDate.format(t0.addingTimeInterval(-86_400))], [:],
+            ["Cache-Control": "max-age=60, stale-while-revalidate=30", "Date": HTTPDate.format(t0.addingTimeInterval(-10))],
+        ]
+        for policy in [HTTPCachePolicy(), HTTPCachePolicy(minimumHeuristicLifetime: 300), HTTPCachePolicy(mode: .aggressive(ttl: 50))] {
+            for headers in cases {
+                for metadata in [stored(headers), stored(headers, delay: 3)] {
+                    let assessment = policy.assess(metadata)
+                    #expect(assessment.freshUntil == policy.freshUntil(metadata), "\(headers)")
+                    #expect(assessment.isStorable == policy.isStorable(metadata), "\(headers)")
+                    #expect(assessment.directives == HTTPCachePolicy.cacheControl(metadata.http?.headers["cache-control"]), "\(headers)")
+                    let age = policy.mode == .http ? metadata.http.map { policy.currentAge($0, now: $0.responseTime) } : nil
+                    #expect(assessment.initialAge == age, "\(headers)")
+                }
+            }
+            let local = policy.assess(CacheMetadata(storedAt: t0))
+            #expect(local.freshUntil == policy.freshUntil(CacheMetadata(storedAt: t0)) && local.isStorable && local.initialAge == nil)
+        }
+    }
+
     @Test func maxAgeDecidesFreshnessAndWinsOverExpires() {
         let policy = HTTPCachePolicy()
         let metadata = stored(["Cache-Control": "public, max-age=100", "Expires": HTTPDate.format(t0.addingTimeInterval(10))])

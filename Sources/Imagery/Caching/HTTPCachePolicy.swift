@@ -99,12 +99,50 @@ public struct HTTPCachePolicy: Sendable, Hashable {
     public func freshUntil(_ stored: CacheMetadata) -> Date {
         if case .aggressive(let ttl) = mode { return stored.storedAt.addingTimeInterval(ttl) }
         guard let response = stored.http else { return .distantFuture }
-        let directives = Self.cacheControl(response.headers["cache-control"])
+        return freshUntil(response, directives: Self.cacheControl(response.headers["cache-control"]), date: Self.date(of: response))
+    }
+
+    /// ``freshUntil(_:)`` of an HTTP response whose `Cache-Control` and `Date` are parsed.
+    private func freshUntil(_ response: HTTPResponseInfo, directives: [String: String?], date: Date) -> Date {
         let pragmaNoCache = response.headers["pragma"]?.lowercased().contains("no-cache") == true && response.headers["cache-control"] == nil
         if directives["no-cache"] != nil || pragmaNoCache { return .distantPast }
         // current age < lifetime  <=>  now < responseTime + lifetime - corrected initial age
-        let initialAge = currentAge(response, now: response.responseTime)
-        return response.responseTime.addingTimeInterval(freshnessLifetime(response) - initialAge)
+        let initialAge = currentAge(response, date: date, now: response.responseTime)
+        return response.responseTime.addingTimeInterval(freshnessLifetime(response, directives: directives, date: date) - initialAge)
+    }
+
+    /// What a cache that passes a stored response on needs to know of it, from one reading of
+    /// its headers (``assess(_:)``).
+    public struct Assessment: Sendable {
+        /// ``HTTPCachePolicy/freshUntil(_:)``.
+        public let freshUntil: Date
+        /// ``HTTPCachePolicy/isStorable(_:)-(CacheMetadata)``.
+        public let isStorable: Bool
+        /// Its `Cache-Control` directives (``HTTPCachePolicy/cacheControl(_:)``); empty when not HTTP.
+        public let directives: [String: String?]
+        /// Its corrected initial age in seconds (its age when it arrived); `nil` when not HTTP or
+        /// in aggressive mode, where ages do not apply.
+        public let initialAge: TimeInterval?
+    }
+
+    /// ``freshUntil(_:)``, ``isStorable(_:)-(CacheMetadata)``, the directives and the initial age
+    /// of `stored`, with `Cache-Control` and `Date` parsed once (a stored response read from disk
+    /// needs them all).
+    public func assess(_ stored: CacheMetadata) -> Assessment {
+        guard let response = stored.http else {
+            return Assessment(freshUntil: freshUntil(stored), isStorable: true, directives: [:], initialAge: nil)
+        }
+        let directives = Self.cacheControl(response.headers["cache-control"])
+        guard case .http = mode else {
+            return Assessment(freshUntil: freshUntil(stored), isStorable: isStorable(response), directives: directives, initialAge: nil)
+        }
+        let date = Self.date(of: response)
+        let storable = response.statusCode == 200 && directives["no-store"] == nil
+            && !Self.varyNames(response.headers["vary"]).contains("*")
+        return Assessment(
+            freshUntil: freshUntil(response, directives: directives, date: date), isStorable: storable, directives: directives,
+            initialAge: currentAge(response, date: date, now: response.responseTime)
+        )
     }
 
     /// Whether `stored` may be served stale because the origin failed (`stale-if-error`).
@@ -150,9 +188,11 @@ public struct HTTPCachePolicy: Sendable, Hashable {
 
     /// The freshness lifetime in seconds (RFC 9111 4.2.1).
     public func freshnessLifetime(_ response: HTTPResponseInfo) -> TimeInterval {
-        let directives = Self.cacheControl(response.headers["cache-control"])
+        freshnessLifetime(response, directives: Self.cacheControl(response.headers["cache-control"]), date: Self.date(of: response))
+    }
+
+    private func freshnessLifetime(_ response: HTTPResponseInfo, directives: [String: String?], date: Date) -> TimeInterval {
         if let maxAge = directives["max-age"].flatMap({ $0.flatMap(TimeInterval.init) }) { return max(0, maxAge) }
-        let date = response.headers["date"].flatMap(HTTPDate.parse) ?? response.responseTime
         if let expiresHeader = response.headers["expires"] {
             // An invalid Expires (such as "0") means already expired.
             guard let expires = HTTPDate.parse(expiresHeader) else { return 0 }
@@ -167,13 +207,21 @@ public struct HTTPCachePolicy: Sendable, Hashable {
 
     /// The response's current age in seconds (RFC 9111 4.2.3).
     public func currentAge(_ response: HTTPResponseInfo, now: Date) -> TimeInterval {
-        let date = response.headers["date"].flatMap(HTTPDate.parse) ?? response.responseTime
+        currentAge(response, date: Self.date(of: response), now: now)
+    }
+
+    private func currentAge(_ response: HTTPResponseInfo, date: Date, now: Date) -> TimeInterval {
         let apparentAge = max(0, response.responseTime.timeIntervalSince(date))
         let ageValue = response.headers["age"].flatMap(TimeInterval.init) ?? 0
         let responseDelay = max(0, response.responseTime.timeIntervalSince(response.requestTime))
         let correctedInitialAge = max(apparentAge, ageValue + responseDelay)
         let residentTime = max(0, now.timeIntervalSince(response.responseTime))
         return correctedInitialAge + residentTime
+    }
+
+    /// The response's `Date`, or when it arrived if it has none (or an invalid one).
+    private static func date(of response: HTTPResponseInfo) -> Date {
+        response.headers["date"].flatMap(HTTPDate.parse) ?? response.responseTime
     }
 
     /// `If-None-Match` from `ETag`, `If-Modified-Since` from `Last-Modified`.

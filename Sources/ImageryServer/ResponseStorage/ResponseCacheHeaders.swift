@@ -13,7 +13,7 @@ import Imagery
 /// - `Last-Modified`: the source's.
 ///
 /// Everything that needs the source's headers parsed is worked out once, when a response is
-/// stored (``init(source:freshUntil:policy:)``); each response then costs some arithmetic.
+/// stored (``init(source:assessment:freshUntil:)``); each response then costs some arithmetic.
 struct ResponseCacheHeaders: Sendable {
     private enum Kind: Sendable { case noStore, noCache, fresh }
     private let kind: Kind
@@ -29,16 +29,19 @@ struct ResponseCacheHeaders: Sendable {
     /// Whether the response may be kept at all (its source was not `no-store`).
     var isStorable: Bool { kind != .noStore }
 
-    init(source: CacheMetadata, freshUntil: Date, policy: HTTPCachePolicy) {
-        let http = source.http
-        lastModified = http?.headers["last-modified"]
+    /// - Parameters:
+    ///   - assessment: `policy`'s ``HTTPCachePolicy/assess(_:)`` of `source`.
+    ///   - freshUntil: When the response stops being fresh (its source's freshness, as assessed or
+    ///     as the pipeline kept it).
+    init(source: CacheMetadata, assessment: HTTPCachePolicy.Assessment, freshUntil: Date) {
+        lastModified = source.http?.headers["last-modified"]
         self.freshUntil = freshUntil
-        let directives = HTTPCachePolicy.cacheControl(http?.headers["cache-control"])
+        let directives = assessment.directives
         visibility = directives["private"] != nil ? "private" : "public"
         extensions = directives["stale-while-revalidate"].flatMap { $0.flatMap(Int.init) }.map { ", stale-while-revalidate=\($0)" } ?? ""
-        kind = !policy.isStorable(source) ? .noStore : freshUntil == .distantPast ? .noCache : .fresh
-        if case .http = policy.mode, let http {
-            initialAge = (policy.currentAge(http, now: http.responseTime), http.responseTime)
+        kind = !assessment.isStorable ? .noStore : freshUntil == .distantPast ? .noCache : .fresh
+        if let age = assessment.initialAge, let arrival = source.http?.responseTime {
+            initialAge = (age, arrival)
         } else {
             initialAge = nil
         }

@@ -45,11 +45,12 @@ final class ResponseStore: Sendable {
     /// The response stored on disk for `key`, fresh or not; `nil` when absent or damaged (the disk
     /// cache checks every entry's checksum and drops a bad one, so it is made and stored again).
     func onDisk(_ key: String) async -> StoredResponse? {
-        guard let entry = await disk?.entry(for: key),
+        guard let (entry, checksum) = await disk?.checkedEntry(for: key),
               let format = entry.metadata.contentType.flatMap(ImageFormat.init(mimeType:))
         else { return nil }
         return StoredResponse(
-            data: entry.data, format: format, source: entry.metadata, freshUntil: policy.freshUntil(entry.metadata), policy: policy
+            data: entry.data, format: format, source: entry.metadata, freshUntil: nil, policy: policy,
+            checksum: checksum
         )
     }
 

@@ -19,19 +19,28 @@ struct StoredResponse: Sendable, CacheCostReporting {
     /// Its cache headers, worked out from the source once.
     let cacheHeaders: ResponseCacheHeaders
 
-    /// - Parameter policy: The policy `freshUntil` was computed with.
-    init(data: Data, format: ImageFormat, source: CacheMetadata, freshUntil: Date, policy: HTTPCachePolicy) {
-        self.init(body: ByteBuffer(bytes: data), format: format, etag: Self.etag(of: data), source: source, freshUntil: freshUntil, policy: policy)
+    /// - Parameters:
+    ///   - freshUntil: When it stops being fresh, if the caller kept it (the pipeline's images do);
+    ///     `nil`: `policy`'s ``HTTPCachePolicy/freshUntil(_:)`` of `source`.
+    ///   - policy: The policy that judges `source`.
+    ///   - checksum: The ``Checksum`` of `data` when the caller has it (the disk cache verifies
+    ///     one on every read); computed otherwise.
+    init(data: Data, format: ImageFormat, source: CacheMetadata, freshUntil: Date?, policy: HTTPCachePolicy, checksum: UInt64? = nil) {
+        let etag = Self.etag(checksum: checksum ?? Checksum.of(data), count: data.count)
+        self.init(body: ByteBuffer(bytes: data), format: format, etag: etag, source: source, freshUntil: freshUntil, policy: policy)
     }
 
-    private init(body: ByteBuffer, format: ImageFormat, etag: String, source: CacheMetadata, freshUntil: Date, policy: HTTPCachePolicy) {
+    private init(body: ByteBuffer, format: ImageFormat, etag: String, source: CacheMetadata, freshUntil: Date?, policy: HTTPCachePolicy) {
+        // One reading of the source's headers gives the freshness and the cache headers.
+        let assessment = policy.assess(source)
+        let freshUntil = freshUntil ?? assessment.freshUntil
         (self.body, self.format, self.etag, self.source, self.freshUntil) = (body, format, etag, source, freshUntil)
-        cacheHeaders = ResponseCacheHeaders(source: source, freshUntil: freshUntil, policy: policy)
+        cacheHeaders = ResponseCacheHeaders(source: source, assessment: assessment, freshUntil: freshUntil)
     }
 
     /// The same bytes with the freshness of their source revalidated (a 304, or a 200 of the same version).
     func refreshed(source: CacheMetadata, policy: HTTPCachePolicy) -> StoredResponse {
-        StoredResponse(body: body, format: format, etag: etag, source: source, freshUntil: policy.freshUntil(source), policy: policy)
+        StoredResponse(body: body, format: format, etag: etag, source: source, freshUntil: nil, policy: policy)
     }
 
     /// Whether it may be sent at `now` without revalidating its source.
@@ -39,9 +48,9 @@ struct StoredResponse: Sendable, CacheCostReporting {
 
     var cacheCost: Int { body.readableBytes }
 
-    /// `"` + the 64-bit ``Checksum`` of the bytes + `-` + their length, in hex, + `"`:
+    /// `"` + the 64-bit ``Checksum`` of the bytes + `-` + their length (`count`), in hex, + `"`:
     /// a function of the bytes alone (unlike `Hasher`), about 1 µs for a 30 KB thumbnail.
-    static func etag(of data: Data) -> String {
-        "\"\(String(Checksum.of(data), radix: 16))-\(String(data.count, radix: 16))\""
+    static func etag(checksum: UInt64, count: Int) -> String {
+        "\"\(String(checksum, radix: 16))-\(String(count, radix: 16))\""
     }
 }
