@@ -125,6 +125,7 @@ let package = Package(
             dependencies: [
                 "ImageryServer", "ImageryDiskCache", "ImageryHTTP", "ImageryTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift

@@ -30,8 +30,17 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Run without a disk cache.")
     var noDiskCache = false
 
-    @Option(help: "Memory for cached responses and images: bytes, or with K, M, G (default 256M).")
+    @Option(help: "Memory for the caches and the work in flight together: bytes, or with K, M, G (default 512M).")
     var memoryLimit: String?
+
+    @Option(help: "Of --memory-limit, the bytes downloads and decodes in flight may hold at once (default: half); more waits, or is answered 503 with Retry-After.")
+    var maxInflightMemory: String?
+
+    @Option(help: "The most requests waiting for memory at once; more are answered 503 (default 64).")
+    var admissionQueue: Int?
+
+    @Option(help: "The longest, in seconds, a request waits for memory before it is answered 503 (default 5).")
+    var admissionTimeout: Double?
 
     @Option(help: "Disk cache size: bytes, or with K, M, G (default 2G).")
     var diskLimit: String?
@@ -72,6 +81,23 @@ struct ServeCommand: AsyncParsableCommand {
             guard let bytes = parseBytes(memoryLimit) else { throw ValidationError("--memory-limit takes a byte count such as 268435456 or 256M") }
             configuration.memoryLimit = bytes
         }
+        if let maxInflightMemory {
+            guard let bytes = parseBytes(maxInflightMemory), bytes > 0 else {
+                throw ValidationError("--max-inflight-memory takes a byte count such as 134217728 or 128M")
+            }
+            configuration.maximumInflightMemory = bytes
+        }
+        if let admissionQueue {
+            guard admissionQueue >= 0 else { throw ValidationError("--admission-queue cannot be negative") }
+            configuration.admissionQueueLength = admissionQueue
+        }
+        if let admissionTimeout {
+            guard admissionTimeout >= 0 else { throw ValidationError("--admission-timeout cannot be negative") }
+            configuration.admissionTimeout = .milliseconds(Int64(admissionTimeout * 1000))
+        }
+        guard configuration.inflightMemory < configuration.memoryLimit else {
+            throw ValidationError("--max-inflight-memory must be less than --memory-limit (the caches get the rest)")
+        }
         if let diskLimit {
             guard let bytes = parseBytes(diskLimit) else { throw ValidationError("--disk-limit takes a byte count such as 2147483648 or 2G") }
             configuration.diskLimit = bytes
@@ -98,6 +124,7 @@ struct ServeCommand: AsyncParsableCommand {
         if let key = signingKey ?? ProcessInfo.processInfo.environment["IMAGERY_SIGNING_KEY"] { configuration.signingKey = key }
         LoggingSystem.bootstrap { label in ServerLogHandler.standardOutput(label: label, metadataProvider: nil) }
         raiseDescriptorLimit()
+        ProcessMemory.limitArenas(to: 2)
         let application: any ApplicationProtocol
         do {
             application = try buildApplication(configuration: configuration)

@@ -85,7 +85,11 @@ public final class HTTPDataLoader: DataLoading {
             }
             guard current.host?.isEmpty == false else { throw DataLoadingError.invalidURL(current.absoluteString) }
             let address = try await configuration.validateURL(current)
-            switch try await fetch(current, connectingTo: address, headers: request.headers, deadline: deadline, progress: progress) {
+            let outcome = try await fetch(
+                current, connectingTo: address, headers: request.headers, deadline: deadline,
+                willReceiveBody: request.willReceiveBody, progress: progress
+            )
+            switch outcome {
             case .response(let response): return response
             case .redirect(let next): current = next
             }
@@ -100,7 +104,7 @@ public final class HTTPDataLoader: DataLoading {
 
     private func fetch(
         _ url: URL, connectingTo address: String?, headers: [String: String], deadline: NIODeadline,
-        progress: @Sendable (TransferProgress) -> Void
+        willReceiveBody: (@Sendable (Int64?) async throws -> Void)?, progress: @Sendable (TransferProgress) -> Void
     ) async throws -> Outcome {
         var request: HTTPClientRequest
         if let address, url.scheme?.lowercased() == "http", let pinned = Self.url(url, withHost: address), let host = url.host {
@@ -134,6 +138,10 @@ public final class HTTPDataLoader: DataLoading {
             if let expected, expected > configuration.maximumSize {
                 throw DataLoadingError.tooLarge(limit: configuration.maximumSize)
             }
+            if let willReceiveBody {
+                // Its error is the caller's (a memory budget's refusal), not a transport failure.
+                do { try await willReceiveBody(expected) } catch { throw CallerError(error: error) }
+            }
             var data = Data()
             data.reserveCapacity(Int(min(expected ?? 65_536, Int64(configuration.maximumSize))))
             progress(TransferProgress(completed: 0, total: expected))
@@ -147,6 +155,8 @@ public final class HTTPDataLoader: DataLoading {
             return .response(DataResponse(data: data, statusCode: status, headers: responseHeaders))
         } catch let error as DataLoadingError {
             throw error
+        } catch let error as CallerError {
+            throw error.error
         } catch {
             if Task.isCancelled { throw CancellationError() }
             throw Self.translate(error)
@@ -176,6 +186,11 @@ extension Duration {
         let (seconds, attoseconds) = components
         return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
+}
+
+/// An error thrown by the caller's ``DataRequest/willReceiveBody``, passed on as it is.
+private struct CallerError: Error {
+    let error: any Error
 }
 
 /// A flag set once; `set()` says whether this call set it.

@@ -26,6 +26,9 @@ public func buildApplication(
         logger: logger
     )
     application.addServices(LoaderShutdown(service: service))
+    if let budget = service.pipeline.configuration.memoryBudget {
+        application.addServices(MemoryReclaimer(budget: budget))
+    }
     return application
 }
 

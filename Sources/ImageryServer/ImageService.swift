@@ -38,10 +38,15 @@ final class ImageService: Sendable {
             decoder: VipsImageDecoder(maximumPixels: configuration.maximumSourcePixels, rejectsCorruptData: true),
             dataLoader: loader
         )
-        // Memory: 1/4 decoded images, 1/4 originals, 1/8 decoded bases (other sizes are resized
+        // Memory: the in-flight budget (downloads and decodes wait for it), and the caches share
+        // the rest: 1/4 decoded images, 1/4 originals, 1/8 decoded bases (other sizes are resized
         // from them), 3/8 encoded responses. Every tier follows the one policy (memoryFreshness
         // .http): nothing is used past its source's freshness without revalidating.
-        let eighth = configuration.memoryLimit / 8
+        pipelineConfiguration.memoryBudget = MemoryBudget(configuration: .init(
+            limit: configuration.inflightMemory, maximumQueueLength: configuration.admissionQueueLength,
+            maximumWait: configuration.admissionTimeout, maximumConcurrentDecodes: pipelineConfiguration.maximumConcurrentDecodes
+        ))
+        let eighth = configuration.cacheMemory / 8
         let policy = HTTPCachePolicy(minimumHeuristicLifetime: TimeInterval(configuration.minimumFreshness))
         pipelineConfiguration.cachePolicy = policy
         pipelineConfiguration.memoryFreshness = .http
@@ -127,7 +132,12 @@ final class ImageService: Sendable {
         let image = try await pipeline.imageResponse(for: target.request)
         let format = target.choice.resolved(source: image.image.sourceFormat)
         let (encoder, pool, responses, policy) = (self.encoder, encodingPool, self.responses, cachePolicy)
+        let budget = pipeline.configuration.memoryBudget
         return try await encodes.value(for: target.memoryKey) {
+            // The image and the encoder's output are held while it runs: charged, never waited for
+            // (the decode that made the image was admitted already).
+            let charge = budget?.charge(image.image.pixels.count)
+            defer { charge?.release() }
             let data = try await pool.run { try encoder.encode(image.image, as: format, quality: target.quality) }
             let response = StoredResponse(data: data, format: format, source: image.source, freshUntil: image.freshUntil, policy: policy)
             await responses.keep(response, data: data, memoryKey: target.memoryKey, diskKey: target.diskKey)

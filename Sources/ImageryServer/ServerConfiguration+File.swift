@@ -2,7 +2,8 @@ import Foundation
 
 extension ServerConfiguration {
     /// A configuration file: JSON whose keys are the names of the properties
-    /// (`host`, `port`, `cacheDirectory`, `memoryLimit`, `diskLimit`, `allowedHosts`,
+    /// (`host`, `port`, `cacheDirectory`, `memoryLimit`, `maximumInflightMemory`,
+    /// `admissionQueueLength`, `admissionTimeoutSeconds`, `diskLimit`, `allowedHosts`,
     /// `privateNetworkHosts`, `maximumSourceBytes`, `maximumSourcePixels`,
     /// `maximumOutputSide`, `originTimeoutSeconds`, `maximumConcurrentFetches`,
     /// `signingKey`, `responseMaxAge`, `minimumFreshness`, `galleryDirectory`, `galleryURLs`); absent keys keep their defaults.
@@ -11,6 +12,9 @@ extension ServerConfiguration {
         var port: Int?
         var cacheDirectory: String?
         var memoryLimit: Int?
+        var maximumInflightMemory: Int?
+        var admissionQueueLength: Int?
+        var admissionTimeoutSeconds: Double?
         var diskLimit: Int?
         var allowedHosts: [String]?
         var privateNetworkHosts: [String]?
@@ -49,6 +53,9 @@ extension ServerConfiguration {
         if let value = file.port { port = value }
         if let value = file.cacheDirectory { cacheDirectory = URL(fileURLWithPath: value) }
         if let value = file.memoryLimit { memoryLimit = value }
+        if let value = file.maximumInflightMemory { maximumInflightMemory = value }
+        if let value = file.admissionQueueLength { admissionQueueLength = value }
+        if let value = file.admissionTimeoutSeconds { admissionTimeout = .milliseconds(Int64(value * 1000)) }
         if let value = file.diskLimit { diskLimit = value }
         if let value = file.allowedHosts { allowedHosts = value }
         if let value = file.privateNetworkHosts { privateNetworkHosts = value }

@@ -8,8 +8,19 @@ public struct ServerConfiguration: Sendable {
     public var port = 8080
     /// The disk cache directory; default `.imagery-cache` in the working directory. `nil` disables the disk cache.
     public var cacheDirectory: URL? = URL(fileURLWithPath: ".imagery-cache")
-    /// Bytes of encoded responses and decoded images kept in memory; default 256 MiB.
-    public var memoryLimit = 256 << 20
+    /// The memory the server's caches and its work in flight may use together; default 512 MiB.
+    /// ``maximumInflightMemory`` of it bounds downloads and decodes in flight; the caches
+    /// (responses, decoded images, originals, bases) share the rest.
+    public var memoryLimit = 512 << 20
+    /// The bytes downloads and decodes in flight may hold at once (``MemoryBudget``), part of
+    /// ``memoryLimit``; `nil` (the default): half of it. Work that does not fit waits in line
+    /// (at most ``admissionQueueLength`` requests, for at most ``admissionTimeout``), else is
+    /// answered 503 with `Retry-After`; a source that alone needs more is answered 413.
+    public var maximumInflightMemory: Int?
+    /// The most requests waiting for memory at once; more are answered 503 at once. Default 64.
+    public var admissionQueueLength = 64
+    /// The longest a request waits for memory before it is answered 503; default 5 s.
+    public var admissionTimeout: Duration = .seconds(5)
     /// Bytes of the disk cache; default 2 GiB.
     public var diskLimit = 2 << 30
     /// If not empty, only these source hosts are fetched (exact names, or `*.example.com`); default empty (any public host).
@@ -47,6 +58,12 @@ public struct ServerConfiguration: Sendable {
 }
 
 extension ServerConfiguration {
+    /// The in-flight budget in bytes: ``maximumInflightMemory``, else half of ``memoryLimit``.
+    public var inflightMemory: Int { maximumInflightMemory ?? memoryLimit / 2 }
+
+    /// The bytes the caches share: ``memoryLimit`` less the in-flight budget (at least a quarter of it).
+    public var cacheMemory: Int { max(memoryLimit / 4, memoryLimit - inflightMemory) }
+
     /// `text` as a source URL the proxy fetches (absolute, `http` or `https`, with a host), else `nil`.
     /// The one check behind `url=`, `--gallery-url` and `galleryURLs`.
     public static func sourceURL(_ text: String) -> URL? {

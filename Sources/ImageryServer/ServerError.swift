@@ -10,11 +10,14 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A stable, machine-readable code (`bad_parameter`, `forbidden_source`, ...).
     public let code: String
     public let message: String
+    /// Seconds after which the request may succeed (`Retry-After` of a 503); `nil` for other errors.
+    public let retryAfter: Int?
 
-    public init(_ status: HTTPResponse.Status, _ code: String, _ message: String) {
+    public init(_ status: HTTPResponse.Status, _ code: String, _ message: String, retryAfter: Int? = nil) {
         self.status = status
         self.code = code
         self.message = message
+        self.retryAfter = retryAfter
     }
 
     public var description: String { "\(status.code) \(code): \(message)" }
@@ -56,6 +59,19 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
             case .empty, .corrupt:
                 return ServerError(.unprocessableContent, "undecodable", "the source could not be decoded: it is corrupt or truncated")
             }
+        case let error as MemoryBudgetError:
+            switch error {
+            case .overloaded(let seconds):
+                return ServerError(
+                    .serviceUnavailable, "overloaded", "the server has too much work in flight: try again in \(seconds) s",
+                    retryAfter: seconds
+                )
+            case .tooLarge(let bytes, let limit):
+                return ServerError(
+                    .contentTooLarge, "source_too_large",
+                    "this source needs about \(max(1, bytes >> 20)) MiB to process, more than the server's in-flight memory of \(limit >> 20) MiB"
+                )
+            }
         case let error as ImageEncodingError:
             switch error {
             case .unsupportedFormat(let format):
@@ -76,6 +92,7 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
         var headers = headers
         headers[.contentType] = "application/json; charset=utf-8"
         headers[.cacheControl] = "no-store"
+        if let retryAfter { headers[.retryAfter] = String(retryAfter) }
         return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
     }
 }

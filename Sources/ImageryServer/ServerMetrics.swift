@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Imagery
+import ImageryVips
 import Logging
 import Metrics
 import Prometheus
@@ -100,6 +101,23 @@ final class ServerMetrics: ImagePipelineObserver {
         let responses = service.responseCacheUsage
         Metrics.Gauge(label: "imagery_response_cache_entries", factory: factory).record(responses.count)
         Metrics.Gauge(label: "imagery_response_cache_bytes", factory: factory).record(responses.bytes)
+        if let budget = service.pipeline.configuration.memoryBudget?.snapshot {
+            for (name, value) in [
+                ("imagery_inflight_memory_limit_bytes", budget.limit), ("imagery_inflight_memory_bytes", budget.used),
+                ("imagery_inflight_memory_peak_bytes", budget.peak), ("imagery_admission_queue_length", budget.queued),
+                ("imagery_admission_admitted", budget.admitted), ("imagery_admission_waited", budget.waited),
+            ] {
+                Metrics.Gauge(label: name, factory: factory).record(value)
+            }
+            for (reason, value) in [("overloaded", budget.refusedOverloaded), ("too_large", budget.refusedTooLarge)] {
+                Metrics.Gauge(label: "imagery_admission_refused", dimensions: [("reason", reason)], factory: factory).record(value)
+            }
+        }
+        Metrics.Gauge(label: "imagery_vips_memory_bytes", factory: factory).record(VipsMemory.current)
+        Metrics.Gauge(label: "imagery_vips_memory_peak_bytes", factory: factory).record(VipsMemory.peak)
+        if let resident = ProcessMemory.residentBytes {
+            Metrics.Gauge(label: "imagery_process_resident_memory_bytes", factory: factory).record(resident)
+        }
         Metrics.Gauge(label: "imagery_origin_fetches_in_flight", factory: factory).record(service.pipeline.runningDownloadCount)
         Metrics.Gauge(label: "imagery_origin_fetches_queued", factory: factory).record(service.pipeline.queuedDownloadCount)
         var buffer: [UInt8] = []

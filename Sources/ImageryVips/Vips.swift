@@ -41,3 +41,14 @@ struct VipsError: Error, CustomStringConvertible {
     let message: String
     var description: String { message }
 }
+
+/// The memory libvips tracks (its pixel buffers and working areas; its operation cache is off),
+/// for metrics.
+public enum VipsMemory {
+    /// Bytes libvips holds now.
+    public static var current: Int { Int(vips_tracked_get_mem()) }
+    /// The most bytes libvips has held at once.
+    public static var peak: Int { Int(vips_tracked_get_mem_highwater()) }
+    /// Allocations libvips holds now.
+    public static var allocations: Int { Int(vips_tracked_get_allocs()) }
+}

@@ -46,6 +46,12 @@ extension ImagePipeline {
         /// Whether the memory tiers follow ``cachePolicy`` as the disk tier does. Default ``MemoryFreshness/http``.
         public var memoryFreshness: MemoryFreshness
 
+        /// Bounds the memory that downloads and decodes in flight hold (``MemoryBudget``): a download
+        /// reserves its announced size before reading the body, a decode the decoder's estimate
+        /// (``DecodeCostEstimating``) before it starts; both wait in the budget's line, or fail with
+        /// ``MemoryBudgetError``. Cache hits never wait. Default `nil`: no bound.
+        public var memoryBudget: MemoryBudget?
+
         /// Told of cache lookups, origin fetches and decodes (for metrics); default `nil`.
         public var observer: (any ImagePipelineObserver)?
 
@@ -72,6 +78,7 @@ extension ImagePipeline {
             self.cachePolicy = HTTPCachePolicy(minimumHeuristicLifetime: 300)
             self.memoryFreshness = .http
             self.observer = nil
+            self.memoryBudget = nil
             self.maximumConcurrentDownloads = 6
             self.maximumConcurrentDecodes = max(1, ProcessInfo.processInfo.activeProcessorCount)
         }

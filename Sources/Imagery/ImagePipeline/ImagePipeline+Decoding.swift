@@ -20,13 +20,15 @@ extension ImagePipeline {
             if fresh, let cached { return cached }
         }
         return try await imageJobs.value(for: key, priority: priority, progress: progress) { [self] job in
+            // Every admission wait of this job (a download slot, the source's bytes, the decode) ends by then.
+            let deadline = configuration.memoryBudget?.admissionDeadline()
             // Memory again: another job may have stored it meanwhile; a stale image stays there until replaced.
             let staleImage = readsMemory ? configuration.imageCache?[key] : nil
             if let staleImage, isUsable(staleImage.freshUntil) { return staleImage }
             var source: CacheEntry?  // the source's bytes, loaded (and revalidated) at most once
             func loadSource() async throws -> CacheEntry {
                 if let source { return source }
-                let entry = try await loadData(request, priority: job.priority, progress: job.reportProgress)
+                let entry = try await loadData(request, priority: job.priority, progress: job.reportProgress, deadline: deadline)
                 source = entry
                 return entry
             }
@@ -50,7 +52,7 @@ extension ImagePipeline {
             let entry = try await loadSource()
             let image: Image
             do {
-                image = try await decode(entry, for: request)
+                image = try await decode(entry, for: request, deadline: deadline)
             } catch let error as ImageDecodingError {
                 // Bytes that are no image (an error page sent with 200, a truncated file) must not
                 // stay cached: the next request asks the origin again.
@@ -86,7 +88,9 @@ extension ImagePipeline {
 
     /// Decodes the thumbnail `request` asks for, keeping the decoder's base for later
     /// sizes of the source when the decoder makes one (``ThumbnailDeriving``).
-    private func decode(_ entry: CacheEntry, for request: ImageRequest) async throws -> Image {
+    private func decode(_ entry: CacheEntry, for request: ImageRequest, deadline: ContinuousClock.Instant?) async throws -> Image {
+        let admission = try await admitDecode(of: entry.data, thumbnail: request.thumbnail, deadline: deadline)
+        defer { admission.forEach { $0.release() } }
         guard let thumbnail = request.thumbnail, let bases, !request.options.contains(.disableMemoryCacheWrites),
               let deriving = configuration.decoder as? any ThumbnailDeriving
         else { return try await decode(entry.data, thumbnail: request.thumbnail) }
@@ -99,6 +103,26 @@ extension ImagePipeline {
             bases[request.sourceKey] = KeptBase(base: base, source: entry.metadata, freshUntil: freshUntil(entry.metadata))
         }
         return image
+    }
+
+    /// Charges a decode to the memory budget, if there is one: the source's bytes (held already),
+    /// then the decoder's estimate (``DecodeCostEstimating``), waiting in line while it does not fit.
+    /// - Returns: What to release when the decode is done.
+    /// - Throws: ``MemoryBudgetError``, or `CancellationError`.
+    private func admitDecode(
+        of data: Data, thumbnail: ImageRequest.Thumbnail?, deadline: ContinuousClock.Instant?
+    ) async throws -> [Reservation] {
+        guard let budget = configuration.memoryBudget else { return [] }
+        let source = budget.charge(data.count)
+        // An unreadable header is the decode's to report: charge the source alone.
+        let estimate = (configuration.decoder as? any DecodeCostEstimating)
+            .flatMap { try? $0.estimatedDecodeMemory(data, thumbnail: thumbnail) } ?? 0
+        do {
+            return [source, try await budget.reserve(estimate, for: .decode, deadline: deadline)]
+        } catch {
+            source.release()
+            throw error
+        }
     }
 
     /// Decodes on a decode thread (never the cooperative pool), reporting how long the decode itself took.

@@ -5,11 +5,15 @@ extension ImagePipeline {
     /// ``Configuration/cachePolicy`` (memory only when ``Configuration/memoryFreshness`` is
     /// ``Configuration/MemoryFreshness/http``): a fresh entry is used, a stale one is
     /// revalidated with a conditional request, and a 304 refreshes it in every tier.
+    /// - Parameter deadline: The end of the request's admission waits (``MemoryBudget``); default:
+    ///   the budget's wait from now.
     func loadData(
         _ request: ImageRequest,
         priority: PriorityCell,
-        progress: (@Sendable (TransferProgress) -> Void)?
+        progress: (@Sendable (TransferProgress) -> Void)?,
+        deadline: ContinuousClock.Instant? = nil
     ) async throws -> CacheEntry {
+        let deadline = deadline ?? configuration.memoryBudget?.admissionDeadline()
         let key = request.sourceKey
         if !request.options.contains(.disableMemoryCacheReads), let cache = configuration.dataCache {
             let entry = await cache.entry(for: key.stringValue)
@@ -18,7 +22,7 @@ extension ImagePipeline {
             if fresh, let entry { return entry }
         }
         return try await dataJobs.value(for: key, priority: priority, progress: progress) { [self] job in
-            try await fetchData(request, job: job)
+            try await fetchData(request, job: job, deadline: deadline)
         }
     }
 
@@ -28,7 +32,7 @@ extension ImagePipeline {
             ? .fresh : configuration.cachePolicy.evaluate(metadata, requestHeaders: request.headers)
     }
 
-    private func fetchData(_ request: ImageRequest, job: JobContext) async throws -> CacheEntry {
+    private func fetchData(_ request: ImageRequest, job: JobContext, deadline: ContinuousClock.Instant?) async throws -> CacheEntry {
         let key = request.sourceKey.stringValue
         let policy = configuration.cachePolicy
         var stale: CacheEntry?
@@ -63,11 +67,22 @@ extension ImagePipeline {
 
         let requestTime = Date()
         let response: DataResponse
+        // The body's bytes, held against the memory budget until this job ends (the decode that
+        // follows charges them again for as long as it holds them).
+        let budget = configuration.memoryBudget
+        let admission = SourceAdmission(budget: budget, deadline: deadline)
+        defer { admission.release() }
         do {
-            response = try await downloads.run(priority: job.priority) {
+            let overloaded: @Sendable () -> any Error = {
+                if let budget { return budget.overloaded() }
+                return CancellationError()
+            }
+            response = try await downloads.run(priority: job.priority, deadline: budget == nil ? nil : deadline, timeoutError: overloaded) {
                 let start = ContinuousClock.now
                 do {
-                    let response = try await fetch(request, conditionalHeaders: conditionalHeaders, progress: job.reportProgress)
+                    let response = try await fetch(
+                        request, conditionalHeaders: conditionalHeaders, admission: admission, progress: job.reportProgress
+                    )
                     let notModified = response.statusCode == 304
                     record(.fetched(duration: ContinuousClock.now - start, bytes: response.data.count, notModified: notModified))
                     return response
@@ -113,14 +128,23 @@ extension ImagePipeline {
     private func fetch(
         _ request: ImageRequest,
         conditionalHeaders: [String: String],
+        admission: SourceAdmission,
         progress: @escaping @Sendable (TransferProgress) -> Void
     ) async throws -> DataResponse {
         switch request.source {
         case .url(let url):
-            let headers = request.headers.merging(conditionalHeaders) { _, conditional in conditional }
-            return try await configuration.dataLoader.load(DataRequest(url: url, headers: headers), progress: progress)
+            var dataRequest = DataRequest(url: url, headers: request.headers.merging(conditionalHeaders) { _, conditional in conditional })
+            if admission.isActive {
+                dataRequest.willReceiveBody = { try await admission.reserve($0) }
+            }
+            return try await configuration.dataLoader.load(dataRequest) { transfer in
+                admission.received(transfer.completed)
+                progress(transfer)
+            }
         case .data(_, let fetch):
-            return DataResponse(data: try await fetch())
+            let data = try await fetch()
+            admission.received(Int64(data.count))
+            return DataResponse(data: data)
         }
     }
 

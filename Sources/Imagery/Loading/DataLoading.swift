@@ -29,10 +29,25 @@ public struct DataRequest: Sendable, Hashable {
     public var url: URL
     /// Extra request headers (`Accept`, `If-None-Match`, ...).
     public var headers: [String: String]
+    /// Called by the loader once the body's size is known (`Content-Length`, a file's size; `nil`
+    /// when not announced) and before the body is read. It may wait (the pipeline reserves memory
+    /// for the body here, ``MemoryBudget``) or throw (the load then fails with that error). A
+    /// loader that never calls it still works: the pipeline then counts bytes as they arrive.
+    /// Not part of the request's equality.
+    public var willReceiveBody: (@Sendable (_ expectedBytes: Int64?) async throws -> Void)?
 
     public init(url: URL, headers: [String: String] = [:]) {
         self.url = url
         self.headers = headers
+    }
+
+    public static func == (lhs: DataRequest, rhs: DataRequest) -> Bool {
+        lhs.url == rhs.url && lhs.headers == rhs.headers
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(url)
+        hasher.combine(headers)
     }
 }
 

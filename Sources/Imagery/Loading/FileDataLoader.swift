@@ -23,6 +23,7 @@ public struct FileDataLoader: DataLoading {
               attributes?[.type] as? FileAttributeType == .typeRegular
         else { throw DataLoadingError.fileNotFound(path) }
         guard size <= maximumSize else { throw DataLoadingError.tooLarge(limit: maximumSize) }
+        try await request.willReceiveBody?(Int64(size))
         guard let data = FileManager.default.contents(atPath: path) else { throw DataLoadingError.fileNotFound(path) }
         guard data.count <= maximumSize else { throw DataLoadingError.tooLarge(limit: maximumSize) }
         progress(TransferProgress(completed: Int64(data.count), total: Int64(data.count)))

@@ -12,9 +12,19 @@ final class DownloadQueue: Sendable {
     }
 
     /// Runs `body` when a slot is free, at the priority `priority` holds (and follows its changes while waiting).
-    /// - Throws: `CancellationError` if cancelled while waiting, or what `body` throws.
-    func run<T: Sendable>(priority: PriorityCell, _ body: () async throws -> T) async throws -> T {
+    /// - Parameters:
+    ///   - deadline: When set, a wait for a slot past it ends with `timeoutError()` (admission: a
+    ///     request waits a bounded time in all, ``MemoryBudget``).
+    /// - Throws: `CancellationError` if cancelled while waiting, `timeoutError()`, or what `body` throws.
+    func run<T: Sendable>(
+        priority: PriorityCell,
+        deadline: ContinuousClock.Instant? = nil,
+        timeoutError: @escaping @Sendable () -> any Error = { CancellationError() },
+        _ body: () async throws -> T
+    ) async throws -> T {
         let id = state.withLock { $0.makeTicketID() }
+        let timer = Locked<Task<Void, Never>?>(nil)
+        defer { timer.withLock { $0?.cancel() } }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let action = state.withLock { machine -> Machine.EnqueueAction? in
@@ -25,6 +35,16 @@ final class DownloadQueue: Sendable {
                 case nil: continuation.resume(throwing: CancellationError())
                 case .run(let continuation): continuation.resume()
                 case .wait:
+                    if let deadline {
+                        timer.withLock {
+                            $0 = Task { [weak self] in
+                                try? await Task.sleep(until: deadline, clock: .continuous)
+                                guard !Task.isCancelled, let self else { return }
+                                let waiting = self.state.withLock { $0.cancel(id) }
+                                waiting?.resume(throwing: timeoutError())
+                            }
+                        }
+                    }
                     priority.observe { [weak self] in
                         let latest = priority.value
                         self?.state.withLock { $0.updatePriority(id, to: latest) }

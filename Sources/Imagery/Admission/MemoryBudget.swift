@@ -1,0 +1,300 @@
+import Foundation
+
+/// A bound, in bytes, on the memory that work in flight holds: source bytes being downloaded or
+/// waiting to be decoded, and decodes with their buffers and results. Work reserves its bytes
+/// before the expensive part starts and waits, in a bounded line, while they do not fit; what
+/// cannot wait (the line is full, or the wait grew too long) is refused at once with
+/// ``MemoryBudgetError/overloaded(retryAfter:)``, and what could never fit with
+/// ``MemoryBudgetError/tooLarge(bytes:limit:)``.
+///
+/// The pipeline charges it (``ImagePipeline/Configuration/memoryBudget``):
+/// - **source**: a download reserves the size its response announces (`Content-Length`) before
+///   reading the body; bytes past that are charged as they arrive;
+/// - **decode**: the source's bytes, then the decoder's estimate from the image header
+///   (``DecodeCostEstimating``): pixels at the scale it will decode at, working buffers, result.
+///
+/// Cache hits never touch it. Decodes are admitted before sources (fetching more while fetched
+/// sources wait for a decode would only hold more), and when no decode runs the next one is
+/// admitted whatever it costs, so the line always moves; the limit can then be passed by at most
+/// one decode's estimate. See ``MemoryBudgetStateMachine`` for the rules.
+public final class MemoryBudget: Sendable {
+    /// What a reservation is for.
+    public enum Stage: Sendable, Hashable {
+        /// Source bytes (a download).
+        case source
+        /// A decode (admitted before sources).
+        case decode
+    }
+
+    /// How much, and how long to wait for it.
+    public struct Configuration: Sendable, Hashable {
+        /// The most bytes held at once.
+        public var limit: Int
+        /// The most reservations waiting at once; more are refused. Default 64.
+        public var maximumQueueLength: Int
+        /// The longest a request waits for admission, over all its waits (a download slot, its
+        /// source's bytes, its decode), before it is refused. Default 10 s.
+        public var maximumWait: Duration
+        /// The most decodes admitted at once; `nil` (the default): memory alone decides. Set it to
+        /// the pipeline's ``ImagePipeline/Configuration/maximumConcurrentDecodes`` so an admitted
+        /// decode never waits for a thread: its whole wait is then in this line, and timed.
+        public var maximumConcurrentDecodes: Int?
+
+        public init(limit: Int, maximumQueueLength: Int = 64, maximumWait: Duration = .seconds(10), maximumConcurrentDecodes: Int? = nil) {
+            precondition(limit > 0 && maximumQueueLength >= 0, "a budget needs a positive limit")
+            self.limit = limit
+            self.maximumQueueLength = maximumQueueLength
+            self.maximumWait = maximumWait
+            self.maximumConcurrentDecodes = maximumConcurrentDecodes
+        }
+    }
+
+    /// The state of the budget, for metrics.
+    public struct Snapshot: Sendable, Hashable {
+        public var limit: Int
+        /// Bytes held now.
+        public var used: Int
+        /// The most bytes held at once so far.
+        public var peak: Int
+        /// Reservations waiting now.
+        public var queued: Int
+        /// Reservations admitted so far (at once or after waiting).
+        public var admitted: Int
+        /// Of those, how many waited first.
+        public var waited: Int
+        /// Refused because the line was full or the wait too long.
+        public var refusedOverloaded: Int
+        /// Refused because they were larger than the limit.
+        public var refusedTooLarge: Int
+    }
+
+    public let configuration: Configuration
+
+    private struct Waiting {
+        let continuation: CheckedContinuation<Void, any Error>
+        let timer: Task<Void, Never>
+    }
+
+    private struct State {
+        var machine: MemoryBudgetStateMachine
+        var waiting: [UInt64: Waiting] = [:]
+        var nextID: UInt64 = 0
+        var admitted = 0
+        var waited = 0
+        var refusedOverloaded = 0
+        var refusedTooLarge = 0
+        /// How long decodes held their bytes, on average (seconds; exponentially weighted).
+        var decodeHold: Double?
+    }
+
+    private let state: Locked<State>
+
+    public init(configuration: Configuration) {
+        self.configuration = configuration
+        state = Locked(State(machine: MemoryBudgetStateMachine(
+            limit: configuration.limit, maximumQueueLength: configuration.maximumQueueLength,
+            decodeSlots: configuration.maximumConcurrentDecodes
+        )))
+    }
+
+    /// A budget of `limit` bytes with the default line.
+    public convenience init(limit: Int) {
+        self.init(configuration: Configuration(limit: limit))
+    }
+
+    /// The deadline of a request that starts waiting now: ``Configuration/maximumWait`` from now.
+    public func admissionDeadline() -> ContinuousClock.Instant {
+        ContinuousClock.now + configuration.maximumWait
+    }
+
+    /// Reserves `bytes` for `stage`, waiting in line while they do not fit, until `deadline`
+    /// (default: ``Configuration/maximumWait`` from now).
+    /// - Returns: The reservation: release it when the bytes are no longer held (or let it go).
+    /// - Throws: ``MemoryBudgetError``, or `CancellationError` when the calling task is cancelled while it waits.
+    public func reserve(_ bytes: Int, for stage: Stage, deadline: ContinuousClock.Instant? = nil) async throws -> Reservation {
+        let deadline = deadline ?? admissionDeadline()
+        let bytes = max(0, bytes)
+        let id = state.withLock { state in
+            state.nextID += 1
+            return state.nextID
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                enum Outcome { case admitted, enqueued, refused(MemoryBudgetError), cancelled }
+                let outcome: Outcome = state.withLock { state in
+                    if Task.isCancelled { return .cancelled }
+                    switch state.machine.reserve(id: id, bytes: bytes, stage: stage) {
+                    case .admitted:
+                        state.admitted += 1
+                        return .admitted
+                    case .refusedTooLarge:
+                        state.refusedTooLarge += 1
+                        return .refused(.tooLarge(bytes: bytes, limit: configuration.limit))
+                    case .refusedQueueFull:
+                        state.refusedOverloaded += 1
+                        return .refused(.overloaded(retryAfter: retryAfter(state)))
+                    case .enqueued:
+                        let timer = Task { [weak self] in
+                            try? await Task.sleep(until: deadline, clock: .continuous)
+                            guard !Task.isCancelled else { return }
+                            self?.abandon(id, timedOut: true)
+                        }
+                        // Resumed by a release that admits it, or by abandon (cancelled, timed out).
+                        state.waiting[id] = Waiting(continuation: continuation, timer: timer)
+                        return .enqueued
+                    }
+                }
+                switch outcome {
+                case .admitted: continuation.resume()
+                case .enqueued: break
+                case .refused(let error): continuation.resume(throwing: error)
+                case .cancelled: continuation.resume(throwing: CancellationError())
+                }
+            }
+        } onCancel: {
+            abandon(id, timedOut: false)
+        }
+        return Reservation(budget: self, bytes: bytes, stage: stage)
+    }
+
+    /// The refusal of a request that waited too long outside this budget's own line (for a
+    /// download slot), counted with the budget's refusals.
+    public func overloaded() -> MemoryBudgetError {
+        state.withLock { state in
+            state.refusedOverloaded += 1
+            return .overloaded(retryAfter: retryAfter(state))
+        }
+    }
+
+    /// Charges `bytes` that are held already (or must be: no waiting); never refuses.
+    /// - Returns: The charge: release it when the bytes are no longer held (or let it go).
+    public func charge(_ bytes: Int) -> Reservation {
+        let bytes = max(0, bytes)
+        state.withLock { $0.machine.charge(bytes) }
+        return Reservation(budget: self, bytes: bytes, stage: nil)
+    }
+
+    /// The budget's state now.
+    public var snapshot: Snapshot {
+        state.withLock { state in
+            Snapshot(
+                limit: configuration.limit, used: state.machine.used, peak: state.machine.peak, queued: state.machine.queued,
+                admitted: state.admitted, waited: state.waited, refusedOverloaded: state.refusedOverloaded,
+                refusedTooLarge: state.refusedTooLarge
+            )
+        }
+    }
+
+    // MARK: - Internal
+
+    func add(_ bytes: Int) {
+        state.withLock { $0.machine.charge(bytes) }
+    }
+
+    func release(_ bytes: Int, reserved: Int, stage: Stage?, held: Duration) {
+        let admitted: [Waiting] = state.withLock { state in
+            if stage == .decode {
+                let seconds = Double(held.components.seconds) + Double(held.components.attoseconds) / 1e18
+                state.decodeHold = state.decodeHold.map { $0 * 0.8 + seconds * 0.2 } ?? seconds
+            }
+            return takeAdmitted(state.machine.release(bytes, reserved: reserved, stage: stage), &state)
+        }
+        for waiter in admitted {
+            waiter.timer.cancel()
+            waiter.continuation.resume()
+        }
+    }
+
+    /// A waiter leaves the line: cancelled, or waited too long.
+    private func abandon(_ id: UInt64, timedOut: Bool) {
+        let (left, admitted, retry): (Waiting?, [Waiting], Int) = state.withLock { state in
+            let (removed, admitted) = state.machine.remove(id: id)
+            guard removed != nil, let waiting = state.waiting.removeValue(forKey: id) else { return (nil, [], 0) }
+            if timedOut { state.refusedOverloaded += 1 }
+            return (waiting, takeAdmitted(admitted, &state), retryAfter(state))
+        }
+        for waiter in admitted {
+            waiter.timer.cancel()
+            waiter.continuation.resume()
+        }
+        guard let left else { return }
+        left.timer.cancel()
+        left.continuation.resume(throwing: timedOut ? MemoryBudgetError.overloaded(retryAfter: retry) : CancellationError())
+    }
+
+    private func takeAdmitted(_ waiters: [MemoryBudgetStateMachine.Waiter], _ state: inout State) -> [Waiting] {
+        waiters.compactMap { waiter in
+            state.admitted += 1
+            state.waited += 1
+            return state.waiting.removeValue(forKey: waiter.id)
+        }
+    }
+
+    /// Seconds after which a refused request may well be admitted: the line ahead, served at the
+    /// pace decodes have been holding their bytes, by the decodes running in parallel (1...60).
+    private func retryAfter(_ state: State) -> Int {
+        guard let hold = state.decodeHold else { return max(1, Int(configuration.maximumWait.components.seconds)) }
+        let drain = hold * Double(state.machine.queued + 1) / Double(max(1, state.machine.activeDecodes))
+        return min(60, max(1, Int(drain.rounded(.up))))
+    }
+}
+
+/// Bytes held against a ``MemoryBudget``: given back by ``release()``, or when it is released.
+public final class Reservation: Sendable {
+    private let budget: MemoryBudget
+    private let stage: MemoryBudget.Stage?
+    private let start = ContinuousClock.now
+    /// The bytes it was admitted with.
+    private let reserved: Int
+    /// Bytes held; `nil` once released.
+    private let held: Locked<Int?>
+
+    init(budget: MemoryBudget, bytes: Int, stage: MemoryBudget.Stage?) {
+        self.budget = budget
+        self.stage = stage
+        reserved = bytes
+        held = Locked(bytes)
+    }
+
+    /// The bytes held now (0 once released).
+    public var bytes: Int { held.withLock { $0 ?? 0 } }
+
+    /// Holds at least `total` bytes: charges the difference when more arrived than reserved (never waits).
+    public func grow(to total: Int) {
+        let added: Int = held.withLock { held in
+            guard let current = held, total > current else { return 0 }
+            held = total
+            return total - current
+        }
+        if added > 0 { budget.add(added) }
+    }
+
+    /// Gives the bytes back (once; later calls do nothing).
+    public func release() {
+        guard let bytes = held.withLock({ held -> Int? in
+            defer { held = nil }
+            return held
+        }) else { return }
+        budget.release(bytes, reserved: reserved, stage: stage, held: ContinuousClock.now - start)
+    }
+
+    deinit { release() }
+}
+
+/// Why a ``MemoryBudget`` refused a reservation.
+public enum MemoryBudgetError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// Too much is in flight and the line is full, or the wait grew too long: try again after
+    /// `retryAfter` seconds.
+    case overloaded(retryAfter: Int)
+    /// The work needs more than the whole budget (`bytes` of `limit`): it can never be admitted.
+    case tooLarge(bytes: Int, limit: Int)
+
+    public var description: String {
+        switch self {
+        case .overloaded(let seconds):
+            "too much work is in flight: try again in \(seconds) s"
+        case .tooLarge(let bytes, let limit):
+            "the work needs about \(bytes >> 20) MiB of memory, more than the in-flight budget of \(limit >> 20) MiB"
+        }
+    }
+}

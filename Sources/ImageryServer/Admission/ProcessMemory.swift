@@ -1,0 +1,48 @@
+import Foundation
+
+/// The process's memory as the kernel counts it, and giving freed memory back to it.
+public enum ProcessMemory {
+    /// Resident bytes (`/proc/self/statm`); `nil` where there is no procfs.
+    static var residentBytes: Int? {
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return nil }
+        let fields = text.split(separator: " ")
+        guard fields.count > 1, let pages = Int(fields[1]) else { return nil }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+
+    /// Returns the allocator's free memory to the kernel (glibc's `malloc_trim`, every arena);
+    /// does nothing elsewhere.
+    static func trim() {
+        mallocTrim?(0)
+    }
+
+    /// Limits glibc to `count` malloc arenas (`M_ARENA_MAX`), unless `MALLOC_ARENA_MAX` is set in
+    /// the environment; call before threads start. glibc's default (8 per core) spreads a burst's
+    /// garbage over many heaps that are each trimmed only from their top; measured on a burst of 64
+    /// large requests with admission: peak 722 → 675 MB, 20 s later 413 → 326 MB, with no change
+    /// in the cold-sources throughput (80.4 and 82.4 req/s before, 80.0 and 77.1 after: noise).
+    public static func limitArenas(to count: Int) {
+        guard ProcessInfo.processInfo.environment["MALLOC_ARENA_MAX"] == nil else { return }
+        _ = mallopt?(-8, Int32(count))  // M_ARENA_MAX
+    }
+
+    private static let mallopt: (@convention(c) (Int32, Int32) -> Int32)? = {
+        #if os(Linux)
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int32, Int32) -> Int32).self)
+        #else
+        return nil
+        #endif
+    }()
+
+    /// glibc's `malloc_trim` (in `<malloc.h>`, which Swift's Glibc module does not export), looked
+    /// up once; `nil` with another C library.
+    private static let mallocTrim: (@convention(c) (Int) -> Int32)? = {
+        #if os(Linux)
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return nil }
+        return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
+        #else
+        return nil
+        #endif
+    }()
+}

@@ -1,0 +1,125 @@
+import CVips
+import Foundation
+import Imagery
+
+/// What a decode holds at its peak, from the header alone, for ``MemoryBudget``.
+///
+/// - JPEG thumbnails (decoded at a DCT scale by `CJPEG`): the pixels at that scale, three times
+///   (the decoder's buffer, libvips' copy while orienting and normalising, the base kept), and for
+///   a progressive JPEG libjpeg's whole-image coefficient buffer (2 bytes per coefficient of every
+///   component at full size: 54 MB for an 18 MP 4:2:0 photo, usually more than the pixels);
+/// - other formats through libvips' thumbnail: the full image when it cannot be read in one pass
+///   (interlaced PNG, GIF, WebP, AVIF and the rest decode whole), else a few rows;
+/// - always the result (and its copy into an ``Image``).
+extension VipsImageDecoder: DecodeCostEstimating {
+    public func estimatedDecodeMemory(_ data: Data, thumbnail: ImageRequest.Thumbnail?) throws -> Int {
+        guard !data.isEmpty else { throw ImageDecodingError.empty }
+        guard let format = ImageFormat(sniffing: data) else { throw ImageDecodingError.unsupportedFormat }
+        try Vips.start()
+        let header = try data.withUnsafeBytes { buffer -> (width: Int, height: Int, bands: Int, sampleBytes: Int, swapped: Bool) in
+            guard let base = buffer.baseAddress else { throw ImageDecodingError.empty }
+            let (width, height, swapped, _) = try checkHeader(base, buffer.count, format: format)
+            guard let image = imagery_vips_open_buffer(base, buffer.count, 0) else {
+                throw ImageDecodingError.corrupt(format: format, reason: Vips.takeError())
+            }
+            defer { imagery_vips_unref(image) }
+            let sampleBytes = Int(vips_format_sizeof(vips_image_get_format(image)))
+            return (width, height, Int(vips_image_get_bands(image)), max(1, sampleBytes), swapped)
+        }
+        let (width, height) = header.swapped ? (header.height, header.width) : (header.width, header.height)
+        let fullSize = header.width * header.height * header.bands * header.sampleBytes
+        guard let thumbnail else { return 2 * fullSize }  // the image, and its copy into an Image
+        let output = Self.outputSize(sourceWidth: width, sourceHeight: height, for: thumbnail)
+        let result = 2 * output.width * output.height * max(3, header.bands)
+        switch format {
+        case .jpeg:
+            let scale = Self.decodeScale(sourceWidth: width, sourceHeight: height, for: thumbnail)
+            let scaled = ((header.width + scale - 1) / scale) * ((header.height + scale - 1) / scale) * header.bands
+            let coefficients = JPEGFrame(data)?.progressiveCoefficientBytes ?? 0
+            return 3 * scaled + coefficients + result
+        case .png where !PNGHeader.isInterlaced(data):
+            return result + 64 * header.width * header.bands * header.sampleBytes  // rows in flight
+        default:
+            return fullSize + result
+        }
+    }
+
+    /// The size of the thumbnail of a `sourceWidth` × `sourceHeight` image (never enlarged).
+    static func outputSize(sourceWidth: Int, sourceHeight: Int, for thumbnail: ImageRequest.Thumbnail) -> (width: Int, height: Int) {
+        switch thumbnail.fit {
+        case .cover, .fill, .contain:
+            return (thumbnail.width, thumbnail.height)
+        case .inside:
+            let scale = min(1, min(Double(thumbnail.width) / Double(sourceWidth), Double(thumbnail.height) / Double(sourceHeight)))
+            return (max(1, Int((Double(sourceWidth) * scale).rounded())), max(1, Int((Double(sourceHeight) * scale).rounded())))
+        }
+    }
+}
+
+/// A JPEG's frame header (SOFn): its size, its components' sampling and whether it is progressive.
+struct JPEGFrame {
+    let width: Int
+    let height: Int
+    let progressive: Bool
+    /// (horizontal, vertical) sampling factors per component.
+    let sampling: [(h: Int, v: Int)]
+
+    /// The frame header of `data`, or `nil` if none is found before the first scan.
+    init?(_ data: Data) {
+        var found: JPEGFrame?
+        let parsed: Void? = data.withUnsafeBytes { bytes -> Void? in
+            guard bytes.count > 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { return nil }
+            var offset = 2
+            while offset + 4 <= bytes.count {
+                guard bytes[offset] == 0xFF else { return nil }
+                let marker = bytes[offset + 1]
+                if marker == 0xFF { offset += 1; continue }  // fill byte
+                if marker == 0xD8 || marker == 0x01 || (0xD0...0xD7).contains(marker) { offset += 2; continue }
+                let length = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
+                guard length >= 2, offset + 2 + length <= bytes.count else { return nil }
+                let segment = offset + 4
+                // SOF0-3, 5-7, 9-11, 13-15 (not DHT C4, JPG C8, DAC CC).
+                if (0xC0...0xCF).contains(marker), marker != 0xC4, marker != 0xC8, marker != 0xCC, length >= 8 {
+                    let height = Int(bytes[segment + 1]) << 8 | Int(bytes[segment + 2])
+                    let width = Int(bytes[segment + 3]) << 8 | Int(bytes[segment + 4])
+                    let count = Int(bytes[segment + 5])
+                    guard length >= 8 + 3 * count else { return nil }
+                    let sampling = (0..<count).map { index in
+                        let factors = bytes[segment + 6 + 3 * index + 1]
+                        return (h: max(1, Int(factors >> 4)), v: max(1, Int(factors & 0x0F)))
+                    }
+                    let progressive = [0xC2, 0xC6, 0xCA, 0xCE].contains(marker)
+                    found = JPEGFrame(width: width, height: height, progressive: progressive, sampling: sampling)
+                    return ()
+                }
+                if marker == 0xDA { return nil }  // a scan before any frame header
+                offset += 2 + length
+            }
+            return nil
+        }
+        guard parsed != nil, let found else { return nil }
+        self = found
+    }
+
+    private init(width: Int, height: Int, progressive: Bool, sampling: [(h: Int, v: Int)]) {
+        (self.width, self.height, self.progressive, self.sampling) = (width, height, progressive, sampling)
+    }
+
+    /// Bytes of libjpeg's whole-image coefficient buffer (64 coefficients of 2 bytes per 8×8 block
+    /// of every component, padded to whole MCUs), which it needs for a progressive JPEG; 0 otherwise.
+    var progressiveCoefficientBytes: Int {
+        guard progressive, let maxH = sampling.map(\.h).max(), let maxV = sampling.map(\.v).max() else { return 0 }
+        let mcuColumns = (width + 8 * maxH - 1) / (8 * maxH)
+        let mcuRows = (height + 8 * maxV - 1) / (8 * maxV)
+        return sampling.reduce(0) { total, factors in total + mcuColumns * factors.h * mcuRows * factors.v * 128 }
+    }
+}
+
+/// The one fact of a PNG header that matters to memory: Adam7 interlacing (decoded whole).
+enum PNGHeader {
+    static func isInterlaced(_ data: Data) -> Bool {
+        // Signature (8), IHDR length (4) and type (4), width, height (8), depth, colour type,
+        // compression, filter (4): the interlace method is byte 28.
+        data.count > 28 && data[data.startIndex + 28] == 1
+    }
+}

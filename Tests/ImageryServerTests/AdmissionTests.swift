@@ -1,0 +1,119 @@
+import AsyncHTTPClient
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Imagery
+import ImageryServer
+import ImageryTestSupport
+import Testing
+
+/// Memory-aware admission through the real server (HTTP on 127.0.0.1) and a real origin.
+@Suite("Admission")
+struct AdmissionTests {
+    /// A budget that holds a few decodes of the fixtures, four fetches at a time, a short line and a
+    /// one-second wait.
+    static func small(_ configuration: inout ServerConfiguration) {
+        configuration.memoryLimit = 64 << 20
+        configuration.maximumInflightMemory = 3 << 20
+        configuration.maximumConcurrentFetches = 4
+        configuration.admissionQueueLength = 6
+        configuration.admissionTimeout = .seconds(1)
+    }
+
+    @Test func aBurstIsAnsweredWithImagesOr503sWithRetryAfterAndCheapRequestsNeverWait() async throws {
+        // A connection per request in flight (the test client has one; AsyncHTTPClient's shared one, 8).
+        var pool = HTTPClient.Configuration.ConnectionPool()
+        pool.concurrentHTTP1ConnectionsPerHostSoftLimit = 128
+        let http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: .init(connectionPool: pool))
+        do {
+            try await burst(http)
+        } catch {
+            try? await http.shutdown()
+            throw error
+        }
+        try await http.shutdown()
+    }
+
+    private func burst(_ http: HTTPClient) async throws {
+        try await withServer(.live, configure: Self.small) { client, origin in
+            // Each request on a connection of its own (the test client has one connection).
+            let port = try #require(client.port)
+            let get = { @Sendable (uri: String) async throws -> (HTTPResponse.Status, HTTPFields, Data) in
+                let response = try await http.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)\(uri)"), timeout: .seconds(30))
+                let body = try await response.body.collect(upTo: 10 << 20)
+                var headers = HTTPFields()
+                for header in response.headers { headers[HTTPField.Name(header.name)!] = header.value }
+                return (HTTPResponse.Status(code: Int(response.status.code)), headers, Data(buffer: body))
+            }
+            let names = ["chelsea.png", "rocket.jpg", "camera-gray.jpg", "chelsea.webp"]
+            let uris = (0..<32).map { imageURI(origin, "\(names[$0 % names.count])?delay_ms=300&n=\($0)", "w=300&format=png") }
+            // A cheap request (a memory hit) made before the burst, asked again during it.
+            let hit = imageURI(origin, "rocket.jpg?warm=1", "w=64")
+            #expect(try await get(hit).0 == .ok)
+            let burst = try await withThrowingTaskGroup(of: (HTTPResponse.Status, HTTPFields, Data).self) { group in
+                for uri in uris { group.addTask { try await get(uri) } }
+                // Meanwhile: /health and the hit, timed.
+                var cheap: [Duration] = []
+                for _ in 0..<10 {
+                    for uri in ["/health", hit] {
+                        let start = ContinuousClock.now
+                        #expect(try await get(uri).0 == .ok)
+                        cheap.append(ContinuousClock.now - start)
+                    }
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+                var answers: [(HTTPResponse.Status, HTTPFields, Data)] = []
+                for try await answer in group { answers.append(answer) }
+                // Never in the line: a request that waits there waits up to the admission timeout
+                // (1 s) and the burst's line is longer than that (32 fetches of 300 ms, 4 at a time).
+                #expect(cheap.max()! < .seconds(1), "\(cheap)")
+                return answers
+            }
+            let refused = burst.filter { $0.0 == .serviceUnavailable }
+            #expect(burst.allSatisfy { $0.0 == .ok || $0.0 == .serviceUnavailable }, "\(burst.map(\.0))")
+            #expect(!refused.isEmpty, "a burst of 32 into a line of 6 must refuse some")
+            #expect(burst.count - refused.count >= 2, "and admit some")
+            for (_, headers, body) in refused {
+                #expect(Int(headers[.retryAfter] ?? "") ?? 0 >= 1)
+                #expect(headers[.cacheControl] == "no-store")
+                #expect((try? JSONDecoder().decode(ErrorBody.self, from: body))?.error == "overloaded")
+            }
+            for (status, headers, _) in burst where status == .ok { #expect(headers[.contentType] == "image/png") }
+            let counted = try await metrics(client)
+            #expect(counted[#"imagery_admission_refused{reason="overloaded"}"#] == Double(refused.count))
+            #expect(counted["imagery_inflight_memory_bytes"] == 0)
+            #expect(counted["imagery_admission_queue_length"] == 0)
+            #expect(counted["imagery_inflight_memory_limit_bytes"] == Double(3 << 20))
+            // Afterwards, every source is served, and right.
+            for uri in uris {
+                let (status, headers, body) = try await get(uri)
+                #expect(status == .ok && headers[.contentType] == "image/png" && body.starts(with: [0x89, 0x50, 0x4E, 0x47]))
+            }
+        }
+    }
+
+    @Test func aSourceLargerThanTheWholeBudgetIs413() async throws {
+        try await withServer(.live, configure: {
+            Self.small(&$0)
+            $0.maximumInflightMemory = 100_000  // chelsea.png is 240 KB
+        }) { client, origin in
+            let (status, headers, body) = try await get(client, imageURI(origin, "chelsea.png", "w=64"))
+            #expect(status == .contentTooLarge)
+            #expect(headers[.retryAfter] == nil)
+            let error = try JSONDecoder().decode(ErrorBody.self, from: body)
+            #expect(error.error == "source_too_large" && error.message.contains("in-flight memory"), "\(error)")
+            let counted = try await metrics(client)
+            #expect(counted[#"imagery_admission_refused{reason="too_large"}"#] == 1)
+            #expect(counted["imagery_inflight_memory_bytes"] == 0)
+        }
+    }
+
+    @Test func theMemoryLimitIsSharedAndTheBudgetMustLeaveRoomForTheCaches() {
+        var configuration = ServerConfiguration()
+        #expect(configuration.inflightMemory == configuration.memoryLimit / 2)
+        #expect(configuration.inflightMemory + configuration.cacheMemory == configuration.memoryLimit)
+        configuration.maximumInflightMemory = configuration.memoryLimit  // nothing left: the caches keep a quarter
+        #expect(configuration.cacheMemory == configuration.memoryLimit / 4)
+    }
+}

@@ -1,0 +1,160 @@
+import Foundation
+import Testing
+
+@testable import Imagery
+
+@Suite("MemoryBudgetStateMachine")
+struct MemoryBudgetStateMachineTests {
+    typealias Machine = MemoryBudgetStateMachine
+
+    @Test func admitsWhatFitsAndQueuesTheRestFirstInFirstOut() {
+        var machine = Machine(limit: 100, maximumQueueLength: 10)
+        #expect(machine.reserve(id: 1, bytes: 60, stage: .decode) == .admitted)
+        #expect(machine.reserve(id: 2, bytes: 50, stage: .decode) == .enqueued)
+        #expect(machine.reserve(id: 3, bytes: 10, stage: .decode) == .enqueued)  // fits, but never overtakes 2
+        #expect(machine.used == 60 && machine.queued == 2)
+        #expect(machine.release(60, reserved: 60, stage: .decode).map(\.id) == [2, 3])
+        #expect(machine.used == 60 && machine.activeDecodes == 2 && machine.queued == 0)
+    }
+
+    @Test func refusesWhatCanNeverFitAndWhatFindsTheLineFull() {
+        var machine = Machine(limit: 100, maximumQueueLength: 1)
+        #expect(machine.reserve(id: 1, bytes: 101, stage: .source) == .refusedTooLarge)
+        #expect(machine.reserve(id: 2, bytes: 100, stage: .decode) == .admitted)
+        #expect(machine.reserve(id: 3, bytes: 1, stage: .decode) == .enqueued)
+        #expect(machine.reserve(id: 4, bytes: 1, stage: .source) == .refusedQueueFull)
+    }
+
+    @Test func decodesGoBeforeSourcesAndSourcesTakeAtMostHalf() {
+        var machine = Machine(limit: 100, maximumQueueLength: 10)
+        #expect(machine.reserve(id: 1, bytes: 40, stage: .source) == .admitted)
+        #expect(machine.reserve(id: 2, bytes: 20, stage: .source) == .enqueued)  // 60 > half
+        #expect(machine.reserve(id: 3, bytes: 50, stage: .decode) == .admitted)  // decodes may use the rest
+        #expect(machine.reserve(id: 4, bytes: 30, stage: .decode) == .enqueued)
+        // The source leaves: the waiting decode goes first, then the source fits its half again.
+        #expect(machine.release(40, reserved: 40, stage: .source).map(\.id) == [4, 2])
+        #expect(machine.used == 100 && machine.sourceBytes == 20)
+    }
+
+    @Test func aDecodeIsAdmittedWhenNoneRunsSoTheLineAlwaysMoves() {
+        var machine = Machine(limit: 100, maximumQueueLength: 10)
+        #expect(machine.reserve(id: 1, bytes: 50, stage: .source) == .admitted)
+        // 50 held by a source that waits for its decode; the decode needs 80: admitted anyway.
+        #expect(machine.reserve(id: 2, bytes: 80, stage: .decode) == .admitted)
+        #expect(machine.used == 130 && machine.peak == 130)
+        #expect(machine.reserve(id: 3, bytes: 80, stage: .decode) == .enqueued)  // one such decode at a time
+        #expect(machine.release(80, reserved: 80, stage: .decode).map(\.id) == [3])
+    }
+
+    @Test func decodeSlotsBoundDecodesWhateverTheirSize() {
+        var machine = Machine(limit: 1_000, maximumQueueLength: 10, decodeSlots: 2)
+        #expect(machine.reserve(id: 1, bytes: 1, stage: .decode) == .admitted)
+        #expect(machine.reserve(id: 2, bytes: 1, stage: .decode) == .admitted)
+        #expect(machine.reserve(id: 3, bytes: 1, stage: .decode) == .enqueued)
+        #expect(machine.reserve(id: 4, bytes: 1, stage: .source) == .enqueued)  // behind a waiting decode
+        #expect(machine.release(1, reserved: 1, stage: .decode).map(\.id) == [3, 4])
+        #expect(machine.reserve(id: 5, bytes: 1, stage: .decode) == .enqueued)
+        #expect(machine.reserve(id: 6, bytes: 1, stage: .source) == .enqueued)
+        // The waiting decode leaves (cancelled, timed out): the source behind it goes.
+        let (removed, admitted) = machine.remove(id: 5)
+        #expect(removed?.id == 5 && admitted.map(\.id) == [6] && machine.queued == 0)
+        #expect(machine.remove(id: 6).removed == nil)
+    }
+
+    @Test func chargesCountButNeverWaitAndLeavingTheLineAdmitsWhoWasBehind() {
+        var machine = Machine(limit: 100, maximumQueueLength: 10)
+        machine.charge(90)
+        #expect(machine.reserve(id: 1, bytes: 20, stage: .decode) == .admitted)  // no decode runs
+        #expect(machine.reserve(id: 2, bytes: 20, stage: .decode) == .enqueued)
+        #expect(machine.reserve(id: 3, bytes: 5, stage: .source) == .enqueued)
+        _ = machine.release(20, reserved: 20, stage: .decode)  // 2 admitted (no decode running)
+        #expect(machine.activeDecodes == 1 && machine.queued == 1)
+        #expect(machine.release(90, reserved: 0, stage: nil).map(\.id) == [3])
+        #expect(machine.used == 25)
+    }
+}
+
+@Suite("MemoryBudget")
+struct MemoryBudgetTests {
+    @Test func aWaiterIsAdmittedWhenBytesAreReleased() async throws {
+        let budget = MemoryBudget(limit: 100)
+        let first = try await budget.reserve(80, for: .decode)
+        let second = Task { try await budget.reserve(80, for: .decode) }
+        try await waitUntil { budget.snapshot.queued == 1 }
+        first.release()
+        let admitted = try await second.value
+        #expect(admitted.bytes == 80 && budget.snapshot.used == 80 && budget.snapshot.waited == 1)
+        admitted.release()
+        #expect(budget.snapshot.used == 0 && budget.snapshot.peak == 80)
+    }
+
+    @Test func aWaitPastItsDeadlineIsRefusedWithARetryAfter() async throws {
+        let budget = MemoryBudget(configuration: .init(limit: 100, maximumWait: .milliseconds(100)))
+        let held = try await budget.reserve(100, for: .decode)
+        let start = ContinuousClock.now
+        await #expect(throws: MemoryBudgetError.self) { _ = try await budget.reserve(10, for: .decode) }
+        #expect(ContinuousClock.now - start >= .milliseconds(100))
+        do {
+            _ = try await budget.reserve(10, for: .decode)
+        } catch let MemoryBudgetError.overloaded(retryAfter) {
+            #expect(retryAfter >= 1)
+        }
+        #expect(budget.snapshot.refusedOverloaded == 2 && budget.snapshot.queued == 0)
+        held.release()
+    }
+
+    @Test func tooLargeAndAFullLineAreRefusedAtOnce() async throws {
+        let budget = MemoryBudget(configuration: .init(limit: 100, maximumQueueLength: 0))
+        await #expect(throws: MemoryBudgetError.tooLarge(bytes: 101, limit: 100)) { _ = try await budget.reserve(101, for: .source) }
+        let held = try await budget.reserve(100, for: .decode)
+        await #expect(throws: MemoryBudgetError.self) { _ = try await budget.reserve(1, for: .decode) }
+        #expect(budget.snapshot.refusedTooLarge == 1 && budget.snapshot.refusedOverloaded == 1)
+        held.release()
+    }
+
+    @Test func cancellingAWaiterTakesItOutOfTheLine() async throws {
+        let budget = MemoryBudget(limit: 100)
+        let held = try await budget.reserve(100, for: .decode)
+        let waiter = Task { try await budget.reserve(50, for: .decode) }
+        try await waitUntil { budget.snapshot.queued == 1 }
+        waiter.cancel()
+        await #expect(throws: CancellationError.self) { _ = try await waiter.value }
+        #expect(budget.snapshot.queued == 0)
+        held.release()
+        #expect(budget.snapshot.used == 0)
+    }
+
+    @Test func aReservationLetGoIsReleasedAndGrowingChargesTheDifference() async throws {
+        let budget = MemoryBudget(limit: 100)
+        do {
+            let reservation = try await budget.reserve(10, for: .source)
+            reservation.grow(to: 30)
+            reservation.grow(to: 20)  // never shrinks
+            #expect(budget.snapshot.used == 30)
+        }
+        #expect(budget.snapshot.used == 0)
+    }
+
+    @Test func manyConcurrentReservationsNeverLoseOrDoubleCountABye() async throws {
+        let budget = MemoryBudget(configuration: .init(limit: 1_000, maximumQueueLength: 1_000, maximumWait: .seconds(30), maximumConcurrentDecodes: 3))
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<400 {
+                group.addTask {
+                    let stage: MemoryBudget.Stage = index % 2 == 0 ? .source : .decode
+                    let reservation = try await budget.reserve(1 + index % 300, for: stage)
+                    if index % 3 == 0 { reservation.grow(to: reservation.bytes + 7) }
+                    if index % 7 == 0 { await Task.yield() }
+                    if index % 5 != 0 { reservation.release() }  // the rest go when released by deinit
+                }
+            }
+            try await group.waitForAll()
+        }
+        let snapshot = budget.snapshot
+        #expect(snapshot.used == 0 && snapshot.queued == 0 && snapshot.admitted == 400)
+    }
+
+    private func waitUntil(_ condition: () -> Bool) async throws {
+        for _ in 0..<500 where !condition() { try await Task.sleep(for: .milliseconds(2)) }
+        #expect(condition())
+    }
+}

@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""A burst of distinct requests, all at once, against one server; samples its memory and /health.
+
+    burst.py --url-template T --count N --pids P[,P...] [--health URL] [--settle 20]
+
+T holds {n} (the request's number, for a new source each) and {name} (a source, in turn from
+--names). Every request starts at once (one thread each). Meanwhile the resident memory of the
+PIDs (summed) is read every 100 ms, and --health is asked every 100 ms. Prints one JSON line:
+answered by status, Retry-After seen on 503s, latency p50/p99/max of 200s and of all, peak RSS
+during the burst, RSS --settle seconds after its last answer, /health max latency, wall time.
+"""
+import argparse, json, threading, time, urllib.request, urllib.error
+
+
+def rss_mb(pids):
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/status") as status:
+                for line in status:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1])
+        except FileNotFoundError:
+            pass
+    return total / 1024
+
+
+def percentile(values, p):
+    if not values:
+        return None
+    values = sorted(values)
+    return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--url-template", required=True)
+    parser.add_argument("--names", required=True, help="a file with one source name a line")
+    parser.add_argument("--count", type=int, default=64)
+    parser.add_argument("--pids", required=True)
+    parser.add_argument("--health")
+    parser.add_argument("--settle", type=float, default=20)
+    parser.add_argument("--timeout", type=float, default=300)
+    parser.add_argument("--check", help="a file to append 'status content-type bytes' of every answer to")
+    args = parser.parse_args()
+    pids = [int(p) for p in args.pids.split(",") if p]
+    names = [line.strip() for line in open(args.names) if line.strip()]
+
+    results = []
+    lock = threading.Lock()
+    done = threading.Event()
+    peak = [rss_mb(pids)]
+    health = []
+
+    def sample():
+        while not done.is_set():
+            peak[0] = max(peak[0], rss_mb(pids))
+            time.sleep(0.1)
+
+    def probe():
+        while not done.is_set():
+            start = time.monotonic()
+            try:
+                urllib.request.urlopen(args.health, timeout=30).read()
+                ok = True
+            except Exception:
+                ok = False
+            health.append((time.monotonic() - start, ok))
+            time.sleep(0.1)
+
+    def one(n):
+        url = args.url_template.format(n=n, name=names[n % len(names)])
+        start = time.monotonic()
+        retry_after = None
+        try:
+            with urllib.request.urlopen(url, timeout=args.timeout) as response:
+                body = response.read()
+                status, kind = response.status, response.headers.get("Content-Type", "")
+        except urllib.error.HTTPError as error:
+            body = error.read()
+            status, kind = error.code, error.headers.get("Content-Type", "")
+            retry_after = error.headers.get("Retry-After")
+        except Exception as error:
+            body, status, kind = b"", f"error:{type(error).__name__}", ""
+        with lock:
+            results.append({"n": n, "status": status, "seconds": time.monotonic() - start,
+                            "retry_after": retry_after, "bytes": len(body), "type": kind})
+
+    threads = [threading.Thread(target=sample, daemon=True)]
+    if args.health:
+        threads.append(threading.Thread(target=probe, daemon=True))
+    for thread in threads:
+        thread.start()
+    workers = [threading.Thread(target=one, args=(n,)) for n in range(args.count)]
+    start = time.monotonic()
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    wall = time.monotonic() - start
+    done.set()
+    time.sleep(args.settle)
+    settled = rss_mb(pids)
+
+    statuses = {}
+    for result in results:
+        statuses[str(result["status"])] = statuses.get(str(result["status"]), 0) + 1
+    admitted = [r["seconds"] for r in results if r["status"] == 200]
+    every = [r["seconds"] for r in results]
+    refused = [r for r in results if r["status"] == 503]
+    if args.check:
+        with open(args.check, "a") as check:
+            for r in sorted(results, key=lambda r: r["n"]):
+                check.write(f'{r["n"]} {r["status"]} {r["type"]} {r["bytes"]}\n')
+    print(json.dumps({
+        "count": args.count,
+        "answered": statuses,
+        "retry_after_on_every_503": all(r["retry_after"] for r in refused),
+        "admitted_p50": percentile(admitted, 50), "admitted_p99": percentile(admitted, 99),
+        "admitted_max": max(admitted) if admitted else None,
+        "all_p50": percentile(every, 50), "all_max": max(every) if every else None,
+        "admitted_per_second": len(admitted) / wall if wall else None,
+        "peak_rss_mb": round(peak[0]), "settled_rss_mb": round(settled), "settle_seconds": args.settle,
+        "health_max_ms": round(max(h[0] for h in health) * 1000) if health else None,
+        "health_failures": sum(1 for h in health if not h[1]),
+        "wall_seconds": round(wall, 2),
+    }))
+
+
+if __name__ == "__main__":
+    main()
