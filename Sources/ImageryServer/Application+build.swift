@@ -27,7 +27,8 @@ public func buildApplication(
     )
     application.addServices(LoaderShutdown(service: service))
     if let budget = service.pipeline.configuration.memoryBudget {
-        application.addServices(MemoryReclaimer(budget: budget))
+        // The ceiling: the limit, and the 100 MB of code, libraries and buffers outside it.
+        application.addServices(MemoryReclaimer(budget: budget, residentCeiling: configuration.memoryLimit + 100 << 20))
     }
     return application
 }

@@ -25,6 +25,9 @@ final class ImageService: Sendable {
     init(configuration: ServerConfiguration, observer metrics: ServerMetrics? = nil) throws {
         self.metrics = metrics
         self.configuration = configuration
+        guard configuration.inflightMemory < configuration.memoryLimit else {
+            throw ConfigurationFileError(message: "maximumInflightMemory must be less than memoryLimit (the caches get the rest)")
+        }
         let sourceGuard = SourceGuard(allowedHosts: configuration.allowedHosts, privateNetworkHosts: configuration.privateNetworkHosts)
         var loaderConfiguration = HTTPDataLoader.Configuration()
         loaderConfiguration.maximumSize = configuration.maximumSourceBytes
@@ -55,7 +58,13 @@ final class ImageService: Sendable {
         pipelineConfiguration.baseImageCacheCostLimit = eighth
         pipelineConfiguration.maximumConcurrentDownloads = configuration.maximumConcurrentFetches
         pipelineConfiguration.observer = metrics
-        diskCache = try configuration.cacheDirectory.map { try DiskCache(directory: $0, sizeLimit: configuration.diskLimit) }
+        diskCache = try configuration.cacheDirectory.map { directory in
+            var disk = DiskCache.Configuration(directory: directory, sizeLimit: configuration.diskLimit)
+            // Bytes queued for the disk are held in memory outside the caches' limits: at most an
+            // eighth of the in-flight budget (a write past it is dropped; the cache is a cache).
+            disk.maximumPendingBytes = min(disk.maximumPendingBytes, configuration.inflightMemory / 8)
+            return try DiskCache(configuration: disk)
+        }
         // Originals on disk (new sizes of a known source need no download). No thumbnail variants:
         // the disk keeps final responses instead (ResponseStore), so a response is encoded once.
         pipelineConfiguration.diskCache = diskCache

@@ -61,8 +61,8 @@ extension ServerConfiguration {
     /// The in-flight budget in bytes: ``maximumInflightMemory``, else half of ``memoryLimit``.
     public var inflightMemory: Int { maximumInflightMemory ?? memoryLimit / 2 }
 
-    /// The bytes the caches share: ``memoryLimit`` less the in-flight budget (at least a quarter of it).
-    public var cacheMemory: Int { max(memoryLimit / 4, memoryLimit - inflightMemory) }
+    /// The bytes the caches share: ``memoryLimit`` less the in-flight budget (which must be less).
+    public var cacheMemory: Int { max(0, memoryLimit - inflightMemory) }
 
     /// `text` as a source URL the proxy fetches (absolute, `http` or `https`, with a host), else `nil`.
     /// The one check behind `url=`, `--gallery-url` and `galleryURLs`.

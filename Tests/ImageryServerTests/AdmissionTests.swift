@@ -109,11 +109,11 @@ struct AdmissionTests {
         }
     }
 
-    @Test func theMemoryLimitIsSharedAndTheBudgetMustLeaveRoomForTheCaches() {
+    @Test func theMemoryLimitIsSharedAndTheBudgetMustLeaveRoomForTheCaches() throws {
         var configuration = ServerConfiguration()
         #expect(configuration.inflightMemory == configuration.memoryLimit / 2)
         #expect(configuration.inflightMemory + configuration.cacheMemory == configuration.memoryLimit)
-        configuration.maximumInflightMemory = configuration.memoryLimit  // nothing left: the caches keep a quarter
-        #expect(configuration.cacheMemory == configuration.memoryLimit / 4)
+        configuration.maximumInflightMemory = configuration.memoryLimit  // nothing left for the caches: refused
+        #expect(throws: ConfigurationFileError.self) { _ = try buildApplication(configuration: configuration) }
     }
 }

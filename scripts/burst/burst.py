@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""A burst of distinct requests, all at once, against one server; samples its memory and /health.
+"""A burst of distinct requests, all at once (or --sustain: that many in flight for a while),
+against one server; samples its memory and /health.
 
     burst.py --url-template T --count N --pids P[,P...] [--health URL] [--settle 20]
 
@@ -42,6 +43,9 @@ def main():
     parser.add_argument("--settle", type=float, default=20)
     parser.add_argument("--timeout", type=float, default=300)
     parser.add_argument("--check", help="a file to append 'status content-type bytes' of every answer to")
+    parser.add_argument("--sustain", type=float, default=0,
+                        help="instead of one burst, keep --count requests in flight for this many seconds "
+                             "(each client asks for a new source as soon as it has an answer)")
     args = parser.parse_args()
     pids = [int(p) for p in args.pids.split(",") if p]
     names = [line.strip() for line in open(args.names) if line.strip()]
@@ -91,8 +95,20 @@ def main():
         threads.append(threading.Thread(target=probe, daemon=True))
     for thread in threads:
         thread.start()
-    workers = [threading.Thread(target=one, args=(n,)) for n in range(args.count)]
     start = time.monotonic()
+    if args.sustain:
+        counter = [args.count]
+
+        def client(n):
+            while time.monotonic() - start < args.sustain:
+                one(n)
+                with lock:
+                    n = counter[0]
+                    counter[0] += 1
+
+        workers = [threading.Thread(target=client, args=(n,)) for n in range(args.count)]
+    else:
+        workers = [threading.Thread(target=one, args=(n,)) for n in range(args.count)]
     for worker in workers:
         worker.start()
     for worker in workers:
@@ -120,6 +136,7 @@ def main():
         "admitted_max": max(admitted) if admitted else None,
         "all_p50": percentile(every, 50), "all_max": max(every) if every else None,
         "admitted_per_second": len(admitted) / wall if wall else None,
+        "mode": f"sustained {args.sustain:g} s" if args.sustain else "burst",
         "peak_rss_mb": round(peak[0]), "settled_rss_mb": round(settled), "settle_seconds": args.settle,
         "health_max_ms": round(max(h[0] for h in health) * 1000) if health else None,
         "health_failures": sum(1 for h in health if not h[1]),

@@ -123,6 +123,13 @@ public final class MemoryBudget: Sendable {
                 enum Outcome { case admitted, enqueued, refused(MemoryBudgetError), cancelled }
                 let outcome: Outcome = state.withLock { state in
                     if Task.isCancelled { return .cancelled }
+                    // Refused now rather than at its deadline when the decodes ahead of it will, at
+                    // the pace decodes have been going, take longer than it may wait: it would
+                    // hold its bytes (a source downloaded for nothing) and a client for nothing.
+                    if let wait = expectedWait(for: stage, state), ContinuousClock.now + wait > deadline {
+                        state.refusedOverloaded += 1
+                        return .refused(.overloaded(retryAfter: Self.seconds(wait)))
+                    }
                     switch state.machine.reserve(id: id, bytes: bytes, stage: stage) {
                     case .admitted:
                         state.admitted += 1
@@ -228,6 +235,23 @@ public final class MemoryBudget: Sendable {
             state.waited += 1
             return state.waiting.removeValue(forKey: waiter.id)
         }
+    }
+
+    /// How long one more reservation of `stage` would wait for the decodes ahead of it (those
+    /// running, those waiting, and for a source every source before it), from how long decodes
+    /// have held their slot (one second until one has finished: a burst's first seconds must not
+    /// download what cannot be decoded in time); `nil` when decodes are not bounded by slots
+    /// (memory alone then decides, and the line's deadline holds).
+    private func expectedWait(for stage: Stage, _ state: State) -> Duration? {
+        guard let slots = configuration.maximumConcurrentDecodes, slots > 0 else { return nil }
+        let hold = state.decodeHold ?? 1
+        let ahead = state.machine.decodesAhead(of: stage)
+        let rounds = Double(max(0, ahead - slots + 1)) / Double(slots)
+        return .milliseconds(Int64(rounds * hold * 1000))
+    }
+
+    private static func seconds(_ duration: Duration) -> Int {
+        min(60, max(1, Int(duration.components.seconds) + (duration.components.attoseconds > 0 ? 1 : 0)))
     }
 
     /// Seconds after which a refused request may well be admitted: the line ahead, served at the

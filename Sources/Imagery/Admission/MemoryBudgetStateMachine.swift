@@ -39,6 +39,8 @@ struct MemoryBudgetStateMachine: Sendable {
     private(set) var activeDecodes = 0
     /// Bytes of admitted source reservations not yet released.
     private(set) var sourceBytes = 0
+    /// Admitted source reservations not yet released (each a decode to come).
+    private(set) var activeSources = 0
     private var decodes = Queue()
     private var sources = Queue()
 
@@ -50,6 +52,12 @@ struct MemoryBudgetStateMachine: Sendable {
 
     /// Waiting reservations.
     var queued: Int { decodes.count + sources.count }
+
+    /// Decodes that will run before one more of `stage` could: running and waiting decodes, and
+    /// for a source also the sources admitted or waiting (each is a decode to come).
+    func decodesAhead(of stage: MemoryBudget.Stage) -> Int {
+        activeDecodes + decodes.count + (stage == .source ? activeSources + sources.count : 0)
+    }
 
     mutating func reserve(id: UInt64, bytes: Int, stage: MemoryBudget.Stage) -> ReserveAction {
         guard bytes <= limit else { return .refusedTooLarge }
@@ -79,7 +87,9 @@ struct MemoryBudgetStateMachine: Sendable {
         used -= bytes
         switch stage {
         case .decode?: activeDecodes -= 1
-        case .source?: sourceBytes -= reserved
+        case .source?:
+            sourceBytes -= reserved
+            activeSources -= 1
         case nil: break
         }
         return admitWaiting()
@@ -108,7 +118,9 @@ struct MemoryBudgetStateMachine: Sendable {
         peak = max(peak, used)
         switch stage {
         case .decode: activeDecodes += 1
-        case .source: sourceBytes += bytes
+        case .source:
+            sourceBytes += bytes
+            activeSources += 1
         }
     }
 
