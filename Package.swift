@@ -65,6 +65,7 @@ let package = Package(
             dependencies: [
                 "Imagery", "ImageryVips", "ImageryHTTP", "ImageryDiskCache",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Metrics", package: "swift-metrics"),

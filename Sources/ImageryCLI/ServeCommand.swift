@@ -42,6 +42,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The longest, in seconds, a request waits for memory before it is answered 503 (default 5).")
     var admissionTimeout: Double?
 
+    @Option(help: "Close a connection that sends no complete request for this many seconds: idle, or dripping its headers (default 30).")
+    var idleTimeout: Double?
+
+    @Option(help: "The most connections open at once (default 10000).")
+    var maxConnections: Int?
+
     @Option(help: "Disk cache size: bytes, or with K, M, G (default 2G).")
     var diskLimit: String?
 
@@ -94,6 +100,14 @@ struct ServeCommand: AsyncParsableCommand {
         if let admissionTimeout {
             guard admissionTimeout >= 0 else { throw ValidationError("--admission-timeout cannot be negative") }
             configuration.admissionTimeout = .milliseconds(Int64(admissionTimeout * 1000))
+        }
+        if let idleTimeout {
+            guard idleTimeout > 0 else { throw ValidationError("--idle-timeout must be positive") }
+            configuration.idleTimeout = .milliseconds(Int64(idleTimeout * 1000))
+        }
+        if let maxConnections {
+            guard maxConnections > 0 else { throw ValidationError("--max-connections must be positive") }
+            configuration.maximumConnections = maxConnections
         }
         guard configuration.inflightMemory < configuration.memoryLimit else {
             throw ValidationError("--max-inflight-memory must be less than --memory-limit (the caches get the rest)")

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
 import ServiceLifecycle
 
@@ -20,9 +21,19 @@ public func buildApplication(
             body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.exposition(of: service)))
         )
     }
+    // Slow and hostile clients: idle and dripping connections are closed, connections and
+    // headers are bounded.
+    var http1 = HTTP1Channel.Configuration(idleTimeout: .nanoseconds(configuration.idleTimeout.nanoseconds))
+    http1.httpDecoder = .init(
+        maxHeaderFieldSize: configuration.maximumHeaderBytes / 2, maxHeaderListSize: configuration.maximumHeaderBytes, maxHeaderFieldCount: 100
+    )
     var application = Application(
         router: router,
-        configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "imagery"),
+        server: .http1(configuration: http1),
+        configuration: .init(
+            address: .hostname(configuration.host, port: configuration.port), serverName: "imagery",
+            availableConnectionsDelegate: .maximum(configuration.maximumConnections, logger: logger)
+        ),
         logger: logger
     )
     application.addServices(LoaderShutdown(service: service))
@@ -40,5 +51,12 @@ private struct LoaderShutdown: Service {
     func run() async throws {
         try? await gracefulShutdown()
         try await service.loader.shutdown()
+    }
+}
+
+extension Duration {
+    fileprivate var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 }

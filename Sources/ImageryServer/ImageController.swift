@@ -22,7 +22,6 @@ struct ImageController: Sendable {
         router.get("image") { request, _ -> Response in
             await respond(to: request)
         }
-        // HEAD (CDNs and link checkers send it): the headers a GET would get, without the body.
         // HEAD (CDNs and link checkers send it): the GET's headers; the HTTP server sends no body.
         router.head("image") { request, _ -> Response in
             await respond(to: request)

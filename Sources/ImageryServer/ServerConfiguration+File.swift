@@ -3,7 +3,8 @@ import Foundation
 extension ServerConfiguration {
     /// A configuration file: JSON whose keys are the names of the properties
     /// (`host`, `port`, `cacheDirectory`, `memoryLimit`, `maximumInflightMemory`,
-    /// `admissionQueueLength`, `admissionTimeoutSeconds`, `diskLimit`, `allowedHosts`,
+    /// `admissionQueueLength`, `admissionTimeoutSeconds`, `idleTimeoutSeconds`, `maximumConnections`,
+    /// `maximumHeaderBytes`, `diskLimit`, `allowedHosts`,
     /// `privateNetworkHosts`, `maximumSourceBytes`, `maximumSourcePixels`,
     /// `maximumOutputSide`, `originTimeoutSeconds`, `maximumConcurrentFetches`,
     /// `signingKey`, `responseMaxAge`, `minimumFreshness`, `galleryDirectory`, `galleryURLs`); absent keys keep their defaults.
@@ -15,6 +16,9 @@ extension ServerConfiguration {
         var maximumInflightMemory: Int?
         var admissionQueueLength: Int?
         var admissionTimeoutSeconds: Double?
+        var idleTimeoutSeconds: Double?
+        var maximumConnections: Int?
+        var maximumHeaderBytes: Int?
         var diskLimit: Int?
         var allowedHosts: [String]?
         var privateNetworkHosts: [String]?
@@ -56,6 +60,9 @@ extension ServerConfiguration {
         if let value = file.maximumInflightMemory { maximumInflightMemory = value }
         if let value = file.admissionQueueLength { admissionQueueLength = value }
         if let value = file.admissionTimeoutSeconds { admissionTimeout = .milliseconds(Int64(value * 1000)) }
+        if let value = file.idleTimeoutSeconds { idleTimeout = .milliseconds(Int64(value * 1000)) }
+        if let value = file.maximumConnections { maximumConnections = value }
+        if let value = file.maximumHeaderBytes { maximumHeaderBytes = value }
         if let value = file.diskLimit { diskLimit = value }
         if let value = file.allowedHosts { allowedHosts = value }
         if let value = file.privateNetworkHosts { privateNetworkHosts = value }

@@ -38,6 +38,14 @@ public struct ServerConfiguration: Sendable {
     public var originTimeout: Duration = .seconds(10)
     /// The most origin fetches at once; default 16.
     public var maximumConcurrentFetches = 16
+    /// A connection that sends no complete request for this long is closed: idle keep-alive
+    /// connections, and clients that drip a request's headers (slowloris). Default 30 s.
+    public var idleTimeout: Duration = .seconds(30)
+    /// The most connections open at once; more wait in the kernel's accept queue. Default 10 000.
+    public var maximumConnections = 10_000
+    /// The most bytes of a request's headers (each field at most half of it; at most 100 fields);
+    /// more is answered 400 and the connection closed. Default 32 KiB.
+    public var maximumHeaderBytes = 32 * 1024
     /// When set, every `/image` query must be signed with it (``RequestSigner``); default `nil` (no signing).
     public var signingKey: String?
     /// The longest `Cache-Control` max-age of image responses, in seconds; a response says less

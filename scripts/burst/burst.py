@@ -86,9 +86,11 @@ def main():
             retry_after = error.headers.get("Retry-After")
         except Exception as error:
             body, status, kind = b"", f"error:{type(error).__name__}", ""
+        record = {"n": n, "status": status, "seconds": time.monotonic() - start,
+                  "retry_after": retry_after, "bytes": len(body), "type": kind}
         with lock:
-            results.append({"n": n, "status": status, "seconds": time.monotonic() - start,
-                            "retry_after": retry_after, "bytes": len(body), "type": kind})
+            results.append(record)
+        return record
 
     threads = [threading.Thread(target=sample, daemon=True)]
     if args.health:
@@ -101,10 +103,14 @@ def main():
 
         def client(n):
             while time.monotonic() - start < args.sustain:
-                one(n)
+                last = one(n)
                 with lock:
                     n = counter[0]
                     counter[0] += 1
+                # A client that honours Retry-After (as browsers, CDNs and well-behaved SDKs do):
+                # it waits as told before asking again, rather than spinning on the same cores.
+                if last["status"] == 503 and last["retry_after"]:
+                    time.sleep(min(float(last["retry_after"]), max(0.0, args.sustain - (time.monotonic() - start))))
 
         workers = [threading.Thread(target=client, args=(n,)) for n in range(args.count)]
     else:

@@ -1,0 +1,92 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import ImageryServer
+import ImageryTestSupport
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Slow and hostile clients against the real server on 127.0.0.1, through raw sockets.
+@Suite("Slow clients")
+struct SlowClientTests {
+    @Test func aClientDrippingItsHeadersIsClosedAndDoesNotHoldUpOthers() async throws {
+        try await withServer(.live, configure: { $0.idleTimeout = .seconds(1) }) { client, _ in
+            let port = try #require(client.port)
+            let drippers = try (0..<8).map { _ in try RawConnection(port: port) }
+            for dripper in drippers { try dripper.send("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n") }
+            let start = ContinuousClock.now
+            var closed = Set<Int>()
+            while closed.count < drippers.count, ContinuousClock.now - start < .seconds(10) {
+                for (index, dripper) in drippers.enumerated() where !closed.contains(index) {
+                    if (try? dripper.send("X-Drip: \(index)\r\n")) == nil || dripper.isClosedByPeer() { closed.insert(index) }
+                }
+                // Others are answered meanwhile (each on a connection of its own, made now).
+                let other = try RawConnection(port: port)
+                try other.send("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                #expect(try await other.receive().hasPrefix("HTTP/1.1 200"))
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(closed.count == drippers.count, "every dripping connection is closed")
+            #expect(ContinuousClock.now - start >= .milliseconds(900), "not before the idle timeout")
+        }
+    }
+
+    @Test func oversizedHeadersAreRefused() async throws {
+        try await withServer(.live, configure: { $0.maximumHeaderBytes = 4096 }) { client, _ in
+            let connection = try RawConnection(port: try #require(client.port))
+            try connection.send("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: \(String(repeating: "a", count: 8192))\r\n\r\n")
+            let answer = try await connection.receive()
+            #expect(answer.hasPrefix("HTTP/1.1 4"), "\(answer.prefix(40))")
+        }
+    }
+}
+
+/// A TCP connection to 127.0.0.1 that sends what it is told, byte for byte.
+final class RawConnection: Sendable {
+    private let descriptor: Int32
+
+    init(port: Int) throws {
+        descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard descriptor >= 0, connected == 0 else { throw POSIXError(.ECONNREFUSED) }
+    }
+
+    deinit { close(descriptor) }
+
+    func send(_ text: String) throws {
+        let bytes = Array(text.utf8)
+        let sent = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        guard sent == bytes.count else { throw POSIXError(.EPIPE) }
+    }
+
+    /// Whether the server has closed the connection (a read would return end of file or an error).
+    func isClosedByPeer() -> Bool {
+        var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        guard poll(&poller, 1, 0) > 0 else { return false }
+        var byte: UInt8 = 0
+        return recv(descriptor, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) <= 0
+    }
+
+    /// What the server sends within five seconds (waited for on a thread of its own: the server
+    /// in this process needs the cooperative pool to answer).
+    func receive() async throws -> String {
+        let descriptor = self.descriptor
+        return try await runBlocking {
+            var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 5000) > 0 else { return "" }
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            let count = recv(descriptor, &buffer, buffer.count, 0)
+            return count > 0 ? String(decoding: buffer.prefix(count), as: UTF8.self) : ""
+        }
+    }
+}
