@@ -12,9 +12,10 @@ public func buildApplication(
 ) throws -> some ApplicationProtocol {
     let metrics = ServerMetrics()
     let service = try ImageService(configuration: configuration, observer: metrics)
-    let router = Router()
+    let router = Router(context: ServerRequestContext.self)
+    let watcher = ConnectionWatcher()
     router.middlewares.add(RequestObservationMiddleware(metrics: metrics))
-    ImageController(service: service).addRoutes(to: router)
+    ImageController(service: service, watcher: watcher).addRoutes(to: router)
     router.get("metrics") { _, _ -> Response in
         Response(
             status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
@@ -23,7 +24,10 @@ public func buildApplication(
     }
     // Slow and hostile clients: idle and dripping connections are closed, connections and
     // headers are bounded.
-    var http1 = HTTP1Channel.Configuration(idleTimeout: .nanoseconds(configuration.idleTimeout.nanoseconds))
+    // A client that goes cancels its request's work (ConnectionWatcher).
+    var http1 = HTTP1Channel.Configuration(
+        additionalChannelHandlers: [watcher.handler()], idleTimeout: .nanoseconds(configuration.idleTimeout.nanoseconds)
+    )
     http1.httpDecoder = .init(
         maxHeaderFieldSize: configuration.maximumHeaderBytes / 2, maxHeaderListSize: configuration.maximumHeaderBytes, maxHeaderFieldCount: 100
     )

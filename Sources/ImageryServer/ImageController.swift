@@ -1,30 +1,33 @@
 import Foundation
 import Hummingbird
 import Imagery
+import NIOCore
 
 /// `GET /image`, `GET /health`, the gallery page `GET /` and its files `GET /files/NAME`.
 struct ImageController: Sendable {
     let service: ImageService
+    let watcher: ConnectionWatcher
     let signer: RequestSigner?
     let gallery: Gallery
 
-    init(service: ImageService) {
+    init(service: ImageService, watcher: ConnectionWatcher) {
         self.service = service
+        self.watcher = watcher
         self.signer = service.configuration.signingKey.map(RequestSigner.init(key:))
         self.gallery = Gallery(directory: service.configuration.galleryDirectory, urls: service.configuration.galleryURLs)
     }
 
-    func addRoutes(to router: Router<BasicRequestContext>) {
+    func addRoutes(to router: Router<ServerRequestContext>) {
         router.get("health") { _, _ -> Response in
             let body = ByteBuffer(string: #"{"status":"ok"}"#)
             return Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: body))
         }
-        router.get("image") { request, _ -> Response in
-            await respond(to: request)
+        router.get("image") { request, context -> Response in
+            await respond(to: request, on: context.channel)
         }
         // HEAD (CDNs and link checkers send it): the GET's headers; the HTTP server sends no body.
-        router.head("image") { request, _ -> Response in
-            await respond(to: request)
+        router.head("image") { request, context -> Response in
+            await respond(to: request, on: context.channel)
         }
         router.get("/") { _, _ -> Response in
             let page = GalleryPage(gallery: gallery, signer: signer).html()
@@ -50,7 +53,9 @@ struct ImageController: Sendable {
         }
     }
 
-    func respond(to request: Request) async -> Response {
+    /// The `/image` response. What result storage holds (memory, disk) is answered at once; anything
+    /// else (a revalidation, a fetch, a decode) runs in a task that the client's leaving cancels.
+    func respond(to request: Request, on channel: any Channel) async -> Response {
         do {
             if let signer, !signer.isValid(rawQuery: request.uri.query ?? "") {
                 throw ServerError(.forbidden, "bad_signature", "the request's sig parameter is missing or wrong")
@@ -60,7 +65,10 @@ struct ImageController: Sendable {
                 request.uri.queryParameters.map { (String($0.key), String($0.value)) }, uniquingKeysWith: { first, _ in first }
             )
             let parameters = try ImageParameters(query: query, maximumSide: service.configuration.maximumOutputSide, gallery: gallery)
-            let image = try await service.response(for: parameters, accept: request.headers[.accept])
+            let image = switch await service.lookUp(parameters, accept: request.headers[.accept]) {
+            case .stored(let stored): stored
+            case .missing(let missing): try await watcher.cancellingOnClose(channel) { [service] in try await service.make(missing) }
+            }
             return response(for: image, maxAge: service.configuration.responseMaxAge, negotiated: parameters.isNegotiated, request: request)
         } catch {
             return ServerError.from(error).response()

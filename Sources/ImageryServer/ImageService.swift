@@ -85,7 +85,36 @@ final class ImageService: Sendable {
     ///    Within the source's `stale-while-revalidate` window it is answered at once instead, and
     ///    revalidated in the background (once per response however many ask meanwhile).
     /// 4. Otherwise the pipeline's image, encoded once, and stored as it is sent.
+    /// What result storage holds for a request: a response to send as it is, or what making one needs.
+    enum Lookup: Sendable {
+        /// Fresh in memory or on disk (or stale within its `stale-while-revalidate` window, being
+        /// revalidated in the background): cheap, send it.
+        case stored(StoredResponse)
+        /// To be made (``make(_:)``): a revalidation, a fetch, a decode, an encode.
+        case missing(Missing)
+    }
+
+    /// A response to make, with the stale one result storage had (revalidated first), if any.
+    struct Missing: Sendable {
+        fileprivate let target: Target
+        fileprivate let stale: StoredResponse?
+    }
+
+    /// The response body for `parameters`: ``lookUp(_:accept:)``, then ``make(_:)``.
     func response(for parameters: ImageParameters, accept: String?) async throws -> StoredResponse {
+        switch await lookUp(parameters, accept: accept) {
+        case .stored(let response): response
+        case .missing(let missing): try await make(missing)
+        }
+    }
+
+    /// Result storage for `parameters` (the cheap part of a request; it never waits for admission):
+    /// 1. in memory: a fresh response is answered without touching the pipeline (the key holds the
+    ///    output choice, not the format it resolved to, so no decode is needed);
+    /// 2. on disk: the same bytes after a restart or an eviction from memory;
+    /// 3. within the source's `stale-while-revalidate` window a stale stored response is answered
+    ///    at once and revalidated in the background (once per response however many ask meanwhile).
+    func lookUp(_ parameters: ImageParameters, accept: String?) async -> Lookup {
         let choice = parameters.outputChoice(accept: accept)
         // Keyed by the parameters as given (a hit costs no URL normalisation); other spellings
         // of one URL miss here and meet on disk and in the pipeline's caches, which normalise.
@@ -93,7 +122,7 @@ final class ImageService: Sendable {
         var candidate = responses.inMemory(memoryKey)
         let freshInMemory = candidate?.isFresh() ?? false
         metrics?.cacheLookup("response", hit: freshInMemory)
-        if freshInMemory, let candidate { return candidate }
+        if freshInMemory, let candidate { return .stored(candidate) }
 
         let request = ImageRequest(url: parameters.url, thumbnail: parameters.thumbnail(maximumSide: configuration.maximumOutputSide))
         let target = Target(
@@ -106,20 +135,25 @@ final class ImageService: Sendable {
             metrics?.cacheLookup("response_disk", hit: fresh)
             if fresh, let candidate {
                 await responses.keepRefreshed(candidate, memoryKey: memoryKey, diskKey: nil)
-                return candidate
+                return .stored(candidate)
             }
         }
         if let candidate, cachePolicy.allowsStaleWhileRevalidate(candidate.source) {
             revalidateInBackground(candidate, target)
-            return candidate
+            return .stored(candidate)
         }
-        // Loaded in the request's own task, so cancelling the request cancels the load
-        // (the pipeline shares it between identical requests).
-        return try await render(target, revalidating: candidate)
+        return .missing(Missing(target: target, stale: candidate))
+    }
+
+    /// Makes the response result storage did not have: a stale one revalidated through its source
+    /// (the same version keeps its bytes), else the pipeline's image encoded once and stored. Runs in
+    /// the calling task, so cancelling it cancels the load (the pipeline shares it between identical requests).
+    func make(_ missing: Missing) async throws -> StoredResponse {
+        try await render(missing.target, revalidating: missing.stale)
     }
 
     /// What one response is made of, and where it is stored.
-    private struct Target: Sendable {
+    fileprivate struct Target: Sendable {
         let request: ImageRequest
         let choice: ImageParameters.OutputChoice
         let quality: Int?

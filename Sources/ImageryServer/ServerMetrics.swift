@@ -135,7 +135,7 @@ extension Metrics.Timer {
 
 /// One log line per request (method, path, status, milliseconds) and the request metrics.
 struct RequestObservationMiddleware: RouterMiddleware {
-    typealias Context = BasicRequestContext
+    typealias Context = ServerRequestContext
     let metrics: ServerMetrics
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {

@@ -4,6 +4,7 @@ import Hummingbird
 import HummingbirdTesting
 import ImageryServer
 import ImageryTestSupport
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -35,6 +36,32 @@ struct SlowClientTests {
         }
     }
 
+    @Test func aClientThatDisconnectsMidRequestFreesItsBudgetAndStopsTheFetch() async throws {
+        try await withServer(.live) { client, origin in
+            let port = try #require(client.port)
+            // A source that takes 24 s to arrive (1 KB every 100 ms): its size is reserved meanwhile.
+            let uri = imageURI(origin, "chelsea.png?chunk=1000&chunk_delay_ms=100", "w=64")
+            let connection = try RawConnection(port: port)
+            try connection.send("GET \(uri) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            var held = 0.0
+            for _ in 0..<100 where held == 0 {
+                try await Task.sleep(for: .milliseconds(50))
+                held = try await metrics(client)["imagery_inflight_memory_bytes"] ?? 0
+            }
+            #expect(held >= 240_000, "the body's announced size is reserved while it streams")
+            connection.close()
+            var counted: [String: Double] = [:]
+            for _ in 0..<100 {
+                try await Task.sleep(for: .milliseconds(50))
+                counted = try await metrics(client)
+                if counted["imagery_inflight_memory_bytes"] == 0, origin.abortedCount == 1 { break }
+            }
+            #expect(counted["imagery_inflight_memory_bytes"] == 0, "the budget is given back")
+            #expect(counted["imagery_origin_fetches_in_flight"] == 0)
+            #expect(origin.abortedCount == 1, "the download is aborted, not read to its end")
+        }
+    }
+
     @Test func oversizedHeadersAreRefused() async throws {
         try await withServer(.live, configure: { $0.maximumHeaderBytes = 4096 }) { client, _ in
             let connection = try RawConnection(port: try #require(client.port))
@@ -48,6 +75,7 @@ struct SlowClientTests {
 /// A TCP connection to 127.0.0.1 that sends what it is told, byte for byte.
 final class RawConnection: Sendable {
     private let descriptor: Int32
+    private let closed = Mutex(false)
 
     init(port: Int) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -61,7 +89,17 @@ final class RawConnection: Sendable {
         guard descriptor >= 0, connected == 0 else { throw POSIXError(.ECONNREFUSED) }
     }
 
-    deinit { close(descriptor) }
+    deinit { close() }
+
+    /// Closes the connection (once).
+    func close() {
+        let wasClosed = closed.withLock { value -> Bool in
+            defer { value = true }
+            return value
+        }
+        guard !wasClosed else { return }
+        Glibc.close(descriptor)
+    }
 
     func send(_ text: String) throws {
         let bytes = Array(text.utf8)
