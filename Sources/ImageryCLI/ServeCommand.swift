@@ -45,6 +45,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Close a connection that sends no complete request for this many seconds: idle, or dripping its headers (default 30).")
     var idleTimeout: Double?
 
+    @Option(help: "The longest, in seconds, an image may take to make; past it the work is cancelled and the answer is 504 (default 30).")
+    var requestTimeout: Double?
+
     @Option(help: "The most connections open at once (default 10000).")
     var maxConnections: Int?
 
@@ -104,6 +107,10 @@ struct ServeCommand: AsyncParsableCommand {
         if let idleTimeout {
             guard idleTimeout > 0 else { throw ValidationError("--idle-timeout must be positive") }
             configuration.idleTimeout = .milliseconds(Int64(idleTimeout * 1000))
+        }
+        if let requestTimeout {
+            guard requestTimeout > 0 else { throw ValidationError("--request-timeout must be positive") }
+            configuration.requestTimeout = .milliseconds(Int64(requestTimeout * 1000))
         }
         if let maxConnections {
             guard maxConnections > 0 else { throw ValidationError("--max-connections must be positive") }

@@ -67,7 +67,10 @@ struct ImageController: Sendable {
             let parameters = try ImageParameters(query: query, maximumSide: service.configuration.maximumOutputSide, gallery: gallery)
             let image = switch await service.lookUp(parameters, accept: request.headers[.accept]) {
             case .stored(let stored): stored
-            case .missing(let missing): try await watcher.cancellingOnClose(channel) { [service] in try await service.make(missing) }
+            case .missing(let missing):
+                try await watcher.cancellingOnClose(channel, within: service.configuration.requestTimeout) { [service] in
+                    try await service.make(missing)
+                }
             }
             return response(for: image, maxAge: service.configuration.responseMaxAge, negotiated: parameters.isNegotiated, request: request)
         } catch {

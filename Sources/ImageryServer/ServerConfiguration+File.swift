@@ -3,7 +3,7 @@ import Foundation
 extension ServerConfiguration {
     /// A configuration file: JSON whose keys are the names of the properties
     /// (`host`, `port`, `cacheDirectory`, `memoryLimit`, `maximumInflightMemory`,
-    /// `admissionQueueLength`, `admissionTimeoutSeconds`, `idleTimeoutSeconds`, `maximumConnections`,
+    /// `admissionQueueLength`, `admissionTimeoutSeconds`, `requestTimeoutSeconds`, `idleTimeoutSeconds`, `maximumConnections`,
     /// `maximumHeaderBytes`, `diskLimit`, `allowedHosts`,
     /// `privateNetworkHosts`, `maximumSourceBytes`, `maximumSourcePixels`,
     /// `maximumOutputSide`, `originTimeoutSeconds`, `maximumConcurrentFetches`,
@@ -17,6 +17,7 @@ extension ServerConfiguration {
         var admissionQueueLength: Int?
         var admissionTimeoutSeconds: Double?
         var idleTimeoutSeconds: Double?
+        var requestTimeoutSeconds: Double?
         var maximumConnections: Int?
         var maximumHeaderBytes: Int?
         var diskLimit: Int?
@@ -61,6 +62,7 @@ extension ServerConfiguration {
         if let value = file.admissionQueueLength { admissionQueueLength = value }
         if let value = file.admissionTimeoutSeconds { admissionTimeout = .milliseconds(Int64(value * 1000)) }
         if let value = file.idleTimeoutSeconds { idleTimeout = .milliseconds(Int64(value * 1000)) }
+        if let value = file.requestTimeoutSeconds { requestTimeout = .milliseconds(Int64(value * 1000)) }
         if let value = file.maximumConnections { maximumConnections = value }
         if let value = file.maximumHeaderBytes { maximumHeaderBytes = value }
         if let value = file.diskLimit { diskLimit = value }

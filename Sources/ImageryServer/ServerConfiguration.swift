@@ -38,6 +38,9 @@ public struct ServerConfiguration: Sendable {
     public var originTimeout: Duration = .seconds(10)
     /// The most origin fetches at once; default 16.
     public var maximumConcurrentFetches = 16
+    /// The longest an image may take to make (revalidation, admission, fetch, decode, encode);
+    /// past it the work is cancelled and the request answered 504. Default 30 s.
+    public var requestTimeout: Duration = .seconds(30)
     /// A connection that sends no complete request for this long is closed: idle keep-alive
     /// connections, and clients that drip a request's headers (slowloris). Default 30 s.
     public var idleTimeout: Duration = .seconds(30)

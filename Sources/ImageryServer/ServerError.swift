@@ -59,6 +59,10 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
             case .empty, .corrupt:
                 return ServerError(.unprocessableContent, "undecodable", "the source could not be decoded: it is corrupt or truncated")
             }
+        case let error as RequestTimeout:
+            return ServerError(
+                .gatewayTimeout, "timeout", "the image was not ready within \(error.limit.components.seconds) s: try again later"
+            )
         case let error as MemoryBudgetError:
             switch error {
             case .overloaded(let seconds):

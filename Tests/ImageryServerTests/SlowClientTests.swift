@@ -62,6 +62,27 @@ struct SlowClientTests {
         }
     }
 
+    @Test func anImageNotReadyWithinTheRequestTimeoutIs504AndItsWorkIsCancelled() async throws {
+        try await withServer(.live, configure: { $0.requestTimeout = .milliseconds(500) }) { client, origin in
+            let start = ContinuousClock.now
+            let (status, headers, body) = try await get(client, imageURI(origin, "chelsea.png?chunk=1000&chunk_delay_ms=100", "w=64"))
+            #expect(status == .gatewayTimeout)
+            #expect(headers[.cacheControl] == "no-store")
+            #expect((try? JSONDecoder().decode(ErrorBody.self, from: body))?.error == "timeout")
+            #expect(ContinuousClock.now - start < .seconds(5), "answered at the timeout, not when the 24 s download ends")
+            var counted: [String: Double] = [:]
+            for _ in 0..<100 {
+                counted = try await metrics(client)
+                if counted["imagery_inflight_memory_bytes"] == 0, origin.abortedCount == 1 { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(counted["imagery_inflight_memory_bytes"] == 0)
+            #expect(origin.abortedCount == 1, "the download is aborted")
+            // A quick image still passes.
+            #expect(try await get(client, imageURI(origin, "chelsea.webp", "w=64")).status == .ok)
+        }
+    }
+
     @Test func oversizedHeadersAreRefused() async throws {
         try await withServer(.live, configure: { $0.maximumHeaderBytes = 4096 }) { client, _ in
             let connection = try RawConnection(port: try #require(client.port))

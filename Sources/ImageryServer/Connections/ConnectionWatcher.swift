@@ -1,5 +1,6 @@
 import Foundation
 import NIOCore
+import Synchronization
 
 /// Cancels the work of requests whose client has gone: a request registers a cancellation with
 /// its connection for as long as its expensive part runs (a miss in every cache: a fetch, a
@@ -25,12 +26,23 @@ final class ConnectionWatcher: @unchecked Sendable {
         return body(&table)
     }
 
-    /// Runs `operation` in a task of its own that is cancelled if `channel` closes first (or the
-    /// calling task is cancelled).
+    /// Runs `operation` in a task of its own that is cancelled if `channel` closes first, if it
+    /// runs longer than `limit`, or if the calling task is cancelled.
+    /// - Throws: What `operation` throws; ``RequestTimeout`` when `limit` ran out.
     func cancellingOnClose<T: Sendable>(
-        _ channel: any Channel, _ operation: @escaping @Sendable () async throws -> T
+        _ channel: any Channel, within limit: Duration? = nil, _ operation: @escaping @Sendable () async throws -> T
     ) async throws -> T {
         let work = Task { try await operation() }
+        let timedOut = Flag()
+        let timer = limit.map { limit in
+            Task {
+                try? await Task.sleep(for: limit)
+                guard !Task.isCancelled else { return }
+                timedOut.set()
+                work.cancel()
+            }
+        }
+        defer { timer?.cancel() }
         let connection = ObjectIdentifier(channel)
         let id = withLock { state in
             state.nextID += 1
@@ -45,7 +57,11 @@ final class ConnectionWatcher: @unchecked Sendable {
                 if state.waiting[connection]?.isEmpty == true { state.waiting[connection] = nil }
             }
         }
-        return try await withTaskCancellationHandler { try await work.value } onCancel: { work.cancel() }
+        do {
+            return try await withTaskCancellationHandler { try await work.value } onCancel: { work.cancel() }
+        } catch where timedOut.isSet {
+            throw RequestTimeout(limit: limit ?? .zero)
+        }
     }
 
     /// `channel` has closed: cancels what its requests registered.
@@ -78,4 +94,16 @@ final class ConnectionWatcher: @unchecked Sendable {
             context.fireUserInboundEventTriggered(event)
         }
     }
+}
+
+/// A request's work ran longer than the server allows (`--request-timeout`); it was cancelled.
+struct RequestTimeout: Error, Sendable {
+    let limit: Duration
+}
+
+/// A flag set once, from any thread.
+private final class Flag: Sendable {
+    private let value = Atomic(false)
+    func set() { value.store(true, ordering: .relaxed) }
+    var isSet: Bool { value.load(ordering: .relaxed) }
 }
