@@ -21,7 +21,8 @@ extension VipsImageDecoder: ThumbnailDeriving {
         let base: ThumbnailBase = try data.withUnsafeBytes { buffer in
             guard let bytes = buffer.baseAddress else { throw ImageDecodingError.empty }
             do {
-                let (width, height, swapped, orientation) = try checkHeader(bytes, buffer.count, format: .jpeg)
+                let header = try checkHeader(bytes, buffer.count, format: .jpeg)
+                let (width, height, swapped, orientation) = (header.width, header.height, header.swapped, header.orientation)
                 let (sourceWidth, sourceHeight) = swapped ? (height, width) : (width, height)
                 let scale = Self.decodeScale(sourceWidth: sourceWidth, sourceHeight: sourceHeight, for: thumbnail)
                 let pixels = try decodeScaledJPEG(bytes, buffer.count, scale: scale, orientation: orientation, storedSize: (width, height))

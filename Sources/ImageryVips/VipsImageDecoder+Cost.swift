@@ -16,15 +16,13 @@ extension VipsImageDecoder: DecodeCostEstimating {
         guard !data.isEmpty else { throw ImageDecodingError.empty }
         guard let format = ImageFormat(sniffing: data) else { throw ImageDecodingError.unsupportedFormat }
         try Vips.start()
-        let header = try data.withUnsafeBytes { buffer -> (width: Int, height: Int, bands: Int, sampleBytes: Int, swapped: Bool) in
+        let header = try data.withUnsafeBytes { buffer -> Header in
             guard let base = buffer.baseAddress else { throw ImageDecodingError.empty }
-            let (width, height, swapped, _) = try checkHeader(base, buffer.count, format: format)
-            guard let image = imagery_vips_open_buffer(base, buffer.count, 0) else {
-                throw ImageDecodingError.corrupt(format: format, reason: Vips.takeError())
+            do {
+                return try checkHeader(base, buffer.count, format: format)
+            } catch let error as VipsError {
+                throw ImageDecodingError.corrupt(format: format, reason: error.message)
             }
-            defer { imagery_vips_unref(image) }
-            let sampleBytes = Int(vips_format_sizeof(vips_image_get_format(image)))
-            return (width, height, Int(vips_image_get_bands(image)), max(1, sampleBytes), swapped)
         }
         let (width, height) = header.swapped ? (header.height, header.width) : (header.width, header.height)
         let fullSize = header.width * header.height * header.bands * header.sampleBytes

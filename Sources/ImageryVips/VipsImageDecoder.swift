@@ -67,12 +67,22 @@ public struct VipsImageDecoder: ImageDecoding {
         }
     }
 
-    /// Reads the header only and refuses images over the pixel limit; returns the stored size
-    /// and whether the EXIF orientation swaps width and height.
+    /// What an image's header says, before any pixel is decoded.
+    struct Header {
+        /// The size as stored (before orientation).
+        let width: Int
+        let height: Int
+        /// Whether the EXIF orientation swaps width and height.
+        let swapped: Bool
+        let orientation: Int32
+        let bands: Int
+        /// Bytes per band value (1 for 8-bit, 2 for 16-bit).
+        let sampleBytes: Int
+    }
+
+    /// Reads the header only (one libvips open) and refuses images over the pixel limit.
     @discardableResult
-    func checkHeader(
-        _ base: UnsafeRawPointer, _ count: Int, format: ImageFormat
-    ) throws -> (width: Int, height: Int, swapped: Bool, orientation: Int32) {
+    func checkHeader(_ base: UnsafeRawPointer, _ count: Int, format: ImageFormat) throws -> Header {
         guard imagery_vips_loader_name(base, count) != nil else {
             _ = Vips.takeError()
             throw ImageDecodingError.unsupportedFormat
@@ -85,7 +95,11 @@ public struct VipsImageDecoder: ImageDecoding {
         guard !overflow, pixels <= maximumPixels else {
             throw ImageDecodingError.tooManyPixels(width: width, height: height, limit: maximumPixels)
         }
-        return (width, height, vips_image_get_orientation_swap(header) != 0, imagery_vips_orientation(header))
+        return Header(
+            width: width, height: height, swapped: vips_image_get_orientation_swap(header) != 0,
+            orientation: imagery_vips_orientation(header), bands: Int(vips_image_get_bands(header)),
+            sampleBytes: max(1, Int(vips_format_sizeof(vips_image_get_format(header))))
+        )
     }
 
     func validate(_ thumbnail: ImageRequest.Thumbnail) throws {

@@ -4,6 +4,9 @@
 -- MODE=warm: cycle over the names at w=256 (the same variants again and again).
 -- MODE=cold: every request a variant not asked before: each name at 256, then each at 257, ...
 -- MODE=replay: the first LIMIT variants of the cold sequence, over and over.
+-- MODE=mix (scripts/soak): of every 100 requests, 85 hits (each name at w=256, source version 0),
+--   12 sizes that may be new (w from 100 to 1 099), 3 new sources (TEMPLATE's {v}, a version no
+--   request asked for before, as in /v{v}/NAME).
 -- THREADS: wrk's -t, so that threads interleave instead of repeating each other.
 local names = {}
 for line in io.lines(os.getenv("NAMES")) do names[#names + 1] = line end
@@ -25,10 +28,15 @@ function request()
     counter = counter + 1
     if mode == "replay" and limit > 0 then n = n % limit end
     local name = names[(n % #names) + 1]
-    local w = 256
+    local w, v = 256, 0
     if cold then w = 256 + math.floor(n / #names) end
+    if mode == "mix" then
+        local kind = n % 100
+        if kind >= 97 then v = n + 1 elseif kind >= 85 then w = 100 + (n * 7919) % 1000 end
+    end
     local path = template:gsub("{name}", name)
     path = path:gsub("{w}", tostring(w))
     path = path:gsub("{n}", tostring(n))
+    path = path:gsub("{v}", tostring(v))
     return wrk.format("GET", path)
 end

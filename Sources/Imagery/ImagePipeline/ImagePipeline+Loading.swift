@@ -73,11 +73,9 @@ extension ImagePipeline {
         let admission = SourceAdmission(budget: budget, deadline: deadline)
         defer { admission.release() }
         do {
-            let overloaded: @Sendable () -> any Error = {
-                if let budget { return budget.overloaded() }
-                return CancellationError()
-            }
-            response = try await downloads.run(priority: job.priority, deadline: budget == nil ? nil : deadline, timeoutError: overloaded) {
+            // `deadline` is set only with a budget: a slot waited for past it is the budget's refusal.
+            let overloaded: @Sendable () -> any Error = { budget?.overloaded() ?? MemoryBudgetError.overloaded(retryAfter: 1) }
+            response = try await downloads.run(priority: job.priority, deadline: deadline, timeoutError: overloaded) {
                 let start = ContinuousClock.now
                 do {
                     let response = try await fetch(

@@ -70,9 +70,6 @@ final class ConnectionWatcher: @unchecked Sendable {
         cancellations?.values.forEach { $0() }
     }
 
-    /// Requests in flight that watch their connection (for tests and diagnostics).
-    var watchedCount: Int { withLock { $0.waiting.values.reduce(0) { $0 + $1.count } } }
-
     /// The channel handler that tells the watcher when a connection closes.
     func handler() -> Handler { Handler(watcher: self) }
 
