@@ -75,16 +75,6 @@ final class ImageService: Sendable {
     /// The policy every tier follows.
     var cachePolicy: HTTPCachePolicy { pipeline.configuration.cachePolicy }
 
-    /// The response body for `parameters`.
-    ///
-    /// 1. Result storage in memory: a fresh response is answered without touching the pipeline
-    ///    (the key holds the output choice, not the format it resolved to, so no decode is needed).
-    /// 2. Result storage on disk: the same bytes after a restart or an eviction from memory.
-    /// 3. A stale stored response is revalidated through its source (a conditional request; the
-    ///    pipeline refreshes the source everywhere it is held): the same version keeps its bytes.
-    ///    Within the source's `stale-while-revalidate` window it is answered at once instead, and
-    ///    revalidated in the background (once per response however many ask meanwhile).
-    /// 4. Otherwise the pipeline's image, encoded once, and stored as it is sent.
     /// What result storage holds for a request: a response to send as it is, or what making one needs.
     enum Lookup: Sendable {
         /// Fresh in memory or on disk (or stale within its `stale-while-revalidate` window, being
