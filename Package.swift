@@ -105,6 +105,20 @@ let package = Package(
             path: "Tests/CrashWriter",
             swiftSettings: strictSwift
         ),
+        // Fuzz targets (Fuzz/README.md): every parser of untrusted input that runs without libvips, and
+        // `imagery-fuzz`, libFuzzer under scripts/fuzz and a replayer of inputs otherwise.
+        .target(
+            name: "ImageryFuzzTargets",
+            dependencies: [
+                "Imagery", "ImageryDiskCache", "ImageryServer",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+            ],
+            path: "Fuzz/Targets",
+            swiftSettings: strictSwift
+        ),
+        .executableTarget(name: "imagery-fuzz", dependencies: ["ImageryFuzzTargets"], path: "Fuzz/Runner", swiftSettings: strictSwift),
+        .testTarget(name: "ImageryFuzzTests", dependencies: ["ImageryFuzzTargets"], swiftSettings: strictSwift),
         .testTarget(name: "ImageryTests", dependencies: ["Imagery"], swiftSettings: strictSwift),
         .testTarget(
             name: "ImageryDiskCacheTests",

@@ -101,16 +101,22 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.admissionQueueLength = admissionQueue
         }
         if let admissionTimeout {
-            guard admissionTimeout >= 0 else { throw ValidationError("--admission-timeout cannot be negative") }
-            configuration.admissionTimeout = .milliseconds(Int64(admissionTimeout * 1000))
+            guard let duration = ServerConfiguration.duration(seconds: admissionTimeout) else {
+                throw ValidationError("--admission-timeout takes a number of seconds from 0 to a year")
+            }
+            configuration.admissionTimeout = duration
         }
         if let idleTimeout {
-            guard idleTimeout > 0 else { throw ValidationError("--idle-timeout must be positive") }
-            configuration.idleTimeout = .milliseconds(Int64(idleTimeout * 1000))
+            guard let duration = ServerConfiguration.duration(seconds: idleTimeout), idleTimeout > 0 else {
+                throw ValidationError("--idle-timeout takes a positive number of seconds, at most a year")
+            }
+            configuration.idleTimeout = duration
         }
         if let requestTimeout {
-            guard requestTimeout > 0 else { throw ValidationError("--request-timeout must be positive") }
-            configuration.requestTimeout = .milliseconds(Int64(requestTimeout * 1000))
+            guard let duration = ServerConfiguration.duration(seconds: requestTimeout), requestTimeout > 0 else {
+                throw ValidationError("--request-timeout takes a positive number of seconds, at most a year")
+            }
+            configuration.requestTimeout = duration
         }
         if let maxConnections {
             guard maxConnections > 0 else { throw ValidationError("--max-connections must be positive") }
@@ -143,6 +149,11 @@ struct ServeCommand: AsyncParsableCommand {
             }
         }
         if let key = signingKey ?? ProcessInfo.processInfo.environment["IMAGERY_SIGNING_KEY"] { configuration.signingKey = key }
+        do {
+            try configuration.validate()
+        } catch {
+            throw ValidationError(error.message)
+        }
         LoggingSystem.bootstrap { label in ServerLogHandler.standardOutput(label: label, metadataProvider: nil) }
         raiseDescriptorLimit()
         ProcessMemory.limitArenas(to: 2)

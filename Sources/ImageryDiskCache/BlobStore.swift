@@ -14,7 +14,7 @@ import Imagery
 /// answering from disk. A descriptor is closed when its file is deleted, or evicted, and no read
 /// still uses it (``OpenFile`` closes in `deinit`), so a read never meets a reused descriptor;
 /// and since a file id is never reused, an open file always holds the bytes its id was written with.
-struct BlobStore: Sendable {
+package struct BlobStore: Sendable {
     let blobs: URL
     let temporary: URL
     /// Descriptors of `blobs/00` … `blobs/ff`, then of `tmp/` (index 256).
@@ -59,11 +59,19 @@ struct BlobStore: Sendable {
         folders.forEach { _ = Foundation.close($0) }
     }
 
+    /// The largest file id the cache ever gives (it counts up from 1); a larger name is not the cache's.
+    package static let largestFileID: UInt64 = 1 << 62
+
     /// The file's name within its folder.
     static func name(of fileID: UInt64) -> String { hex(fileID, digits: 16) }
 
     private func folder(of fileID: UInt64) -> Int32 { folders[Int(fileID & 0xFF)] }
     private var temporaryFolder: Int32 { folders[256] }
+
+    /// Where the file `fileID` lives: `blobs/`, its low byte in hex, its name.
+    package static func relativePath(for fileID: UInt64) -> String {
+        "blobs/" + hex(fileID & 0xFF, digits: 2) + "/" + name(of: fileID)
+    }
 
     func path(for fileID: UInt64) -> String {
         blobs.path + "/" + Self.hex(fileID & 0xFF, digits: 2) + "/" + Self.name(of: fileID)
@@ -145,7 +153,7 @@ struct BlobStore: Sendable {
             let folderPath = blobs.path + "/" + folder
             for name in (try? manager.contentsOfDirectory(atPath: folderPath)) ?? [] {
                 let path = folderPath + "/" + name
-                guard let fileID = UInt64(name, radix: 16), self.path(for: fileID) == path else {
+                guard let fileID = UInt64(name, radix: 16), fileID <= Self.largestFileID, self.path(for: fileID) == path else {
                     unlink(path)  // not a name this cache writes
                     continue
                 }

@@ -12,8 +12,11 @@ extension DiskCache {
         var forgotten: [(key: String, fileID: UInt64)] = []
         var kept = Set<UInt64>()
         var evicted: [IndexEntry] = []
+        // A file named by two rows belongs to neither for sure (ids are never reused): both go.
+        var rowsPerFile: [UInt64: Int] = [:]
+        for row in rows { rowsPerFile[row.fileID, default: 0] += 1 }
         for row in rows {  // least recently used first, so the last inserted is the most recent
-            guard files[row.fileID] == row.size else {
+            guard row.fileID <= BlobStore.largestFileID, rowsPerFile[row.fileID] == 1, files[row.fileID] == row.size else {
                 forgotten.append((row.key, row.fileID))
                 continue
             }
@@ -32,7 +35,7 @@ extension DiskCache {
         try indexStore.apply(deletes: forgotten)
         deleteEvicted(evicted)
         repaired += forgotten.count
-        nextFileID = max(files.keys.max() ?? 0, rows.map(\.fileID).max() ?? 0) + 1
+        nextFileID = max(files.keys.max() ?? 0, rows.map(\.fileID).filter { $0 <= BlobStore.largestFileID }.max() ?? 0) + 1
         addRecovered(repaired)
     }
 }

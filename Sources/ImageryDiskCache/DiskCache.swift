@@ -62,7 +62,8 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
 
     let index: MemoryCache<String, IndexEntry>
     let blobs: BlobStore
-    let indexStore: IndexStore
+    /// Set once at open (twice when an unreadable index is replaced by an empty one).
+    var indexStore: IndexStore
     let writer = WorkerPool(threadCount: 1, name: "imagery.disk.write")
     private let readers = WorkerPool(threadCount: 2, name: "imagery.disk.read")
     private let directoryLock: Int32
@@ -99,13 +100,26 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
             throw error
         }
         index = MemoryCache(costLimit: configuration.sizeLimit, countLimit: configuration.countLimit)
+        let indexPath = directory.appendingPathComponent("index.sqlite").path
         do {
-            indexStore = try IndexStore(path: directory.appendingPathComponent("index.sqlite").path)
+            indexStore = try IndexStore(path: indexPath)
             try recover()
         } catch {
-            blobs.close()
-            close(directoryLock)
-            throw error as? DiskCacheError ?? DiskCacheError(message: "cannot open the cache in \(directory.path): \(error)")
+            // An index SQLite cannot read (corrupt, not a database, another schema) costs the cache's
+            // contents, not the server's start: without it no file can be trusted, so start empty.
+            do {
+                for suffix in ["", "-wal", "-shm", "-journal"] { unlink(indexPath + suffix) }
+                let deleted = blobs.allFiles().count + blobs.clearTemporary()
+                blobs.deleteAll()
+                index.removeAll()
+                indexStore = try IndexStore(path: indexPath)
+                try recover()
+                addRecovered(deleted + 1)
+            } catch {
+                blobs.close()
+                close(directoryLock)
+                throw error as? DiskCacheError ?? DiskCacheError(message: "cannot open the cache in \(directory.path): \(error)")
+            }
         }
     }
 

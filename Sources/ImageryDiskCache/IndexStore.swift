@@ -4,7 +4,7 @@ import Imagery
 /// The disk cache's persistent index: one SQLite row per entry. Used from the
 /// cache's single writer thread only; reads never touch it (the cache keeps the
 /// index in memory, loaded from here at open).
-final class IndexStore {
+package final class IndexStore {
     struct Row {
         var key: String
         var fileID: UInt64
@@ -14,13 +14,13 @@ final class IndexStore {
         var metadata: CacheMetadata
     }
 
-    private let database: SQLiteDatabase
+    package let database: SQLiteDatabase
     private let upsertStatement: SQLiteDatabase.Statement
     private let deleteStatement: SQLiteDatabase.Statement
     private let touchStatement: SQLiteDatabase.Statement
     private let metadataStatement: SQLiteDatabase.Statement
 
-    init(path: String) throws {
+    package init(path: String) throws {
         database = try SQLiteDatabase(path: path)
         try database.execute("""
             CREATE TABLE IF NOT EXISTS entries (

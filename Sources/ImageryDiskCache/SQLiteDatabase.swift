@@ -3,11 +3,11 @@ import Foundation
 
 /// A small wrapper over one SQLite connection: execute, prepare, bind, step.
 /// Not thread-safe: the disk cache uses it from its single writer thread only.
-final class SQLiteDatabase {
+package final class SQLiteDatabase {
     private var handle: OpaquePointer?
 
     /// Opens (creating if needed) the database at `path`, in WAL mode.
-    init(path: String) throws {
+    package init(path: String) throws {
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         guard sqlite3_open_v2(path, &handle, flags, nil) == SQLITE_OK else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
@@ -24,7 +24,7 @@ final class SQLiteDatabase {
         sqlite3_close_v2(handle)
     }
 
-    func execute(_ sql: String) throws {
+    package func execute(_ sql: String) throws {
         var error: UnsafeMutablePointer<CChar>?
         guard sqlite3_exec(handle, sql, nil, nil, &error) == SQLITE_OK else {
             let message = error.map { String(cString: $0) } ?? lastError
@@ -33,7 +33,7 @@ final class SQLiteDatabase {
         }
     }
 
-    func prepare(_ sql: String) throws -> Statement {
+    package func prepare(_ sql: String) throws -> Statement {
         var statement: OpaquePointer?
         guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK, let statement else {
             throw SQLiteError(message: lastError)
@@ -57,7 +57,7 @@ final class SQLiteDatabase {
     var lastError: String { String(cString: sqlite3_errmsg(handle)) }
 
     /// A prepared statement; reset and reused.
-    final class Statement {
+    package final class Statement {
         private let statement: OpaquePointer
         private unowned let database: SQLiteDatabase
 
@@ -72,7 +72,7 @@ final class SQLiteDatabase {
 
         /// Binds `values` to the parameters in order (after resetting), runs to
         /// completion, and returns each row through `row`.
-        func run(_ values: [Value] = [], row: ((Row) throws -> Void)? = nil) throws {
+        package func run(_ values: [Value] = [], row: ((Row) throws -> Void)? = nil) throws {
             sqlite3_reset(statement)
             sqlite3_clear_bindings(statement)
             for (offset, value) in values.enumerated() {
@@ -96,7 +96,7 @@ final class SQLiteDatabase {
     }
 
     /// One result row: columns by index.
-    struct Row {
+    package struct Row {
         let statement: OpaquePointer
 
         func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
@@ -106,7 +106,7 @@ final class SQLiteDatabase {
         }
     }
 
-    enum Value {
+    package enum Value {
         case integer(Int64)
         case real(Double)
         case text(String)

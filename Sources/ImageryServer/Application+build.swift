@@ -15,8 +15,9 @@ public func buildApplication(
     let router = Router(context: ServerRequestContext.self)
     let watcher = ConnectionWatcher()
     router.middlewares.add(RequestObservationMiddleware(metrics: metrics))
+    router.middlewares.add(UnmatchedRouteMiddleware())
     ImageController(service: service, watcher: watcher).addRoutes(to: router)
-    router.get("metrics") { _, _ -> Response in
+    router.getAndHead("metrics") { _, _ -> Response in
         Response(
             status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
             body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.exposition(of: service)))
@@ -43,7 +44,7 @@ public func buildApplication(
     application.addServices(LoaderShutdown(service: service))
     if let budget = service.pipeline.configuration.memoryBudget {
         // The ceiling: the limit, and the 100 MB of code, libraries and buffers outside it.
-        application.addServices(MemoryReclaimer(budget: budget, residentCeiling: configuration.memoryLimit + 100 << 20))
+        application.addServices(MemoryReclaimer(budget: budget, residentCeiling: configuration.residentCeiling))
     }
     return application
 }

@@ -4,11 +4,16 @@ import Foundation
 /// the gallery directory, which the server serves itself at `/files/NAME` and
 /// resizes from disk (`/image?url=/files/NAME`), so the page works without internet
 /// and without letting `/image` fetch from loopback.
-struct Gallery: Sendable {
+package struct Gallery: Sendable {
     /// Where `/files/NAME` comes from; `nil`: no files.
-    let directory: URL?
+    package let directory: URL?
     /// Absolute http(s) URLs shown before the files.
-    let urls: [URL]
+    package let urls: [URL]
+
+    package init(directory: URL?, urls: [URL]) {
+        self.directory = directory
+        self.urls = urls
+    }
 
     /// The `url` parameter prefix that names a gallery file.
     static let filePrefix = "/files/"
@@ -22,7 +27,7 @@ struct Gallery: Sendable {
 
     /// The file `name` of the gallery directory, if it is a regular image file there.
     /// A name with a `/` (or `..`, or hidden) is refused, so nothing outside the directory is reachable.
-    func fileURL(named name: String) -> URL? {
+    package func fileURL(named name: String) -> URL? {
         guard let directory, !name.isEmpty, !name.hasPrefix("."), !name.contains("/"), !name.contains("\0"),
               Self.imageExtensions.contains((name as NSString).pathExtension.lowercased())
         else { return nil }
@@ -34,7 +39,7 @@ struct Gallery: Sendable {
 
     /// The local file a (percent-decoded) `url` parameter of the form `/files/NAME` names.
     /// - Throws: a 404 ``ServerError`` if there is no such gallery file.
-    func fileURL(forParameter text: String) throws -> URL {
+    package func fileURL(forParameter text: String) throws -> URL {
         let name = String(text.dropFirst(Self.filePrefix.count))
         guard let url = fileURL(named: name) else {
             throw ServerError(.notFound, "not_found", "there is no gallery file \(name)")

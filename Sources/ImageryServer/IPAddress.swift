@@ -1,7 +1,7 @@
 import Foundation
 
 /// An IPv4 or IPv6 address, and whether it is on the public internet.
-enum IPAddress: Sendable, Hashable, CustomStringConvertible {
+package enum IPAddress: Sendable, Hashable, CustomStringConvertible {
     case v4(UInt32)
     case v6([UInt8])
 
@@ -22,7 +22,7 @@ enum IPAddress: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Parses a literal (`10.0.0.1`, `::1`).
-    init?(_ literal: String) {
+    package init?(_ literal: String) {
         var v4 = in_addr()
         var v6 = in6_addr()
         if inet_pton(AF_INET, literal, &v4) == 1 {
@@ -37,7 +37,7 @@ enum IPAddress: Sendable, Hashable, CustomStringConvertible {
     /// False for loopback, private, shared (CGNAT), link-local, multicast,
     /// unspecified, reserved and documentation ranges, and for IPv6 forms that
     /// embed such an IPv4 address.
-    var isPublic: Bool {
+    package var isPublic: Bool {
         switch self {
         case .v4(let address):
             return !Self.blockedV4.contains { address & $0.mask == $0.network }
@@ -74,7 +74,7 @@ enum IPAddress: Sendable, Hashable, CustomStringConvertible {
         return (network, mask)
     }
 
-    var description: String {
+    package var description: String {
         switch self {
         case .v4(let address):
             return [24, 16, 8, 0].map { String((address >> UInt32($0)) & 0xFF) }.joined(separator: ".")

@@ -1,10 +1,12 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Imagery
 import NIOCore
 
-/// `GET /image`, `GET /health`, the gallery page `GET /` and its files `GET /files/NAME`.
-struct ImageController: Sendable {
+/// `GET /image`, `GET /health`, the gallery page `GET /` and its files `GET /files/NAME`
+/// (and `HEAD` of each).
+package struct ImageController: Sendable {
     let service: ImageService
     let watcher: ConnectionWatcher
     let signer: RequestSigner?
@@ -18,25 +20,21 @@ struct ImageController: Sendable {
     }
 
     func addRoutes(to router: Router<ServerRequestContext>) {
-        router.get("health") { _, _ -> Response in
+        router.getAndHead("health") { _, _ -> Response in
             let body = ByteBuffer(string: #"{"status":"ok"}"#)
             return Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: body))
         }
-        router.get("image") { request, context -> Response in
+        router.getAndHead("image") { request, context -> Response in
             await respond(to: request, on: context.channel)
         }
-        // HEAD (CDNs and link checkers send it): the GET's headers; the HTTP server sends no body.
-        router.head("image") { request, context -> Response in
-            await respond(to: request, on: context.channel)
-        }
-        router.get("/") { _, _ -> Response in
+        router.getAndHead("/") { _, _ -> Response in
             let page = GalleryPage(gallery: gallery, signer: signer).html()
             return Response(
                 status: .ok, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-cache"],
                 body: ResponseBody(byteBuffer: ByteBuffer(string: page))
             )
         }
-        router.get("files/:name") { request, context -> Response in
+        router.getAndHead("files/:name") { request, context -> Response in
             await file(context.parameters.get("name") ?? "", request: request)
         }
     }
@@ -60,10 +58,7 @@ struct ImageController: Sendable {
             if let signer, !signer.isValid(rawQuery: request.uri.query ?? "") {
                 throw ServerError(.forbidden, "bad_signature", "the request's sig parameter is missing or wrong")
             }
-            // The first value of each parameter, percent-decoded.
-            let query = Dictionary(
-                request.uri.queryParameters.map { (String($0.key), String($0.value)) }, uniquingKeysWith: { first, _ in first }
-            )
+            let query = Self.parameters(of: request.uri)
             let parameters = try ImageParameters(query: query, maximumSide: service.configuration.maximumOutputSide, gallery: gallery)
             let image = switch await service.lookUp(parameters, accept: request.headers[.accept]) {
             case .stored(let stored): stored
@@ -93,12 +88,25 @@ struct ImageController: Sendable {
         return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: image.body))
     }
 
+    /// The first value of each query parameter, percent-decoded.
+    package static func parameters(of uri: URI) -> [String: String] {
+        Dictionary(uri.queryParameters.map { (String($0.key), String($0.value)) }, uniquingKeysWith: { first, _ in first })
+    }
+
     /// `If-None-Match`: `*`, or a list of entity tags compared weakly (RFC 9110 13.1.2).
-    static func matches(_ header: String, _ etag: String) -> Bool {
-        let strip = { (tag: Substring) -> Substring in
-            let trimmed = tag.trimmingCharacters(in: .whitespaces)
-            return Substring(trimmed.hasPrefix("W/") ? String(trimmed.dropFirst(2)) : trimmed)
+    package static func matches(_ header: String, _ etag: String) -> Bool {
+        HTTPHeaderList.elements(header).contains { element in
+            let tag = element.utf8.starts(with: "W/".utf8) ? element.utf8.dropFirst(2) : element.utf8[...]
+            return tag.elementsEqual("*".utf8) || tag.elementsEqual(etag.utf8)
         }
-        return header.split(separator: ",").contains { strip($0) == "*" || strip($0) == Substring(etag) }
+    }
+}
+
+extension Router {
+    /// `handler` for `GET` and for `HEAD` of `path` (RFC 9110: every server answers `HEAD` as `GET`;
+    /// the HTTP server sends no body). CDNs and link checkers send `HEAD`.
+    func getAndHead(_ path: RouterPath, use handler: @escaping @Sendable (Request, Context) async throws -> Response) {
+        on(path, method: .get, use: handler)
+        on(path, method: .head, use: handler)
     }
 }

@@ -5,16 +5,16 @@ import Imagery
 /// The query of `GET /image`, validated: `url` (http/https, or `/files/NAME`), `w` and `h`
 /// (1...max), `fit` (cover, contain, fill, inside), `format` (jpeg, png, webp,
 /// avif, gif; absent: negotiated from `Accept`), `q` (1...100).
-struct ImageParameters: Sendable, Hashable {
-    let url: URL
-    let width: Int?
-    let height: Int?
-    let fit: ImageRequest.Thumbnail.Fit
-    let format: ImageFormat?
-    let quality: Int?
+package struct ImageParameters: Sendable, Hashable {
+    package let url: URL
+    package let width: Int?
+    package let height: Int?
+    package let fit: ImageRequest.Thumbnail.Fit
+    package let format: ImageFormat?
+    package let quality: Int?
 
     /// - Parameter gallery: Resolves `url=/files/NAME` to a file of the gallery directory.
-    init(query: [String: String], maximumSide: Int, gallery: Gallery? = nil) throws {
+    package init(query: [String: String], maximumSide: Int, gallery: Gallery? = nil) throws {
         guard let text = query["url"], !text.isEmpty else {
             throw ServerError.badParameter("url is required: /image?url=https://example.com/photo.jpg&w=256")
         }
@@ -48,12 +48,12 @@ struct ImageParameters: Sendable, Hashable {
     }
 
     /// Everything but the output format, as a cache key: the URL as given, size, fit, quality.
-    var responseKey: String {
+    package var responseKey: String {
         "\(url.absoluteString)|\(width ?? 0)x\(height ?? 0)|\(fit.rawValue)|\(quality ?? 0)"
     }
 
     /// The decode size: both sides give the box; one side scales to it (never enlarging).
-    func thumbnail(maximumSide: Int) -> ImageRequest.Thumbnail? {
+    package func thumbnail(maximumSide: Int) -> ImageRequest.Thumbnail? {
         switch (width, height) {
         case let (width?, height?): ImageRequest.Thumbnail(width: width, height: height, fit: fit)
         case let (width?, nil): ImageRequest.Thumbnail(width: width, height: maximumSide, fit: .inside)
@@ -64,13 +64,13 @@ struct ImageParameters: Sendable, Hashable {
 
     /// What the response will be encoded as, decided before any image is loaded:
     /// a format, or "whatever the source is" (known only once decoded).
-    enum OutputChoice: Hashable, Sendable {
+    package enum OutputChoice: Hashable, Sendable {
         case format(ImageFormat)
         case sourceFormat
 
         /// The format to encode for a source of `source`'s format
         /// (the source's own, but JPEG for AVIF and PNG for GIF and HEIC).
-        func resolved(source: ImageFormat) -> ImageFormat {
+        package func resolved(source: ImageFormat) -> ImageFormat {
             switch self {
             case .format(let format): format
             case .sourceFormat:
@@ -90,12 +90,13 @@ struct ImageParameters: Sendable, Hashable {
         }
     }
 
-    /// The format asked for; else WebP or AVIF when `Accept` allows; else the source's.
-    func outputChoice(accept: String?) -> OutputChoice {
+    /// The format asked for; else WebP or AVIF when `Accept` names it (with a weight above 0);
+    /// else the source's.
+    package func outputChoice(accept: String?) -> OutputChoice {
         if let format { return .format(format) }
-        let accept = accept?.lowercased() ?? ""
-        if accept.contains("image/webp") { return .format(.webp) }
-        if accept.contains("image/avif") { return .format(.avif) }
+        let accept = AcceptHeader(accept)
+        if accept.accepts("image/webp") { return .format(.webp) }
+        if accept.accepts("image/avif") { return .format(.avif) }
         return .sourceFormat
     }
 

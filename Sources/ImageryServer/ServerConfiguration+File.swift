@@ -8,7 +8,7 @@ extension ServerConfiguration {
     /// `privateNetworkHosts`, `maximumSourceBytes`, `maximumSourcePixels`,
     /// `maximumOutputSide`, `originTimeoutSeconds`, `maximumConcurrentFetches`,
     /// `signingKey`, `responseMaxAge`, `minimumFreshness`, `galleryDirectory`, `galleryURLs`); absent keys keep their defaults.
-    struct File: Decodable {
+    package struct File: Decodable {
         var host: String?
         var port: Int?
         var cacheDirectory: String?
@@ -38,21 +38,34 @@ extension ServerConfiguration {
     /// The defaults overridden by the JSON configuration file at `url`.
     /// - Throws: ``ConfigurationFileError`` naming the file and what is wrong with it.
     public init(contentsOf url: URL) throws {
-        self.init()
         let data: Data
         do {
             data = try Data(contentsOf: url)
         } catch {
             throw ConfigurationFileError(message: "cannot read the configuration file \(url.path)")
         }
+        try self.init(json: data, name: url.path)
+    }
+
+    /// The defaults overridden by the JSON configuration `data`, then ``validate()``d.
+    /// - Parameter name: What errors call the configuration (its file's path).
+    /// - Throws: ``ConfigurationFileError`` naming `name` and what is wrong.
+    public init(json data: Data, name: String) throws {
+        self.init()
         let file: File
         do {
             file = try JSONDecoder().decode(File.self, from: data)
         } catch DecodingError.typeMismatch(_, let context), DecodingError.dataCorrupted(let context) {
             let key = context.codingPath.map(\.stringValue).joined(separator: ".")
-            throw ConfigurationFileError(message: "\(url.path): \(key.isEmpty ? "not valid JSON" : "wrong type for \(key)")")
+            throw ConfigurationFileError(message: "\(name): \(key.isEmpty ? "not valid JSON" : "wrong type for \(key)")")
         } catch {
-            throw ConfigurationFileError(message: "\(url.path): not a valid configuration (\(error.localizedDescription))")
+            throw ConfigurationFileError(message: "\(name): not a valid configuration (\(error.localizedDescription))")
+        }
+        func seconds(_ value: Double, _ key: String) throws -> Duration {
+            guard let duration = Self.duration(seconds: value) else {
+                throw ConfigurationFileError(message: "\(name): \(key) must be a number of seconds from 0 to \(Int(Self.longestDuration))")
+            }
+            return duration
         }
         if let value = file.host { host = value }
         if let value = file.port { port = value }
@@ -60,9 +73,9 @@ extension ServerConfiguration {
         if let value = file.memoryLimit { memoryLimit = value }
         if let value = file.maximumInflightMemory { maximumInflightMemory = value }
         if let value = file.admissionQueueLength { admissionQueueLength = value }
-        if let value = file.admissionTimeoutSeconds { admissionTimeout = .milliseconds(Int64(value * 1000)) }
-        if let value = file.idleTimeoutSeconds { idleTimeout = .milliseconds(Int64(value * 1000)) }
-        if let value = file.requestTimeoutSeconds { requestTimeout = .milliseconds(Int64(value * 1000)) }
+        if let value = file.admissionTimeoutSeconds { admissionTimeout = try seconds(value, "admissionTimeoutSeconds") }
+        if let value = file.idleTimeoutSeconds { idleTimeout = try seconds(value, "idleTimeoutSeconds") }
+        if let value = file.requestTimeoutSeconds { requestTimeout = try seconds(value, "requestTimeoutSeconds") }
         if let value = file.maximumConnections { maximumConnections = value }
         if let value = file.maximumHeaderBytes { maximumHeaderBytes = value }
         if let value = file.diskLimit { diskLimit = value }
@@ -71,7 +84,7 @@ extension ServerConfiguration {
         if let value = file.maximumSourceBytes { maximumSourceBytes = value }
         if let value = file.maximumSourcePixels { maximumSourcePixels = value }
         if let value = file.maximumOutputSide { maximumOutputSide = value }
-        if let value = file.originTimeoutSeconds { originTimeout = .milliseconds(Int64(value * 1000)) }
+        if let value = file.originTimeoutSeconds { originTimeout = try seconds(value, "originTimeoutSeconds") }
         if let value = file.maximumConcurrentFetches { maximumConcurrentFetches = value }
         if let value = file.signingKey { signingKey = value }
         if let value = file.responseMaxAge { responseMaxAge = value }
@@ -80,11 +93,58 @@ extension ServerConfiguration {
         if let value = file.galleryURLs {
             galleryURLs = try value.map { text in
                 guard let image = Self.sourceURL(text) else {
-                    throw ConfigurationFileError(message: "\(url.path): galleryURLs: \(text) is not an absolute http or https URL")
+                    throw ConfigurationFileError(message: "\(name): galleryURLs: \(text) is not an absolute http or https URL")
                 }
                 return image
             }
         }
+        do {
+            try validate()
+        } catch {
+            throw ConfigurationFileError(message: "\(name): \(error.message)")
+        }
+    }
+
+    /// The longest duration a configuration may give, in seconds: a year.
+    public static let longestDuration: Double = 365 * 86_400
+
+    /// `value` seconds as a duration (to the millisecond), `nil` unless from 0 to ``longestDuration``
+    /// (the check between a number from a file or the command line and `Duration`'s arithmetic).
+    public static func duration(seconds value: Double) -> Duration? {
+        guard value.isFinite, (0...longestDuration).contains(value) else { return nil }
+        return .milliseconds(Int64((value * 1000).rounded()))
+    }
+
+    /// Checks that every value is one the server can run with (a port, positive limits and
+    /// timeouts, an in-flight budget below the memory limit).
+    /// - Throws: ``ConfigurationFileError`` naming the first property that is not.
+    public func validate() throws(ConfigurationFileError) {
+        func require(_ condition: Bool, _ message: String) throws(ConfigurationFileError) {
+            if !condition { throw ConfigurationFileError(message: message) }
+        }
+        let longest = Duration.seconds(Int64(Self.longestDuration))
+        try require((0...65535).contains(port), "port must be from 0 to 65535")
+        let bytes = 1...(1 << 50)  // up to a pebibyte: sums of limits never overflow
+        try require((1 << 20...1 << 50).contains(memoryLimit), "memoryLimit must be from 1 MiB to 1 PiB")
+        if let inflight = maximumInflightMemory {
+            try require(inflight > 0 && inflight < memoryLimit, "maximumInflightMemory must be positive and less than memoryLimit (the caches get the rest)")
+        }
+        try require((0...1 << 20).contains(admissionQueueLength), "admissionQueueLength must be from 0 to 1048576")
+        try require(admissionTimeout >= .zero && admissionTimeout <= longest, "admissionTimeoutSeconds must be from 0 to a year")
+        for (name, value) in [("idleTimeoutSeconds", idleTimeout), ("requestTimeoutSeconds", requestTimeout), ("originTimeoutSeconds", originTimeout)] {
+            try require(value > .zero && value <= longest, "\(name) must be more than 0 and at most a year")
+        }
+        try require((1...1 << 20).contains(maximumConnections), "maximumConnections must be from 1 to 1048576")
+        try require((1024...(1 << 20)).contains(maximumHeaderBytes), "maximumHeaderBytes must be from 1024 to 1048576")
+        try require(diskLimit == 0 || bytes.contains(diskLimit), "diskLimit must be from 0 to 1 PiB")
+        try require(bytes.contains(maximumSourceBytes), "maximumSourceBytes must be from 1 to 1 PiB")
+        try require(bytes.contains(maximumSourcePixels), "maximumSourcePixels must be from 1 to 2^50")
+        try require((1...1 << 20).contains(maximumOutputSide), "maximumOutputSide must be from 1 to 1048576")
+        try require((1...1 << 16).contains(maximumConcurrentFetches), "maximumConcurrentFetches must be from 1 to 65536")
+        try require(signingKey.map { !$0.isEmpty } ?? true, "signingKey cannot be empty (leave it out to turn signing off)")
+        let seconds = 0...Int(Self.longestDuration) * 100
+        try require(seconds.contains(responseMaxAge), "responseMaxAge must be from 0 to 100 years in seconds")
+        try require(seconds.contains(minimumFreshness), "minimumFreshness must be from 0 to 100 years in seconds")
     }
 }
 

@@ -75,12 +75,15 @@ extension ServerConfiguration {
     /// The bytes the caches share: ``memoryLimit`` less the in-flight budget (which must be less).
     public var cacheMemory: Int { max(0, memoryLimit - inflightMemory) }
 
-    /// `text` as a source URL the proxy fetches (absolute, `http` or `https`, with a host), else `nil`.
+    /// The resident memory past which the server gives memory back to the system even while busy:
+    /// ``memoryLimit`` and 100 MiB for what no budget counts (code, stacks, connections).
+    public var residentCeiling: Int { memoryLimit + 100 << 20 }
+
+    /// `text` as a source URL the proxy fetches (absolute, `http` or `https`, with a host and a
+    /// valid port: ``SourceGuard/endpoint(of:)``), else `nil`.
     /// The one check behind `url=`, `--gallery-url` and `galleryURLs`.
     public static func sourceURL(_ text: String) -> URL? {
-        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              url.host?.isEmpty == false
-        else { return nil }
+        guard let url = URL(string: text), (try? SourceGuard.endpoint(of: url)) != nil else { return nil }
         return url
     }
 }

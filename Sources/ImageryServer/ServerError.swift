@@ -25,7 +25,7 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
     static func badParameter(_ message: String) -> ServerError { ServerError(.badRequest, "bad_parameter", message) }
 
     /// The answer for any error thrown while serving an image.
-    static func from(_ error: any Error) -> ServerError {
+    package static func from(_ error: any Error) -> ServerError {
         switch error {
         case let error as ServerError:
             return error
@@ -89,7 +89,7 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The JSON response: `{"error": code, "message": text}`.
-    func response(headers: HTTPFields = [:]) -> Response {
+    package func response(headers: HTTPFields = [:]) -> Response {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.withoutEscapingSlashes]
         let body = (try? encoder.encode(Body(error: code, message: message))) ?? Data()

@@ -10,7 +10,7 @@ import ImageryHTTP
 /// returns the address it checked and the loader connects to it for `http`
 /// (``HTTPDataLoader/Configuration/validateURL``). `https` connects by name, and
 /// a rebound private address cannot present a certificate for that name.
-struct SourceGuard: Sendable {
+package struct SourceGuard: Sendable {
     let allowedHosts: [String]
     let privateNetworkHosts: [String]
 
@@ -18,15 +18,12 @@ struct SourceGuard: Sendable {
     /// checked address to connect to (`nil`: connect by name, for an IP literal or a host
     /// the operator allowed into private networks).
     func check(_ url: URL) async throws -> String? {
-        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              let host = url.host?.lowercased(), !host.isEmpty
-        else { throw ServerError.badParameter("url must be an absolute http or https URL") }
-        let bareHost = host.hasPrefix("[") ? String(host.dropFirst().dropLast()) : host
+        let (bareHost, port) = try Self.endpoint(of: url)
         if !allowedHosts.isEmpty, !Self.matches(bareHost, allowedHosts) {
             throw ServerError(.forbidden, "forbidden_source", "the source host \(bareHost) is not on this server's allow-list")
         }
         if Self.matches(bareHost, privateNetworkHosts) { return nil }
-        let addresses = try await Self.resolve(bareHost, port: url.port ?? (scheme == "https" ? 443 : 80))
+        let addresses = try await Self.resolve(bareHost, port: port)
         guard let first = addresses.first else {
             throw ServerError(.badGateway, "origin_unreachable", "the source host \(bareHost) does not resolve")
         }
@@ -37,8 +34,22 @@ struct SourceGuard: Sendable {
         return IPAddress(bareHost) == nil ? first.description : nil
     }
 
+    /// The host (lower-cased, without an IPv6 literal's brackets) and port an http(s) `url` connects to.
+    /// - Throws: a 400 ``ServerError`` for any other URL.
+    package static func endpoint(of url: URL) throws -> (host: String, port: Int) {
+        guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              let host = url.host?.lowercased(), !host.isEmpty
+        else { throw ServerError.badParameter("url must be an absolute http or https URL") }
+        let bareHost = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        let port = url.port ?? (scheme == "https" ? 443 : 80)
+        guard !bareHost.isEmpty, (1...65535).contains(port) else {
+            throw ServerError.badParameter("url must be an absolute http or https URL with a port from 1 to 65535")
+        }
+        return (bareHost, port)
+    }
+
     /// Exact names, or `*.example.com` for any subdomain.
-    static func matches(_ host: String, _ patterns: [String]) -> Bool {
+    package static func matches(_ host: String, _ patterns: [String]) -> Bool {
         patterns.contains { pattern in
             let pattern = pattern.lowercased()
             if pattern.hasPrefix("*.") { return host.hasSuffix(pattern.dropFirst(1)) }

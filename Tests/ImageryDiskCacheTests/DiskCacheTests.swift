@@ -228,6 +228,58 @@ struct DiskCacheTests {
         }
     }
 
+    @Test(arguments: ["not a database", "SQLite format 3\u{0}" + String(repeating: "x", count: 200), ""])
+    func anUnreadableIndexStartsTheCacheEmptyInsteadOfFailing(index: String) async throws {
+        try await withTemporaryDirectory { directory in
+            do {
+                let cache = try DiskCache(directory: directory)
+                for key in ["a", "b"] { await cache.store(bytes(1000, seed: 1), for: key, metadata: CacheMetadata()) }
+                await cache.flush()
+            }
+            let path = directory.appendingPathComponent("index.sqlite")
+            for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path.path + suffix) }
+            try Data(index.utf8).write(to: path)
+            let cache = try DiskCache(directory: directory)
+            if index.isEmpty {
+                // An empty file is a new database: the files no row names are orphans.
+                #expect(cache.stats.recoveredAtOpen == 2)
+            } else {
+                #expect(cache.stats.recoveredAtOpen == 3)  // the two files and the index
+            }
+            #expect(cache.count == 0 && blobFileSizes(in: directory).isEmpty)
+            await cache.store(bytes(10, seed: 2), for: "c", metadata: CacheMetadata())
+            await cache.flush()
+            #expect(await cache.entry(for: "c")?.data == bytes(10, seed: 2))
+        }
+    }
+
+    @Test func rowsThatShareAFileOrNameAnAbsurdOneAreForgotten() async throws {
+        try await withTemporaryDirectory { directory in
+            do {
+                let cache = try DiskCache(directory: directory)
+                await cache.store(bytes(100, seed: 1), for: "a", metadata: CacheMetadata())
+                await cache.store(bytes(100, seed: 2), for: "b", metadata: CacheMetadata())
+                await cache.flush()
+            }
+            do {
+                // A hand (or a bug) points b at a's file, and adds a row with an id the cache never gives.
+                let store = try IndexStore(path: directory.appendingPathComponent("index.sqlite").path)
+                try store.database.execute("UPDATE entries SET file_id = (SELECT file_id FROM entries WHERE key = 'a') WHERE key = 'b'")
+                try store.database.execute(
+                    "INSERT INTO entries VALUES ('c', -1, 100, 0, 0, 99, NULL, '{\"storedAt\":0}')"
+                )
+            }
+            let cache = try DiskCache(directory: directory)
+            #expect(cache.count == 0)
+            #expect(await cache.entry(for: "a") == nil)
+            #expect(await cache.entry(for: "b") == nil)
+            #expect(blobFileSizes(in: directory).isEmpty)
+            await cache.store(bytes(10, seed: 3), for: "d", metadata: CacheMetadata())
+            await cache.flush()
+            #expect(await cache.entry(for: "d")?.data == bytes(10, seed: 3))
+        }
+    }
+
     @Test func removeTrimAndRemoveAllTakeEffectAtOnce() async throws {
         try await withTemporaryDirectory { directory in
             let cache = try DiskCache(directory: directory)

@@ -55,6 +55,45 @@ struct ServerTests {
         }
     }
 
+    @Test func otherMethodsAre405WithAllowAndUnknownPaths404AsJSON() async throws {
+        try await withServer(.live) { client, origin in
+            for path in ["/health", "/metrics", "/"] {
+                try await client.execute(uri: path, method: .head) { response in
+                    #expect(response.status == .ok, "HEAD \(path)")
+                    #expect(response.body.readableBytes == 0)
+                }
+            }
+            for (path, allowed) in [("/image?url=x", "GET, HEAD"), ("/health", "GET, HEAD"), ("/files/a.jpg", "GET, HEAD")] {
+                try await client.execute(uri: path, method: .delete) { response in
+                    #expect(response.status == .methodNotAllowed, "DELETE \(path)")
+                    #expect(response.headers[.allow] == allowed)
+                    #expect(response.headers[.cacheControl] == "no-store")
+                    #expect(String(buffer: response.body).contains(#""error":"method_not_allowed""#))
+                }
+            }
+            try await client.execute(uri: "/nothing/here", method: .get) { response in
+                #expect(response.status == .notFound)
+                #expect(String(buffer: response.body).contains(#""error":"not_found""#))
+            }
+        }
+    }
+
+    @Test func aWeightOfZeroRefusesAFormatAndACommaBeforeACombiningMarkStillSeparatesETags() async throws {
+        try await withServer { client, origin in
+            let uri = imageURI(origin, "rocket.jpg", "w=64")
+            try await client.execute(uri: uri, method: .get, headers: [.accept: "image/webp;q=0, image/avif;q=0, */*"]) { response in
+                #expect(response.headers[.contentType] == "image/jpeg")
+            }
+            try await client.execute(uri: uri, method: .get, headers: [.accept: "IMAGE/WEBP; Q=0.5"]) { response in
+                #expect(response.headers[.contentType] == "image/webp")
+            }
+            let tag = try #require(try await client.execute(uri: uri, method: .get, headers: [.accept: "image/webp"]) { $0.headers[.eTag] })
+            try await client.execute(uri: uri, method: .get, headers: [.accept: "image/webp", .ifNoneMatch: "\(tag),\u{353}\"x\""]) { response in
+                #expect(response.status == .notModified)
+            }
+        }
+    }
+
     @Test func aMatchingIfNoneMatchGets304() async throws {
         try await withServer { client, origin in
             let uri = imageURI(origin, "rocket.jpg", "w=64&h=64&format=png")

@@ -117,6 +117,23 @@ struct ServerConfigurationFileTests {
         }
     }
 
+    @Test(arguments: [
+        (#"{"admissionTimeoutSeconds": 1e300}"#, "admissionTimeoutSeconds"), (#"{"idleTimeoutSeconds": -1}"#, "idleTimeoutSeconds"),
+        (#"{"requestTimeoutSeconds": 0}"#, "requestTimeoutSeconds"), (#"{"port": 70000}"#, "port"),
+        (#"{"memoryLimit": 9223372036854775807}"#, "memoryLimit"), (#"{"maximumInflightMemory": 600000000}"#, "maximumInflightMemory"),
+        (#"{"maximumHeaderBytes": 0}"#, "maximumHeaderBytes"), (#"{"signingKey": ""}"#, "signingKey"),
+        (#"{"maximumConcurrentFetches": 0}"#, "maximumConcurrentFetches"),
+    ])
+    func aValueTheServerCannotRunWithIsRefusedByName(json: String, key: String) throws {
+        // Before validation, 1e300 seconds trapped converting to Duration; the rest started a broken server.
+        #expect(throws: ConfigurationFileError.self) { try ServerConfiguration(json: Data(json.utf8), name: "imagery.json") }
+        do {
+            _ = try ServerConfiguration(json: Data(json.utf8), name: "imagery.json")
+        } catch {
+            #expect("\(error)".hasPrefix("imagery.json: \(key)"), "\(error)")
+        }
+    }
+
     @Test func aBadFileIsAClearError() async throws {
         try await withTemporaryDirectory { directory in
             let file = directory.appendingPathComponent("bad.json")

@@ -17,9 +17,11 @@ local limit = tonumber(os.getenv("LIMIT") or "0")
 local threads = tonumber(os.getenv("THREADS") or "1")
 
 local next_id = 0
+local all_threads = {}
 function setup(thread)
     thread:set("id", next_id)
     next_id = next_id + 1
+    table.insert(all_threads, thread)
 end
 
 local counter = 0
@@ -39,4 +41,20 @@ function request()
     path = path:gsub("{n}", tostring(n))
     path = path:gsub("{v}", tostring(v))
     return wrk.format("GET", path)
+end
+
+-- MODE=mix (a soak) also counts the answers that are neither 2xx nor 304 by status, and prints
+-- them at the end as "status CODE: COUNT" lines.
+if mode == "mix" then
+    statuses = {}
+    function response(status, headers, body)
+        if status >= 300 and status ~= 304 then statuses[status] = (statuses[status] or 0) + 1 end
+    end
+    function done(summary, latency, requests)
+        local total = {}
+        for _, thread in ipairs(all_threads) do
+            for code, count in pairs(thread:get("statuses") or {}) do total[code] = (total[code] or 0) + count end
+        end
+        for code, count in pairs(total) do io.write(string.format("status %d: %d\n", code, count)) end
+    end
 end

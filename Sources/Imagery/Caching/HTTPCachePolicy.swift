@@ -151,7 +151,7 @@ public struct HTTPCachePolicy: Sendable, Hashable {
         if case .aggressive = mode { return true }
         let directives = Self.cacheControl(response.headers["cache-control"])
         if directives["must-revalidate"] != nil || directives["proxy-revalidate"] != nil { return false }
-        guard let window = directives["stale-if-error"].flatMap({ $0.flatMap(TimeInterval.init) }) else { return false }
+        guard let window = Self.deltaSeconds(directives["stale-if-error"]) else { return false }
         let staleness = currentAge(response, now: now) - freshnessLifetime(response)
         return staleness <= window
     }
@@ -163,7 +163,7 @@ public struct HTTPCachePolicy: Sendable, Hashable {
         guard case .http = mode, let response = stored.http else { return false }
         let directives = Self.cacheControl(response.headers["cache-control"])
         guard directives["must-revalidate"] == nil, directives["proxy-revalidate"] == nil,
-              let window = directives["stale-while-revalidate"].flatMap({ $0.flatMap(TimeInterval.init) })
+              let window = Self.deltaSeconds(directives["stale-while-revalidate"])
         else { return false }
         let expiry = freshUntil(stored)
         return expiry != .distantPast && now.timeIntervalSince(expiry) <= window
@@ -192,7 +192,10 @@ public struct HTTPCachePolicy: Sendable, Hashable {
     }
 
     private func freshnessLifetime(_ response: HTTPResponseInfo, directives: [String: String?], date: Date) -> TimeInterval {
-        if let maxAge = directives["max-age"].flatMap({ $0.flatMap(TimeInterval.init) }) { return max(0, maxAge) }
+        if let maxAge = directives["max-age"] {
+            // Invalid freshness information (`max-age=-1`, `max-age=soon`) means stale (RFC 9111 4.2.1).
+            return Self.deltaSeconds(maxAge) ?? 0
+        }
         if let expiresHeader = response.headers["expires"] {
             // An invalid Expires (such as "0") means already expired.
             guard let expires = HTTPDate.parse(expiresHeader) else { return 0 }
@@ -212,7 +215,7 @@ public struct HTTPCachePolicy: Sendable, Hashable {
 
     private func currentAge(_ response: HTTPResponseInfo, date: Date, now: Date) -> TimeInterval {
         let apparentAge = max(0, response.responseTime.timeIntervalSince(date))
-        let ageValue = response.headers["age"].flatMap(TimeInterval.init) ?? 0
+        let ageValue = Self.deltaSeconds(response.headers["age"]) ?? 0
         let responseDelay = max(0, response.responseTime.timeIntervalSince(response.requestTime))
         let correctedInitialAge = max(apparentAge, ageValue + responseDelay)
         let residentTime = max(0, now.timeIntervalSince(response.responseTime))
@@ -275,8 +278,23 @@ public struct HTTPCachePolicy: Sendable, Hashable {
         }
     }
 
+    /// A `delta-seconds` value (RFC 9111 1.2.2: digits only, whitespace around them ignored) of a
+    /// directive or header, `nil` when absent, a flag, or not digits (`-1`, `1.5`, `inf`, `0x10`);
+    /// values past 2^31 read as 2^31, as the RFC asks, so no arithmetic on it can overflow.
+    public static func deltaSeconds(_ value: String??) -> TimeInterval? {
+        guard case .some(.some(let text)) = value else { return nil }
+        let digits = text.utf8.drop { $0 == 0x20 || $0 == 0x09 }.reversed().drop { $0 == 0x20 || $0 == 0x09 }.reversed()
+        guard !digits.isEmpty, digits.allSatisfy({ (0x30...0x39).contains($0) }) else { return nil }
+        let limit: Double = 2_147_483_648
+        var seconds: Double = 0
+        for digit in digits {
+            seconds = min(limit, seconds * 10 + Double(digit - 0x30))
+        }
+        return seconds
+    }
+
     /// The header names listed in `Vary`, lower-cased.
-    static func varyNames(_ header: String?) -> [String] {
-        (header ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
+    package static func varyNames(_ header: String?) -> [String] {
+        HTTPHeaderList.elements(header ?? "").map { $0.lowercased() }
     }
 }

@@ -17,6 +17,9 @@ public enum HTTPDate {
     ///   under a microsecond and without a lock; the obsolete forms go through `DateFormatter`.
     public static func parse(_ string: String) -> Date? {
         if let date = parseIMFFixdate(string) { return date }
+        // HTTP dates are short printable ASCII. Anything else never reaches DateFormatter, which
+        // traps on some strings with combining marks ("Incorrect range", found by the fuzzer).
+        guard string.utf8.count <= 64, string.utf8.allSatisfy({ (0x20...0x7E).contains($0) || $0 == 0x09 }) else { return nil }
         let trimmed = string.trimmingCharacters(in: .whitespaces)
         return formatters.withLock { formatters in
             for formatter in formatters {

@@ -14,7 +14,7 @@ import Imagery
 ///
 /// Everything that needs the source's headers parsed is worked out once, when a response is
 /// stored (``init(source:assessment:freshUntil:)``); each response then costs some arithmetic.
-struct ResponseCacheHeaders: Sendable {
+package struct ResponseCacheHeaders: Sendable {
     private enum Kind: Sendable { case noStore, noCache, fresh }
     private let kind: Kind
     private let visibility: String
@@ -24,21 +24,21 @@ struct ResponseCacheHeaders: Sendable {
     /// The source's age when it arrived (RFC 9111's corrected initial age) and when that was;
     /// `nil` when ages do not apply (not HTTP, or aggressive mode).
     private let initialAge: (seconds: TimeInterval, at: Date)?
-    let lastModified: String?
+    package let lastModified: String?
 
     /// Whether the response may be kept at all (its source was not `no-store`).
-    var isStorable: Bool { kind != .noStore }
+    package var isStorable: Bool { kind != .noStore }
 
     /// - Parameters:
     ///   - assessment: `policy`'s ``HTTPCachePolicy/assess(_:)`` of `source`.
     ///   - freshUntil: When the response stops being fresh (its source's freshness, as assessed or
     ///     as the pipeline kept it).
-    init(source: CacheMetadata, assessment: HTTPCachePolicy.Assessment, freshUntil: Date) {
+    package init(source: CacheMetadata, assessment: HTTPCachePolicy.Assessment, freshUntil: Date) {
         lastModified = source.http?.headers["last-modified"]
         self.freshUntil = freshUntil
         let directives = assessment.directives
         visibility = directives["private"] != nil ? "private" : "public"
-        extensions = directives["stale-while-revalidate"].flatMap { $0.flatMap(Int.init) }.map { ", stale-while-revalidate=\($0)" } ?? ""
+        extensions = HTTPCachePolicy.deltaSeconds(directives["stale-while-revalidate"]).map { ", stale-while-revalidate=\(Int($0))" } ?? ""
         kind = !assessment.isStorable ? .noStore : freshUntil == .distantPast ? .noCache : .fresh
         if let age = assessment.initialAge, let arrival = source.http?.responseTime {
             initialAge = (age, arrival)
@@ -48,7 +48,7 @@ struct ResponseCacheHeaders: Sendable {
     }
 
     /// `Cache-Control` and `Age` (`nil`: none) at `now`, `max-age` at most `maximumAge` seconds.
-    func values(maximumAge: Int, now: Date = Date()) -> (cacheControl: String, age: Int?) {
+    package func values(maximumAge: Int, now: Date = Date()) -> (cacheControl: String, age: Int?) {
         switch kind {
         case .noStore: return ("no-store", nil)
         case .noCache: return ("\(visibility), no-cache", nil)
