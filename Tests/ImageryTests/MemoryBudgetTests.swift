@@ -103,6 +103,20 @@ struct MemoryBudgetTests {
         held.release()
     }
 
+    @Test func aNewSourceThatTheDecodesAheadCannotReachInTimeIsRefusedBeforeItsDownloadWaits() async throws {
+        // One decode slot, a decode running, no decode finished yet (one second each assumed).
+        let budget = MemoryBudget(configuration: .init(limit: 1_000, maximumWait: .seconds(5), maximumConcurrentDecodes: 1))
+        let held = try await budget.reserve(10, for: .decode)
+        let soon = ContinuousClock.now + .milliseconds(2500)
+        // Two requests waiting for a download slot and the running decode: three seconds ahead.
+        #expect(throws: MemoryBudgetError.self) { try budget.refuseIfLate(alsoAhead: 2, deadline: soon) }
+        #expect(budget.snapshot.refusedOverloaded == 1)
+        // With one waiting, two seconds: in time.
+        try budget.refuseIfLate(alsoAhead: 1, deadline: soon)
+        #expect(budget.snapshot.refusedOverloaded == 1 && budget.snapshot.used == 10)
+        held.release()
+    }
+
     @Test func tooLargeAndAFullLineAreRefusedAtOnce() async throws {
         let budget = MemoryBudget(configuration: .init(limit: 100, maximumQueueLength: 0))
         await #expect(throws: MemoryBudgetError.tooLarge(bytes: 101, limit: 100)) { _ = try await budget.reserve(101, for: .source) }

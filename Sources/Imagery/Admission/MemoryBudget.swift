@@ -164,6 +164,24 @@ public final class MemoryBudget: Sendable {
         return Reservation(budget: self, bytes: bytes, stage: stage)
     }
 
+    /// Refuses at once a request for a new source that could not be decoded by `deadline`: the
+    /// decodes ahead of it are those this budget knows of (``reserve(_:for:deadline:)``'s rule)
+    /// and `alsoAhead` more (requests still waiting for a download slot, each a decode to come).
+    /// Called before a request takes its place in the download line, so that a burst's requests
+    /// that cannot be served in time are answered now, not after their turn for a slot and a round
+    /// trip to the origin.
+    /// - Throws: ``MemoryBudgetError/overloaded(retryAfter:)``, counted with the budget's refusals.
+    public func refuseIfLate(alsoAhead: Int, deadline: ContinuousClock.Instant) throws(MemoryBudgetError) {
+        let refusal: MemoryBudgetError? = state.withLock { state in
+            guard let wait = expectedWait(for: .source, state, alsoAhead: alsoAhead), ContinuousClock.now + wait > deadline else {
+                return nil
+            }
+            state.refusedOverloaded += 1
+            return .overloaded(retryAfter: Self.seconds(wait))
+        }
+        if let refusal { throw refusal }
+    }
+
     /// The refusal of a request that waited too long outside this budget's own line (for a
     /// download slot), counted with the budget's refusals.
     public func overloaded() -> MemoryBudgetError {
@@ -242,10 +260,10 @@ public final class MemoryBudget: Sendable {
     /// have held their slot (one second until one has finished: a burst's first seconds must not
     /// download what cannot be decoded in time); `nil` when decodes are not bounded by slots
     /// (memory alone then decides, and the line's deadline holds).
-    private func expectedWait(for stage: Stage, _ state: State) -> Duration? {
+    private func expectedWait(for stage: Stage, _ state: State, alsoAhead: Int = 0) -> Duration? {
         guard let slots = configuration.maximumConcurrentDecodes, slots > 0 else { return nil }
         let hold = state.decodeHold ?? 1
-        let ahead = state.machine.decodesAhead(of: stage)
+        let ahead = state.machine.decodesAhead(of: stage) + alsoAhead
         let rounds = Double(max(0, ahead - slots + 1)) / Double(slots)
         return .milliseconds(Int64(rounds * hold * 1000))
     }

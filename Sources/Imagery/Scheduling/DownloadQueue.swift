@@ -11,6 +11,9 @@ final class DownloadQueue: Sendable {
         state = Locked(Machine(limit: limit))
     }
 
+    /// Downloads waiting for a slot.
+    var waiting: Int { state.withLock { $0.pendingCount } }
+
     /// Runs `body` when a slot is free, at the priority `priority` holds (and follows its changes while waiting).
     /// - Parameters:
     ///   - deadline: When set, a wait for a slot past it ends with `timeoutError()` (admission: a
