@@ -19,13 +19,18 @@ static inline void imagery_vips_silence_warnings(void) {
 
 /// Starts libvips once: operation cache off (it would hold decoded images and
 /// make memory and benchmarks lie), untrusted loaders blocked, `threads`
-/// worker threads per operation. Returns 0 on success.
-static inline int imagery_vips_start(int threads) {
+/// worker threads per operation, and its run-time SIMD compiler (liborc) off unless
+/// `vector` is set: orc before 0.4.34 is not thread-safe, and Debian 12's 0.4.33
+/// crashed `imagery serve` in a soak (a segfault inside liborc while resizing, after
+/// ten minutes of new sizes; sharp's users saw the same, lovell/sharp#3677).
+/// Returns 0 on success.
+static inline int imagery_vips_start(int threads, int vector) {
     if (vips_init("imagery") != 0) return -1;
     vips_cache_set_max(0);
     vips_cache_set_max_mem(0);
     vips_cache_set_max_files(0);
     vips_concurrency_set(threads);
+    vips_vector_set_enabled(vector ? TRUE : FALSE);
     vips_block_untrusted_set(TRUE);
     imagery_vips_silence_warnings();
     return 0;

@@ -4,9 +4,12 @@ import Foundation
 /// libvips, started once per process.
 enum Vips {
     /// Starts libvips on first use: its operation cache off, untrusted loaders
-    /// blocked, one thread per operation (Imagery runs operations in parallel itself).
+    /// blocked, one thread per operation (Imagery runs operations in parallel itself),
+    /// liborc off (not thread-safe before 0.4.34: a soak crashed inside it) unless the
+    /// environment sets `IMAGERY_VIPS_ORC=1` (for an orc known to be safe).
     private static let startError: String? = {
-        imagery_vips_start(1) == 0 ? nil : takeError()
+        let vector = ProcessInfo.processInfo.environment["IMAGERY_VIPS_ORC"] == "1"
+        return imagery_vips_start(1, vector ? 1 : 0) == 0 ? nil : takeError()
     }()
 
     /// Starts libvips if needed.
