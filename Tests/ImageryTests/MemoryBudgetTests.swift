@@ -105,7 +105,9 @@ struct MemoryBudgetTests {
 
     @Test func aNewSourceThatTheDecodesAheadCannotReachInTimeIsRefusedBeforeItsDownloadWaits() async throws {
         // One decode slot, a decode running, no decode finished yet (one second each assumed).
-        let budget = MemoryBudget(configuration: .init(limit: 1_000, maximumWait: .seconds(5), maximumConcurrentDecodes: 1))
+        let budget = MemoryBudget(configuration: .init(
+            limit: 1_000, maximumWait: .seconds(5), maximumConcurrentDecodes: 1, initialDecodeHold: .seconds(1)
+        ))
         let held = try await budget.reserve(10, for: .decode)
         let soon = ContinuousClock.now + .milliseconds(2500)
         // Two requests waiting for a download slot and the running decode: three seconds ahead.
