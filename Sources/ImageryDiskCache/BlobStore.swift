@@ -172,7 +172,11 @@ package struct BlobStore: Sendable {
     }
 
     /// Deletes every entry file (the folders stay, as they are held open).
-    func deleteAll() {
-        for fileID in allFiles().keys { delete(fileID: fileID) }
+    /// - Returns: How many entry files there were.
+    @discardableResult
+    func deleteAll() -> Int {
+        let files = allFiles()
+        for fileID in files.keys { delete(fileID: fileID) }
+        return files.count
     }
 }

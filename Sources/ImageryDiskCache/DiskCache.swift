@@ -109,8 +109,7 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
             // contents, not the server's start: without it no file can be trusted, so start empty.
             do {
                 for suffix in ["", "-wal", "-shm", "-journal"] { unlink(indexPath + suffix) }
-                let deleted = blobs.allFiles().count + blobs.clearTemporary()
-                blobs.deleteAll()
+                let deleted = blobs.deleteAll() + blobs.clearTemporary()
                 index.removeAll()
                 indexStore = try IndexStore(path: indexPath)
                 try recover()

@@ -136,10 +136,7 @@ public final class MemoryBudget: Sendable {
                     // Refused now rather than at its deadline when the decodes ahead of it will, at
                     // the pace decodes have been going, take longer than it may wait: it would
                     // hold its bytes (a source downloaded for nothing) and a client for nothing.
-                    if let wait = expectedWait(for: stage, state), ContinuousClock.now + wait > deadline {
-                        state.refusedOverloaded += 1
-                        return .refused(.overloaded(retryAfter: Self.seconds(wait)))
-                    }
+                    if let refusal = lateRefusal(for: stage, &state, alsoAhead: 0, deadline: deadline) { return .refused(refusal) }
                     switch state.machine.reserve(id: id, bytes: bytes, stage: stage) {
                     case .admitted:
                         state.admitted += 1
@@ -182,14 +179,15 @@ public final class MemoryBudget: Sendable {
     /// trip to the origin.
     /// - Throws: ``MemoryBudgetError/overloaded(retryAfter:)``, counted with the budget's refusals.
     public func refuseIfLate(alsoAhead: Int, deadline: ContinuousClock.Instant) throws(MemoryBudgetError) {
-        let refusal: MemoryBudgetError? = state.withLock { state in
-            guard let wait = expectedWait(for: .source, state, alsoAhead: alsoAhead), ContinuousClock.now + wait > deadline else {
-                return nil
-            }
-            state.refusedOverloaded += 1
-            return .overloaded(retryAfter: Self.seconds(wait))
-        }
-        if let refusal { throw refusal }
+        if let refusal = state.withLock({ lateRefusal(for: .source, &$0, alsoAhead: alsoAhead, deadline: deadline) }) { throw refusal }
+    }
+
+    /// The refusal (counted) of a reservation of `stage` that the decodes ahead of it, and
+    /// `alsoAhead` more, cannot reach by `deadline`; `nil` when they can or nothing predicts it.
+    private func lateRefusal(for stage: Stage, _ state: inout State, alsoAhead: Int, deadline: ContinuousClock.Instant) -> MemoryBudgetError? {
+        guard let wait = expectedWait(for: stage, state, alsoAhead: alsoAhead), ContinuousClock.now + wait > deadline else { return nil }
+        state.refusedOverloaded += 1
+        return .overloaded(retryAfter: Self.seconds(wait))
     }
 
     /// The refusal of a request that waited too long outside this budget's own line (for a
@@ -270,7 +268,7 @@ public final class MemoryBudget: Sendable {
     /// have held their slot (``Configuration/initialDecodeHold`` until one has finished: a burst's
     /// first seconds must not download what cannot be decoded in time); `nil` when decodes are not
     /// bounded by slots (memory alone then decides, and the line's deadline holds).
-    private func expectedWait(for stage: Stage, _ state: State, alsoAhead: Int = 0) -> Duration? {
+    private func expectedWait(for stage: Stage, _ state: State, alsoAhead: Int) -> Duration? {
         guard let slots = configuration.maximumConcurrentDecodes, slots > 0 else { return nil }
         let initial = configuration.initialDecodeHold.components
         let hold = state.decodeHold ?? Double(initial.seconds) + Double(initial.attoseconds) / 1e18
