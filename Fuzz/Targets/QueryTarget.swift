@@ -44,11 +44,24 @@ enum QueryTarget {
             return
         }
         let range = 1...maximumSide
-        try require(image.width.map(range.contains) ?? true, "w out of range: \(String(describing: image.width))")
-        try require(image.height.map(range.contains) ?? true, "h out of range: \(String(describing: image.height))")
         try require(image.quality.map((1...100).contains) ?? true, "q out of range: \(String(describing: image.quality))")
-        if let thumbnail = image.thumbnail(maximumSide: maximumSide) {
-            try require(range.contains(thumbnail.width) && range.contains(thumbnail.height), "thumbnail out of range: \(thumbnail)")
+        let recipe = image.recipe
+        if let resize = recipe.resize {
+            try require(range.contains(resize.width) && range.contains(resize.height), "resize out of range: \(resize)")
+        }
+        try require(recipe.blur.map((0.3...100).contains) ?? true, "blur out of range: \(recipe)")
+        try require(recipe.sharpen.map((0.3...10).contains) ?? true, "sharpen out of range: \(recipe)")
+        // On any source the recipe lays out within the output limit, or is refused as a bad parameter.
+        for (width, height) in [(1, 1), (640, 427), (3000, 17)] {
+            switch Result(catching: { try recipe.layout(sourceWidth: width, sourceHeight: height, maximumSide: maximumSide) }) {
+            case .success(let layout):
+                try require(
+                    (1...maximumSide).contains(layout.outputWidth) && (1...maximumSide).contains(layout.outputHeight),
+                    "\(recipe) on \(width)x\(height) gave \(layout.outputWidth)x\(layout.outputHeight)"
+                )
+            case .failure(let error):
+                try require(ServerError.from(error).status == .badRequest, "\(recipe) on \(width)x\(height): \(error)")
+            }
         }
         try require(!image.responseKey.isEmpty, "empty response key")
         if image.url.isFileURL {

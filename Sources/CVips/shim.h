@@ -152,6 +152,99 @@ static inline int imagery_vips_gifsave(VipsImage *in, void **buffer, size_t *len
     return vips_gifsave_buffer(in, buffer, length, NULL);
 }
 
+// MARK: Processing (ImageryVips/VipsImageProcessor.swift)
+
+static inline VipsArrayDouble *imagery_vips_array(const double *values, int count) {
+    return vips_array_double_new(values, count);
+}
+
+static inline void imagery_vips_array_unref(VipsArrayDouble *array) {
+    vips_area_unref(VIPS_AREA(array));
+}
+
+/// The bounding box of what is not background: pixels further than `threshold` from
+/// `background` (`count` values, one per band). A wholly uniform image gives width 0.
+static inline int imagery_vips_find_trim(VipsImage *in, int *left, int *top, int *width, int *height,
+                                         double threshold, const double *background, int count) {
+    VipsArrayDouble *array = vips_array_double_new(background, count);
+    int status = vips_find_trim(in, left, top, width, height, "threshold", threshold, "background", array, NULL);
+    vips_area_unref(VIPS_AREA(array));
+    return status;
+}
+
+/// The pixel at (x, y), one value per band (at most `capacity`); returns the band count, or -1.
+static inline int imagery_vips_getpoint(VipsImage *in, int x, int y, double *values, int capacity) {
+    double *vector = NULL;
+    int count = 0;
+    if (vips_getpoint(in, &vector, &count, x, y, NULL)) return -1;
+    for (int i = 0; i < count && i < capacity; i++) values[i] = vector[i];
+    g_free(vector);
+    return count;
+}
+
+/// `in` placed at (x, y) of a width x height canvas of `background` (one value per band).
+static inline int imagery_vips_embed(VipsImage *in, VipsImage **out, int x, int y, int width, int height,
+                                     const double *background, int count) {
+    VipsArrayDouble *array = vips_array_double_new(background, count);
+    int status = vips_embed(in, out, x, y, width, height, "extend", VIPS_EXTEND_BACKGROUND, "background", array, NULL);
+    vips_area_unref(VIPS_AREA(array));
+    return status;
+}
+
+/// Alpha flattened onto `background` (one value per colour band).
+static inline int imagery_vips_flatten_onto(VipsImage *in, VipsImage **out, const double *background, int count) {
+    VipsArrayDouble *array = vips_array_double_new(background, count);
+    int status = vips_flatten(in, out, "background", array, NULL);
+    vips_area_unref(VIPS_AREA(array));
+    return status;
+}
+
+/// An opaque alpha band added.
+static inline int imagery_vips_add_alpha(VipsImage *in, VipsImage **out) {
+    return vips_bandjoin_const1(in, out, 255, NULL);
+}
+
+/// Clockwise rotation: `angle` a VipsAngle (D90, D180, D270).
+static inline int imagery_vips_rot(VipsImage *in, VipsImage **out, VipsAngle angle) {
+    return vips_rot(in, out, angle, NULL);
+}
+
+/// Mirrors: VIPS_DIRECTION_HORIZONTAL swaps left and right, VERTICAL top and bottom.
+static inline int imagery_vips_flip(VipsImage *in, VipsImage **out, VipsDirection direction) {
+    return vips_flip(in, out, direction, NULL);
+}
+
+/// The most interesting width x height part (`interesting`: ATTENTION or ENTROPY).
+static inline int imagery_vips_smartcrop(VipsImage *in, VipsImage **out, int width, int height, VipsInteresting interesting) {
+    return vips_smartcrop(in, out, width, height, "interesting", interesting, NULL);
+}
+
+static inline int imagery_vips_gaussblur(VipsImage *in, VipsImage **out, double sigma) {
+    return vips_gaussblur(in, out, sigma, NULL);
+}
+
+/// Unsharp masking of lightness (libvips works in LabS and converts back).
+static inline int imagery_vips_sharpen(VipsImage *in, VipsImage **out, double sigma) {
+    return vips_sharpen(in, out, "sigma", sigma, NULL);
+}
+
+static inline int imagery_vips_premultiply(VipsImage *in, VipsImage **out) {
+    return vips_premultiply(in, out, NULL);
+}
+
+static inline int imagery_vips_unpremultiply(VipsImage *in, VipsImage **out) {
+    return vips_unpremultiply(in, out, NULL);
+}
+
+/// The first `count` bands.
+static inline int imagery_vips_extract_bands(VipsImage *in, VipsImage **out, int first, int count) {
+    return vips_extract_band(in, out, first, "n", count, NULL);
+}
+
+static inline int imagery_vips_bandjoin2(VipsImage *left, VipsImage *right, VipsImage **out) {
+    return vips_bandjoin2(left, right, out, NULL);
+}
+
 /// Takes and clears libvips' error message (NULL-free, possibly empty).
 static inline const char *imagery_vips_error_message(void) {
     return vips_error_buffer();

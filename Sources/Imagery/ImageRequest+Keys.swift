@@ -75,23 +75,31 @@ public enum SourceKey: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// Identifies a decoded image in memory: its source and the thumbnail it was decoded at.
+/// Identifies a decoded image in memory: its source and the recipe it was made with.
 public struct ImageCacheKey: Hashable, Sendable, CustomStringConvertible {
     /// The encoded bytes' identity.
     public var source: SourceKey
-    /// The size it was decoded at; `nil` for full size.
-    public var thumbnail: ImageRequest.Thumbnail?
+    /// What was made of them.
+    public var recipe: ImageRecipe
 
-    /// A key for `source` decoded at `thumbnail`.
-    public init(source: SourceKey, thumbnail: ImageRequest.Thumbnail?) {
+    /// A key for `source` made with `recipe`.
+    public init(source: SourceKey, recipe: ImageRecipe) {
         self.source = source
-        self.thumbnail = thumbnail
+        self.recipe = recipe
     }
+
+    /// A key for `source` decoded at `thumbnail` (`nil`: full size).
+    public init(source: SourceKey, thumbnail: ImageRequest.Thumbnail?) {
+        self.init(source: source, recipe: ImageRecipe(resize: thumbnail))
+    }
+
+    /// The recipe's resize.
+    public var thumbnail: ImageRequest.Thumbnail? { recipe.resize }
 
     /// A string form, for stores keyed by strings (the disk cache's variant entries).
     public var stringValue: String {
-        guard let thumbnail else { return source.stringValue }
-        return source.stringValue + "#variant:\(thumbnail.width)x\(thumbnail.height)-\(thumbnail.fit.rawValue)"
+        guard !recipe.isIdentity else { return source.stringValue }
+        return source.stringValue + "#variant:" + recipe.description
     }
 
     public var description: String { stringValue }

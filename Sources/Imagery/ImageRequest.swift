@@ -16,8 +16,14 @@ public struct ImageRequest: Sendable {
 
     /// Where the encoded bytes come from.
     public var source: Source
-    /// Decode at this size instead of full size (shrink-on-load); `nil` decodes full size.
-    public var thumbnail: Thumbnail?
+    /// What to make of the decoded source (crop, resize, effects); part of the variant key.
+    /// Decoding shrinks on load as far as the recipe allows.
+    public var recipe: ImageRecipe
+    /// The recipe's resize: decode at this size instead of full size (shrink-on-load); `nil`: full size.
+    public var thumbnail: Thumbnail? {
+        get { recipe.resize }
+        set { recipe.resize = newValue }
+    }
     /// How urgent the request is. Change it on a running ``ImageTask`` with ``ImageTask/priority``.
     public var priority: Priority
     /// Which caches to read and write, and whether to load at all; default none (use every cache).
@@ -33,7 +39,18 @@ public struct ImageRequest: Sendable {
     ///   - priority: Default ``Priority/normal``.
     public init(url: URL, thumbnail: Thumbnail? = nil, priority: Priority = .normal) {
         self.source = .url(url)
-        self.thumbnail = thumbnail
+        self.recipe = ImageRecipe(resize: thumbnail)
+        self.priority = priority
+    }
+
+    /// A request for the image at `url`, made with `recipe`.
+    /// - Parameters:
+    ///   - url: An `http`, `https` or `file` URL.
+    ///   - recipe: What to make of the decoded image.
+    ///   - priority: Default ``Priority/normal``.
+    public init(url: URL, recipe: ImageRecipe, priority: Priority = .normal) {
+        self.source = .url(url)
+        self.recipe = recipe
         self.priority = priority
     }
 
@@ -50,7 +67,7 @@ public struct ImageRequest: Sendable {
         data: @escaping @Sendable () async throws -> Data
     ) {
         self.source = .data(id: id, fetch: data)
-        self.thumbnail = thumbnail
+        self.recipe = ImageRecipe(resize: thumbnail)
         self.priority = priority
     }
 
@@ -73,25 +90,28 @@ public struct ImageRequest: Sendable {
         return false
     }
 
-    /// Identifies the decoded image: source plus thumbnail.
-    public var imageKey: ImageCacheKey { ImageCacheKey(source: sourceKey, thumbnail: thumbnail) }
+    /// Identifies the decoded image: source plus recipe.
+    public var imageKey: ImageCacheKey { ImageCacheKey(source: sourceKey, recipe: recipe) }
 }
 
 extension ImageRequest {
-    /// A target size for decoding, and how the image fits it.
+    /// A target size for decoding, how the image fits it, whether it may grow, and which part is kept.
     public struct Thumbnail: Sendable, Hashable, CustomStringConvertible {
-        /// How an image fits the target box.
+        /// How an image fits the target box. None enlarges the image unless ``enlarge`` is set.
         public enum Fit: String, Sendable, Hashable, CaseIterable {
-            /// Fills the box exactly, keeping the aspect ratio and cropping the overflow (centred).
+            /// Covers the box, keeping the aspect ratio, and crops the overflow (where ``gravity`` says).
+            /// A source smaller than the box (not enlarged) gives at most the box.
             case cover
-            /// Fits the whole image in the box, keeping the aspect ratio, and pads the
-            /// rest of the box (black, or transparent for images with alpha). The result is the box size.
+            /// Fits the whole image in the box, keeping the aspect ratio, and fills the rest of the box
+            /// with the background (transparent, or black where the output has no alpha): the result
+            /// is the box size, the image placed by ``gravity`` (edges and corners; centred otherwise).
             case contain
-            /// Fills the box exactly by stretching: the aspect ratio is not kept.
+            /// Fills the box by stretching: the aspect ratio is not kept.
             case fill
-            /// Fits the whole image in the box, keeping the aspect ratio, without padding and
-            /// without enlarging: the result is at most the box size and at most the source size.
+            /// Fits the whole image in the box, keeping the aspect ratio, with no padding: at most the box.
             case inside
+            /// Covers the box, keeping the aspect ratio, with no crop: at least the box (when enlarged).
+            case outside
         }
 
         /// Target width in pixels (at least 1).
@@ -100,15 +120,24 @@ extension ImageRequest {
         public var height: Int
         /// How the image fits the box; default ``Fit/cover``.
         public var fit: Fit
+        /// Whether a source smaller than the box is enlarged to it; default `false`.
+        public var enlarge: Bool
+        /// Which part ``Fit/cover`` keeps, and where ``Fit/contain`` places the image; default centre.
+        public var gravity: ImageRecipe.Gravity
 
         /// A target box of `width` x `height` pixels.
-        public init(width: Int, height: Int, fit: Fit = .cover) {
+        public init(width: Int, height: Int, fit: Fit = .cover, enlarge: Bool = false, gravity: ImageRecipe.Gravity = .center) {
             self.width = width
             self.height = height
             self.fit = fit
+            self.enlarge = enlarge
+            self.gravity = gravity
         }
 
-        public var description: String { "\(width)x\(height) \(fit.rawValue)" }
+        /// `WIDTHxHEIGHT FIT`, then `+enlarge` and the gravity when they are not the defaults.
+        public var description: String {
+            "\(width)x\(height) \(fit.rawValue)" + (enlarge ? " +enlarge" : "") + (gravity == .center ? "" : " \(gravity)")
+        }
     }
 
     /// Which caches a request reads and writes.

@@ -2,14 +2,16 @@ import Foundation
 import Hummingbird
 import Imagery
 
-/// The query of `GET /image`, validated: `url` (http/https, or `/files/NAME`), `w` and `h`
-/// (1...max), `fit` (cover, contain, fill, inside), `format` (jpeg, png, webp,
-/// avif, gif; absent: negotiated from `Accept`), `q` (1...100).
+/// The query of `GET /image`, validated, as a source, a recipe and an output: `url` (http/https, or
+/// `/files/NAME`), the recipe's parameters (``ImageParameters/recipe(from:maximumSide:)``: `w`, `h`,
+/// `fit`, `enlarge`, `gravity`, `dpr`, `crop`, `trim`, `rotate`, `flip`, `flop`, `pad`, `bg`, `blur`,
+/// `sharpen`, `grayscale`), `format` (jpeg, png, webp, avif, gif; absent: negotiated from `Accept`),
+/// `q` (1...100). The README has the table; every bad value is a 400 that names the parameter and
+/// what it accepts.
 package struct ImageParameters: Sendable, Hashable {
     package let url: URL
-    package let width: Int?
-    package let height: Int?
-    package let fit: ImageRequest.Thumbnail.Fit
+    /// What to make of the source.
+    package let recipe: ImageRecipe
     package let format: ImageFormat?
     package let quality: Int?
 
@@ -26,40 +28,15 @@ package struct ImageParameters: Sendable, Hashable {
             }
             self.url = url
         }
-        width = try Self.integer(query, "w", in: 1...maximumSide)
-        height = try Self.integer(query, "h", in: 1...maximumSide)
-        if let text = query["fit"] {
-            guard let fit = ImageRequest.Thumbnail.Fit(rawValue: text) else {
-                throw ServerError.badParameter("fit must be cover, contain, fill or inside")
-            }
-            self.fit = fit
-        } else {
-            fit = .cover
-        }
-        if let text = query["format"] {
-            guard let format = ImageFormat(fileExtension: text), format != .heic else {
-                throw ServerError.badParameter("format must be jpeg, png, webp, avif or gif")
-            }
-            self.format = format
-        } else {
-            format = nil
-        }
-        quality = try Self.integer(query, "q", in: 1...100)
+        let reader = QueryReader(query)
+        recipe = try Self.recipe(from: reader, maximumSide: maximumSide)
+        format = try reader.choice("format", ["jpeg": .jpeg, "jpg": .jpeg, "png": .png, "webp": .webp, "avif": .avif, "gif": .gif])
+        quality = try reader.integer("q", in: 1...100)
     }
 
-    /// Everything but the output format, as a cache key: the URL as given, size, fit, quality.
+    /// Everything but the output format, as a cache key: the URL as given, the recipe, the quality.
     package var responseKey: String {
-        "\(url.absoluteString)|\(width ?? 0)x\(height ?? 0)|\(fit.rawValue)|\(quality ?? 0)"
-    }
-
-    /// The decode size: both sides give the box; one side scales to it (never enlarging).
-    package func thumbnail(maximumSide: Int) -> ImageRequest.Thumbnail? {
-        switch (width, height) {
-        case let (width?, height?): ImageRequest.Thumbnail(width: width, height: height, fit: fit)
-        case let (width?, nil): ImageRequest.Thumbnail(width: width, height: maximumSide, fit: .inside)
-        case let (nil, height?): ImageRequest.Thumbnail(width: maximumSide, height: height, fit: .inside)
-        case (nil, nil): nil
-        }
+        "\(url.absoluteString)|\(recipe)|\(quality ?? 0)"
     }
 
     /// What the response will be encoded as, decided before any image is loaded:
@@ -102,12 +79,4 @@ package struct ImageParameters: Sendable, Hashable {
 
     /// Whether the response depends on `Accept` (no `format` parameter): `Vary: Accept`.
     var isNegotiated: Bool { format == nil }
-
-    private static func integer(_ query: [String: String], _ name: String, in range: ClosedRange<Int>) throws -> Int? {
-        guard let text = query[name] else { return nil }
-        guard let value = Int(text), range.contains(value) else {
-            throw ServerError.badParameter("\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound)")
-        }
-        return value
-    }
 }

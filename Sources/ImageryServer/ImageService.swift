@@ -114,7 +114,7 @@ final class ImageService: Sendable {
         metrics?.cacheLookup("response", hit: freshInMemory)
         if freshInMemory, let candidate { return .stored(candidate) }
 
-        let request = ImageRequest(url: parameters.url, thumbnail: parameters.thumbnail(maximumSide: configuration.maximumOutputSide))
+        let request = ImageRequest(url: parameters.url, recipe: parameters.recipe)
         let target = Target(
             request: request, choice: choice, quality: parameters.quality, memoryKey: memoryKey,
             diskKey: request.isLocalFile ? nil : ResponseStore.diskKey(for: request, output: choice.cacheToken, quality: parameters.quality)

@@ -59,6 +59,13 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
             case .empty, .corrupt:
                 return ServerError(.unprocessableContent, "undecodable", "the source could not be decoded: it is corrupt or truncated")
             }
+        case let error as ImageProcessingError:
+            switch error {
+            case .failed:
+                return ServerError(.unprocessableContent, "unprocessable", "the image could not be processed with these parameters")
+            case .cropOutsideImage, .emptyResult, .outputTooLarge, .invalidValue:
+                return badParameter(error.description)
+            }
         case let error as RequestTimeout:
             return ServerError(
                 .gatewayTimeout, "timeout", "the image was not ready within \(error.limit.components.seconds) s: try again later"

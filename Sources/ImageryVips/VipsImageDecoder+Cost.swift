@@ -12,7 +12,7 @@ import Imagery
 ///   (interlaced PNG, GIF, WebP, AVIF and the rest decode whole), else a few rows;
 /// - always the result (and its copy into an ``Image``).
 extension VipsImageDecoder: DecodeCostEstimating {
-    public func estimatedDecodeMemory(_ data: Data, thumbnail: ImageRequest.Thumbnail?) throws -> Int {
+    public func estimatedDecodeMemory(_ data: Data, recipe: ImageRecipe) throws -> Int {
         guard !data.isEmpty else { throw ImageDecodingError.empty }
         guard let format = ImageFormat(sniffing: data) else { throw ImageDecodingError.unsupportedFormat }
         try Vips.start()
@@ -24,14 +24,15 @@ extension VipsImageDecoder: DecodeCostEstimating {
                 throw ImageDecodingError.corrupt(format: format, reason: error.message)
             }
         }
-        let (width, height) = header.swapped ? (header.height, header.width) : (header.width, header.height)
+        let (width, height) = header.orientedSize
         let fullSize = header.width * header.height * header.bands * header.sampleBytes
-        guard let thumbnail else { return 2 * fullSize }  // the image, and its copy into an Image
-        let output = Self.outputSize(sourceWidth: width, sourceHeight: height, for: thumbnail)
-        let result = 2 * output.width * output.height * max(3, header.bands)
+        // The image, and its copy into an Image; a recipe that fails on this image costs nothing more.
+        guard recipe.resize != nil, recipe.trim == nil else { return 2 * fullSize }
+        guard let layout = try? recipe.layout(sourceWidth: width, sourceHeight: height, maximumSide: .max) else { return fullSize }
+        let result = 2 * layout.outputWidth * layout.outputHeight * max(3, header.bands)
         switch format {
         case .jpeg:
-            let scale = Self.decodeScale(sourceWidth: width, sourceHeight: height, for: thumbnail)
+            let scale = Self.decodeScale(sourceWidth: width, sourceHeight: height, for: recipe)
             let scaled = ((header.width + scale - 1) / scale) * ((header.height + scale - 1) / scale) * header.bands
             let coefficients = JPEGFrame(data)?.progressiveCoefficientBytes ?? 0
             return 3 * scaled + coefficients + result
@@ -39,17 +40,6 @@ extension VipsImageDecoder: DecodeCostEstimating {
             return result + 64 * header.width * header.bands * header.sampleBytes  // rows in flight
         default:
             return fullSize + result
-        }
-    }
-
-    /// The size of the thumbnail of a `sourceWidth` × `sourceHeight` image (never enlarged).
-    static func outputSize(sourceWidth: Int, sourceHeight: Int, for thumbnail: ImageRequest.Thumbnail) -> (width: Int, height: Int) {
-        switch thumbnail.fit {
-        case .cover, .fill, .contain:
-            return (thumbnail.width, thumbnail.height)
-        case .inside:
-            let scale = min(1, min(Double(thumbnail.width) / Double(sourceWidth), Double(thumbnail.height) / Double(sourceHeight)))
-            return (max(1, Int((Double(sourceWidth) * scale).rounded())), max(1, Int((Double(sourceHeight) * scale).rounded())))
         }
     }
 }

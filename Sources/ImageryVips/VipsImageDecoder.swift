@@ -5,10 +5,11 @@ import Imagery
 /// Decodes JPEG, PNG, GIF (first frame), WebP and AVIF/HEIC (when libvips has
 /// libheif) with libvips.
 ///
-/// With a thumbnail it decodes at the target size, never full size and then
+/// With a recipe it decodes at the size the recipe needs, never full size and then
 /// shrinking: JPEG by DCT scaling (1/2, 1/4, 1/8) to the smallest scale that
-/// still covers the target, then a Lanczos resize (VipsImageDecoder+Base.swift);
-/// other formats with `vips_thumbnail_buffer` (WebP scaling, ...).
+/// still covers the target (VipsImageDecoder+Base.swift); other formats with
+/// `vips_thumbnail_buffer` (WebP scaling, ...) to the size the recipe's resize gives;
+/// then ``VipsImageProcessor`` applies the recipe, in the same pass of pixels.
 /// The format is sniffed from the bytes; the pixel count is checked from the
 /// header before any pixel is decoded. Output pixels: 8-bit sRGB or grey, with
 /// alpha when the source has it, EXIF orientation applied.
@@ -42,12 +43,12 @@ public struct VipsImageDecoder: ImageDecoding {
         self.rejectsCorruptData = rejectsCorruptData
     }
 
-    public func decode(_ data: Data, thumbnail: ImageRequest.Thumbnail?) throws -> Image {
+    public func decode(_ data: Data, recipe: ImageRecipe) throws -> Image {
         guard !data.isEmpty else { throw ImageDecodingError.empty }
         guard let format = ImageFormat(sniffing: data) else { throw ImageDecodingError.unsupportedFormat }
-        // JPEG thumbnails: DCT-scaled decode, then resize (VipsImageDecoder+Base.swift).
-        if format == .jpeg, let thumbnail { return try decodeKeepingBase(data, thumbnail: thumbnail).image }
-        if let thumbnail { try validate(thumbnail) }
+        // JPEG: DCT-scaled decode, then the recipe (VipsImageDecoder+Base.swift).
+        if format == .jpeg, recipe.resize != nil { return try decodeKeepingBase(data, recipe: recipe).image }
+        if let resize = recipe.resize { try validate(resize) }
         do {
             try Vips.start()
         } catch {
@@ -56,15 +57,38 @@ public struct VipsImageDecoder: ImageDecoding {
         return try data.withUnsafeBytes { buffer in
             guard let base = buffer.baseAddress else { throw ImageDecodingError.empty }
             do {
-                try checkHeader(base, buffer.count, format: format)
-                var image = try thumbnail.map { try decodeThumbnail(base, buffer.count, $0) }
-                    ?? decodeFullSize(base, buffer.count)
-                image = try normalize(image)
-                return try makeImage(consuming: image, format: format)
+                let header = try checkHeader(base, buffer.count, format: format)
+                let (sourceWidth, sourceHeight) = header.orientedSize
+                var image: UnsafeMutablePointer<VipsImage>
+                if let size = Self.decodeSize(for: recipe, sourceWidth: sourceWidth, sourceHeight: sourceHeight) {
+                    image = try decodeResized(base, buffer.count, width: size.width, height: size.height)
+                } else {
+                    image = try decodeFullSize(base, buffer.count)
+                }
+                image = try Vips.normalize(image)
+                image = try processor.apply(recipe, to: image, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+                image = try Vips.normalize(image)
+                return try Vips.makeImage(consuming: image, format: format)  // decodes now, inside the bytes' lifetime
             } catch let error as VipsError {
                 throw ImageDecodingError.corrupt(format: format, reason: error.message)
             }
         }
+    }
+
+    /// The processor that applies recipes after decoding (outputs up to ``maximumThumbnailSide``).
+    var processor: VipsImageProcessor { VipsImageProcessor(maximumSide: maximumThumbnailSide) }
+
+    /// The size to decode a source of `sourceWidth` × `sourceHeight` (oriented) at for `recipe`, with
+    /// shrink-on-load; `nil`: full size (no resize, trim, or a recipe that enlarges). Without a crop it is
+    /// the size the resize gives (so nothing is resampled twice); with one, the whole source at the
+    /// scale the crop's region needs.
+    static func decodeSize(for recipe: ImageRecipe, sourceWidth: Int, sourceHeight: Int) -> (width: Int, height: Int)? {
+        let scale = recipe.decodeScale(sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+        guard scale.x < 1 || scale.y < 1 else { return nil }
+        if recipe.crop == nil, let layout = try? recipe.layout(sourceWidth: sourceWidth, sourceHeight: sourceHeight, maximumSide: .max) {
+            return recipe.rotation.swapsSides ? (layout.scaledHeight, layout.scaledWidth) : (layout.scaledWidth, layout.scaledHeight)
+        }
+        return (max(1, Int((Double(sourceWidth) * scale.x).rounded(.up))), max(1, Int((Double(sourceHeight) * scale.y).rounded(.up))))
     }
 
     /// What an image's header says, before any pixel is decoded.
@@ -78,6 +102,9 @@ public struct VipsImageDecoder: ImageDecoding {
         let bands: Int
         /// Bytes per band value (1 for 8-bit, 2 for 16-bit).
         let sampleBytes: Int
+
+        /// The size once oriented.
+        var orientedSize: (width: Int, height: Int) { swapped ? (height, width) : (width, height) }
     }
 
     /// Reads the header only (one libvips open) and refuses images over the pixel limit.
@@ -109,30 +136,14 @@ public struct VipsImageDecoder: ImageDecoding {
         }
     }
 
-    static func sizeAndCrop(_ fit: ImageRequest.Thumbnail.Fit) -> (VipsSize, VipsInteresting) {
-        switch fit {
-        case .cover: (VIPS_SIZE_BOTH, VIPS_INTERESTING_CENTRE)
-        case .contain: (VIPS_SIZE_BOTH, VIPS_INTERESTING_NONE)
-        case .fill: (VIPS_SIZE_FORCE, VIPS_INTERESTING_NONE)
-        case .inside: (VIPS_SIZE_DOWN, VIPS_INTERESTING_NONE)
-        }
-    }
-
-    private func decodeThumbnail(
-        _ base: UnsafeRawPointer, _ count: Int, _ thumbnail: ImageRequest.Thumbnail
-    ) throws -> UnsafeMutablePointer<VipsImage> {
-        let (size, crop) = Self.sizeAndCrop(thumbnail.fit)
+    /// The source resized to width × height on load (shrink-on-load where the format has it), oriented.
+    private func decodeResized(_ base: UnsafeRawPointer, _ count: Int, width: Int, height: Int) throws -> UnsafeMutablePointer<VipsImage> {
         var output: UnsafeMutablePointer<VipsImage>?
         let status = imagery_vips_thumbnail(
-            base, count, &output, Int32(thumbnail.width), Int32(thumbnail.height), size, crop, rejectsCorruptData ? 1 : 0
+            base, count, &output, Int32(width), Int32(height), VIPS_SIZE_FORCE, VIPS_INTERESTING_NONE, rejectsCorruptData ? 1 : 0
         )
-        guard status == 0, var image = output else { throw VipsError(message: Vips.takeError()) }
-        if thumbnail.fit == .contain {
-            image = try Vips.apply(image) {
-                imagery_vips_center_on_canvas($0, $1, Int32(thumbnail.width), Int32(thumbnail.height))
-            }
-        }
-        return image
+        guard status == 0, let output else { throw VipsError(message: Vips.takeError()) }
+        return output
     }
 
     private func decodeFullSize(_ base: UnsafeRawPointer, _ count: Int) throws -> UnsafeMutablePointer<VipsImage> {
@@ -142,39 +153,4 @@ public struct VipsImageDecoder: ImageDecoding {
         return try Vips.apply(image) { imagery_vips_autorot($0, $1) }
     }
 
-    /// Converts to 8-bit sRGB (or 8-bit grey for grey sources).
-    func normalize(_ image: UnsafeMutablePointer<VipsImage>) throws -> UnsafeMutablePointer<VipsImage> {
-        var image = image
-        let interpretation = vips_image_get_interpretation(image)
-        let target = (interpretation == VIPS_INTERPRETATION_B_W || interpretation == VIPS_INTERPRETATION_GREY16)
-            ? VIPS_INTERPRETATION_B_W : VIPS_INTERPRETATION_sRGB
-        if interpretation != target {
-            image = try Vips.apply(image) { imagery_vips_colourspace($0, $1, target) }
-        }
-        if vips_image_get_format(image) != VIPS_FORMAT_UCHAR {
-            image = try Vips.apply(image) { imagery_vips_cast_uchar($0, $1) }
-        }
-        return image
-    }
-
-    /// Renders the pipeline into one buffer and wraps it without copying.
-    func makeImage(consuming image: UnsafeMutablePointer<VipsImage>, format: ImageFormat) throws -> Image {
-        defer { imagery_vips_unref(image) }
-        let width = Int(vips_image_get_width(image))
-        let height = Int(vips_image_get_height(image))
-        let bands = Int(vips_image_get_bands(image))
-        guard let pixelFormat = PixelFormat(channels: bands) else {
-            throw VipsError(message: "unexpected \(bands)-band image")
-        }
-        var length = 0
-        guard let pixels = vips_image_write_to_memory(image, &length) else {
-            throw VipsError(message: Vips.takeError())
-        }
-        guard length == width * height * bands else {
-            imagery_vips_free(pixels)
-            throw VipsError(message: "pixel buffer is \(length) bytes, expected \(width * height * bands)")
-        }
-        let data = Data(bytesNoCopy: pixels, count: length, deallocator: .custom { pointer, _ in imagery_vips_free(pointer) })
-        return Image(width: width, height: height, pixelFormat: pixelFormat, pixels: data, sourceFormat: format)
-    }
 }

@@ -150,7 +150,8 @@ struct PipelineErrorTests {
             for file in files {
                 do {
                     let image = try await harness.pipeline.image(for: ImageRequest(url: harness.origin.url(file.lastPathComponent), thumbnail: .init(width: 96, height: 96)))
-                    #expect((image.width, image.height) == (96, 96), "\(file.lastPathComponent)")
+                    // At most the box: a source smaller than it is not enlarged.
+                    #expect((1...96).contains(image.width) && (1...96).contains(image.height), "\(file.lastPathComponent)")
                 } catch let error as ImageDecodingError {
                     #expect(!error.description.isEmpty)
                 } catch {

@@ -35,10 +35,14 @@ struct GalleryTests {
             let decoder = VipsImageDecoder()
             for url in urls {
                 let side = url.contains("w=480") ? 480 : 240
+                // A side x side cover crop, of a source not enlarged (the page's CSS covers its tile).
+                let name = try #require(images.first { url.contains($0) })
+                let source = try decoder.decode(Fixtures.data(name), thumbnail: nil)
+                let expected = (min(side, source.width), min(side, source.height))
                 try await client.execute(uri: url, method: .get) { response in
                     #expect(response.status == .ok, "\(url): \(String(buffer: response.body))")
                     let image = try decoder.decode(response.data, thumbnail: nil)
-                    #expect(image.width == side && image.height == side, "\(url): \(image.width)x\(image.height)")
+                    #expect((image.width, image.height) == expected, "\(url): \(image.width)x\(image.height)")
                 }
             }
         }

@@ -14,9 +14,9 @@ public final class CountingDecoder: ImageDecoding {
     /// How many decodes ran.
     public var count: Int { calls.load(ordering: .relaxed) }
 
-    public func decode(_ data: Data, thumbnail: ImageRequest.Thumbnail?) throws -> Image {
+    public func decode(_ data: Data, recipe: ImageRecipe) throws -> Image {
         calls.add(1, ordering: .relaxed)
-        return try base.decode(data, thumbnail: thumbnail)
+        return try base.decode(data, recipe: recipe)
     }
 }
 

@@ -1,14 +1,23 @@
 import Foundation
 
-/// Turns encoded bytes into an ``Image``, optionally at a target size.
+/// Turns encoded bytes into an ``Image``, made with an ``ImageRecipe``.
 ///
 /// The pipeline calls it on its own decoding threads (never on the
 /// cooperative pool), so implementations may block.
 public protocol ImageDecoding: Sendable {
-    /// Decodes `data`. With a thumbnail, decodes at (about) that size rather than
-    /// full size and then shrinking.
+    /// Decodes `data` and applies `recipe` (an empty recipe: the full image). Decodes at the
+    /// smallest size the recipe allows (``ImageRecipe/decodeShrink(sourceWidth:sourceHeight:)``)
+    /// rather than full size and then shrinking.
+    /// - Throws: ``ImageDecodingError``, or ``ImageProcessingError`` when the recipe does not fit the image.
+    func decode(_ data: Data, recipe: ImageRecipe) throws -> Image
+}
+
+extension ImageDecoding {
+    /// Decodes `data`, at `thumbnail`'s size when given (shrink-on-load), else full size.
     /// - Throws: ``ImageDecodingError``.
-    func decode(_ data: Data, thumbnail: ImageRequest.Thumbnail?) throws -> Image
+    public func decode(_ data: Data, thumbnail: ImageRequest.Thumbnail?) throws -> Image {
+        try decode(data, recipe: ImageRecipe(resize: thumbnail))
+    }
 }
 
 /// Why bytes could not become an image.

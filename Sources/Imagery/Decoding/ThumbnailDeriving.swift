@@ -9,23 +9,37 @@ import Foundation
 ///
 /// The pipeline keeps bases in memory per source (``ImagePipeline/Configuration/baseImageCacheCostLimit``).
 public protocol ThumbnailDeriving: ImageDecoding {
-    /// Decodes `thumbnail` of `data`, and returns the base it was resized from when
-    /// one is worth keeping (`nil` for formats without a cheap decode scale).
-    /// - Throws: ``ImageDecodingError``, as ``ImageDecoding/decode(_:thumbnail:)``.
-    func decodeKeepingBase(_ data: Data, thumbnail: ImageRequest.Thumbnail) throws -> (image: Image, base: ThumbnailBase?)
+    /// Decodes `data` made with `recipe`, and returns the base it was made from when one is
+    /// worth keeping (`nil` for formats without a cheap decode scale).
+    /// - Throws: As ``ImageDecoding/decode(_:recipe:)``.
+    func decodeKeepingBase(_ data: Data, recipe: ImageRecipe) throws -> (image: Image, base: ThumbnailBase?)
 
-    /// `thumbnail` made from `base`, exactly what decoding it from the bytes would give (so the
-    /// output never depends on which size was asked for first); `nil` when `base` cannot give
+    /// `recipe` applied to `base`, exactly what decoding it from the bytes would give (so the
+    /// output never depends on which variant was asked for first); `nil` when `base` cannot give
     /// that (the bytes must be decoded again).
-    /// - Throws: ``ImageDecodingError``.
-    func thumbnail(_ thumbnail: ImageRequest.Thumbnail, from base: ThumbnailBase) throws -> Image?
+    /// - Throws: As ``ImageDecoding/decode(_:recipe:)``.
+    func image(_ recipe: ImageRecipe, from base: ThumbnailBase) throws -> Image?
 }
 
-/// A source decoded at a reduced scale, oriented and converted, before the final resize.
+extension ThumbnailDeriving {
+    /// ``decodeKeepingBase(_:recipe:)`` of a resize alone.
+    public func decodeKeepingBase(_ data: Data, thumbnail: ImageRequest.Thumbnail) throws -> (image: Image, base: ThumbnailBase?) {
+        try decodeKeepingBase(data, recipe: ImageRecipe(resize: thumbnail))
+    }
+
+    /// ``image(_:from:)`` of a resize alone.
+    public func thumbnail(_ thumbnail: ImageRequest.Thumbnail, from base: ThumbnailBase) throws -> Image? {
+        try image(ImageRecipe(resize: thumbnail), from: base)
+    }
+}
+
+/// A source decoded at a reduced scale, oriented and converted, before the recipe is applied
+/// (``ImageProcessing``).
 public struct ThumbnailBase: Sendable, CacheCostReporting {
     /// The decoded pixels.
     public let image: Image
-    /// The decode scale: `image` is the source divided by this (1: full size).
+    /// The decode scale: `image` is the source divided by this (1: full size; for a base that is not
+    /// a DCT scale, the nearest whole factor: processing uses `image`'s size against the source's).
     public let scale: Int
     /// The source's size, oriented (as `image` is).
     public let sourceWidth: Int

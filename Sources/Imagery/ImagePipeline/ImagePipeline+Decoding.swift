@@ -89,14 +89,15 @@ extension ImagePipeline {
     /// Decodes the thumbnail `request` asks for, keeping the decoder's base for later
     /// sizes of the source when the decoder makes one (``ThumbnailDeriving``).
     private func decode(_ entry: CacheEntry, for request: ImageRequest, deadline: ContinuousClock.Instant?) async throws -> Image {
-        let admission = try await admitDecode(of: entry.data, thumbnail: request.thumbnail, deadline: deadline)
+        let admission = try await admitDecode(of: entry.data, recipe: request.recipe, deadline: deadline)
         defer { admission.forEach { $0.release() } }
-        guard let thumbnail = request.thumbnail, let bases, !request.options.contains(.disableMemoryCacheWrites),
+        let recipe = request.recipe
+        guard recipe.resize != nil, let bases, !request.options.contains(.disableMemoryCacheWrites),
               let deriving = configuration.decoder as? any ThumbnailDeriving
-        else { return try await decode(entry.data, thumbnail: request.thumbnail) }
+        else { return try await decode(entry.data, recipe: recipe) }
         let data = entry.data
         let (image, base) = try await timedDecode {
-            let decoded = try deriving.decodeKeepingBase(data, thumbnail: thumbnail)
+            let decoded = try deriving.decodeKeepingBase(data, recipe: recipe)
             return (decoded.image, decoded.base)
         }
         if let base, mayKeepInMemory(entry.metadata) {
@@ -110,13 +111,13 @@ extension ImagePipeline {
     /// - Returns: What to release when the decode is done.
     /// - Throws: ``MemoryBudgetError``, or `CancellationError`.
     private func admitDecode(
-        of data: Data, thumbnail: ImageRequest.Thumbnail?, deadline: ContinuousClock.Instant?
+        of data: Data, recipe: ImageRecipe, deadline: ContinuousClock.Instant?
     ) async throws -> [Reservation] {
         guard let budget = configuration.memoryBudget else { return [] }
         let source = budget.charge(data.count)
         // An unreadable header is the decode's to report: charge the source alone.
         let estimate = (configuration.decoder as? any DecodeCostEstimating)
-            .flatMap { try? $0.estimatedDecodeMemory(data, thumbnail: thumbnail) } ?? 0
+            .flatMap { try? $0.estimatedDecodeMemory(data, recipe: recipe) } ?? 0
         do {
             return [source, try await budget.reserve(estimate, for: .decode, deadline: deadline)]
         } catch {
@@ -126,9 +127,9 @@ extension ImagePipeline {
     }
 
     /// Decodes on a decode thread (never the cooperative pool), reporting how long the decode itself took.
-    private func decode(_ data: Data, thumbnail: ImageRequest.Thumbnail?) async throws -> Image {
+    private func decode(_ data: Data, recipe: ImageRecipe) async throws -> Image {
         let decoder = configuration.decoder
-        return try await timedDecode { (try decoder.decode(data, thumbnail: thumbnail), ()) }.image
+        return try await timedDecode { (try decoder.decode(data, recipe: recipe), ()) }.image
     }
 
     private func timedDecode<Extra: Sendable>(
@@ -154,7 +155,8 @@ extension ImagePipeline {
     private func derivedFromBase(
         _ request: ImageRequest, loadSource: () async throws -> CacheEntry
     ) async throws -> ImageResponse? {
-        guard let thumbnail = request.thumbnail, let bases, !request.options.contains(.disableMemoryCacheReads),
+        let recipe = request.recipe
+        guard recipe.resize != nil, let bases, !request.options.contains(.disableMemoryCacheReads),
               let deriving = configuration.decoder as? any ThumbnailDeriving
         else { return nil }
         guard var kept = bases[request.sourceKey] else {
@@ -174,7 +176,7 @@ extension ImagePipeline {
         let base = kept.base
         let (image, duration) = try await decodingPool.run { () -> (Image?, Duration) in
             let start = ContinuousClock.now
-            let image = try? deriving.thumbnail(thumbnail, from: base)  // a failure just means: decode
+            let image = try? deriving.image(recipe, from: base)  // a failure just means: decode
             return (image, ContinuousClock.now - start)
         }
         record(.cacheLookup(.memoryBase, hit: image != nil))
@@ -197,7 +199,7 @@ extension ImagePipeline {
 
     /// A fresh thumbnail stored on disk under the variant key, decoded.
     private func storedVariant(for request: ImageRequest) async throws -> ImageResponse? {
-        guard request.thumbnail != nil, !request.options.contains(.disableDiskCacheReads),
+        guard !request.recipe.isIdentity, !request.options.contains(.disableDiskCacheReads),
               let disk = configuration.diskCache
         else { return nil }
         let entry = await disk.entry(for: request.imageKey.stringValue)
@@ -207,7 +209,7 @@ extension ImagePipeline {
         } ?? false
         record(.cacheLookup(.diskVariant, hit: usable))
         guard let entry, usable else { return nil }
-        guard let variant = try? await decode(entry.data, thumbnail: nil) else {
+        guard let variant = try? await decode(entry.data, recipe: ImageRecipe()) else {
             await disk.remove(for: request.imageKey.stringValue)  // unreadable: forget it
             return nil
         }
@@ -220,7 +222,7 @@ extension ImagePipeline {
 
     /// Encodes a thumbnail and stores it on disk in the background, with its source's freshness.
     private func storeVariant(_ response: ImageResponse, for request: ImageRequest) {
-        guard request.thumbnail != nil, !request.options.contains(.disableDiskCacheWrites), !request.isLocalFile,
+        guard !request.recipe.isIdentity, !request.options.contains(.disableDiskCacheWrites), !request.isLocalFile,
               let disk = configuration.diskCache, let encoder = configuration.encoder,
               configuration.cachePolicy.isStorable(response.source)
         else { return }

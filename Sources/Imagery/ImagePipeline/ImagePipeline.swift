@@ -6,7 +6,7 @@ import Foundation
 /// request ─► decoded-image cache (memory) ─hit─► image
 ///               │ miss
 ///               ▼
-///    one decode job per (source, thumbnail) ─► disk: thumbnail variant ─fresh─► decode it
+///    one decode job per (source, recipe) ─► disk: thumbnail variant ─fresh─► decode it
 ///               │
 ///               ▼
 ///    one data job per source ─► memory / disk: original ─fresh─► decode at size
@@ -97,7 +97,7 @@ public final class ImagePipeline: Sendable {
         bases?[request.sourceKey] = nil
         for cache in [configuration.dataCache, configuration.diskCache].compactMap({ $0 }) {
             await cache.remove(for: request.sourceKey.stringValue)
-            if request.thumbnail != nil { await cache.remove(for: request.imageKey.stringValue) }
+            if !request.recipe.isIdentity { await cache.remove(for: request.imageKey.stringValue) }
         }
     }
 

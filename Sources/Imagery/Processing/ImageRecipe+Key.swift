@@ -1,0 +1,58 @@
+import Foundation
+
+extension ImageRecipe: CustomStringConvertible {
+    /// A canonical string of the recipe, for cache keys: equal recipes give equal strings and
+    /// different recipes different strings. A resize alone reads `WIDTHxHEIGHT-FIT`; other operations
+    /// follow in the order they apply, separated by `,`.
+    public var description: String {
+        var parts: [String] = []
+        if let trim { parts.append("trim:\(trim.threshold)" + (trim.color.map { ":\($0)" } ?? "")) }
+        if let crop {
+            let placement = switch crop.placement {
+            case .origin(let x, let y): "@\(x.key),\(y.key)"
+            case .gravity(let gravity): "~\(gravity.key)"
+            }
+            parts.append("crop:\(crop.width.key)x\(crop.height.key)\(placement)")
+        }
+        if rotation != .none { parts.append("rotate:\(rotation.rawValue)") }
+        if flip { parts.append("flip") }
+        if flop { parts.append("flop") }
+        if let resize { parts.append(resize.description) }
+        if let padding { parts.append("pad:\(padding.top):\(padding.right):\(padding.bottom):\(padding.left)") }
+        if let blur { parts.append("blur:\(blur)") }
+        if let sharpen { parts.append("sharpen:\(sharpen)") }
+        if grayscale { parts.append("gray") }
+        if let background { parts.append("bg:\(background)") }
+        return parts.joined(separator: ",")
+    }
+}
+
+extension ImageRecipe.Length {
+    var key: String {
+        switch self {
+        case .pixels(let pixels): "\(pixels)"
+        case .fraction(let fraction): "\(fraction)f"
+        }
+    }
+}
+
+extension ImageRecipe.Gravity: CustomStringConvertible {
+    /// The short name (`center`, `north`, ..., `fp:X:Y`, `smart:attention`).
+    public var description: String { key }
+
+    var key: String {
+        switch self {
+        case .center: "center"
+        case .north: "north"
+        case .south: "south"
+        case .east: "east"
+        case .west: "west"
+        case .northEast: "northeast"
+        case .northWest: "northwest"
+        case .southEast: "southeast"
+        case .southWest: "southwest"
+        case .focalPoint(let x, let y): "fp:\(x):\(y)"
+        case .smart(let strategy): "smart:\(strategy.rawValue)"
+        }
+    }
+}

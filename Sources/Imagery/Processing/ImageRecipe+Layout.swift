@@ -1,0 +1,191 @@
+import Foundation
+
+extension ImageRecipe {
+    /// A rectangle in pixels.
+    public struct Rect: Sendable, Hashable, CustomStringConvertible {
+        public var x: Int
+        public var y: Int
+        public var width: Int
+        public var height: Int
+
+        public init(x: Int, y: Int, width: Int, height: Int) {
+            (self.x, self.y, self.width, self.height) = (x, y, width, height)
+        }
+
+        public var description: String { "\(width)x\(height) at \(x),\(y)" }
+    }
+
+    /// The geometry of a recipe on a source of known size: every size and position the
+    /// operations produce, worked out before any pixel is touched (only smart gravity and trim
+    /// look at pixels). Backends follow it; tests check it without decoding.
+    public struct Layout: Sendable, Hashable {
+        /// The part of the oriented source kept (after ``ImageRecipe/trim`` and ``ImageRecipe/crop``),
+        /// in source pixels. With ``smartRegion`` only its size is decided: the backend places it.
+        public var region: Rect
+        /// Set when the crop's place is for the backend to find (``Gravity/smart(_:)``).
+        public var smartRegion: Gravity.SmartStrategy?
+        /// The scale from the rotated region to ``scaledWidth`` × ``scaledHeight``, per side (exact,
+        /// before rounding): what shrink-on-load may divide the source by.
+        public var scale: (x: Double, y: Double)
+        /// The rotated region resized.
+        public var scaledWidth: Int
+        public var scaledHeight: Int
+        /// For ``ImageRequest/Thumbnail/Fit/cover``: the part of the scaled image kept (``smartCover``: its
+        /// size only, the backend places it).
+        public var coverCrop: Rect?
+        public var smartCover: Gravity.SmartStrategy?
+        /// For ``ImageRequest/Thumbnail/Fit/contain``: the box, and where the scaled image sits in it.
+        public var canvas: (width: Int, height: Int, x: Int, y: Int)?
+        /// The final size, padding included.
+        public var outputWidth: Int
+        public var outputHeight: Int
+
+        public static func == (lhs: Layout, rhs: Layout) -> Bool {
+            lhs.region == rhs.region && lhs.smartRegion == rhs.smartRegion && lhs.scale == rhs.scale
+                && lhs.scaledWidth == rhs.scaledWidth && lhs.scaledHeight == rhs.scaledHeight
+                && lhs.coverCrop == rhs.coverCrop && lhs.smartCover == rhs.smartCover
+                && lhs.canvas.map { [$0.width, $0.height, $0.x, $0.y] } == rhs.canvas.map { [$0.width, $0.height, $0.x, $0.y] }
+                && lhs.outputWidth == rhs.outputWidth && lhs.outputHeight == rhs.outputHeight
+        }
+
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(region)
+            hasher.combine(outputWidth)
+            hasher.combine(outputHeight)
+        }
+    }
+
+    /// The geometry of this recipe on a source `sourceWidth` × `sourceHeight` (oriented).
+    /// - Parameters:
+    ///   - trimmed: What ``trim`` left of the source (the backend finds it in the pixels); `nil`: all of it.
+    ///   - maximumSide: The largest output width or height.
+    /// - Throws: ``ImageProcessingError`` for a crop outside the image, an empty result, or an output
+    ///   larger than `maximumSide`.
+    public func layout(sourceWidth: Int, sourceHeight: Int, trimmed: Rect? = nil, maximumSide: Int = 16_384) throws -> Layout {
+        let whole = trimmed ?? Rect(x: 0, y: 0, width: sourceWidth, height: sourceHeight)
+        guard whole.width > 0, whole.height > 0 else { throw ImageProcessingError.emptyResult }
+        var region = whole
+        var smartRegion: Gravity.SmartStrategy?
+        if let crop {
+            region = try Self.cropped(whole, by: crop)
+            if case .gravity(.smart(let strategy)) = crop.placement { smartRegion = strategy }
+        }
+        let (rotatedWidth, rotatedHeight) = rotation.swapsSides ? (region.height, region.width) : (region.width, region.height)
+        var scale = (x: 1.0, y: 1.0)
+        var (scaledWidth, scaledHeight) = (rotatedWidth, rotatedHeight)
+        var coverCrop: Rect?
+        var smartCover: Gravity.SmartStrategy?
+        var canvas: (width: Int, height: Int, x: Int, y: Int)?
+        var (outputWidth, outputHeight) = (rotatedWidth, rotatedHeight)
+        if let resize {
+            let horizontal = Double(resize.width) / Double(rotatedWidth)
+            let vertical = Double(resize.height) / Double(rotatedHeight)
+            func limited(_ scale: Double) -> Double { resize.enlarge ? scale : min(scale, 1) }
+            func sized(_ x: Double, _ y: Double) -> (Int, Int) {
+                (max(1, Int((Double(rotatedWidth) * x).rounded())), max(1, Int((Double(rotatedHeight) * y).rounded())))
+            }
+            switch resize.fit {
+            case .cover, .outside:
+                let covering = max(horizontal, vertical)
+                let factor = limited(covering)
+                scale = (factor, factor)
+                (scaledWidth, scaledHeight) = sized(factor, factor)
+                if factor == covering {  // rounding must not leave the box uncovered
+                    (scaledWidth, scaledHeight) = (max(scaledWidth, resize.width), max(scaledHeight, resize.height))
+                }
+                (outputWidth, outputHeight) = (scaledWidth, scaledHeight)
+                if resize.fit == .cover {
+                    let (width, height) = (min(scaledWidth, resize.width), min(scaledHeight, resize.height))
+                    let gravity = resize.gravity
+                    if case .smart(let strategy) = gravity { smartCover = strategy }
+                    coverCrop = Rect(
+                        x: gravity.offset(part: width, in: scaledWidth, horizontal: true) ?? 0,
+                        y: gravity.offset(part: height, in: scaledHeight, horizontal: false) ?? 0,
+                        width: width, height: height
+                    )
+                    (outputWidth, outputHeight) = (width, height)
+                }
+            case .contain, .inside:
+                let factor = limited(min(horizontal, vertical))
+                scale = (factor, factor)
+                (scaledWidth, scaledHeight) = sized(factor, factor)
+                // Within the box (rounding could pass it by one; a source smaller than the box already is).
+                (scaledWidth, scaledHeight) = (min(scaledWidth, resize.width), min(scaledHeight, resize.height))
+                (outputWidth, outputHeight) = (scaledWidth, scaledHeight)
+                if resize.fit == .contain {
+                    // Edges and corners place the image in the box; a point or smart gravity has nothing to choose.
+                    let gravity: Gravity = switch resize.gravity {
+                    case .focalPoint, .smart: .center
+                    default: resize.gravity
+                    }
+                    canvas = (
+                        resize.width, resize.height,
+                        gravity.offset(part: scaledWidth, in: resize.width, horizontal: true) ?? 0,
+                        gravity.offset(part: scaledHeight, in: resize.height, horizontal: false) ?? 0
+                    )
+                    (outputWidth, outputHeight) = (resize.width, resize.height)
+                }
+            case .fill:
+                scale = (limited(horizontal), limited(vertical))
+                (scaledWidth, scaledHeight) = sized(scale.x, scale.y)
+                (outputWidth, outputHeight) = (scaledWidth, scaledHeight)
+            }
+        }
+        if let padding {
+            outputWidth += padding.left + padding.right
+            outputHeight += padding.top + padding.bottom
+        }
+        guard outputWidth > 0, outputHeight > 0 else { throw ImageProcessingError.emptyResult }
+        guard outputWidth <= maximumSide, outputHeight <= maximumSide, scaledWidth <= maximumSide, scaledHeight <= maximumSide else {
+            throw ImageProcessingError.outputTooLarge(width: outputWidth, height: outputHeight, limit: maximumSide)
+        }
+        return Layout(
+            region: region, smartRegion: smartRegion, scale: scale, scaledWidth: scaledWidth, scaledHeight: scaledHeight,
+            coverCrop: coverCrop, smartCover: smartCover, canvas: canvas, outputWidth: outputWidth, outputHeight: outputHeight
+        )
+    }
+
+    /// `crop` of `whole` (source pixels): sizes are clamped to the image, a rectangle reaching past
+    /// an edge is cut there, and one that starts outside the image is an error.
+    static func cropped(_ whole: Rect, by crop: Crop) throws -> Rect {
+        let width = crop.width.resolved(in: whole.width)
+        let height = crop.height.resolved(in: whole.height)
+        guard width > 0, height > 0 else { throw ImageProcessingError.emptyResult }
+        switch crop.placement {
+        case .origin(let x, let y):
+            let (left, top) = (x.resolved(in: whole.width), y.resolved(in: whole.height))
+            guard left >= 0, top >= 0, left < whole.width, top < whole.height else {
+                throw ImageProcessingError.cropOutsideImage(
+                    Rect(x: left, y: top, width: width, height: height), width: whole.width, height: whole.height
+                )
+            }
+            return Rect(x: whole.x + left, y: whole.y + top, width: min(width, whole.width - left), height: min(height, whole.height - top))
+        case .gravity(let gravity):
+            let (width, height) = (min(width, whole.width), min(height, whole.height))
+            return Rect(
+                x: whole.x + (gravity.offset(part: width, in: whole.width, horizontal: true) ?? 0),
+                y: whole.y + (gravity.offset(part: height, in: whole.height, horizontal: false) ?? 0),
+                width: width, height: height
+            )
+        }
+    }
+
+    /// How far each side of the source may be shrunk while it is decoded (each 1 or less), so that
+    /// the output still gets at least one source pixel per output pixel: the layout's scale, mapped
+    /// back to the source's sides through the rotation. 1 when ``trim`` is set (what it keeps is
+    /// unknown until the pixels are read) or the layout fails (the processor reports why).
+    public func decodeScale(sourceWidth: Int, sourceHeight: Int) -> (x: Double, y: Double) {
+        guard trim == nil, resize != nil,
+              let layout = try? layout(sourceWidth: sourceWidth, sourceHeight: sourceHeight, maximumSide: .max)
+        else { return (1, 1) }
+        let (x, y) = rotation.swapsSides ? (layout.scale.y, layout.scale.x) : (layout.scale.x, layout.scale.y)
+        return (min(1, x), min(1, y))
+    }
+
+    /// The largest factor the whole source may be divided by on decoding (at least 1): both sides
+    /// keep at least the pixels ``decodeScale(sourceWidth:sourceHeight:)`` asks for.
+    public func decodeShrink(sourceWidth: Int, sourceHeight: Int) -> Double {
+        let scale = decodeScale(sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+        return 1 / max(scale.x, scale.y)
+    }
+}

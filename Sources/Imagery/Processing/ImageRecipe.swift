@@ -1,0 +1,223 @@
+import Foundation
+
+/// What to make of a decoded source: geometry (trim, crop, rotation, resize with gravity,
+/// padding) and pixel effects (blur, sharpen, greyscale, background), as a value.
+///
+/// A recipe is part of a request's variant key (``ImageCacheKey``): two requests with equal
+/// recipes share one decode; any difference is another variant. The operations apply in one
+/// fixed order, whatever order a URL names them in (as imgproxy does), so every spelling of one
+/// output is one recipe and one cache entry:
+///
+/// 1. EXIF orientation (always; the decoder applies it);
+/// 2. ``trim``: a uniform border removed;
+/// 3. ``crop``: a rectangle of what is left (pixels or fractions, placed or by gravity);
+/// 4. ``rotation``, then ``flip`` and ``flop``;
+/// 5. ``resize`` (``ImageRequest/Thumbnail``: a box, a fit, ``ImageRequest/Thumbnail/enlarge``,
+///    ``ImageRequest/Thumbnail/gravity``);
+/// 6. ``padding``, in ``background`` (transparent when none);
+/// 7. ``blur``, ``sharpen``, ``grayscale``;
+/// 8. ``background``: alpha flattened onto it.
+///
+/// Shrink-on-load follows from the whole recipe (``decodeShrink(sourceWidth:sourceHeight:)``): a crop
+/// of a small region needs more of the source's pixels than a resize of all of it.
+/// The recipe holds no libvips: backends implement it (``ImageProcessing``).
+public struct ImageRecipe: Sendable, Hashable {
+    /// Removes a border of (nearly) one colour first; `nil`: none.
+    public var trim: Trim?
+    /// A rectangle of the (trimmed) source to keep; `nil`: all of it.
+    public var crop: Crop?
+    /// Clockwise rotation after the crop; default none.
+    public var rotation: Rotation = .none
+    /// Mirrors top and bottom (after ``rotation``).
+    public var flip = false
+    /// Mirrors left and right (after ``rotation``).
+    public var flop = false
+    /// The size and how the image fits it; `nil`: the size of what the crop left.
+    public var resize: ImageRequest.Thumbnail?
+    /// Space added around the resized image, in output pixels, in ``background``.
+    public var padding: Insets?
+    /// Gaussian blur of this sigma (0.3...100); `nil`: none.
+    public var blur: Double?
+    /// Sharpening of this sigma (0.3...10); `nil`: none.
+    public var sharpen: Double?
+    /// Converts to grey.
+    public var grayscale = false
+    /// The colour of padding and of `contain`'s bars; when set, alpha is flattened onto it.
+    /// `nil`: padding and bars are transparent (black where the output has no alpha).
+    public var background: Color?
+
+    /// A recipe that resizes to `resize`, or does nothing.
+    public init(resize: ImageRequest.Thumbnail? = nil) {
+        self.resize = resize
+    }
+
+    /// Whether the recipe leaves the decoded source as it is.
+    public var isIdentity: Bool { self == ImageRecipe() }
+
+    /// Whether the recipe does nothing but resize (what every decoder can do by itself).
+    public var isResizeOnly: Bool { ImageRecipe(resize: resize) == self }
+}
+
+extension ImageRecipe {
+    /// A clockwise rotation by a multiple of 90 degrees.
+    public enum Rotation: Int, Sendable, Hashable, CaseIterable {
+        case none = 0
+        case quarter = 90
+        case half = 180
+        case threeQuarters = 270
+
+        /// Whether width and height trade places.
+        public var swapsSides: Bool { self == .quarter || self == .threeQuarters }
+    }
+
+    /// An sRGB colour with alpha, 8 bits per channel.
+    public struct Color: Sendable, Hashable, CustomStringConvertible {
+        public var red: UInt8
+        public var green: UInt8
+        public var blue: UInt8
+        /// 255: opaque.
+        public var alpha: UInt8
+
+        public init(red: UInt8, green: UInt8, blue: UInt8, alpha: UInt8 = 255) {
+            (self.red, self.green, self.blue, self.alpha) = (red, green, blue, alpha)
+        }
+
+        public static let white = Color(red: 255, green: 255, blue: 255)
+        public static let black = Color(red: 0, green: 0, blue: 0)
+        public static let transparent = Color(red: 0, green: 0, blue: 0, alpha: 0)
+
+        /// `RGB`, `RRGGBB` or `RRGGBBAA` in hex, with or without `#`.
+        public init?(hex: String) {
+            var digits = Substring(hex)
+            if digits.hasPrefix("#") { digits = digits.dropFirst() }
+            guard digits.allSatisfy(\.isHexDigit), digits.utf8.count == digits.count else { return nil }
+            let values: [UInt8]
+            switch digits.count {
+            case 3: values = digits.map { UInt8(String(repeating: $0, count: 2), radix: 16)! }
+            case 6, 8:
+                var chunks: [UInt8] = []
+                var index = digits.startIndex
+                while index < digits.endIndex {
+                    let next = digits.index(index, offsetBy: 2)
+                    chunks.append(UInt8(digits[index..<next], radix: 16)!)
+                    index = next
+                }
+                values = chunks
+            default: return nil
+            }
+            self.init(red: values[0], green: values[1], blue: values[2], alpha: values.count == 4 ? values[3] : 255)
+        }
+
+        /// Lower-case hex, `RRGGBB` or `RRGGBBAA` when not opaque.
+        public var description: String {
+            let channels = alpha == 255 ? [red, green, blue] : [red, green, blue, alpha]
+            return channels.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        }
+    }
+
+    /// Pixels added on each side.
+    public struct Insets: Sendable, Hashable {
+        public var top: Int
+        public var right: Int
+        public var bottom: Int
+        public var left: Int
+
+        public init(top: Int, right: Int, bottom: Int, left: Int) {
+            (self.top, self.right, self.bottom, self.left) = (top, right, bottom, left)
+        }
+
+        /// The same on every side.
+        public init(all: Int) { self.init(top: all, right: all, bottom: all, left: all) }
+    }
+
+    /// Removal of a border of one colour.
+    public struct Trim: Sendable, Hashable {
+        /// How far (0...255, per channel) a pixel may be from the border colour and still be border; default 10.
+        public var threshold: Double
+        /// The border colour; `nil`: the top-left pixel's.
+        public var color: Color?
+
+        public init(threshold: Double = 10, color: Color? = nil) {
+            self.threshold = threshold
+            self.color = color
+        }
+    }
+
+    /// A length along one side: pixels, or a fraction of that side.
+    public enum Length: Sendable, Hashable {
+        case pixels(Int)
+        /// 0 < fraction <= 1 for sizes, 0 <= fraction < 1 for offsets.
+        case fraction(Double)
+
+        /// The length in pixels of a side `side` pixels long.
+        public func resolved(in side: Int) -> Int {
+            switch self {
+            case .pixels(let pixels): pixels
+            case .fraction(let fraction): Int((fraction * Double(side)).rounded())
+            }
+        }
+    }
+
+    /// A rectangle of the source to keep, at a position or placed by gravity.
+    public struct Crop: Sendable, Hashable {
+        /// Where the rectangle is.
+        public enum Placement: Sendable, Hashable {
+            /// Its top-left corner.
+            case origin(x: Length, y: Length)
+            /// Placed in the image by gravity (``Gravity/smart(_:)`` picks the most interesting part).
+            case gravity(Gravity)
+        }
+
+        public var width: Length
+        public var height: Length
+        public var placement: Placement
+
+        public init(width: Length, height: Length, placement: Placement = .gravity(.center)) {
+            (self.width, self.height, self.placement) = (width, height, placement)
+        }
+    }
+
+    /// Which part of an image is kept when it is cropped (``ImageRequest/Thumbnail/Fit/cover``, ``Crop``),
+    /// or where it sits in a larger box (``ImageRequest/Thumbnail/Fit/contain``).
+    public enum Gravity: Sendable, Hashable {
+        case center
+        case north, south, east, west
+        case northEast, northWest, southEast, southWest
+        /// A point of the image, as fractions of its width and height (0...1): the crop is centred
+        /// on it as far as the image allows.
+        case focalPoint(x: Double, y: Double)
+        /// The most interesting part, found by libvips (``SmartStrategy``).
+        case smart(SmartStrategy)
+
+        /// How libvips finds the interesting part.
+        public enum SmartStrategy: String, Sendable, Hashable, CaseIterable {
+            /// Skin tones, saturated colours and edges (libvips' "attention").
+            case attention
+            /// The part with the most information (libvips' "entropy").
+            case entropy
+        }
+
+        /// The offset of a part `part` long in a side `side` long (`part <= side`); `nil` for ``smart(_:)``.
+        public func offset(part: Int, in side: Int, horizontal: Bool) -> Int? {
+            let free = max(0, side - part)
+            let position: Double
+            switch self {
+            case .center: position = 0.5
+            case .north: position = horizontal ? 0.5 : 0
+            case .south: position = horizontal ? 0.5 : 1
+            case .east: position = horizontal ? 1 : 0.5
+            case .west: position = horizontal ? 0 : 0.5
+            case .northEast: position = horizontal ? 1 : 0
+            case .northWest: position = 0
+            case .southEast: position = 1
+            case .southWest: position = horizontal ? 0 : 1
+            case .focalPoint(let x, let y):
+                // Centred on the point, then kept inside the side.
+                let centre = (horizontal ? x : y) * Double(side)
+                return min(free, max(0, Int((centre - Double(part) / 2).rounded())))
+            case .smart: return nil
+            }
+            return position == 0.5 ? free / 2 : Int((position * Double(free)).rounded())
+        }
+    }
+}

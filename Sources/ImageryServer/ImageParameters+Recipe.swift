@@ -1,0 +1,175 @@
+import Foundation
+import Imagery
+
+extension ImageParameters {
+    /// The recipe a query asks for. Sizes (`w`, `h`, `pad`) are output pixels, multiplied by `dpr`;
+    /// a box larger than `maximumSide` after `dpr` is scaled down to it (keeping its shape).
+    static func recipe(from query: QueryReader, maximumSide: Int) throws -> ImageRecipe {
+        var recipe = ImageRecipe()
+        let dpr = try query.number("dpr", in: 1...4) ?? 1
+        let gravity = try query.gravity("gravity") ?? .center
+        let width = try query.integer("w", in: 1...maximumSide)
+        let height = try query.integer("h", in: 1...maximumSide)
+        let fit = try query.choice("fit", Dictionary(uniqueKeysWithValues: ImageRequest.Thumbnail.Fit.allCases.map { ($0.rawValue, $0) }))
+        let enlarge = try query.bool("enlarge") ?? false
+        if width != nil || height != nil {
+            // One side: the other follows the aspect ratio (a box that does not bound it, fit inside).
+            var box = (Double(width ?? maximumSide), Double(height ?? maximumSide))
+            if width != nil { box.0 *= dpr }
+            if height != nil { box.1 *= dpr }
+            let over = max(box.0, box.1) / Double(maximumSide)
+            if over > 1 { box = (box.0 / over, box.1 / over) }
+            recipe.resize = ImageRequest.Thumbnail(
+                width: max(1, Int(box.0.rounded())), height: max(1, Int(box.1.rounded())),
+                fit: width != nil && height != nil ? fit ?? .cover : .inside, enlarge: enlarge, gravity: gravity
+            )
+        }
+        recipe.crop = try query.crop("crop", gravity: gravity)
+        if let threshold = try query.number("trim", in: 0...255) { recipe.trim = ImageRecipe.Trim(threshold: threshold) }
+        recipe.rotation = try query.choice("rotate", ["0": .none, "90": .quarter, "180": .half, "270": .threeQuarters]) ?? .none
+        recipe.flip = try query.bool("flip") ?? false
+        recipe.flop = try query.bool("flop") ?? false
+        if let padding = try query.insets("pad", in: 0...maximumSide) {
+            func scaled(_ side: Int) -> Int { Int((Double(side) * dpr).rounded()) }
+            recipe.padding = ImageRecipe.Insets(
+                top: scaled(padding.top), right: scaled(padding.right), bottom: scaled(padding.bottom), left: scaled(padding.left)
+            )
+        }
+        recipe.background = try query.color("bg")
+        recipe.blur = try query.number("blur", in: 0.3...100)
+        recipe.sharpen = try query.number("sharpen", in: 0.3...10)
+        recipe.grayscale = try query.bool("grayscale") ?? false
+        return recipe
+    }
+}
+
+/// Typed reads of query parameters, each refusing a bad value with a message that names the
+/// parameter and what it accepts (one wording for every parameter of a kind).
+struct QueryReader {
+    let query: [String: String]
+
+    init(_ query: [String: String]) {
+        self.query = query
+    }
+
+    func integer(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
+        guard let text = query[name] else { return nil }
+        guard let value = Int(text), range.contains(value) else {
+            throw ServerError.badParameter("\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        return value
+    }
+
+    func number(_ name: String, in range: ClosedRange<Double>) throws -> Double? {
+        guard let text = query[name] else { return nil }
+        guard let value = Self.number(text), range.contains(value) else {
+            throw ServerError.badParameter("\(name) must be a number from \(Self.format(range.lowerBound)) to \(Self.format(range.upperBound))")
+        }
+        return value
+    }
+
+    /// `1`, `true`, `0` or `false`.
+    func bool(_ name: String) throws -> Bool? {
+        guard let text = query[name] else { return nil }
+        switch text {
+        case "1", "true": return true
+        case "0", "false": return false
+        default: throw ServerError.badParameter("\(name) must be true or false (1 or 0)")
+        }
+    }
+
+    /// One of `choices`' keys.
+    func choice<Value>(_ name: String, _ choices: [String: Value]) throws -> Value? {
+        guard let text = query[name] else { return nil }
+        guard let value = choices[text] else {
+            let names = choices.keys.sorted { (Int($0) ?? 0, $0) < (Int($1) ?? 0, $1) }
+            throw ServerError.badParameter("\(name) must be one of \(names.joined(separator: ", "))")
+        }
+        return value
+    }
+
+    /// An edge or corner, `smart` (libvips' attention), `entropy`, or `X,Y`: a focal point in fractions of the image.
+    func gravity(_ name: String) throws -> ImageRecipe.Gravity? {
+        guard let text = query[name] else { return nil }
+        let named: [String: ImageRecipe.Gravity] = [
+            "center": .center, "north": .north, "south": .south, "east": .east, "west": .west,
+            "northeast": .northEast, "northwest": .northWest, "southeast": .southEast, "southwest": .southWest,
+            "smart": .smart(.attention), "entropy": .smart(.entropy),
+        ]
+        if let gravity = named[text] { return gravity }
+        let parts = text.split(separator: ",", omittingEmptySubsequences: false)
+        if parts.count == 2, let x = Self.number(parts[0]), let y = Self.number(parts[1]), (0...1).contains(x), (0...1).contains(y) {
+            return .focalPoint(x: x, y: y)
+        }
+        throw ServerError.badParameter(
+            "\(name) must be center, north, south, east, west, northeast, northwest, southeast, southwest, smart, entropy, or X,Y (a focal point, fractions from 0 to 1)"
+        )
+    }
+
+    /// `X,Y,WIDTH,HEIGHT` (a rectangle) or `WIDTH,HEIGHT` (placed by `gravity`), each a whole number of
+    /// pixels or a fraction of the image's side (written with a point: `0.5`).
+    func crop(_ name: String, gravity: ImageRecipe.Gravity) throws -> ImageRecipe.Crop? {
+        guard let text = query[name] else { return nil }
+        let message = "\(name) must be X,Y,WIDTH,HEIGHT or WIDTH,HEIGHT: whole pixels, or fractions of the image written with a point (0.25); sizes above 0"
+        let parts = text.split(separator: ",", omittingEmptySubsequences: false)
+        func length(_ part: Substring, size: Bool) throws -> ImageRecipe.Length {
+            if part.contains(".") {
+                guard let fraction = Self.number(part), size ? (fraction > 0 && fraction <= 1) : (0..<1).contains(fraction) else {
+                    throw ServerError.badParameter(message)
+                }
+                return .fraction(fraction)
+            }
+            guard let pixels = Int(part), size ? pixels > 0 : pixels >= 0 else { throw ServerError.badParameter(message) }
+            return .pixels(pixels)
+        }
+        switch parts.count {
+        case 2:
+            return ImageRecipe.Crop(width: try length(parts[0], size: true), height: try length(parts[1], size: true), placement: .gravity(gravity))
+        case 4:
+            return ImageRecipe.Crop(
+                width: try length(parts[2], size: true), height: try length(parts[3], size: true),
+                placement: .origin(x: try length(parts[0], size: false), y: try length(parts[1], size: false))
+            )
+        default:
+            throw ServerError.badParameter(message)
+        }
+    }
+
+    /// `ALL`, `VERTICAL,HORIZONTAL` or `TOP,RIGHT,BOTTOM,LEFT` (as CSS), in `range`.
+    func insets(_ name: String, in range: ClosedRange<Int>) throws -> ImageRecipe.Insets? {
+        guard let text = query[name] else { return nil }
+        let values = text.split(separator: ",", omittingEmptySubsequences: false).map { Int($0) }
+        guard values.allSatisfy({ $0.map(range.contains) ?? false }) else {
+            throw ServerError.badParameter("\(name) must be 1, 2 or 4 whole numbers from \(range.lowerBound) to \(range.upperBound) (CSS order)")
+        }
+        let sides = values.compactMap { $0 }
+        switch sides.count {
+        case 1: return ImageRecipe.Insets(all: sides[0])
+        case 2: return ImageRecipe.Insets(top: sides[0], right: sides[1], bottom: sides[0], left: sides[1])
+        case 4: return ImageRecipe.Insets(top: sides[0], right: sides[1], bottom: sides[2], left: sides[3])
+        default:
+            throw ServerError.badParameter("\(name) must be 1, 2 or 4 whole numbers from \(range.lowerBound) to \(range.upperBound) (CSS order)")
+        }
+    }
+
+    /// A hex colour: `RGB`, `RRGGBB` or `RRGGBBAA`.
+    func color(_ name: String) throws -> ImageRecipe.Color? {
+        guard let text = query[name] else { return nil }
+        guard let color = ImageRecipe.Color(hex: text) else {
+            throw ServerError.badParameter("\(name) must be a hex colour: RGB, RRGGBB or RRGGBBAA (ff8800)")
+        }
+        return color
+    }
+
+    /// A finite decimal number (no exponent, no `nan` or `inf`).
+    static func number<S: StringProtocol>(_ text: S) -> Double? {
+        guard !text.isEmpty, text.utf8.allSatisfy({ (48...57).contains($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") }),
+              let value = Double(text), value.isFinite
+        else { return nil }
+        return value
+    }
+
+    static func format(_ value: Double) -> String {
+        value == value.rounded() ? String(Int(value)) : String(value)
+    }
+}

@@ -1,0 +1,83 @@
+import CVips
+import Foundation
+import Imagery
+
+/// Between ``Image`` and libvips images: wrapping pixels, normalising, rendering back, colours as band values.
+extension Vips {
+    /// `image`'s pixels as a libvips image, without copying: `buffer` must outlive it and everything made from it.
+    static func wrap(_ image: Image, _ buffer: UnsafeRawBufferPointer) throws -> UnsafeMutablePointer<VipsImage> {
+        guard let wrapped = imagery_vips_wrap_pixels(
+            buffer.baseAddress, buffer.count, Int32(image.width), Int32(image.height), Int32(image.pixelFormat.bytesPerPixel)
+        ) else { throw VipsError(message: takeError()) }
+        let interpretation = image.pixelFormat.bytesPerPixel <= 2 ? VIPS_INTERPRETATION_B_W : VIPS_INTERPRETATION_sRGB
+        return try apply(wrapped) { imagery_vips_set_interpretation($0, $1, interpretation) }
+    }
+
+    /// Converts to 8-bit sRGB (or 8-bit grey for grey images).
+    static func normalize(_ image: UnsafeMutablePointer<VipsImage>) throws -> UnsafeMutablePointer<VipsImage> {
+        var image = image
+        let interpretation = vips_image_get_interpretation(image)
+        let target = (interpretation == VIPS_INTERPRETATION_B_W || interpretation == VIPS_INTERPRETATION_GREY16)
+            ? VIPS_INTERPRETATION_B_W : VIPS_INTERPRETATION_sRGB
+        if interpretation != target {
+            image = try apply(image) { imagery_vips_colourspace($0, $1, target) }
+        }
+        if vips_image_get_format(image) != VIPS_FORMAT_UCHAR {
+            image = try apply(image) { imagery_vips_cast_uchar($0, $1) }
+        }
+        return image
+    }
+
+    /// Renders `image` into one buffer and wraps it as an ``Image`` without copying; releases `image`.
+    static func makeImage(consuming image: UnsafeMutablePointer<VipsImage>, format: ImageFormat) throws -> Image {
+        defer { imagery_vips_unref(image) }
+        let width = Int(vips_image_get_width(image))
+        let height = Int(vips_image_get_height(image))
+        let bands = Int(vips_image_get_bands(image))
+        guard let pixelFormat = PixelFormat(channels: bands) else {
+            throw VipsError(message: "unexpected \(bands)-band image")
+        }
+        var length = 0
+        guard let pixels = vips_image_write_to_memory(image, &length) else {
+            throw VipsError(message: takeError())
+        }
+        guard length == width * height * bands else {
+            imagery_vips_free(pixels)
+            throw VipsError(message: "pixel buffer is \(length) bytes, expected \(width * height * bands)")
+        }
+        let data = Data(bytesNoCopy: pixels, count: length, deallocator: .custom { pointer, _ in imagery_vips_free(pointer) })
+        return Image(width: width, height: height, pixelFormat: pixelFormat, pixels: data, sourceFormat: format)
+    }
+
+    static func hasAlpha(_ image: UnsafeMutablePointer<VipsImage>) -> Bool {
+        vips_image_hasalpha(image) != 0
+    }
+
+    /// `image` made able to hold `color` (an alpha band for a translucent colour, sRGB for a colour on
+    /// a grey image), and `color` as one value per band of the result. Consumes `image`.
+    static func preparing(
+        _ image: UnsafeMutablePointer<VipsImage>, for color: ImageRecipe.Color
+    ) throws -> (UnsafeMutablePointer<VipsImage>, [Double]) {
+        var image = image
+        if color.alpha < 255, !hasAlpha(image) {
+            image = try apply(image) { imagery_vips_add_alpha($0, $1) }
+        }
+        let isGrey = vips_image_get_bands(image) <= 2
+        if isGrey, !(color.red == color.green && color.green == color.blue) {
+            image = try apply(image) { imagery_vips_colourspace($0, $1, VIPS_INTERPRETATION_sRGB) }
+        }
+        return (image, values(of: color, bands: Int(vips_image_get_bands(image))))
+    }
+
+    /// `color` as values for an image of `bands` bands (1 or 2: grey, 3 or 4: sRGB; the last of 2 or 4 is alpha).
+    static func values(of color: ImageRecipe.Color, bands: Int) -> [Double] {
+        let grey = 0.2126 * Double(color.red) + 0.7152 * Double(color.green) + 0.0722 * Double(color.blue)
+        let alpha = Double(color.alpha)
+        switch bands {
+        case 1: return [grey.rounded()]
+        case 2: return [grey.rounded(), alpha]
+        case 3: return [Double(color.red), Double(color.green), Double(color.blue)]
+        default: return [Double(color.red), Double(color.green), Double(color.blue), alpha] + Array(repeating: alpha, count: max(0, bands - 4))
+        }
+    }
+}

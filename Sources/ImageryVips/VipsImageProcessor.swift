@@ -1,0 +1,194 @@
+import CVips
+import Foundation
+import Imagery
+
+/// ``ImageProcessing`` on libvips: an ``ImageRecipe``'s operations on a decoded source, chained
+/// lazily and rendered in one pass of pixels.
+///
+/// Geometry follows the recipe's ``ImageRecipe/Layout``, worked out in the source's own pixels and
+/// mapped onto the decoded image's scale, so a source decoded at 1/8 and one decoded at full size
+/// give the same sizes and positions. Only trim and smart gravity look at the pixels (libvips'
+/// `find_trim` and `smartcrop`).
+public struct VipsImageProcessor: ImageProcessing {
+    /// The largest output width or height; default 16 384.
+    public var maximumSide: Int
+
+    /// - Parameter maximumSide: The largest output width or height; default 16 384.
+    public init(maximumSide: Int = 16_384) {
+        self.maximumSide = maximumSide
+    }
+
+    public func process(_ decoded: ThumbnailBase, recipe: ImageRecipe) throws -> Image {
+        let source = decoded.image
+        do {
+            try Vips.start()
+            return try source.pixels.withUnsafeBytes { buffer in
+                var image = try Vips.wrap(source, buffer)
+                image = try apply(recipe, to: image, sourceWidth: decoded.sourceWidth, sourceHeight: decoded.sourceHeight)
+                image = try Vips.normalize(image)
+                return try Vips.makeImage(consuming: image, format: source.sourceFormat)  // rendered while `buffer` is valid
+            }
+        } catch let error as VipsError {
+            throw ImageProcessingError.failed(error.message)
+        }
+    }
+
+    /// `recipe` applied to `input`, the oriented source (`sourceWidth` × `sourceHeight`) at `input`'s
+    /// size. Consumes `input` (released on failure too).
+    /// - Throws: ``ImageProcessingError`` when the recipe does not fit the image, ``VipsError`` when libvips fails.
+    func apply(
+        _ recipe: ImageRecipe, to input: UnsafeMutablePointer<VipsImage>, sourceWidth: Int, sourceHeight: Int
+    ) throws -> UnsafeMutablePointer<VipsImage> {
+        guard !recipe.isIdentity else { return input }
+        var image = input
+        // Source pixels to the decoded image's pixels, per side.
+        let scaleX = Double(vips_image_get_width(image)) / Double(sourceWidth)
+        let scaleY = Double(vips_image_get_height(image)) / Double(sourceHeight)
+        func mapped(_ rect: ImageRecipe.Rect) -> ImageRecipe.Rect {
+            let (width, height) = (Int(vips_image_get_width(image)), Int(vips_image_get_height(image)))
+            let x = min(width - 1, Int(Double(rect.x) * scaleX))
+            let y = min(height - 1, Int(Double(rect.y) * scaleY))
+            return ImageRecipe.Rect(
+                x: x, y: y,
+                width: max(1, min(width - x, Int((Double(rect.width) * scaleX).rounded()))),
+                height: max(1, min(height - y, Int((Double(rect.height) * scaleY).rounded())))
+            )
+        }
+
+        // What may fail before any operation is chained (after that, each operation consumes its input).
+        let trimmed: ImageRecipe.Rect?
+        let layout: ImageRecipe.Layout
+        do {
+            if let sigma = recipe.blur, !(0.3...100).contains(sigma) {
+                throw ImageProcessingError.invalidValue("blur must be from 0.3 to 100")
+            }
+            if let sigma = recipe.sharpen, !(0.3...10).contains(sigma) {
+                throw ImageProcessingError.invalidValue("sharpen must be from 0.3 to 10")
+            }
+            trimmed = try recipe.trim.flatMap { try trimmedRect(of: image, $0) }.map { rect in
+                ImageRecipe.Rect(  // back to source pixels (a trimmed source is decoded at full size: the same)
+                    x: Int(Double(rect.x) / scaleX), y: Int(Double(rect.y) / scaleY),
+                    width: Int((Double(rect.width) / scaleX).rounded()), height: Int((Double(rect.height) / scaleY).rounded())
+                )
+            }
+            layout = try recipe.layout(sourceWidth: sourceWidth, sourceHeight: sourceHeight, trimmed: trimmed, maximumSide: maximumSide)
+        } catch {
+            imagery_vips_unref(image)
+            throw error
+        }
+
+        // Trim and crop.
+        let whole = ImageRecipe.Rect(x: 0, y: 0, width: sourceWidth, height: sourceHeight)
+        if let strategy = layout.smartRegion {
+            if let trimmed { image = try extract(image, mapped(trimmed)) }
+            let size = mapped(layout.region)
+            image = try Vips.apply(image) { imagery_vips_smartcrop($0, $1, Int32(size.width), Int32(size.height), strategy.interesting) }
+        } else if layout.region != whole {
+            image = try extract(image, mapped(layout.region))
+        }
+
+        // Rotation and mirrors.
+        switch recipe.rotation {
+        case .none: break
+        case .quarter: image = try Vips.apply(image) { imagery_vips_rot($0, $1, VIPS_ANGLE_D90) }
+        case .half: image = try Vips.apply(image) { imagery_vips_rot($0, $1, VIPS_ANGLE_D180) }
+        case .threeQuarters: image = try Vips.apply(image) { imagery_vips_rot($0, $1, VIPS_ANGLE_D270) }
+        }
+        if recipe.flip { image = try Vips.apply(image) { imagery_vips_flip($0, $1, VIPS_DIRECTION_VERTICAL) } }
+        if recipe.flop { image = try Vips.apply(image) { imagery_vips_flip($0, $1, VIPS_DIRECTION_HORIZONTAL) } }
+
+        // Resize, then the cover crop or the contain box.
+        if (Int(vips_image_get_width(image)), Int(vips_image_get_height(image))) != (layout.scaledWidth, layout.scaledHeight) {
+            image = try Vips.apply(image) {
+                imagery_vips_thumbnail_image($0, $1, Int32(layout.scaledWidth), Int32(layout.scaledHeight), VIPS_SIZE_FORCE, VIPS_INTERESTING_NONE)
+            }
+        }
+        if let crop = layout.coverCrop {
+            if let strategy = layout.smartCover {
+                image = try Vips.apply(image) { imagery_vips_smartcrop($0, $1, Int32(crop.width), Int32(crop.height), strategy.interesting) }
+            } else if (crop.width, crop.height) != (layout.scaledWidth, layout.scaledHeight) {
+                image = try extract(image, crop)
+            }
+        }
+        if let canvas = layout.canvas, (canvas.width, canvas.height) != (layout.scaledWidth, layout.scaledHeight) {
+            image = try embed(image, x: canvas.x, y: canvas.y, width: canvas.width, height: canvas.height, in: recipe.background)
+        }
+        if let padding = recipe.padding {
+            let (width, height) = (Int(vips_image_get_width(image)), Int(vips_image_get_height(image)))
+            image = try embed(
+                image, x: padding.left, y: padding.top,
+                width: width + padding.left + padding.right, height: height + padding.top + padding.bottom, in: recipe.background
+            )
+        }
+
+        // Pixels.
+        if let sigma = recipe.blur { image = try blurred(image, sigma: sigma) }
+        if let sigma = recipe.sharpen { image = try Vips.apply(image) { imagery_vips_sharpen($0, $1, sigma) } }
+        if recipe.grayscale {
+            image = try Vips.apply(image) { imagery_vips_colourspace($0, $1, VIPS_INTERPRETATION_B_W) }
+        }
+        if let background = recipe.background, background.alpha == 255, Vips.hasAlpha(image) {
+            (image, _) = try Vips.preparing(image, for: background)
+            let values = Vips.values(of: background, bands: Int(vips_image_get_bands(image)) - 1)
+            image = try Vips.apply(image) { imagery_vips_flatten_onto($0, $1, values, Int32(values.count)) }
+        }
+        return image
+    }
+
+    private func extract(_ image: UnsafeMutablePointer<VipsImage>, _ rect: ImageRecipe.Rect) throws -> UnsafeMutablePointer<VipsImage> {
+        try Vips.apply(image) { imagery_vips_extract($0, $1, Int32(rect.x), Int32(rect.y), Int32(rect.width), Int32(rect.height)) }
+    }
+
+    /// `image` at (x, y) of a larger canvas of `color` (`nil`: zeros, transparent where there is alpha).
+    private func embed(
+        _ image: UnsafeMutablePointer<VipsImage>, x: Int, y: Int, width: Int, height: Int, in color: ImageRecipe.Color?
+    ) throws -> UnsafeMutablePointer<VipsImage> {
+        var image = image
+        var values: [Double]
+        if let color {
+            (image, values) = try Vips.preparing(image, for: color)
+        } else {
+            values = Array(repeating: 0, count: Int(vips_image_get_bands(image)))
+        }
+        return try Vips.apply(image) { imagery_vips_embed($0, $1, Int32(x), Int32(y), Int32(width), Int32(height), values, Int32(values.count)) }
+    }
+
+    /// A Gaussian blur; with alpha, of premultiplied pixels (no dark fringes where transparent pixels meet opaque ones).
+    private func blurred(_ image: UnsafeMutablePointer<VipsImage>, sigma: Double) throws -> UnsafeMutablePointer<VipsImage> {
+        guard Vips.hasAlpha(image) else { return try Vips.apply(image) { imagery_vips_gaussblur($0, $1, sigma) } }
+        var image = try Vips.apply(image) { imagery_vips_premultiply($0, $1) }
+        image = try Vips.apply(image) { imagery_vips_gaussblur($0, $1, sigma) }
+        return try Vips.apply(image) { imagery_vips_unpremultiply($0, $1) }
+    }
+
+    /// The part of `image` that is not a border of `trim`'s colour (the top-left pixel's by default),
+    /// in `image`'s pixels; `nil` when the whole image is that colour (nothing is trimmed then).
+    private func trimmedRect(of image: UnsafeMutablePointer<VipsImage>, _ trim: ImageRecipe.Trim) throws -> ImageRecipe.Rect? {
+        let bands = Int(vips_image_get_bands(image))
+        var background: [Double]
+        if let color = trim.color {
+            background = Vips.values(of: color, bands: bands)
+        } else {
+            background = Array(repeating: 0, count: max(4, bands))
+            guard imagery_vips_getpoint(image, 0, 0, &background, Int32(background.count)) >= 0 else {
+                throw VipsError(message: Vips.takeError())
+            }
+            background = Array(background.prefix(bands))
+        }
+        var (left, top, width, height): (Int32, Int32, Int32, Int32) = (0, 0, 0, 0)
+        guard imagery_vips_find_trim(image, &left, &top, &width, &height, trim.threshold, background, Int32(background.count)) == 0 else {
+            throw VipsError(message: Vips.takeError())
+        }
+        guard width > 0, height > 0 else { return nil }
+        return ImageRecipe.Rect(x: Int(left), y: Int(top), width: Int(width), height: Int(height))
+    }
+}
+
+extension ImageRecipe.Gravity.SmartStrategy {
+    var interesting: VipsInteresting {
+        switch self {
+        case .attention: VIPS_INTERESTING_ATTENTION
+        case .entropy: VIPS_INTERESTING_ENTROPY
+        }
+    }
+}
