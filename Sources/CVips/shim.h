@@ -214,9 +214,14 @@ static inline int imagery_vips_flip(VipsImage *in, VipsImage **out, VipsDirectio
     return vips_flip(in, out, direction, NULL);
 }
 
-/// The most interesting width x height part (`interesting`: ATTENTION or ENTROPY).
+/// The most interesting width x height part (`interesting`: ATTENTION or ENTROPY). `in` is rendered
+/// to memory first (the analysis reads it before the crop does: a sequential source cannot be read twice).
 static inline int imagery_vips_smartcrop(VipsImage *in, VipsImage **out, int width, int height, VipsInteresting interesting) {
-    return vips_smartcrop(in, out, width, height, "interesting", interesting, NULL);
+    VipsImage *memory = vips_image_copy_memory(in);
+    if (!memory) return -1;
+    int status = vips_smartcrop(memory, out, width, height, "interesting", interesting, NULL);
+    g_object_unref(memory);
+    return status;
 }
 
 static inline int imagery_vips_gaussblur(VipsImage *in, VipsImage **out, double sigma) {

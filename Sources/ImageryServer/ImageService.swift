@@ -38,7 +38,9 @@ final class ImageService: Sendable {
 
         var pipelineConfiguration = ImagePipeline.Configuration(
             // Strict: a truncated or garbled source is a 422, never a half-grey image cached and served for a day.
-            decoder: VipsImageDecoder(maximumPixels: configuration.maximumSourcePixels, rejectsCorruptData: true),
+            decoder: VipsImageDecoder(
+                maximumPixels: configuration.maximumSourcePixels, maximumThumbnailSide: configuration.maximumOutputSide, rejectsCorruptData: true
+            ),
             dataLoader: loader
         )
         // Memory: the in-flight budget (downloads and decodes wait for it), and the caches share

@@ -175,6 +175,8 @@ public struct VipsImageProcessor: ImageProcessing {
             }
             background = Array(background.prefix(bands))
         }
+        // With alpha, libvips flattens onto the background first: compare colours only.
+        if Vips.hasAlpha(image) { background = Array(background.prefix(bands - 1)) }
         var (left, top, width, height): (Int32, Int32, Int32, Int32) = (0, 0, 0, 0)
         guard imagery_vips_find_trim(image, &left, &top, &width, &height, trim.threshold, background, Int32(background.count)) == 0 else {
             throw VipsError(message: Vips.takeError())
