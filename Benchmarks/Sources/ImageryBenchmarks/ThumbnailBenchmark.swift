@@ -2,13 +2,14 @@ import Foundation
 import Imagery
 import ImageryVips
 
-/// Decode-at-size of the corpus JPEGs to fit 256x256, against libvips' own
-/// `vipsthumbnail` on the same files in the same run.
+/// Decode-at-size of the corpus JPEGs to fit 256x256 (or, `smart`, 256x256 smart crops: cover with
+/// libvips' attention strategy), against libvips' own `vipsthumbnail` on the same files in the same
+/// run (`--smartcrop attention` for smart crops).
 ///
 /// vipsthumbnail reads each file, shrinks on load, encodes a JPEG and writes it;
 /// the comparable Imagery row does the same (read, decode at size, encode, write).
 enum ThumbnailBenchmark {
-    static func run(corpus: URL, rounds: Int = 3) throws -> [Comparison] {
+    static func run(corpus: URL, smart: Bool = false, rounds: Int = 3) throws -> [Comparison] {
         let files = try FileManager.default.contentsOfDirectory(atPath: corpus.path)
             .filter { $0.hasSuffix(".jpg") }.sorted().map { corpus.appendingPathComponent($0) }
         let output = FileManager.default.temporaryDirectory.appendingPathComponent("imagery-bench-\(getpid())")
@@ -16,7 +17,9 @@ enum ThumbnailBenchmark {
         defer { try? FileManager.default.removeItem(at: output) }
         let decoder = VipsImageDecoder()
         let encoder = VipsImageEncoder(defaultQuality: 75)
-        let box = ImageRequest.Thumbnail(width: 256, height: 256, fit: .inside)
+        let box = smart
+            ? ImageRequest.Thumbnail(width: 256, height: 256, fit: .cover, gravity: .smart(.attention))
+            : ImageRequest.Thumbnail(width: 256, height: 256, fit: .inside)
         let count = Double(files.count)
         print("\(files.count) JPEGs from \(corpus.path)")
 
@@ -39,7 +42,8 @@ enum ThumbnailBenchmark {
         func vipsthumbnail(threads: Int?) throws {
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/vipsthumbnail")
-            process.arguments = ["-s", "256", "-o", output.path + "/%s-vt.jpg[Q=75]"] + files.map(\.path)
+            process.arguments = (smart ? ["-s", "256x256", "--smartcrop", "attention"] : ["-s", "256"])
+                + ["-o", output.path + "/%s-vt.jpg[Q=75]"] + files.map(\.path)
             var environment = ProcessInfo.processInfo.environment
             if let threads { environment["VIPS_CONCURRENCY"] = String(threads) }
             process.environment = environment

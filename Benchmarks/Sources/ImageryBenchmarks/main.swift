@@ -1,7 +1,7 @@
 import Foundation
 
 // Side-by-side benchmarks: each comparison runs Imagery and its peer in one run.
-// Usage: swift run -c release --package-path Benchmarks ImageryBenchmarks [cache|disk|thumbnail|all] [--corpus DIR]
+// Usage: swift run -c release --package-path Benchmarks ImageryBenchmarks [cache|disk|thumbnail|smartcrop|all] [--corpus DIR]
 let arguments = CommandLine.arguments.dropFirst()
 let which = arguments.first { !$0.hasPrefix("--") } ?? "all"
 let corpusPath = arguments.firstIndex(of: "--corpus").map { arguments[arguments.index(after: $0)] }
@@ -14,10 +14,18 @@ if which == "cache" || which == "all" {
 if which == "disk" || which == "all" {
     printTable("DiskCache", try await DiskCacheBenchmark.run())
 }
-if which == "thumbnail" || which == "all" {
+if which == "thumbnail" || which == "smartcrop" || which == "all" {
     guard FileManager.default.fileExists(atPath: corpusPath) else {
-        print("no corpus at \(corpusPath): skipping the thumbnail benchmark")
+        print("no corpus at \(corpusPath): skipping the thumbnail benchmarks")
         exit(0)
     }
-    printTable("Thumbnails of the corpus JPEGs to fit 256x256", try ThumbnailBenchmark.run(corpus: URL(fileURLWithPath: corpusPath)))
+    if which != "smartcrop" {
+        printTable("Thumbnails of the corpus JPEGs to fit 256x256", try ThumbnailBenchmark.run(corpus: URL(fileURLWithPath: corpusPath)))
+    }
+    if which != "thumbnail" {
+        printTable(
+            "Smart crops of the corpus JPEGs, 256x256 (libvips attention)",
+            try ThumbnailBenchmark.run(corpus: URL(fileURLWithPath: corpusPath), smart: true)
+        )
+    }
 }
