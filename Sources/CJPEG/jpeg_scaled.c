@@ -390,6 +390,8 @@ typedef struct {
     byte_range *skips;
     uint64_t needed[MAX_FRAME_COMPONENTS];  // per component, by zigzag index
     unsigned char *pixels;
+    unsigned char *icc;       // the ICC profile, if the stream has one (libjpeg's malloc)
+    unsigned int icc_length;
 } decoder;
 
 static void destroy(decoder *d) {
@@ -397,6 +399,7 @@ static void destroy(decoder *d) {
     free(d->layout.scans);
     free(d->skips);
     free(d->pixels);
+    free(d->icc);
     free(d);
 }
 
@@ -542,7 +545,16 @@ static int decode(const void *bytes, size_t length, int scale, int strict, size_
     d->source.limit = can_skip ? d->layout.scans[0].data_start : length;
     cinfo->src = &d->source.pub;
 
+    jpeg_save_markers(cinfo, JPEG_APP0 + 2, 0xFFFF);  // ICC profile chunks
     jpeg_read_header(cinfo, TRUE);
+    {
+        JOCTET *icc = NULL;
+        unsigned int icc_length = 0;
+        if (jpeg_read_icc_profile(cinfo, &icc, &icc_length)) {
+            d->icc = icc;
+            d->icc_length = icc_length;
+        }
+    }
     switch (cinfo->jpeg_color_space) {
     case JCS_GRAYSCALE: cinfo->out_color_space = JCS_GRAYSCALE; break;
     case JCS_YCbCr:
@@ -600,6 +612,9 @@ static int decode(const void *bytes, size_t length, int scale, int strict, size_
     out->scans_in_file = can_skip ? (int)d->layout.scan_count : cinfo->input_scan_number;
     out->pixels = d->pixels;
     d->pixels = NULL;
+    out->icc_profile = d->icc;
+    out->icc_length = d->icc_length;
+    d->icc = NULL;
     destroy(d);
     return IMAGERY_JPEG_OK;
 }
@@ -613,5 +628,6 @@ int imagery_jpeg_decode_scaled(const void *data, size_t length, int scale, int s
 void imagery_jpeg_free(imagery_jpeg_image *image) {
     if (image == NULL) return;
     free(image->pixels);
+    free(image->icc_profile);
     memset(image, 0, sizeof *image);
 }

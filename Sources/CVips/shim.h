@@ -152,6 +152,30 @@ static inline int imagery_vips_gifsave(VipsImage *in, void **buffer, size_t *len
     return vips_gifsave_buffer(in, buffer, length, NULL);
 }
 
+// MARK: Colour
+
+/// Whether `image` carries an ICC profile.
+static inline int imagery_vips_has_icc(VipsImage *image) {
+    return vips_image_get_typeof(image, VIPS_META_ICC_NAME) != 0;
+}
+
+/// Attaches an ICC profile (copied) to `image`.
+static inline void imagery_vips_set_icc(VipsImage *image, const void *data, size_t length) {
+    vips_image_set_blob_copy(image, VIPS_META_ICC_NAME, data, length);
+}
+
+/// `in` converted from its embedded ICC profile to sRGB (relative colorimetric, 8 bits), the
+/// profile removed. A profile lcms cannot use is ignored (the pixels are taken as sRGB): a broken
+/// profile must not make an image undecodable.
+static inline int imagery_vips_icc_to_srgb(VipsImage *in, VipsImage **out) {
+    if (vips_icc_transform(in, out, "srgb", "embedded", TRUE, "intent", VIPS_INTENT_RELATIVE, NULL)) {
+        vips_error_clear();
+        if (vips_copy(in, out, NULL)) return -1;
+    }
+    vips_image_remove(*out, VIPS_META_ICC_NAME);
+    return 0;
+}
+
 // MARK: Processing (ImageryVips/VipsImageProcessor.swift)
 
 static inline VipsArrayDouble *imagery_vips_array(const double *values, int count) {

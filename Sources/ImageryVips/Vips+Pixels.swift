@@ -13,9 +13,14 @@ extension Vips {
         return try apply(wrapped) { imagery_vips_set_interpretation($0, $1, interpretation) }
     }
 
-    /// Converts to 8-bit sRGB (or 8-bit grey for grey images).
+    /// Converts to 8-bit sRGB (or 8-bit grey for grey images): colour images with an embedded ICC
+    /// profile through it (a Display P3 or Adobe RGB photo keeps its colours; CMYK is converted
+    /// by its profile), others by libvips' colour space conversion.
     static func normalize(_ image: UnsafeMutablePointer<VipsImage>) throws -> UnsafeMutablePointer<VipsImage> {
         var image = image
+        if imagery_vips_has_icc(image) != 0, vips_image_get_bands(image) >= 3 {
+            image = try apply(image) { imagery_vips_icc_to_srgb($0, $1) }
+        }
         let interpretation = vips_image_get_interpretation(image)
         let target = (interpretation == VIPS_INTERPRETATION_B_W || interpretation == VIPS_INTERPRETATION_GREY16)
             ? VIPS_INTERPRETATION_B_W : VIPS_INTERPRETATION_sRGB

@@ -63,6 +63,7 @@ extension VipsImageDecoder: ThumbnailDeriving {
         }
         let interpretation = decoded.components == 1 ? VIPS_INTERPRETATION_B_W : VIPS_INTERPRETATION_sRGB
         var image = try Vips.apply(wrapped) { imagery_vips_set_interpretation($0, $1, interpretation) }
+        if let profile = decoded.icc_profile { imagery_vips_set_icc(image, profile, Int(decoded.icc_length)) }  // normalize converts by it
         let (width, height) = (max(1, storedSize.width / scale), max(1, storedSize.height / scale))
         if (width, height) != (Int(decoded.width), Int(decoded.height)), width <= Int(decoded.width), height <= Int(decoded.height) {
             image = try Vips.apply(image) { imagery_vips_extract($0, $1, 0, 0, Int32(width), Int32(height)) }

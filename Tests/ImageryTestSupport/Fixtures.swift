@@ -27,12 +27,13 @@ public enum Fixtures {
             ?? existing(repositoryRoot.deletingLastPathComponent().appendingPathComponent("shared/corpus-bad").path)
     }
 
-    /// The image files of a corpus directory (its MANIFEST excluded), sorted by name.
+    /// The image files directly in a corpus directory (its MANIFEST and subdirectories excluded), sorted by name.
     public static func files(in directory: URL) -> [URL] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []
         return names.filter { !$0.hasPrefix(".") && !$0.hasSuffix(".tsv") && !$0.hasSuffix(".md") }
             .sorted()
             .map { directory.appendingPathComponent($0) }
+            .filter { (try? $0.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true }
     }
 
     /// The corpus manifest's rows: file name to (format, width, height).

@@ -29,12 +29,14 @@ typedef struct {
     unsigned char *pixels;  ///< width*height*components bytes, rows top to bottom; free with imagery_jpeg_free
     int scans_in_file;      ///< scans (SOS markers) in the stream; 1 for a baseline JPEG
     int scans_decoded;      ///< scans given to libjpeg
+    unsigned char *icc_profile;  ///< the embedded ICC profile (APP2 chunks joined), or NULL; freed by imagery_jpeg_free
+    unsigned int icc_length;
 } imagery_jpeg_image;
 
 /// Decodes a JPEG at 1/`scale` (1, 2, 4 or 8) to 8-bit RGB or grey. For a progressive JPEG,
 /// the scans that carry only coefficients the scaled inverse DCT of their component does not
 /// read are skipped without being entropy-decoded (at scale 8: luma AC, and chroma AC unless the
-/// chroma is 4:2:0). EXIF orientation and ICC profiles are not applied.
+/// chroma is 4:2:0). EXIF orientation and ICC profiles are not applied; the profile is returned.
 ///
 /// `strict` != 0: any libjpeg warning (corrupt data, premature end of data, ...) is an error, and
 /// so is a stream without an EOI marker after its last scan, even when the part that is missing
