@@ -32,6 +32,8 @@ static inline int imagery_vips_start(int threads, int vector) {
     vips_concurrency_set(threads);
     vips_vector_set_enabled(vector ? TRUE : FALSE);
     vips_block_untrusted_set(TRUE);
+    // Writing JPEG XL is safe (the bytes are ours); reading it from strangers stays blocked.
+    vips_operation_block_set("VipsForeignSaveJxl", FALSE);
     imagery_vips_silence_warnings();
     return 0;
 }
@@ -131,21 +133,30 @@ static inline int imagery_vips_set_interpretation(VipsImage *in, VipsImage **out
     return vips_copy(in, out, "interpretation", space, NULL);
 }
 
-static inline int imagery_vips_jpegsave(VipsImage *in, void **buffer, size_t *length, int quality) {
-    return vips_jpegsave_buffer(in, buffer, length, "Q", quality, "strip", TRUE, NULL);
+/// `progressive`: a progressive JPEG (libjpeg's default scan script).
+static inline int imagery_vips_jpegsave(VipsImage *in, void **buffer, size_t *length, int quality, int progressive) {
+    return vips_jpegsave_buffer(in, buffer, length, "Q", quality, "interlace", progressive ? TRUE : FALSE, "strip", TRUE, NULL);
 }
 
-static inline int imagery_vips_pngsave(VipsImage *in, void **buffer, size_t *length, int compression) {
-    return vips_pngsave_buffer(in, buffer, length, "compression", compression, "strip", TRUE, NULL);
+/// `interlaced`: Adam7.
+static inline int imagery_vips_pngsave(VipsImage *in, void **buffer, size_t *length, int compression, int interlaced) {
+    return vips_pngsave_buffer(in, buffer, length, "compression", compression, "interlace", interlaced ? TRUE : FALSE,
+                               "strip", TRUE, NULL);
 }
 
-static inline int imagery_vips_webpsave(VipsImage *in, void **buffer, size_t *length, int quality) {
-    return vips_webpsave_buffer(in, buffer, length, "Q", quality, "strip", TRUE, NULL);
+static inline int imagery_vips_webpsave(VipsImage *in, void **buffer, size_t *length, int quality, int lossless) {
+    return vips_webpsave_buffer(in, buffer, length, "Q", quality, "lossless", lossless ? TRUE : FALSE, "strip", TRUE, NULL);
 }
 
-static inline int imagery_vips_avifsave(VipsImage *in, void **buffer, size_t *length, int quality) {
-    return vips_heifsave_buffer(in, buffer, length, "Q", quality,
+static inline int imagery_vips_avifsave(VipsImage *in, void **buffer, size_t *length, int quality, int lossless) {
+    return vips_heifsave_buffer(in, buffer, length, "Q", quality, "lossless", lossless ? TRUE : FALSE,
                                 "compression", VIPS_FOREIGN_HEIF_COMPRESSION_AV1, "strip", TRUE, NULL);
+}
+
+/// JPEG XL at effort 4 (libjxl's default is 7; BENCHMARKS.md, issue 10, has the measurement).
+static inline int imagery_vips_jxlsave(VipsImage *in, void **buffer, size_t *length, int quality, int lossless) {
+    return vips_jxlsave_buffer(in, buffer, length, "Q", quality, "lossless", lossless ? TRUE : FALSE, "effort", 4,
+                               "strip", TRUE, NULL);
 }
 
 static inline int imagery_vips_gifsave(VipsImage *in, void **buffer, size_t *length) {

@@ -8,6 +8,8 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
     case webp
     case avif
     case heic
+    /// JPEG XL (an output here: libvips' loader for it is not among the trusted ones).
+    case jxl
 
     /// The format these bytes start with, or `nil` when they are no image
     /// format Imagery knows (an HTML error page, say).
@@ -26,6 +28,8 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
             self = .gif
         } else if starts(Array("RIFF".utf8)) && starts(Array("WEBP".utf8), at: 8) {
             self = .webp
+        } else if starts([0xFF, 0x0A]) || starts([0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A]) {
+            self = .jxl  // a bare codestream, or the ISO container's signature box
         } else if starts(Array("ftyp".utf8), at: 4), bytes.count >= 12 {
             // ISO base media: the major brand says what the file holds.
             let brand = String(decoding: bytes[8..<12], as: UTF8.self)
@@ -48,6 +52,7 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
         case .webp: "image/webp"
         case .avif: "image/avif"
         case .heic: "image/heic"
+        case .jxl: "image/jxl"
         }
     }
 
@@ -80,6 +85,7 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
         case "webp": self = .webp
         case "avif": self = .avif
         case "heic", "heif": self = .heic
+        case "jxl": self = .jxl
         default: return nil
         }
     }

@@ -5,15 +5,17 @@ import Imagery
 /// The query of `GET /image`, validated, as a source, a recipe and an output: `url` (http/https, or
 /// `/files/NAME`), the recipe's parameters (``ImageParameters/recipe(from:maximumSide:)``: `w`, `h`,
 /// `fit`, `enlarge`, `gravity`, `dpr`, `crop`, `trim`, `rotate`, `flip`, `flop`, `pad`, `bg`, `blur`,
-/// `sharpen`, `grayscale`), `format` (jpeg, png, webp, avif, gif; absent: negotiated from `Accept`),
-/// `q` (1...100). The README has the table; every bad value is a 400 that names the parameter and
+/// `sharpen`, `grayscale`), the output (`format`: jpeg, png, webp, avif, gif, jxl, absent: negotiated
+/// from `Accept`; `q` 1...100; `lossless`; `progressive`; `max_bytes`). The README has the table; every bad value is a 400 that names the parameter and
 /// what it accepts.
 package struct ImageParameters: Sendable, Hashable {
     package let url: URL
     /// What to make of the source.
     package let recipe: ImageRecipe
     package let format: ImageFormat?
-    package let quality: Int?
+    /// How the output is written (its quality `nil` unless `q` is given: the format's default then).
+    package let encoding: EncodingOptions
+    package var quality: Int? { encoding.quality }
 
     /// - Parameter gallery: Resolves `url=/files/NAME` to a file of the gallery directory.
     package init(query: [String: String], maximumSide: Int, gallery: Gallery? = nil) throws {
@@ -30,13 +32,18 @@ package struct ImageParameters: Sendable, Hashable {
         }
         let reader = QueryReader(query)
         recipe = try Self.recipe(from: reader, maximumSide: maximumSide)
-        format = try reader.choice("format", ["jpeg": .jpeg, "jpg": .jpeg, "png": .png, "webp": .webp, "avif": .avif, "gif": .gif])
-        quality = try reader.integer("q", in: 1...100)
+        format = try reader.choice("format", ["jpeg": .jpeg, "jpg": .jpeg, "png": .png, "webp": .webp, "avif": .avif, "gif": .gif, "jxl": .jxl])
+        encoding = EncodingOptions(
+            quality: try reader.integer("q", in: 1...100),
+            lossless: try reader.bool("lossless") ?? false,
+            progressive: try reader.bool("progressive") ?? false,
+            maximumBytes: try reader.integer("max_bytes", in: 1...Int(Int32.max))
+        )
     }
 
-    /// Everything but the output format, as a cache key: the URL as given, the recipe, the quality.
+    /// Everything but the output format, as a cache key: the URL as given, the recipe, the encoding.
     package var responseKey: String {
-        "\(url.absoluteString)|\(recipe)|\(quality ?? 0)"
+        "\(url.absoluteString)|\(recipe)|\(encoding)"
     }
 
     /// What the response will be encoded as, decided before any image is loaded:
@@ -54,7 +61,7 @@ package struct ImageParameters: Sendable, Hashable {
                 switch source {
                 case .jpeg, .png, .webp: source
                 case .avif: .jpeg
-                case .gif, .heic: .png
+                case .gif, .heic, .jxl: .png
                 }
             }
         }
@@ -67,13 +74,13 @@ package struct ImageParameters: Sendable, Hashable {
         }
     }
 
-    /// The format asked for; else WebP or AVIF when `Accept` names it (with a weight above 0);
-    /// else the source's.
+    /// The format asked for; else the first of WebP, AVIF and JPEG XL that `Accept` names (with a
+    /// weight above 0; WebP first: the fastest to encode, and what every browser that takes AVIF
+    /// also takes); else the source's.
     package func outputChoice(accept: String?) -> OutputChoice {
         if let format { return .format(format) }
         let accept = AcceptHeader(accept)
-        if accept.accepts("image/webp") { return .format(.webp) }
-        if accept.accepts("image/avif") { return .format(.avif) }
+        for format in [ImageFormat.webp, .avif, .jxl] where accept.accepts(format.mimeType) { return .format(format) }
         return .sourceFormat
     }
 

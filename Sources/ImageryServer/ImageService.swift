@@ -118,8 +118,8 @@ final class ImageService: Sendable {
 
         let request = ImageRequest(url: parameters.url, recipe: parameters.recipe)
         let target = Target(
-            request: request, choice: choice, quality: parameters.quality, memoryKey: memoryKey,
-            diskKey: request.isLocalFile ? nil : ResponseStore.diskKey(for: request, output: choice.cacheToken, quality: parameters.quality)
+            request: request, choice: choice, encoding: parameters.encoding, memoryKey: memoryKey,
+            diskKey: request.isLocalFile ? nil : ResponseStore.diskKey(for: request, output: choice.cacheToken, encoding: parameters.encoding)
         )
         if candidate == nil, let diskKey = target.diskKey {
             candidate = await responses.onDisk(diskKey)
@@ -148,7 +148,8 @@ final class ImageService: Sendable {
     fileprivate struct Target: Sendable {
         let request: ImageRequest
         let choice: ImageParameters.OutputChoice
-        let quality: Int?
+        /// Its quality `nil` when the request gave none: the configuration's for the format.
+        let encoding: EncodingOptions
         let memoryKey: String
         let diskKey: String?
     }
@@ -167,13 +168,16 @@ final class ImageService: Sendable {
         let image = try await pipeline.imageResponse(for: target.request)
         let format = target.choice.resolved(source: image.image.sourceFormat)
         let (encoder, pool, responses, policy) = (self.encoder, encodingPool, self.responses, cachePolicy)
+        var options = target.encoding
+        options.quality = options.quality ?? configuration.formatQualities[format]
+        let encoding = options
         let budget = pipeline.configuration.memoryBudget
         return try await encodes.value(for: target.memoryKey) {
             // The image and the encoder's output are held while it runs: charged, never waited for
             // (the decode that made the image was admitted already).
             let charge = budget?.charge(image.image.pixels.count)
             defer { charge?.release() }
-            let data = try await pool.run { try encoder.encode(image.image, as: format, quality: target.quality) }
+            let data = try await pool.run { try encoder.encode(image.image, as: format, options: encoding) }
             let response = StoredResponse(data: data, format: format, source: image.source, freshUntil: image.freshUntil, policy: policy)
             await responses.keep(response, data: data, memoryKey: target.memoryKey, diskKey: target.diskKey)
             return response

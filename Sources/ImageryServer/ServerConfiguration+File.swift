@@ -1,4 +1,5 @@
 import Foundation
+import Imagery
 
 extension ServerConfiguration {
     /// A configuration file: JSON whose keys are the names of the properties
@@ -7,7 +8,8 @@ extension ServerConfiguration {
     /// `maximumHeaderBytes`, `diskLimit`, `allowedHosts`,
     /// `privateNetworkHosts`, `maximumSourceBytes`, `maximumSourcePixels`,
     /// `maximumOutputSide`, `originTimeoutSeconds`, `maximumConcurrentFetches`,
-    /// `signingKey`, `responseMaxAge`, `minimumFreshness`, `galleryDirectory`, `galleryURLs`); absent keys keep their defaults.
+    /// `signingKey`, `responseMaxAge`, `minimumFreshness`, `formatQualities` (an object: `{"jpeg": 85}`; formats not
+    /// named keep their defaults), `galleryDirectory`, `galleryURLs`); absent keys keep their defaults.
     package struct File: Decodable {
         var host: String?
         var port: Int?
@@ -31,6 +33,7 @@ extension ServerConfiguration {
         var signingKey: String?
         var responseMaxAge: Int?
         var minimumFreshness: Int?
+        var formatQualities: [String: Int]?
         var galleryDirectory: String?
         var galleryURLs: [String]?
     }
@@ -89,6 +92,12 @@ extension ServerConfiguration {
         if let value = file.signingKey { signingKey = value }
         if let value = file.responseMaxAge { responseMaxAge = value }
         if let value = file.minimumFreshness { minimumFreshness = value }
+        for (formatName, quality) in file.formatQualities ?? [:] {
+            guard let format = ImageFormat(fileExtension: formatName), Self.lossyFormats.contains(format) else {
+                throw ConfigurationFileError(message: "\(name): formatQualities: \(formatName) is not one of jpeg, webp, avif, jxl")
+            }
+            formatQualities[format] = quality
+        }
         if let value = file.galleryDirectory { galleryDirectory = URL(fileURLWithPath: value) }
         if let value = file.galleryURLs {
             galleryURLs = try value.map { text in
@@ -145,7 +154,13 @@ extension ServerConfiguration {
         let seconds = 0...Int(Self.longestDuration) * 100
         try require(seconds.contains(responseMaxAge), "responseMaxAge must be from 0 to 100 years in seconds")
         try require(seconds.contains(minimumFreshness), "minimumFreshness must be from 0 to 100 years in seconds")
+        for (format, quality) in formatQualities {
+            try require((1...100).contains(quality), "formatQualities: \(format.rawValue) must be from 1 to 100")
+        }
     }
+
+    /// The formats whose quality can be set.
+    static let lossyFormats: [ImageFormat] = [.jpeg, .webp, .avif, .jxl]
 }
 
 /// A configuration file that cannot be used, and why.

@@ -1,4 +1,5 @@
 import Foundation
+import Imagery
 
 /// Everything `imagery serve` can be told. Every default is safe to expose.
 public struct ServerConfiguration: Sendable {
@@ -59,6 +60,9 @@ public struct ServerConfiguration: Sendable {
     /// responses' `max-age`. Explicit `max-age`, `Expires`, `no-cache` and `no-store` are followed
     /// as sent. Default one hour.
     public var minimumFreshness = 3600
+    /// The quality of each lossy output format when a request gives no `q`; default JPEG 80, WebP 80,
+    /// AVIF 60, JPEG XL 75 (about the same visual quality; AVIF's scale runs lower).
+    public var formatQualities: [ImageFormat: Int] = [.jpeg: 80, .webp: 80, .avif: 60, .jxl: 75]
     /// The images of this directory are shown on the gallery page at `/` and served at
     /// `/files/NAME` (everything with an image extension in it is public); default `nil`.
     public var galleryDirectory: URL?

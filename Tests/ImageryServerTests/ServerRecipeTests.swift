@@ -61,6 +61,8 @@ struct ServerRecipeTests {
         ("blur=0", "blur must be a number from 0.3 to 100"), ("blur=101", "blur must be"),
         ("sharpen=11", "sharpen must be a number from 0.3 to 10"), ("grayscale=maybe", "grayscale must be"),
         ("fit=squash", "fit must be one of contain, cover, fill, inside, outside"),
+        ("format=bmp", "format must be one of avif, gif, jpeg, jpg, jxl, png, webp"), ("lossless=2", "lossless must be true or false"),
+        ("progressive=on", "progressive must be"), ("max_bytes=0", "max_bytes must be a whole number from 1"),
         // Combinations that do not fit the image (640x427) or the output limit.
         ("crop=640,0,10,10", "starts outside the 640x427 image"),
         ("crop=0,500,10,10", "starts outside"),
@@ -89,6 +91,36 @@ struct ServerRecipeTests {
             let metrics = try await client.execute(uri: "/metrics", method: .get) { Metric.parse(String(buffer: $0.body)) }
             // rocket.jpg at 1/2 for both crops: the second variant comes from the kept base, not a decode.
             #expect(metrics[#"imagery_decode_duration_seconds_count{result="ok"}"#] == 1)
+        }
+    }
+
+    /// The output parameters: JPEG XL asked for or negotiated, lossless, progressive, a byte limit,
+    /// the configured quality per format.
+    @Test func outputParametersShapeTheBytes() async throws {
+        try await withServer(configure: { $0.formatQualities[.jpeg] = 30 }) { client, origin in
+            try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=200&format=jxl"), method: .get) { response in
+                #expect(response.status == .ok)
+                #expect(response.headers[.contentType] == "image/jxl")
+                #expect(ImageFormat(sniffing: response.data) == .jxl)
+            }
+            try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=200"), method: .get, headers: [.accept: "image/jxl,image/*;q=0.8"]) { response in
+                #expect(response.headers[.contentType] == "image/jxl")
+                #expect(response.headers[.vary] == "Accept")
+            }
+            let lossless = try await client.execute(uri: imageURI(origin, "chelsea.png", "w=100&format=webp&lossless=1"), method: .get) { $0.data }
+            let lossy = try await client.execute(uri: imageURI(origin, "chelsea.png", "w=100&format=webp"), method: .get) { $0.data }
+            #expect(lossless.count > lossy.count)
+            try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=200&format=jpeg&progressive=1"), method: .get) { response in
+                #expect(zip(response.data, response.data.dropFirst()).contains { $0 == 0xFF && $1 == 0xC2 })
+            }
+            // The configured JPEG quality (30) is the default; q overrides it.
+            let configured = try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=300&format=jpeg"), method: .get) { $0.data.count }
+            let asked = try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=300&format=jpeg&q=90"), method: .get) { $0.data.count }
+            #expect(asked > 2 * configured)
+            try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=300&format=jpeg&q=90&max_bytes=6000"), method: .get) { response in
+                #expect(response.status == .ok)
+                #expect(response.data.count <= 6000 && response.data.count > 1000)
+            }
         }
     }
 }

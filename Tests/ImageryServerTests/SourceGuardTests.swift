@@ -123,6 +123,7 @@ struct ServerConfigurationFileTests {
         (#"{"memoryLimit": 9223372036854775807}"#, "memoryLimit"), (#"{"maximumInflightMemory": 600000000}"#, "maximumInflightMemory"),
         (#"{"maximumHeaderBytes": 0}"#, "maximumHeaderBytes"), (#"{"signingKey": ""}"#, "signingKey"),
         (#"{"maximumConcurrentFetches": 0}"#, "maximumConcurrentFetches"),
+        (#"{"formatQualities": {"bmp": 50}}"#, "formatQualities: bmp"), (#"{"formatQualities": {"avif": 0}}"#, "formatQualities: avif"),
     ])
     func aValueTheServerCannotRunWithIsRefusedByName(json: String, key: String) throws {
         // Before validation, 1e300 seconds trapped converting to Duration; the rest started a broken server.

@@ -2,11 +2,45 @@ import Foundation
 
 /// Turns an ``Image`` back into bytes of a given format. May block.
 public protocol ImageEncoding: Sendable {
+    /// Encodes `image` as `format` with `options`.
+    /// - Throws: ``ImageEncodingError``.
+    func encode(_ image: Image, as format: ImageFormat, options: EncodingOptions) throws -> Data
+}
+
+extension ImageEncoding {
     /// Encodes `image` as `format`.
     /// - Parameters:
     ///   - quality: 1...100 for lossy formats; `nil` for the encoder's default.
     /// - Throws: ``ImageEncodingError``.
-    func encode(_ image: Image, as format: ImageFormat, quality: Int?) throws -> Data
+    public func encode(_ image: Image, as format: ImageFormat, quality: Int? = nil) throws -> Data {
+        try encode(image, as: format, options: EncodingOptions(quality: quality))
+    }
+}
+
+/// How an image is written, beyond its format.
+public struct EncodingOptions: Sendable, Hashable, CustomStringConvertible {
+    /// 1...100 for lossy formats; `nil`: the encoder's default for the format.
+    public var quality: Int?
+    /// Lossless compression where the format has it (WebP, AVIF, JPEG XL); PNG and GIF always are.
+    public var lossless: Bool
+    /// Progressive JPEG, interlaced PNG: a coarse image first on slow connections.
+    public var progressive: Bool
+    /// The most bytes the output may have: a lossy format is encoded again at lower qualities until it
+    /// fits (the smallest result when none does); lossless formats are written as they are.
+    public var maximumBytes: Int?
+
+    public init(quality: Int? = nil, lossless: Bool = false, progressive: Bool = false, maximumBytes: Int? = nil) {
+        self.quality = quality
+        self.lossless = lossless
+        self.progressive = progressive
+        self.maximumBytes = maximumBytes
+    }
+
+    /// `q80`, then `+lossless`, `+progressive`, `+max:BYTES` when set: for cache keys.
+    public var description: String {
+        "q\(quality ?? 0)" + (lossless ? "+lossless" : "") + (progressive ? "+progressive" : "")
+            + (maximumBytes.map { "+max:\($0)" } ?? "")
+    }
 }
 
 /// Why an image could not be encoded.

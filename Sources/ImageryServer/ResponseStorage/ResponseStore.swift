@@ -8,8 +8,8 @@ import ImageryDiskCache
 /// - **Memory**: keyed by the request as written (``ImageParameters/responseKey`` and the
 ///   output choice), so a hit costs no URL parsing.
 /// - **Disk** (the server's ``DiskCache``, beside the originals): keyed by everything that
-///   selects the bytes (``diskKey(for:output:quality:)``: the normalised source, the recipe,
-///   the output, the quality), so a restart or an eviction from memory is answered from
+///   selects the bytes (``diskKey(for:output:encoding:)``: the normalised source, the recipe,
+///   the output, the encoding), so a restart or an eviction from memory is answered from
 ///   disk with the same bytes and ETag, with no decode and no encode. Written on the disk
 ///   cache's writer thread: a response never waits for it.
 ///
@@ -31,9 +31,9 @@ final class ResponseStore: Sendable {
     }
 
     /// The disk key of a response: `response:` + the pipeline's variant key (normalised source
-    /// and recipe) + the output (a format, or `source`) + the quality (0: the default).
-    static func diskKey(for request: ImageRequest, output: String, quality: Int?) -> String {
-        "response:\(request.imageKey.stringValue)|\(output)|q\(quality ?? 0)"
+    /// and recipe) + the output (a format, or `source`) + the encoding (quality 0: the format's default).
+    static func diskKey(for request: ImageRequest, output: String, encoding: EncodingOptions) -> String {
+        "response:\(request.imageKey.stringValue)|\(output)|\(encoding)"
     }
 
     /// The response held in memory for `key`, fresh or not.
