@@ -75,6 +75,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("gallery-url"), help: "An image URL to show on the gallery page (repeatable).")
     var galleryURLs: [String] = []
 
+    @Option(name: .customLong("preset"), help: "A named set of /image parameters, NAME=QUERY (thumb='w=200&h=200&format=webp'); /image?preset=thumb uses it (repeatable).")
+    var presets: [String] = []
+
+    @Flag(help: "Accept only presets on /image (url, preset and sig; any other parameter is a 400).")
+    var onlyPresets = false
+
     func run() async throws {
         var configuration: ServerConfiguration
         do {
@@ -148,6 +154,13 @@ struct ServeCommand: AsyncParsableCommand {
                 return url
             }
         }
+        for preset in presets {
+            guard let equals = preset.firstIndex(of: "="), equals != preset.startIndex else {
+                throw ValidationError("--preset takes NAME=QUERY, such as thumb='w=200&h=200&format=webp'")
+            }
+            configuration.presets[String(preset[..<equals])] = String(preset[preset.index(after: equals)...])
+        }
+        if onlyPresets { configuration.onlyPresets = true }
         if let key = signingKey ?? ProcessInfo.processInfo.environment["IMAGERY_SIGNING_KEY"] { configuration.signingKey = key }
         do {
             try configuration.validate()

@@ -5,7 +5,8 @@ import Logging
 import ServiceLifecycle
 
 /// The image proxy as a Hummingbird application; `imagery serve` and the tests both use it.
-/// - Throws: ``DiskCacheError`` (from ImageryDiskCache) when the cache directory cannot be used.
+/// - Throws: ``DiskCacheError`` (from ImageryDiskCache) when the cache directory cannot be used,
+///   ``ConfigurationFileError`` when presets are not valid.
 public func buildApplication(
     configuration: ServerConfiguration,
     logger: Logger = Logger(label: "imagery.server")
@@ -16,7 +17,7 @@ public func buildApplication(
     let watcher = ConnectionWatcher()
     router.middlewares.add(RequestObservationMiddleware(metrics: metrics))
     router.middlewares.add(UnmatchedRouteMiddleware())
-    ImageController(service: service, watcher: watcher).addRoutes(to: router)
+    try ImageController(service: service, watcher: watcher).addRoutes(to: router)
     router.getAndHead("metrics") { _, _ -> Response in
         Response(
             status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],

@@ -11,12 +11,15 @@ package struct ImageController: Sendable {
     let watcher: ConnectionWatcher
     let signer: RequestSigner?
     let gallery: Gallery
+    let presets: Presets
 
-    init(service: ImageService, watcher: ConnectionWatcher) {
+    /// - Throws: ``ConfigurationFileError`` when the configuration's presets are not valid.
+    init(service: ImageService, watcher: ConnectionWatcher) throws {
         self.service = service
         self.watcher = watcher
         self.signer = service.configuration.signingKey.map(RequestSigner.init(key:))
         self.gallery = Gallery(directory: service.configuration.galleryDirectory, urls: service.configuration.galleryURLs)
+        self.presets = try Presets(service.configuration.presets, onlyPresets: service.configuration.onlyPresets)
     }
 
     func addRoutes(to router: Router<ServerRequestContext>) {
@@ -58,7 +61,7 @@ package struct ImageController: Sendable {
             if let signer, !signer.isValid(rawQuery: request.uri.query ?? "") {
                 throw ServerError(.forbidden, "bad_signature", "the request's sig parameter is missing or wrong")
             }
-            let query = Self.parameters(of: request.uri)
+            let query = try presets.expand(Self.parameters(of: request.uri))
             let parameters = try ImageParameters(query: query, maximumSide: service.configuration.maximumOutputSide, gallery: gallery)
             let image = switch await service.lookUp(parameters, accept: request.headers[.accept]) {
             case .stored(let stored): stored

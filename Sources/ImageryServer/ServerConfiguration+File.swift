@@ -9,7 +9,8 @@ extension ServerConfiguration {
     /// `privateNetworkHosts`, `maximumSourceBytes`, `maximumSourcePixels`,
     /// `maximumOutputSide`, `originTimeoutSeconds`, `maximumConcurrentFetches`,
     /// `signingKey`, `responseMaxAge`, `minimumFreshness`, `formatQualities` (an object: `{"jpeg": 85}`; formats not
-    /// named keep their defaults), `galleryDirectory`, `galleryURLs`); absent keys keep their defaults.
+    /// named keep their defaults), `presets` (an object: name to query), `onlyPresets`, `galleryDirectory`,
+    /// `galleryURLs`); absent keys keep their defaults.
     package struct File: Decodable {
         var host: String?
         var port: Int?
@@ -34,6 +35,8 @@ extension ServerConfiguration {
         var responseMaxAge: Int?
         var minimumFreshness: Int?
         var formatQualities: [String: Int]?
+        var presets: [String: String]?
+        var onlyPresets: Bool?
         var galleryDirectory: String?
         var galleryURLs: [String]?
     }
@@ -98,6 +101,8 @@ extension ServerConfiguration {
             }
             formatQualities[format] = quality
         }
+        if let value = file.presets { presets = value }
+        if let value = file.onlyPresets { onlyPresets = value }
         if let value = file.galleryDirectory { galleryDirectory = URL(fileURLWithPath: value) }
         if let value = file.galleryURLs {
             galleryURLs = try value.map { text in
@@ -156,6 +161,17 @@ extension ServerConfiguration {
         try require(seconds.contains(minimumFreshness), "minimumFreshness must be from 0 to 100 years in seconds")
         for (format, quality) in formatQualities {
             try require((1...100).contains(quality), "formatQualities: \(format.rawValue) must be from 1 to 100")
+        }
+        try require(!onlyPresets || !presets.isEmpty, "onlyPresets needs at least one preset")
+        let checked = try Presets(presets, onlyPresets: false)
+        for name in checked.names {
+            do {
+                _ = try ImageParameters(
+                    query: checked.expand(["url": "https://example.com/a.jpg", "preset": name]), maximumSide: maximumOutputSide
+                )
+            } catch {
+                throw ConfigurationFileError(message: "presets: \(name): \(ServerError.from(error).message)")
+            }
         }
     }
 

@@ -63,6 +63,12 @@ public struct ServerConfiguration: Sendable {
     /// The quality of each lossy output format when a request gives no `q`; default JPEG 80, WebP 80,
     /// AVIF 60, JPEG XL 75 (about the same visual quality; AVIF's scale runs lower).
     public var formatQualities: [ImageFormat: Int] = [.jpeg: 80, .webp: 80, .avif: 60, .jxl: 75]
+    /// Named sets of `/image` parameters (name to query, `"thumb": "w=200&h=200&format=webp"`):
+    /// `preset=thumb` stands for them; the request's own parameters override. Default none.
+    public var presets: [String: String] = [:]
+    /// Whether `/image` takes presets only (`url`, `preset` and `sig`; anything else is a 400): for
+    /// operators who cannot sign URLs but must fix every output. Default `false`.
+    public var onlyPresets = false
     /// The images of this directory are shown on the gallery page at `/` and served at
     /// `/files/NAME` (everything with an image extension in it is public); default `nil`.
     public var galleryDirectory: URL?

@@ -1,0 +1,65 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Imagery
+import ImageryServer
+import ImageryTestSupport
+import ImageryVips
+import Testing
+
+/// Named parameter sets, composable with a request's own, and the only-presets mode.
+@Suite("Presets")
+struct PresetTests {
+    static let presets = ["thumb": "w=100&h=100&format=png", "wide": "w=300&h=100", "grey": "grayscale=1"]
+
+    @Test func aPresetStandsForItsParametersAndTheRequestOverridesThem() async throws {
+        try await withServer(configure: { $0.presets = Self.presets }) { client, origin in
+            func image(_ query: String) async throws -> (Image, String?) {
+                try await client.execute(uri: imageURI(origin, "rocket.jpg", query), method: .get) { response in
+                    #expect(response.status == .ok, "\(query): \(String(buffer: response.body))")
+                    return (try VipsImageDecoder().decode(response.data, thumbnail: nil), response.headers[.contentType])
+                }
+            }
+            let (thumb, type) = try await image("preset=thumb")
+            #expect((thumb.width, thumb.height) == (100, 100) && type == "image/png")
+            let (overridden, _) = try await image("preset=thumb&w=50")
+            #expect((overridden.width, overridden.height) == (50, 100))
+            let (both, _) = try await image("preset=wide,grey")
+            #expect((both.width, both.height) == (300, 100) && both.pixelFormat == .gray8)
+            // A preset and the same parameters spelled out are one variant: one ETag.
+            let viaPreset = try await client.execute(uri: imageURI(origin, "rocket.jpg", "preset=wide"), method: .get) { $0.headers[.eTag] }
+            let spelled = try await client.execute(uri: imageURI(origin, "rocket.jpg", "h=100&w=300"), method: .get) { $0.headers[.eTag] }
+            #expect(viaPreset != nil && viaPreset == spelled)
+            try await client.execute(uri: imageURI(origin, "rocket.jpg", "preset=nope"), method: .get) { response in
+                #expect(response.status == .badRequest)
+                #expect(response.errorBody?.message.contains("one of grey, thumb, wide") == true)
+            }
+        }
+    }
+
+    @Test func onlyPresetsRefusesEveryOtherParameter() async throws {
+        try await withServer(configure: { $0.presets = Self.presets; $0.onlyPresets = true }) { client, origin in
+            try await client.execute(uri: imageURI(origin, "rocket.jpg", "preset=thumb"), method: .get) { #expect($0.status == .ok) }
+            for query in ["preset=thumb&w=50", "w=100", "", "preset=thumb&format=webp"] {
+                try await client.execute(uri: imageURI(origin, "rocket.jpg", query), method: .get) { response in
+                    #expect(response.status == .badRequest, "\(query)")
+                    #expect(response.errorBody?.message.contains("preset") == true, "\(query): \(String(describing: response.errorBody))")
+                }
+            }
+        }
+    }
+
+    @Test(arguments: [
+        (#"{"presets": {"bad name": "w=1"}}"#, "presets: bad name is not a preset name"),
+        (#"{"presets": {"a": "w=0"}}"#, "presets: a: w must be"),
+        (#"{"presets": {"a": "url=http://x/"}}"#, "presets: a cannot set url"),
+        (#"{"onlyPresets": true}"#, "onlyPresets needs at least one preset"),
+    ])
+    func aBadPresetIsRefusedByName(json: String, message: String) throws {
+        #expect {
+            _ = try ServerConfiguration(json: Data(json.utf8), name: "config.json")
+        } throws: { error in
+            "\(error)".contains(message)
+        }
+    }
+}
