@@ -187,6 +187,21 @@ static inline int imagery_vips_icc_to_srgb(VipsImage *in, VipsImage **out) {
     return 0;
 }
 
+/// libvips' name for the image's colour space ("srgb", "b-w", "cmyk", "rgb16", ...).
+static inline const char *imagery_vips_interpretation_name(VipsImage *image) {
+    return vips_enum_nick(VIPS_TYPE_INTERPRETATION, vips_image_get_interpretation(image));
+}
+
+/// Frames (pages) the file holds, from the header.
+static inline int imagery_vips_n_pages(VipsImage *image) {
+    return vips_image_get_n_pages(image);
+}
+
+/// The embedded ICC profile, borrowed from `image` (valid while it lives); returns 0 when there is one.
+static inline int imagery_vips_get_icc(VipsImage *image, const void **data, size_t *length) {
+    return vips_image_get_blob(image, VIPS_META_ICC_NAME, data, length);
+}
+
 // MARK: Processing (ImageryVips/VipsImageProcessor.swift)
 
 static inline VipsArrayDouble *imagery_vips_array(const double *values, int count) {

@@ -30,6 +30,9 @@ package struct ImageController: Sendable {
         router.getAndHead("image") { request, context -> Response in
             await respond(to: request, on: context.channel)
         }
+        router.getAndHead("info") { request, context -> Response in
+            await info(for: request, on: context.channel)
+        }
         router.getAndHead("/") { _, _ -> Response in
             let page = GalleryPage(gallery: gallery, signer: signer).html()
             return Response(
@@ -76,6 +79,23 @@ package struct ImageController: Sendable {
         }
     }
 
+    /// The `/info` answer: the source's header and placeholders, as JSON (``ImageInfo``).
+    func info(for request: Request, on channel: any Channel) async -> Response {
+        do {
+            if let signer, !signer.isValid(rawQuery: request.uri.query ?? "") {
+                throw ServerError(.forbidden, "bad_signature", "the request's sig parameter is missing or wrong")
+            }
+            let query = Self.parameters(of: request.uri)
+            let url = try ImageParameters.sourceURL(query, gallery: gallery)
+            let info = try await watcher.cancellingOnClose(channel, within: service.configuration.requestTimeout) { [service] in
+                try await service.info(for: url)
+            }
+            return response(for: info, maxAge: service.configuration.responseMaxAge, negotiated: false, request: request)
+        } catch {
+            return ServerError.from(error).response()
+        }
+    }
+
     /// 200 with the image, or 304 when `If-None-Match` names its ETag; cache headers
     /// (``ResponseCacheHeaders``: the source's freshness, at most `maxAge`) either way.
     func response(for image: StoredResponse, maxAge: Int, negotiated: Bool, request: Request) -> Response {
@@ -87,7 +107,7 @@ package struct ImageController: Sendable {
         if let ifNoneMatch = request.headers[.ifNoneMatch], Self.matches(ifNoneMatch, image.etag) {
             return Response(status: .notModified, headers: headers)
         }
-        headers[.contentType] = image.format.mimeType
+        headers[.contentType] = image.contentType
         return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: image.body))
     }
 

@@ -10,8 +10,10 @@ import Imagery
 /// what it accepts.
 package struct ImageParameters: Sendable, Hashable {
     package let url: URL
-    /// What to make of the source.
+    /// What to make of the source (for a placeholder: its small version).
     package let recipe: ImageRecipe
+    /// `placeholder=`: a hash or a tiny image instead of the image.
+    package let placeholder: Placeholder?
     package let format: ImageFormat?
     /// How the output is written (its quality `nil` unless `q` is given: the format's default then).
     package let encoding: EncodingOptions
@@ -19,31 +21,41 @@ package struct ImageParameters: Sendable, Hashable {
 
     /// - Parameter gallery: Resolves `url=/files/NAME` to a file of the gallery directory.
     package init(query: [String: String], maximumSide: Int, gallery: Gallery? = nil) throws {
-        guard let text = query["url"], !text.isEmpty else {
-            throw ServerError.badParameter("url is required: /image?url=https://example.com/photo.jpg&w=256")
-        }
-        if let gallery, text.hasPrefix(Gallery.filePrefix) {
-            url = try gallery.fileURL(forParameter: text)
-        } else {
-            guard let url = ServerConfiguration.sourceURL(text) else {
-                throw ServerError.badParameter("url must be an absolute http or https URL, or /files/NAME for a gallery file")
-            }
-            self.url = url
-        }
+        url = try Self.sourceURL(query, gallery: gallery)
         let reader = QueryReader(query)
-        recipe = try Self.recipe(from: reader, maximumSide: maximumSide)
+        placeholder = try reader.choice("placeholder", Dictionary(uniqueKeysWithValues: Placeholder.allCases.map { ($0.rawValue, $0) }))
+        let recipe = try Self.recipe(from: reader, maximumSide: maximumSide)
+        self.recipe = placeholder?.recipe(from: recipe) ?? recipe
         format = try reader.choice("format", ["jpeg": .jpeg, "jpg": .jpeg, "png": .png, "webp": .webp, "avif": .avif, "gif": .gif, "jxl": .jxl])
+        if let placeholder, placeholder.isHash, format != nil {
+            throw ServerError.badParameter("placeholder=\(placeholder.rawValue) is text: leave out format")
+        }
         encoding = EncodingOptions(
-            quality: try reader.integer("q", in: 1...100),
+            quality: try reader.integer("q", in: 1...100) ?? (placeholder == .lqip ? 40 : nil),
             lossless: try reader.bool("lossless") ?? false,
             progressive: try reader.bool("progressive") ?? false,
             maximumBytes: try reader.integer("max_bytes", in: 1...Int(Int32.max))
         )
     }
 
+    /// The `url` parameter: an absolute http or https URL, or `/files/NAME` of the gallery.
+    /// - Throws: A 400 ``ServerError`` saying what `url` must be; 404 for a gallery name that is not there.
+    static func sourceURL(_ query: [String: String], gallery: Gallery?) throws -> URL {
+        guard let text = query["url"], !text.isEmpty else {
+            throw ServerError.badParameter("url is required: /image?url=https://example.com/photo.jpg&w=256")
+        }
+        if let gallery, text.hasPrefix(Gallery.filePrefix) {
+            return try gallery.fileURL(forParameter: text)
+        }
+        guard let url = ServerConfiguration.sourceURL(text) else {
+            throw ServerError.badParameter("url must be an absolute http or https URL, or /files/NAME for a gallery file")
+        }
+        return url
+    }
+
     /// Everything but the output format, as a cache key: the URL as given, the recipe, the encoding.
     package var responseKey: String {
-        "\(url.absoluteString)|\(recipe)|\(encoding)"
+        "\(url.absoluteString)|\(recipe)|\(encoding)" + (placeholder.map { "|" + $0.rawValue } ?? "")
     }
 
     /// What the response will be encoded as, decided before any image is loaded:
@@ -51,12 +63,15 @@ package struct ImageParameters: Sendable, Hashable {
     package enum OutputChoice: Hashable, Sendable {
         case format(ImageFormat)
         case sourceFormat
+        /// A hash placeholder (text).
+        case placeholder(Placeholder)
 
         /// The format to encode for a source of `source`'s format
         /// (the source's own, but JPEG for AVIF and PNG for GIF and HEIC).
         package func resolved(source: ImageFormat) -> ImageFormat {
             switch self {
             case .format(let format): format
+            case .placeholder: .png  // not an image: never encoded
             case .sourceFormat:
                 switch source {
                 case .jpeg, .png, .webp: source
@@ -70,6 +85,7 @@ package struct ImageParameters: Sendable, Hashable {
             switch self {
             case .format(let format): format.rawValue
             case .sourceFormat: "source"
+            case .placeholder(let placeholder): placeholder.rawValue
             }
         }
     }
@@ -78,6 +94,7 @@ package struct ImageParameters: Sendable, Hashable {
     /// weight above 0; WebP first: the fastest to encode, and what every browser that takes AVIF
     /// also takes); else the source's.
     package func outputChoice(accept: String?) -> OutputChoice {
+        if let placeholder, placeholder.isHash { return .placeholder(placeholder) }
         if let format { return .format(format) }
         let accept = AcceptHeader(accept)
         for format in [ImageFormat.webp, .avif, .jxl] where accept.accepts(format.mimeType) { return .format(format) }
@@ -85,5 +102,5 @@ package struct ImageParameters: Sendable, Hashable {
     }
 
     /// Whether the response depends on `Accept` (no `format` parameter): `Vary: Accept`.
-    var isNegotiated: Bool { format == nil }
+    var isNegotiated: Bool { format == nil && !(placeholder?.isHash ?? false) }
 }

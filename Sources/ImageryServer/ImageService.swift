@@ -14,7 +14,7 @@ final class ImageService: Sendable {
     let loader: HTTPDataLoader
     let diskCache: DiskCache?
     let responses: ResponseStore
-    private let encodingPool = WorkerPool(threadCount: max(1, ProcessInfo.processInfo.activeProcessorCount), name: "imagery.encode")
+    let encodingPool = WorkerPool(threadCount: max(1, ProcessInfo.processInfo.activeProcessorCount), name: "imagery.encode")
     private let encoder = VipsImageEncoder()
     private let encodes = InFlight<StoredResponse>()
     /// Responses being revalidated in the background (stale-while-revalidate), by memory key.
@@ -166,6 +166,15 @@ final class ImageService: Sendable {
             }
         }
         let image = try await pipeline.imageResponse(for: target.request)
+        if case .placeholder(let placeholder) = target.choice {
+            let (responses, policy, pool) = (self.responses, cachePolicy, encodingPool)
+            return try await encodes.value(for: target.memoryKey) {
+                let data = try await pool.run { placeholder.body(of: image.image) }
+                let response = StoredResponse(data: data, contentType: Placeholder.contentType, source: image.source, freshUntil: image.freshUntil, policy: policy)
+                await responses.keep(response, data: data, memoryKey: target.memoryKey, diskKey: target.diskKey)
+                return response
+            }
+        }
         let format = target.choice.resolved(source: image.image.sourceFormat)
         let (encoder, pool, responses, policy) = (self.encoder, encodingPool, self.responses, cachePolicy)
         var options = target.encoding
@@ -178,7 +187,7 @@ final class ImageService: Sendable {
             let charge = budget?.charge(image.image.pixels.count)
             defer { charge?.release() }
             let data = try await pool.run { try encoder.encode(image.image, as: format, options: encoding) }
-            let response = StoredResponse(data: data, format: format, source: image.source, freshUntil: image.freshUntil, policy: policy)
+            let response = StoredResponse(data: data, contentType: format.mimeType, source: image.source, freshUntil: image.freshUntil, policy: policy)
             await responses.keep(response, data: data, memoryKey: target.memoryKey, diskKey: target.diskKey)
             return response
         }
@@ -205,7 +214,7 @@ final class ImageService: Sendable {
                 throw ServerError(.notFound, "not_found", "there is no gallery file \(url.lastPathComponent)")
             }
             guard let format = ImageFormat(sniffing: data) else { throw ImageDecodingError.unsupportedFormat }
-            return StoredResponse(data: data, format: format, source: CacheMetadata(), freshUntil: .distantFuture, policy: HTTPCachePolicy())
+            return StoredResponse(data: data, contentType: format.mimeType, source: CacheMetadata(), freshUntil: .distantFuture, policy: HTTPCachePolicy())
         }
     }
 

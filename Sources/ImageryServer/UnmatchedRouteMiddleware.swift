@@ -8,7 +8,7 @@ struct UnmatchedRouteMiddleware: RouterMiddleware {
 
     /// The methods each path answers (`/files/` stands for every gallery file).
     static let allowedMethods: [String: String] = [
-        "/image": "GET, HEAD", "/health": "GET, HEAD", "/metrics": "GET, HEAD", "/": "GET, HEAD", "/files/": "GET, HEAD",
+        "/image": "GET, HEAD", "/info": "GET, HEAD", "/health": "GET, HEAD", "/metrics": "GET, HEAD", "/": "GET, HEAD", "/files/": "GET, HEAD",
     ]
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {

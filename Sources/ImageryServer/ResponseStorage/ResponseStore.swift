@@ -45,11 +45,9 @@ final class ResponseStore: Sendable {
     /// The response stored on disk for `key`, fresh or not; `nil` when absent or damaged (the disk
     /// cache checks every entry's checksum and drops a bad one, so it is made and stored again).
     func onDisk(_ key: String) async -> StoredResponse? {
-        guard let (entry, checksum) = await disk?.checkedEntry(for: key),
-              let format = entry.metadata.contentType.flatMap(ImageFormat.init(mimeType:))
-        else { return nil }
+        guard let (entry, checksum) = await disk?.checkedEntry(for: key), let contentType = entry.metadata.contentType else { return nil }
         return StoredResponse(
-            data: entry.data, format: format, source: entry.metadata, freshUntil: nil, policy: policy,
+            data: entry.data, contentType: contentType, source: entry.metadata, freshUntil: nil, policy: policy,
             checksum: checksum
         )
     }
@@ -78,7 +76,7 @@ final class ResponseStore: Sendable {
     /// A stored response's disk metadata: its source's, with the response's content type.
     private static func diskMetadata(of response: StoredResponse) -> CacheMetadata {
         var metadata = response.source
-        metadata.contentType = response.format.mimeType
+        metadata.contentType = response.contentType
         return metadata
     }
 

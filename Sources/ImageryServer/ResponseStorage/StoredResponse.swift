@@ -9,7 +9,8 @@ import ImageryDiskCache
 struct StoredResponse: Sendable, CacheCostReporting {
     /// The body; shared, not copied, by every response that sends it.
     let body: ByteBuffer
-    let format: ImageFormat
+    /// Its media type: an image format's, or `text/plain` for a placeholder hash.
+    let contentType: String
     /// A strong validator: a hash of the bytes, the same after a restart and on every instance.
     let etag: String
     /// The metadata of the source it was made from (for files and gallery images: no HTTP facts).
@@ -25,22 +26,22 @@ struct StoredResponse: Sendable, CacheCostReporting {
     ///   - policy: The policy that judges `source`.
     ///   - checksum: The ``Checksum`` of `data` when the caller has it (the disk cache verifies
     ///     one on every read); computed otherwise.
-    init(data: Data, format: ImageFormat, source: CacheMetadata, freshUntil: Date?, policy: HTTPCachePolicy, checksum: UInt64? = nil) {
+    init(data: Data, contentType: String, source: CacheMetadata, freshUntil: Date?, policy: HTTPCachePolicy, checksum: UInt64? = nil) {
         let etag = Self.etag(checksum: checksum ?? Checksum.of(data), count: data.count)
-        self.init(body: ByteBuffer(bytes: data), format: format, etag: etag, source: source, freshUntil: freshUntil, policy: policy)
+        self.init(body: ByteBuffer(bytes: data), contentType: contentType, etag: etag, source: source, freshUntil: freshUntil, policy: policy)
     }
 
-    private init(body: ByteBuffer, format: ImageFormat, etag: String, source: CacheMetadata, freshUntil: Date?, policy: HTTPCachePolicy) {
+    private init(body: ByteBuffer, contentType: String, etag: String, source: CacheMetadata, freshUntil: Date?, policy: HTTPCachePolicy) {
         // One reading of the source's headers gives the freshness and the cache headers.
         let assessment = policy.assess(source)
         let freshUntil = freshUntil ?? assessment.freshUntil
-        (self.body, self.format, self.etag, self.source, self.freshUntil) = (body, format, etag, source, freshUntil)
+        (self.body, self.contentType, self.etag, self.source, self.freshUntil) = (body, contentType, etag, source, freshUntil)
         cacheHeaders = ResponseCacheHeaders(source: source, assessment: assessment, freshUntil: freshUntil)
     }
 
     /// The same bytes with the freshness of their source revalidated (a 304, or a 200 of the same version).
     func refreshed(source: CacheMetadata, policy: HTTPCachePolicy) -> StoredResponse {
-        StoredResponse(body: body, format: format, etag: etag, source: source, freshUntil: nil, policy: policy)
+        StoredResponse(body: body, contentType: contentType, etag: etag, source: source, freshUntil: nil, policy: policy)
     }
 
     /// Whether it may be sent at `now` without revalidating its source.

@@ -1,0 +1,66 @@
+import Foundation
+import Imagery
+
+/// `GET /info?url=…`: what a source is, from its header and one small decode (never the full image):
+/// its size as displayed, format, orientation, frames, alpha, colour space and profile, file size,
+/// dominant colour, BlurHash and ThumbHash. Signed and guarded like `/image`; the answer carries the
+/// source's freshness and an ETag like an image.
+struct ImageInfo: Encodable, Sendable {
+    let width: Int
+    let height: Int
+    let format: String
+    let orientation: Int
+    let frames: Int
+    let alpha: Bool
+    let colorSpace: String
+    let bitsPerChannel: Int
+    /// The ICC profile's description; `null` without a profile.
+    let profile: String?
+    /// The source's size in bytes.
+    let bytes: Int
+    /// `#rrggbb`, or `null` for a wholly transparent image.
+    let dominantColor: String?
+    let blurhash: String
+    /// Base64.
+    let thumbhash: String
+
+    /// The decode the placeholders and the colour are computed from.
+    static let sampleRecipe = ImageRecipe(resize: .init(width: 100, height: 100, fit: .inside))
+
+    init(header: ImageHeader, bytes: Int, sample: Image) {
+        (width, height, format, orientation, frames) = (header.width, header.height, header.format.rawValue, header.orientation, header.frames)
+        (alpha, colorSpace, bitsPerChannel, profile) = (header.hasAlpha, header.colorSpace, header.bitsPerChannel, header.profile)
+        self.bytes = bytes
+        dominantColor = DominantColor.of(sample).map { "#\(ImageRecipe.Color(red: $0.red, green: $0.green, blue: $0.blue))" }
+        blurhash = BlurHash.encode(sample, componentsX: 4, componentsY: 3)
+        thumbhash = Data(ThumbHash.encode(sample)).base64EncodedString()
+    }
+
+    /// The JSON body (keys sorted).
+    func json() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        return try encoder.encode(self)
+    }
+}
+
+extension ImageService {
+    /// The `/info` answer for `url`: the source (through the caches and admission, as `/image`), its
+    /// header, and a decode at most 100 pixels a side.
+    /// - Throws: What loading or decoding the source throws; 415 when the decoder cannot describe it.
+    func info(for url: URL) async throws -> StoredResponse {
+        guard let inspector = pipeline.configuration.decoder as? any ImageInspecting else {
+            throw ServerError(.unsupportedMediaType, "unsupported_source", "this server cannot describe images")
+        }
+        let source = try await pipeline.dataEntry(for: ImageRequest(url: url))
+        let sample = try await pipeline.imageResponse(for: ImageRequest(url: url, recipe: ImageInfo.sampleRecipe))
+        let data = source.data
+        let body = try await encodingPool.run {
+            try ImageInfo(header: inspector.inspect(data), bytes: data.count, sample: sample.image).json()
+        }
+        return StoredResponse(
+            data: body, contentType: "application/json; charset=utf-8", source: sample.source, freshUntil: sample.freshUntil,
+            policy: cachePolicy
+        )
+    }
+}
