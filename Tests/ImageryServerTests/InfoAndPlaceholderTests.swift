@@ -44,50 +44,6 @@ struct InfoAndPlaceholderTests {
         }
     }
 
-    /// Every corpus image: `/info` agrees with `vipsheader` on size (as displayed), frames, bands and depth.
-    @Test(.enabled(if: Fixtures.corpus != nil && FileManager.default.fileExists(atPath: "/usr/bin/vipsheader")))
-    func agreesWithVipsheaderOnTheCorpus() async throws {
-        let corpus = try #require(Fixtures.corpus)
-        let files = Fixtures.files(in: corpus).filter { ImageFormat(fileExtension: $0.pathExtension) != nil }
-        try await withServer(origin: try await TestOrigin.serving(directory: corpus), configure: { $0.memoryLimit = 1 << 30 }) { client, origin in
-            for file in files {
-                let fields = try Self.vipsheader(file)
-                let info = try await Self.info(client, origin, file.lastPathComponent)
-                let (storedWidth, storedHeight) = (Int(fields["width"]!)!, Int(fields["height"]!)!)
-                let orientation = Int(fields["orientation"] ?? "1") ?? 1
-                let pages = Int(fields["n-pages"] ?? "1") ?? 1
-                let pageHeight = Int(fields["page-height"] ?? "\(storedHeight)") ?? storedHeight
-                let (width, height) = orientation >= 5 ? (storedHeight, storedWidth) : (storedWidth, storedHeight)
-                #expect((info.width, info.height) == (width, height), "\(file.lastPathComponent)")
-                #expect(info.orientation == orientation, "\(file.lastPathComponent)")
-                #expect(info.frames == max(pages, storedHeight / max(1, pageHeight)), "\(file.lastPathComponent)")
-                #expect(info.colorSpace == fields["interpretation"], "\(file.lastPathComponent)")
-                let bands = Int(fields["bands"] ?? "") ?? 0
-                #expect(info.alpha == (bands == 2 || (bands == 4 && fields["interpretation"] != "cmyk")), "\(file.lastPathComponent)")
-                #expect((info.profile != nil) == (fields["icc-profile-data"] != nil), "\(file.lastPathComponent)")
-            }
-        }
-    }
-
-    static func vipsheader(_ file: URL) throws -> [String: String] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/vipsheader")
-        process.arguments = ["-a", file.path]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        var fields: [String: String] = [:]
-        for line in String(decoding: output, as: UTF8.self).split(separator: "\n") {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-            fields[String(line[..<colon])] = value.split(separator: " ").first.map(String.init) ?? value
-        }
-        return fields
-    }
-
     @Test func placeholdersComeFromTheSameFraming() async throws {
         try await withServer { client, origin in
             let blurhash = try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=400&h=200&placeholder=blurhash"), method: .get) { response in

@@ -162,10 +162,11 @@ struct ResultStorageTests {
                 let parts = cacheControl.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
                 #expect(parts.first == visibility, "\(cacheControl)")
                 let sent = parts.last.flatMap { $0.hasPrefix("max-age=") ? Int($0.dropFirst(8)) : nil } ?? -1
-                // The fetch's own time counts in the source's age: a second or two under a loaded suite.
+                // The fetch's own time counts in the source's age: seconds when the whole suite runs at
+                // once on two cores (the cases differ by minutes, so 10 s of slack still tells them apart).
                 let sentAge = response.headers[.age].flatMap(Int.init) ?? 0
-                #expect((age ?? 0)...((age ?? 0) + 2) ~= sentAge, "Age \(sentAge)")
-                #expect((remaining - 2...remaining) ~= sent - sentAge, "\(cacheControl), Age \(sentAge)")
+                #expect((age ?? 0)...((age ?? 0) + 10) ~= sentAge, "Age \(sentAge)")
+                #expect((remaining - 10...remaining) ~= sent - sentAge, "\(cacheControl), Age \(sentAge)")
                 if query.hasPrefix("lm=") { #expect(response.headers[.lastModified] != nil) }
             }
         }

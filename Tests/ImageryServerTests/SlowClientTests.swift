@@ -71,13 +71,16 @@ struct SlowClientTests {
             #expect((try? JSONDecoder().decode(ErrorBody.self, from: body))?.error == "timeout")
             #expect(ContinuousClock.now - start < .seconds(5), "answered at the timeout, not when the 24 s download ends")
             var counted: [String: Double] = [:]
+            // Every download that started is aborted (on a loaded machine the timeout may come before
+            // the download starts: then there is none).
+            let started = { origin.requestCount(path: "/chelsea.png") }
             for _ in 0..<100 {
                 counted = try await metrics(client)
-                if counted["imagery_inflight_memory_bytes"] == 0, origin.abortedCount == 1 { break }
+                if counted["imagery_inflight_memory_bytes"] == 0, origin.abortedCount == started() { break }
                 try await Task.sleep(for: .milliseconds(50))
             }
             #expect(counted["imagery_inflight_memory_bytes"] == 0)
-            #expect(origin.abortedCount == 1, "the download is aborted")
+            #expect(started() <= 1 && origin.abortedCount == started(), "the download is aborted")
             // A quick image still passes.
             #expect(try await get(client, imageURI(origin, "chelsea.webp", "w=64")).status == .ok)
         }
