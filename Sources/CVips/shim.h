@@ -300,6 +300,21 @@ static inline int imagery_vips_bandjoin2(VipsImage *left, VipsImage *right, Vips
     return vips_bandjoin2(left, right, out, NULL);
 }
 
+/// `overlay` drawn over `base` at (x, y) ("over" blending; both need alpha or get it).
+static inline int imagery_vips_composite_over(VipsImage *base, VipsImage *overlay, VipsImage **out, int x, int y) {
+    return vips_composite2(base, overlay, out, VIPS_BLEND_MODE_OVER, "x", x, "y", y, NULL);
+}
+
+/// `in` × a + b, per pixel, as unsigned 8-bit.
+static inline int imagery_vips_linear1(VipsImage *in, VipsImage **out, double a, double b) {
+    return vips_linear1(in, out, a, b, "uchar", TRUE, NULL);
+}
+
+/// An image of ours (a watermark the operator configured), opened from encoded bytes; NULL on failure.
+static inline VipsImage *imagery_vips_load_trusted(const void *buffer, size_t length) {
+    return vips_image_new_from_buffer(buffer, length, "", "access", VIPS_ACCESS_RANDOM, NULL);
+}
+
 /// Takes and clears libvips' error message (NULL-free, possibly empty).
 static inline const char *imagery_vips_error_message(void) {
     return vips_error_buffer();

@@ -81,6 +81,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Accept only presets on /image (url, preset and sig; any other parameter is a 400).")
     var onlyPresets = false
 
+    @Option(name: .customLong("watermark"), help: "A watermark image, NAME=FILE (a PNG with alpha, usually); /image?watermark=NAME lays it over the output (repeatable).")
+    var watermarks: [String] = []
+
     func run() async throws {
         var configuration: ServerConfiguration
         do {
@@ -161,6 +164,12 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.presets[String(preset[..<equals])] = String(preset[preset.index(after: equals)...])
         }
         if onlyPresets { configuration.onlyPresets = true }
+        for watermark in watermarks {
+            guard let equals = watermark.firstIndex(of: "="), equals != watermark.startIndex else {
+                throw ValidationError("--watermark takes NAME=FILE, such as logo=/etc/imagery/logo.png")
+            }
+            configuration.watermarkFiles[String(watermark[..<equals])] = URL(fileURLWithPath: String(watermark[watermark.index(after: equals)...]))
+        }
         if let key = signingKey ?? ProcessInfo.processInfo.environment["IMAGERY_SIGNING_KEY"] { configuration.signingKey = key }
         do {
             try configuration.validate()

@@ -65,7 +65,9 @@ package struct ImageController: Sendable {
                 throw ServerError(.forbidden, "bad_signature", "the request's sig parameter is missing or wrong")
             }
             let query = try presets.expand(Self.parameters(of: request.uri))
-            let parameters = try ImageParameters(query: query, maximumSide: service.configuration.maximumOutputSide, gallery: gallery)
+            let parameters = try ImageParameters(
+                query: query, maximumSide: service.configuration.maximumOutputSide, gallery: gallery, watermarks: service.watermarkIDs
+            )
             let image = switch await service.lookUp(parameters, accept: request.headers[.accept]) {
             case .stored(let stored): stored
             case .missing(let missing):

@@ -4,7 +4,7 @@ import Imagery
 extension ImageParameters {
     /// The recipe a query asks for. Sizes (`w`, `h`, `pad`) are output pixels, multiplied by `dpr`;
     /// a box larger than `maximumSide` after `dpr` is scaled down to it (keeping its shape).
-    static func recipe(from query: QueryReader, maximumSide: Int) throws -> ImageRecipe {
+    static func recipe(from query: QueryReader, maximumSide: Int, watermarks: [String: String] = [:]) throws -> ImageRecipe {
         var recipe = ImageRecipe()
         let dpr = try query.number("dpr", in: 1...4) ?? 1
         let gravity = try query.gravity("gravity") ?? .center
@@ -39,7 +39,44 @@ extension ImageParameters {
         recipe.blur = try query.number("blur", in: 0.3...100)
         recipe.sharpen = try query.number("sharpen", in: 0.3...10)
         recipe.grayscale = try query.bool("grayscale") ?? false
+        recipe.watermark = try watermark(from: query, dpr: dpr, watermarks: watermarks)
         return recipe
+    }
+}
+
+extension ImageParameters {
+    /// `watermark=NAME` and its `watermark_gravity` (default `southeast`), `watermark_offset` (`X,Y`
+    /// pixels, × `dpr`), `watermark_opacity` (0 to 1) and `watermark_scale` (its longer side as a
+    /// fraction of the output's shorter side).
+    static func watermark(from query: QueryReader, dpr: Double, watermarks: [String: String]) throws -> ImageRecipe.Watermark? {
+        guard let name = query.query["watermark"] else {
+            for option in ["watermark_gravity", "watermark_offset", "watermark_opacity", "watermark_scale"] where query.query[option] != nil {
+                throw ServerError.badParameter("\(option) needs watermark=NAME")
+            }
+            return nil
+        }
+        guard let id = watermarks[name] else {
+            let known = watermarks.isEmpty ? "none are configured" : "one of \(watermarks.keys.sorted().joined(separator: ", "))"
+            throw ServerError.badParameter("watermark must name a configured watermark (\(known))")
+        }
+        var watermark = ImageRecipe.Watermark(name: id)
+        if let gravity = try query.gravity("watermark_gravity") {
+            if case .smart = gravity { throw ServerError.badParameter("watermark_gravity cannot be smart or entropy") }
+            watermark.gravity = gravity
+        }
+        if let text = query.query["watermark_offset"] {
+            let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { Int($0) }
+            guard parts.count == 2, let x = parts[0], let y = parts[1], (0...100_000).contains(x), (0...100_000).contains(y) else {
+                throw ServerError.badParameter("watermark_offset must be X,Y: whole pixels from 0 to 100000")
+            }
+            (watermark.offsetX, watermark.offsetY) = (Int((Double(x) * dpr).rounded()), Int((Double(y) * dpr).rounded()))
+        }
+        watermark.opacity = try query.number("watermark_opacity", in: 0...1) ?? 1
+        if let scale = try query.number("watermark_scale", in: 0...1) {
+            guard scale > 0 else { throw ServerError.badParameter("watermark_scale must be a number from 0 to 1, above 0") }
+            watermark.scale = scale
+        }
+        return watermark
     }
 }
 

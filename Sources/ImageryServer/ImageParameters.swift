@@ -19,12 +19,14 @@ package struct ImageParameters: Sendable, Hashable {
     package let encoding: EncodingOptions
     package var quality: Int? { encoding.quality }
 
-    /// - Parameter gallery: Resolves `url=/files/NAME` to a file of the gallery directory.
-    package init(query: [String: String], maximumSide: Int, gallery: Gallery? = nil) throws {
+    /// - Parameters:
+    ///   - gallery: Resolves `url=/files/NAME` to a file of the gallery directory.
+    ///   - watermarks: The configured watermarks' recipe names, by the names `watermark=` takes.
+    package init(query: [String: String], maximumSide: Int, gallery: Gallery? = nil, watermarks: [String: String] = [:]) throws {
         url = try Self.sourceURL(query, gallery: gallery)
         let reader = QueryReader(query)
         placeholder = try reader.choice("placeholder", Dictionary(uniqueKeysWithValues: Placeholder.allCases.map { ($0.rawValue, $0) }))
-        let recipe = try Self.recipe(from: reader, maximumSide: maximumSide)
+        let recipe = try Self.recipe(from: reader, maximumSide: maximumSide, watermarks: watermarks)
         self.recipe = placeholder?.recipe(from: recipe) ?? recipe
         format = try reader.choice("format", ["jpeg": .jpeg, "jpg": .jpeg, "png": .png, "webp": .webp, "avif": .avif, "gif": .gif, "jxl": .jxl])
         if let placeholder, placeholder.isHash, format != nil {

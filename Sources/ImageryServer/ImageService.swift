@@ -21,6 +21,23 @@ final class ImageService: Sendable {
     private let revalidations = InFlight<StoredResponse>()
 
     private let metrics: ServerMetrics?
+    /// Each configured watermark's name in recipes: its name and a checksum of its bytes (a changed
+    /// file is another variant), by the name `/image` uses.
+    let watermarkIDs: [String: String]
+
+    /// The watermark files read, by recipe name, and those names by configured name.
+    /// - Throws: ``ConfigurationFileError`` naming a file that cannot be read or is no image.
+    static func loadWatermarks(_ files: [String: URL]) throws -> (images: [String: Data], ids: [String: String]) {
+        var (images, ids) = ([String: Data](), [String: String]())
+        for (name, url) in files {
+            guard let data = try? Data(contentsOf: url), ImageFormat(sniffing: data) != nil else {
+                throw ConfigurationFileError(message: "watermark \(name): \(url.path) cannot be read or is not an image")
+            }
+            let id = "\(name)-\(String(Checksum.of(data), radix: 16))"
+            (images[id], ids[name]) = (data, id)
+        }
+        return (images, ids)
+    }
 
     init(configuration: ServerConfiguration, observer metrics: ServerMetrics? = nil) throws {
         self.metrics = metrics
@@ -36,13 +53,12 @@ final class ImageService: Sendable {
         loaderConfiguration.validateURL = { try await sourceGuard.check($0) }  // the URL and every redirect
         loader = HTTPDataLoader(configuration: loaderConfiguration)
 
-        var pipelineConfiguration = ImagePipeline.Configuration(
-            // Strict: a truncated or garbled source is a 422, never a half-grey image cached and served for a day.
-            decoder: VipsImageDecoder(
-                maximumPixels: configuration.maximumSourcePixels, maximumThumbnailSide: configuration.maximumOutputSide, rejectsCorruptData: true
-            ),
-            dataLoader: loader
+        // Strict: a truncated or garbled source is a 422, never a half-grey image cached and served for a day.
+        var decoder = VipsImageDecoder(
+            maximumPixels: configuration.maximumSourcePixels, maximumThumbnailSide: configuration.maximumOutputSide, rejectsCorruptData: true
         )
+        (decoder.watermarks, watermarkIDs) = try Self.loadWatermarks(configuration.watermarkFiles)
+        var pipelineConfiguration = ImagePipeline.Configuration(decoder: decoder, dataLoader: loader)
         // Memory: the in-flight budget (downloads and decodes wait for it), and the caches share
         // the rest: 1/4 decoded images, 1/4 originals, 1/8 decoded bases (other sizes are resized
         // from them), 3/8 encoded responses. Every tier follows the one policy (memoryFreshness

@@ -9,7 +9,8 @@ extension ServerConfiguration {
     /// `privateNetworkHosts`, `maximumSourceBytes`, `maximumSourcePixels`,
     /// `maximumOutputSide`, `originTimeoutSeconds`, `maximumConcurrentFetches`,
     /// `signingKey`, `responseMaxAge`, `minimumFreshness`, `formatQualities` (an object: `{"jpeg": 85}`; formats not
-    /// named keep their defaults), `presets` (an object: name to query), `onlyPresets`, `galleryDirectory`,
+    /// named keep their defaults), `presets` (an object: name to query), `onlyPresets`, `watermarkFiles` (an
+    /// object: name to file path), `galleryDirectory`,
     /// `galleryURLs`); absent keys keep their defaults.
     package struct File: Decodable {
         var host: String?
@@ -36,6 +37,7 @@ extension ServerConfiguration {
         var minimumFreshness: Int?
         var formatQualities: [String: Int]?
         var presets: [String: String]?
+        var watermarkFiles: [String: String]?
         var onlyPresets: Bool?
         var galleryDirectory: String?
         var galleryURLs: [String]?
@@ -103,6 +105,7 @@ extension ServerConfiguration {
         }
         if let value = file.presets { presets = value }
         if let value = file.onlyPresets { onlyPresets = value }
+        if let value = file.watermarkFiles { watermarkFiles = value.mapValues { URL(fileURLWithPath: $0) } }
         if let value = file.galleryDirectory { galleryDirectory = URL(fileURLWithPath: value) }
         if let value = file.galleryURLs {
             galleryURLs = try value.map { text in
@@ -167,7 +170,8 @@ extension ServerConfiguration {
         for name in checked.names {
             do {
                 _ = try ImageParameters(
-                    query: checked.expand(["url": "https://example.com/a.jpg", "preset": name]), maximumSide: maximumOutputSide
+                    query: checked.expand(["url": "https://example.com/a.jpg", "preset": name]), maximumSide: maximumOutputSide,
+                    watermarks: Dictionary(uniqueKeysWithValues: watermarkFiles.keys.map { ($0, $0) })
                 )
             } catch {
                 throw ConfigurationFileError(message: "presets: \(name): \(ServerError.from(error).message)")

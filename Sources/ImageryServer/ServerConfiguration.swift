@@ -69,6 +69,9 @@ public struct ServerConfiguration: Sendable {
     /// Whether `/image` takes presets only (`url`, `preset` and `sig`; anything else is a 400): for
     /// operators who cannot sign URLs but must fix every output. Default `false`.
     public var onlyPresets = false
+    /// Watermark images by name (PNG with alpha, usually): `watermark=NAME` on `/image` lays one over
+    /// the output. Read at start; default none.
+    public var watermarkFiles: [String: URL] = [:]
     /// The images of this directory are shown on the gallery page at `/` and served at
     /// `/files/NAME` (everything with an image extension in it is public); default `nil`.
     public var galleryDirectory: URL?

@@ -75,8 +75,12 @@ public struct VipsImageDecoder: ImageDecoding {
         }
     }
 
+    /// Watermark images by name, for recipes that lay one over the output (``VipsImageProcessor/watermarks``);
+    /// default none.
+    public var watermarks: [String: Data] = [:]
+
     /// The processor that applies recipes after decoding (outputs up to ``maximumThumbnailSide``).
-    var processor: VipsImageProcessor { VipsImageProcessor(maximumSide: maximumThumbnailSide) }
+    var processor: VipsImageProcessor { VipsImageProcessor(maximumSide: maximumThumbnailSide, watermarks: watermarks) }
 
     /// The size to decode a source of `sourceWidth` × `sourceHeight` (oriented) at for `recipe`, with
     /// shrink-on-load; `nil`: full size (no resize, trim, or a recipe that enlarges). Without a crop it is

@@ -12,10 +12,16 @@ import Imagery
 public struct VipsImageProcessor: ImageProcessing {
     /// The largest output width or height; default 16 384.
     public var maximumSide: Int
+    /// Watermark images by name (encoded: PNG with alpha, usually), for recipes'
+    /// ``ImageRecipe/watermark``; default none (a recipe naming another is an error).
+    public var watermarks: [String: Data]
 
-    /// - Parameter maximumSide: The largest output width or height; default 16 384.
-    public init(maximumSide: Int = 16_384) {
+    /// - Parameters:
+    ///   - maximumSide: The largest output width or height; default 16 384.
+    ///   - watermarks: Watermark images by name; default none.
+    public init(maximumSide: Int = 16_384, watermarks: [String: Data] = [:]) {
         self.maximumSide = maximumSide
+        self.watermarks = watermarks
     }
 
     public func process(_ decoded: ThumbnailBase, recipe: ImageRecipe) throws -> Image {
@@ -64,6 +70,14 @@ public struct VipsImageProcessor: ImageProcessing {
             }
             if let sigma = recipe.sharpen, !(0.3...10).contains(sigma) {
                 throw ImageProcessingError.invalidValue("sharpen must be from 0.3 to 10")
+            }
+            if let watermark = recipe.watermark {
+                guard watermarks[watermark.name] != nil else {
+                    throw ImageProcessingError.invalidValue("there is no watermark \(watermark.name)")
+                }
+                guard (0...1).contains(watermark.opacity), watermark.scale.map({ $0 > 0 && $0 <= 1 }) ?? true else {
+                    throw ImageProcessingError.invalidValue("a watermark's opacity is from 0 to 1 and its scale above 0 and at most 1")
+                }
             }
             trimmed = try recipe.trim.flatMap { try trimmedRect(of: image, $0) }.map { rect in
                 ImageRecipe.Rect(  // back to source pixels (a trimmed source is decoded at full size: the same)
@@ -132,7 +146,77 @@ public struct VipsImageProcessor: ImageProcessing {
             let values = Vips.values(of: background, bands: Int(vips_image_get_bands(image)) - 1)
             image = try Vips.apply(image) { imagery_vips_flatten_onto($0, $1, values, Int32(values.count)) }
         }
+        if let watermark = recipe.watermark, let data = watermarks[watermark.name] {
+            image = try watermarked(image, watermark, data)
+        }
         return image
+    }
+
+    /// `watermark` (`data` decoded) laid over `image`: sized, made translucent, placed, composited.
+    /// Consumes `image` (released on failure too).
+    private func watermarked(
+        _ image: UnsafeMutablePointer<VipsImage>, _ watermark: ImageRecipe.Watermark, _ data: Data
+    ) throws -> UnsafeMutablePointer<VipsImage> {
+        let (outputWidth, outputHeight) = (Int(vips_image_get_width(image)), Int(vips_image_get_height(image)))
+        let mark: UnsafeMutablePointer<VipsImage>
+        do {
+            mark = try prepared(watermark, data, outputWidth: outputWidth, outputHeight: outputHeight, colour: vips_image_get_bands(image) > 2)
+        } catch {
+            imagery_vips_unref(image)
+            throw error
+        }
+        defer { imagery_vips_unref(mark) }
+        var base = image
+        let opaqueBase = !Vips.hasAlpha(base)
+        if vips_image_get_bands(mark) > 2, vips_image_get_bands(base) <= 2 {  // a colour mark on a grey image
+            base = try Vips.apply(base) { imagery_vips_colourspace($0, $1, VIPS_INTERPRETATION_sRGB) }
+        }
+        let origin = watermark.origin(
+            width: Int(vips_image_get_width(mark)), height: Int(vips_image_get_height(mark)), outputWidth: outputWidth, outputHeight: outputHeight
+        )
+        var result = try Vips.apply(base) { imagery_vips_composite_over($0, mark, $1, Int32(origin.x), Int32(origin.y)) }
+        if opaqueBase {  // the result is opaque: drop the alpha band compositing added
+            let bands = vips_image_get_bands(result) - 1
+            result = try Vips.apply(result) { imagery_vips_extract_bands($0, $1, 0, bands) }
+        }
+        return result
+    }
+
+    /// The watermark image decoded, sized for the output (its longer side a fraction of the output's
+    /// shorter side, or its own size within the output), with alpha scaled by the opacity, in colour
+    /// when the output is.
+    private func prepared(
+        _ watermark: ImageRecipe.Watermark, _ data: Data, outputWidth: Int, outputHeight: Int, colour: Bool
+    ) throws -> UnsafeMutablePointer<VipsImage> {
+        guard var mark = data.withUnsafeBytes({ imagery_vips_load_trusted($0.baseAddress, $0.count) }) else {
+            throw VipsError(message: Vips.takeError())
+        }
+        mark = try Vips.normalize(mark)
+        let (width, height) = (Double(vips_image_get_width(mark)), Double(vips_image_get_height(mark)))
+        let factor = watermark.scale.map { $0 * Double(min(outputWidth, outputHeight)) / max(width, height) }
+            ?? min(1, Double(outputWidth) / width, Double(outputHeight) / height)
+        let size = (max(1, Int((width * factor).rounded())), max(1, Int((height * factor).rounded())))
+        if size != (Int(width), Int(height)) {
+            mark = try Vips.apply(mark) { imagery_vips_thumbnail_image($0, $1, Int32(size.0), Int32(size.1), VIPS_SIZE_FORCE, VIPS_INTERESTING_NONE) }
+        }
+        if colour, vips_image_get_bands(mark) <= 2 {
+            mark = try Vips.apply(mark) { imagery_vips_colourspace($0, $1, VIPS_INTERPRETATION_sRGB) }
+        }
+        if !Vips.hasAlpha(mark) { mark = try Vips.apply(mark) { imagery_vips_add_alpha($0, $1) } }
+        guard watermark.opacity < 1 else { return mark }
+        // Opacity scales the alpha band.
+        let bands = vips_image_get_bands(mark)
+        let alpha: UnsafeMutablePointer<VipsImage>
+        do {
+            let band = try Vips.apply(mark, releasingInput: false) { imagery_vips_extract_bands($0, $1, bands - 1, 1) }
+            alpha = try Vips.apply(band) { imagery_vips_linear1($0, $1, watermark.opacity, 0) }
+        } catch {
+            imagery_vips_unref(mark)
+            throw error
+        }
+        defer { imagery_vips_unref(alpha) }
+        let colourBands = try Vips.apply(mark) { imagery_vips_extract_bands($0, $1, 0, bands - 1) }
+        return try Vips.apply(colourBands) { imagery_vips_bandjoin2($0, alpha, $1) }
     }
 
     private func extract(_ image: UnsafeMutablePointer<VipsImage>, _ rect: ImageRecipe.Rect) throws -> UnsafeMutablePointer<VipsImage> {

@@ -62,4 +62,33 @@ struct PresetTests {
             "\(error)".contains(message)
         }
     }
+
+    /// A configured watermark by name, with a preset that uses it; an unknown name is a 400.
+    @Test func watermarksByNameAlsoInPresets() async throws {
+        try await withTemporaryDirectory { directory in
+            let mark = directory.appendingPathComponent("logo.png")
+            let red = GeneratedImages.image(width: 100, height: 50) { _, _ in [255, 0, 0, 255] }
+            try VipsImageEncoder().encode(red, as: .png).write(to: mark)
+            try await withServer(configure: {
+                $0.watermarkFiles = ["logo": mark]
+                $0.presets = ["branded": "w=200&watermark=logo&watermark_scale=0.5&watermark_gravity=northwest"]
+            }) { client, origin in
+                for query in ["w=200&format=png&watermark=logo&watermark_scale=0.5&watermark_gravity=northwest", "preset=branded&format=png"] {
+                    let image = try await client.execute(uri: imageURI(origin, "rocket.jpg", query), method: .get) { response in
+                        #expect(response.status == .ok, "\(query): \(String(buffer: response.body))")
+                        return try VipsImageDecoder().decode(response.data, thumbnail: nil)
+                    }
+                    // 200x133: the mark's longer side is half of 133, in the top-left corner.
+                    #expect(GeneratedImages.pixel(image, 10, 10) == [255, 0, 0], "\(query)")
+                    #expect(GeneratedImages.pixel(image, 150, 100) != [255, 0, 0], "\(query)")
+                }
+                for query in ["watermark=nope", "watermark_opacity=0.5", "watermark=logo&watermark_gravity=smart", "watermark=logo&watermark_offset=1"] {
+                    try await client.execute(uri: imageURI(origin, "rocket.jpg", query), method: .get) { response in
+                        #expect(response.status == .badRequest, "\(query)")
+                        #expect(response.errorBody?.message.contains("watermark") == true, "\(query)")
+                    }
+                }
+            }
+        }
+    }
 }

@@ -258,3 +258,45 @@ struct ColourManagementTests {
         return Data(output)
     }
 }
+
+/// Watermarks: placed by gravity and offset, sized relative to the output's shorter side, translucent.
+@Suite("Watermarks")
+struct WatermarkTests {
+    let decoder = VipsImageDecoder()
+    let encoder = VipsImageEncoder()
+
+    /// A white canvas, and an opaque red 100x50 mark.
+    func canvas(_ width: Int, _ height: Int) throws -> Data {
+        try encoder.encode(GeneratedImages.image(width: width, height: height, format: .rgb8) { _, _ in [255, 255, 255] }, as: .png)
+    }
+
+    func decoderWithMark() throws -> VipsImageDecoder {
+        var decoder = VipsImageDecoder()
+        decoder.watermarks = ["mark": try encoder.encode(GeneratedImages.image(width: 100, height: 50) { _, _ in [255, 0, 0, 255] }, as: .png)]
+        return decoder
+    }
+
+    @Test(arguments: [(400, 200, 340, 165), (200, 400, 140, 365)])
+    func aMarkHasTheSameRelativeSizeOnPortraitAndLandscape(width: Int, height: Int, x: Int, y: Int) throws {
+        var recipe = ImageRecipe()
+        recipe.watermark = .init(name: "mark", gravity: .southEast, offsetX: 10, offsetY: 10, scale: 0.25)
+        let image = try decoderWithMark().decode(canvas(width, height), recipe: recipe)
+        #expect((image.width, image.height) == (width, height) && image.pixelFormat == .rgb8)
+        // 0.25 of the shorter side (200): 50x25, 10 pixels from the bottom-right corner.
+        let red = GeneratedImages.count(image) { $0[0] > 200 && $0[1] < 60 }
+        #expect(abs(red - 50 * 25) <= 50 + 25, "\(red) red pixels")
+        #expect(GeneratedImages.pixel(image, x + 25, y + 12) == [255, 0, 0])
+        #expect(GeneratedImages.pixel(image, x - 3, y + 12) == [255, 255, 255])
+        #expect(GeneratedImages.pixel(image, x + 25, y + 25 + 3) == [255, 255, 255])
+    }
+
+    @Test func opacityBlendsAndANamelessMarkIsAnError() throws {
+        var recipe = ImageRecipe()
+        recipe.watermark = .init(name: "mark", gravity: .center, opacity: 0.5)
+        let image = try decoderWithMark().decode(canvas(300, 200), recipe: recipe)
+        let middle = GeneratedImages.pixel(image, 150, 100)
+        #expect(middle[0] == 255 && (120...135).contains(middle[1]), "\(middle)")
+        recipe.watermark = .init(name: "other")
+        #expect(throws: ImageProcessingError.self) { try decoderWithMark().decode(canvas(300, 200), recipe: recipe) }
+    }
+}

@@ -23,6 +23,10 @@ extension ImageRecipe: CustomStringConvertible {
         if let sharpen { parts.append("sharpen:\(sharpen)") }
         if grayscale { parts.append("gray") }
         if let background { parts.append("bg:\(background)") }
+        if let watermark {
+            parts.append("wm:\(watermark.name):\(watermark.gravity.key):\(watermark.offsetX):\(watermark.offsetY):\(watermark.opacity)"
+                + (watermark.scale.map { ":\($0)" } ?? ""))
+        }
         return parts.joined(separator: ",")
     }
 }

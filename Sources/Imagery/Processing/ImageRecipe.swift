@@ -16,7 +16,8 @@ import Foundation
 ///    ``ImageRequest/Thumbnail/gravity``);
 /// 6. ``padding``, in ``background`` (transparent when none);
 /// 7. ``blur``, ``sharpen``, ``grayscale``;
-/// 8. ``background``: alpha flattened onto it.
+/// 8. ``background``: alpha flattened onto it;
+/// 9. ``watermark``: an image laid over the result.
 ///
 /// Shrink-on-load follows from the whole recipe (``decodeShrink(sourceWidth:sourceHeight:)``): a crop
 /// of a small region needs more of the source's pixels than a resize of all of it.
@@ -45,6 +46,8 @@ public struct ImageRecipe: Sendable, Hashable {
     /// The colour of padding and of `contain`'s bars; when set, alpha is flattened onto it.
     /// `nil`: padding and bars are transparent (black where the output has no alpha).
     public var background: Color?
+    /// An image laid over the result, last; `nil`: none.
+    public var watermark: Watermark?
 
     /// A recipe that resizes to `resize`, or does nothing.
     public init(resize: ImageRequest.Thumbnail? = nil) {
@@ -128,6 +131,39 @@ extension ImageRecipe {
 
         /// The same on every side.
         public init(all: Int) { self.init(top: all, right: all, bottom: all, left: all) }
+    }
+
+    /// An image laid over the output: which (the processor is given the images by name), where, how
+    /// large and how opaque.
+    public struct Watermark: Sendable, Hashable {
+        /// The watermark image's name among those the processor has (``ImageProcessing`` backends take
+        /// them as encoded images); a name should change when its image does (it is part of cache keys).
+        public var name: String
+        /// Its place in the output: an edge, a corner or the centre (a focal point puts its centre there).
+        public var gravity: Gravity
+        /// Pixels from the edges gravity puts it against (towards the centre).
+        public var offsetX: Int
+        public var offsetY: Int
+        /// 0 (invisible) to 1 (as the image is); default 1.
+        public var opacity: Double
+        /// Its longer side as a fraction of the output's shorter side (0...1), so portrait and landscape
+        /// outputs get the same relative size; `nil`: its own size (shrunk to fit when larger than the output).
+        public var scale: Double?
+
+        public init(name: String, gravity: Gravity = .southEast, offsetX: Int = 0, offsetY: Int = 0, opacity: Double = 1, scale: Double? = nil) {
+            (self.name, self.gravity, self.offsetX, self.offsetY, self.opacity, self.scale) = (name, gravity, offsetX, offsetY, opacity, scale)
+        }
+
+        /// Where a `width` × `height` watermark goes on an `outputWidth` × `outputHeight` output: its top-left corner.
+        public func origin(width: Int, height: Int, outputWidth: Int, outputHeight: Int) -> (x: Int, y: Int) {
+            func place(_ part: Int, _ side: Int, _ offset: Int, horizontal: Bool) -> Int {
+                let position = gravity.offset(part: part, in: side, horizontal: horizontal) ?? (side - part) / 2
+                // The offset moves it away from the edge it is placed against; a centred one is moved right or down.
+                let atEnd = position > 0 && position == side - part && side > part
+                return min(max(0, atEnd ? position - offset : position + offset), max(0, side - part))
+            }
+            return (place(width, outputWidth, offsetX, horizontal: true), place(height, outputHeight, offsetY, horizontal: false))
+        }
     }
 
     /// Removal of a border of one colour.
