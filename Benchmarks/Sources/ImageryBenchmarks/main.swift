@@ -1,7 +1,7 @@
 import Foundation
 
 // Side-by-side benchmarks: each comparison runs Imagery and its peer in one run.
-// Usage: swift run -c release --package-path Benchmarks ImageryBenchmarks [cache|disk|thumbnail|smartcrop|all] [--corpus DIR]
+// Usage: swift run -c release --package-path Benchmarks ImageryBenchmarks [cache|disk|thumbnail|smartcrop|placeholder|all] [--corpus DIR]
 let arguments = CommandLine.arguments.dropFirst()
 let which = arguments.first { !$0.hasPrefix("--") } ?? "all"
 let corpusPath = arguments.firstIndex(of: "--corpus").map { arguments[arguments.index(after: $0)] }
@@ -14,15 +14,21 @@ if which == "cache" || which == "all" {
 if which == "disk" || which == "all" {
     printTable("DiskCache", try await DiskCacheBenchmark.run())
 }
-if which == "thumbnail" || which == "smartcrop" || which == "all" {
+if ["thumbnail", "smartcrop", "placeholder", "all"].contains(which) {
     guard FileManager.default.fileExists(atPath: corpusPath) else {
         print("no corpus at \(corpusPath): skipping the thumbnail benchmarks")
         exit(0)
     }
-    if which != "smartcrop" {
+    if which == "placeholder" || which == "all" {
+        printTable(
+            "Placeholders of every corpus image vs a 256-px thumbnail (1 thread; the ratio is the hash's share of the thumbnail's time)",
+            try PlaceholderBenchmark.run(corpus: URL(fileURLWithPath: corpusPath))
+        )
+    }
+    if which == "thumbnail" || which == "all" {
         printTable("Thumbnails of the corpus JPEGs to fit 256x256", try ThumbnailBenchmark.run(corpus: URL(fileURLWithPath: corpusPath)))
     }
-    if which != "thumbnail" {
+    if which == "smartcrop" || which == "all" {
         printTable(
             "Smart crops of the corpus JPEGs, 256x256 (libvips attention)",
             try ThumbnailBenchmark.run(corpus: URL(fileURLWithPath: corpusPath), smart: true)
