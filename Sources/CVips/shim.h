@@ -134,29 +134,29 @@ static inline int imagery_vips_set_interpretation(VipsImage *in, VipsImage **out
 }
 
 /// `progressive`: a progressive JPEG (libjpeg's default scan script).
-static inline int imagery_vips_jpegsave(VipsImage *in, void **buffer, size_t *length, int quality, int progressive) {
-    return vips_jpegsave_buffer(in, buffer, length, "Q", quality, "interlace", progressive ? TRUE : FALSE, "strip", TRUE, NULL);
+static inline int imagery_vips_jpegsave(VipsImage *in, void **buffer, size_t *length, int quality, int progressive, int strip) {
+    return vips_jpegsave_buffer(in, buffer, length, "Q", quality, "interlace", progressive ? TRUE : FALSE, "strip", strip, NULL);
 }
 
 /// `interlaced`: Adam7.
-static inline int imagery_vips_pngsave(VipsImage *in, void **buffer, size_t *length, int compression, int interlaced) {
+static inline int imagery_vips_pngsave(VipsImage *in, void **buffer, size_t *length, int compression, int interlaced, int strip) {
     return vips_pngsave_buffer(in, buffer, length, "compression", compression, "interlace", interlaced ? TRUE : FALSE,
-                               "strip", TRUE, NULL);
+                               "strip", strip, NULL);
 }
 
-static inline int imagery_vips_webpsave(VipsImage *in, void **buffer, size_t *length, int quality, int lossless) {
-    return vips_webpsave_buffer(in, buffer, length, "Q", quality, "lossless", lossless ? TRUE : FALSE, "strip", TRUE, NULL);
+static inline int imagery_vips_webpsave(VipsImage *in, void **buffer, size_t *length, int quality, int lossless, int strip) {
+    return vips_webpsave_buffer(in, buffer, length, "Q", quality, "lossless", lossless ? TRUE : FALSE, "strip", strip, NULL);
 }
 
-static inline int imagery_vips_avifsave(VipsImage *in, void **buffer, size_t *length, int quality, int lossless) {
+static inline int imagery_vips_avifsave(VipsImage *in, void **buffer, size_t *length, int quality, int lossless, int strip) {
     return vips_heifsave_buffer(in, buffer, length, "Q", quality, "lossless", lossless ? TRUE : FALSE,
-                                "compression", VIPS_FOREIGN_HEIF_COMPRESSION_AV1, "strip", TRUE, NULL);
+                                "compression", VIPS_FOREIGN_HEIF_COMPRESSION_AV1, "strip", strip, NULL);
 }
 
 /// JPEG XL at effort 4 (libjxl's default is 7; BENCHMARKS.md, issue 10, has the measurement).
-static inline int imagery_vips_jxlsave(VipsImage *in, void **buffer, size_t *length, int quality, int lossless) {
+static inline int imagery_vips_jxlsave(VipsImage *in, void **buffer, size_t *length, int quality, int lossless, int strip) {
     return vips_jxlsave_buffer(in, buffer, length, "Q", quality, "lossless", lossless ? TRUE : FALSE, "effort", 4,
-                               "strip", TRUE, NULL);
+                               "strip", strip, NULL);
 }
 
 static inline int imagery_vips_gifsave(VipsImage *in, void **buffer, size_t *length) {
@@ -168,6 +168,16 @@ static inline int imagery_vips_gifsave(VipsImage *in, void **buffer, size_t *len
 /// Whether `image` carries an ICC profile.
 static inline int imagery_vips_has_icc(VipsImage *image) {
     return vips_image_get_typeof(image, VIPS_META_ICC_NAME) != 0;
+}
+
+/// A new image sharing `in`'s pixels, whose metadata may be changed without touching `in`'s.
+static inline int imagery_vips_copy(VipsImage *in, VipsImage **out) {
+    return vips_copy(in, out, NULL);
+}
+
+/// Drops `image`'s ICC profile field (its pixels are sRGB now, whatever profile converted them).
+static inline void imagery_vips_remove_icc(VipsImage *image) {
+    vips_image_remove(image, VIPS_META_ICC_NAME);
 }
 
 /// Attaches an ICC profile (copied) to `image`.
@@ -200,6 +210,21 @@ static inline int imagery_vips_n_pages(VipsImage *image) {
 /// The embedded ICC profile, borrowed from `image` (valid while it lives); returns 0 when there is one.
 static inline int imagery_vips_get_icc(VipsImage *image, const void **data, size_t *length) {
     return vips_image_get_blob(image, VIPS_META_ICC_NAME, data, length);
+}
+
+/// A string field of `image` ("exif-ifd0-Copyright", ...), borrowed; NULL when absent.
+static inline const char *imagery_vips_get_string(VipsImage *image, const char *name) {
+    const char *value = NULL;
+    if (vips_image_get_typeof(image, name) == 0 || vips_image_get_string(image, name, &value)) {
+        vips_error_clear();
+        return NULL;
+    }
+    return value;
+}
+
+/// Sets a string field (libvips writes `exif-ifd0-*` fields into the EXIF block it saves).
+static inline void imagery_vips_set_string(VipsImage *image, const char *name, const char *value) {
+    vips_image_set_string(image, name, value);
 }
 
 // MARK: Processing (ImageryVips/VipsImageProcessor.swift)

@@ -3,8 +3,8 @@ import Foundation
 /// A decoded image: pixels in memory, ready to draw or to encode again.
 ///
 /// Rows are tightly packed (`bytesPerRow == width * pixelFormat.bytesPerPixel`),
-/// top row first, 8 bits per channel, colour in sRGB, alpha (when present)
-/// not premultiplied. EXIF orientation has already been applied.
+/// top row first, 8 bits per channel, colour in sRGB (unless ``ImageMetadata/iccProfile`` says
+/// otherwise: a kept profile), alpha (when present) not premultiplied. EXIF orientation has already been applied.
 public struct Image: Sendable, Equatable {
     /// Width in pixels.
     public let width: Int
@@ -16,11 +16,13 @@ public struct Image: Sendable, Equatable {
     public let pixels: Data
     /// The format the image was decoded from (sniffed from its bytes).
     public let sourceFormat: ImageFormat
+    /// What of the source's metadata the image keeps (encoders write it; everything else is dropped).
+    public var metadata: ImageMetadata
 
     /// Creates an image from pixel bytes.
     ///
     /// - Precondition: `pixels.count == width * height * pixelFormat.bytesPerPixel`.
-    public init(width: Int, height: Int, pixelFormat: PixelFormat, pixels: Data, sourceFormat: ImageFormat) {
+    public init(width: Int, height: Int, pixelFormat: PixelFormat, pixels: Data, sourceFormat: ImageFormat, metadata: ImageMetadata = ImageMetadata()) {
         precondition(width > 0 && height > 0, "an image has at least one pixel")
         precondition(pixels.count == width * height * pixelFormat.bytesPerPixel, "pixel buffer size mismatch")
         self.width = width
@@ -28,6 +30,7 @@ public struct Image: Sendable, Equatable {
         self.pixelFormat = pixelFormat
         self.pixels = pixels
         self.sourceFormat = sourceFormat
+        self.metadata = metadata
     }
 
     /// Bytes in one row of pixels.
@@ -76,5 +79,19 @@ public enum PixelFormat: String, Sendable, Hashable, CaseIterable {
         case 4: self = .rgba8
         default: return nil
         }
+    }
+}
+
+/// The little of a source's metadata an image carries to its encoding: by default its copyright
+/// notice; its colour profile when the recipe keeps it (``ImageRecipe/keepsColorProfile``).
+public struct ImageMetadata: Sendable, Hashable {
+    /// The ICC profile the pixels are in; `nil`: sRGB.
+    public var iccProfile: Data?
+    /// The source's copyright notice (EXIF `Copyright`).
+    public var copyright: String?
+
+    public init(iccProfile: Data? = nil, copyright: String? = nil) {
+        self.iccProfile = iccProfile
+        self.copyright = copyright
     }
 }

@@ -39,6 +39,7 @@ extension ImageParameters {
         recipe.blur = try query.number("blur", in: 0.3...100)
         recipe.sharpen = try query.number("sharpen", in: 0.3...10)
         recipe.grayscale = try query.bool("grayscale") ?? false
+        recipe.keepsColorProfile = try query.choice("profile", ["srgb": false, "keep": true]) ?? false
         recipe.watermark = try watermark(from: query, dpr: dpr, watermarks: watermarks)
         return recipe
     }

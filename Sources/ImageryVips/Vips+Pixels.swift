@@ -10,15 +10,31 @@ extension Vips {
             buffer.baseAddress, buffer.count, Int32(image.width), Int32(image.height), Int32(image.pixelFormat.bytesPerPixel)
         ) else { throw VipsError(message: takeError()) }
         let interpretation = image.pixelFormat.bytesPerPixel <= 2 ? VIPS_INTERPRETATION_B_W : VIPS_INTERPRETATION_sRGB
-        return try apply(wrapped) { imagery_vips_set_interpretation($0, $1, interpretation) }
+        let tagged = try apply(wrapped) { imagery_vips_set_interpretation($0, $1, interpretation) }
+        if let profile = image.metadata.iccProfile {
+            profile.withUnsafeBytes { imagery_vips_set_icc(tagged, $0.baseAddress, $0.count) }
+        }
+        return tagged
+    }
+
+    /// EXIF `Copyright` as libvips reads it (the value before libexif's " (…, ASCII, n components, n bytes)").
+    static func copyright(of image: UnsafeMutablePointer<VipsImage>) -> String? {
+        guard let text = imagery_vips_get_string(image, "exif-ifd0-Copyright") else { return nil }
+        let value = String(cString: text)
+        let notice = value.range(of: " (").map { String(value[..<$0.lowerBound]) } ?? value
+        let trimmed = notice.trimmingCharacters(in: .whitespaces)
+        return trimmed.isEmpty || trimmed == "[None]" ? nil : trimmed
     }
 
     /// Converts to 8-bit sRGB (or 8-bit grey for grey images): colour images with an embedded ICC
     /// profile through it (a Display P3 or Adobe RGB photo keeps its colours; CMYK is converted
     /// by its profile), others by libvips' colour space conversion.
-    static func normalize(_ image: UnsafeMutablePointer<VipsImage>) throws -> UnsafeMutablePointer<VipsImage> {
+    /// - Parameter keepingProfile: Leave RGB pixels in their profile's colour space, the profile attached
+    ///   (``makeImage(consuming:format:)`` carries it into the ``Image``); CMYK is converted regardless.
+    static func normalize(_ image: UnsafeMutablePointer<VipsImage>, keepingProfile: Bool = false) throws -> UnsafeMutablePointer<VipsImage> {
         var image = image
-        if imagery_vips_has_icc(image) != 0, vips_image_get_bands(image) >= 3 {
+        let isCMYK = vips_image_get_interpretation(image) == VIPS_INTERPRETATION_CMYK
+        if imagery_vips_has_icc(image) != 0, vips_image_get_bands(image) >= 3, !keepingProfile || isCMYK {
             image = try apply(image) { imagery_vips_icc_to_srgb($0, $1) }
         }
         let interpretation = vips_image_get_interpretation(image)
@@ -29,6 +45,12 @@ extension Vips {
         }
         if vips_image_get_format(image) != VIPS_FORMAT_UCHAR {
             image = try apply(image) { imagery_vips_cast_uchar($0, $1) }
+        }
+        // A profile stays only when asked to and the pixels are still in it (libvips' CMYK conversion,
+        // say, leaves the profile it used attached to sRGB pixels).
+        if !keepingProfile || isCMYK || vips_image_get_bands(image) < 3, imagery_vips_has_icc(image) != 0 {
+            image = try apply(image) { imagery_vips_copy($0, $1) }
+            imagery_vips_remove_icc(image)
         }
         return image
     }
@@ -51,7 +73,13 @@ extension Vips {
             throw VipsError(message: "pixel buffer is \(length) bytes, expected \(width * height * bands)")
         }
         let data = Data(bytesNoCopy: pixels, count: length, deallocator: .custom { pointer, _ in imagery_vips_free(pointer) })
-        return Image(width: width, height: height, pixelFormat: pixelFormat, pixels: data, sourceFormat: format)
+        var metadata = ImageMetadata()
+        var profile: UnsafeRawPointer?
+        var profileLength = 0
+        if imagery_vips_get_icc(image, &profile, &profileLength) == 0, let profile {  // a kept profile
+            metadata.iccProfile = Data(bytes: profile, count: profileLength)
+        }
+        return Image(width: width, height: height, pixelFormat: pixelFormat, pixels: data, sourceFormat: format, metadata: metadata)
     }
 
     static func hasAlpha(_ image: UnsafeMutablePointer<VipsImage>) -> Bool {

@@ -25,14 +25,18 @@ extension VipsImageDecoder: ThumbnailDeriving {
                 let (width, height, swapped, orientation) = (header.width, header.height, header.swapped, header.orientation)
                 let (sourceWidth, sourceHeight) = swapped ? (height, width) : (width, height)
                 let scale = Self.decodeScale(sourceWidth: sourceWidth, sourceHeight: sourceHeight, for: recipe)
-                let pixels = try decodeScaledJPEG(bytes, buffer.count, scale: scale, orientation: orientation, storedSize: (width, height))
-                    ?? decodeScaledJPEGWithVips(bytes, buffer.count, scale: scale)
+                let keepsProfile = recipe.keepsColorProfile
+                var pixels = try decodeScaledJPEG(
+                    bytes, buffer.count, scale: scale, orientation: orientation, storedSize: (width, height), keepingProfile: keepsProfile
+                ) ?? decodeScaledJPEGWithVips(bytes, buffer.count, scale: scale, keepingProfile: keepsProfile)
+                pixels.metadata.copyright = header.copyright
                 return ThumbnailBase(image: pixels, scale: scale, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
             } catch let error as VipsError {
                 throw ImageDecodingError.corrupt(format: .jpeg, reason: error.message)
             }
         }
-        return (try processor.process(base, recipe: recipe), base)
+        // A base in the source's own colour space serves only recipes that keep it: none is kept.
+        return (try processor.process(base, recipe: recipe), recipe.keepsColorProfile ? nil : base)
     }
 
     /// The JPEG at 1/`scale` through `CJPEG` (unneeded progressive scans skipped), oriented and
@@ -41,7 +45,7 @@ extension VipsImageDecoder: ThumbnailDeriving {
     ///   that divided by `scale`, rounded down, where libjpeg rounds up; the partial last row and
     ///   column are dropped to give libvips' pixels exactly.
     private func decodeScaledJPEG(
-        _ bytes: UnsafeRawPointer, _ count: Int, scale: Int, orientation: Int32, storedSize: (width: Int, height: Int)
+        _ bytes: UnsafeRawPointer, _ count: Int, scale: Int, orientation: Int32, storedSize: (width: Int, height: Int), keepingProfile: Bool
     ) throws -> Image? {
         guard skipsUnneededJPEGScans else { return nil }
         var decoded = imagery_jpeg_image()
@@ -70,22 +74,23 @@ extension VipsImageDecoder: ThumbnailDeriving {
         }
         imagery_vips_set_orientation(image, orientation)
         image = try Vips.apply(image) { imagery_vips_autorot($0, $1) }
-        image = try Vips.normalize(image)
+        image = try Vips.normalize(image, keepingProfile: keepingProfile)
         return try Vips.makeImage(consuming: image, format: .jpeg)
     }
 
     /// The JPEG at 1/`scale` through libvips (every scan decoded), oriented and normalised.
-    private func decodeScaledJPEGWithVips(_ bytes: UnsafeRawPointer, _ count: Int, scale: Int) throws -> Image {
+    private func decodeScaledJPEGWithVips(_ bytes: UnsafeRawPointer, _ count: Int, scale: Int, keepingProfile: Bool) throws -> Image {
         guard let opened = imagery_vips_open_jpeg_shrunk(bytes, count, Int32(scale), rejectsCorruptData ? 1 : 0) else {
             throw VipsError(message: Vips.takeError())
         }
         var image = try Vips.apply(opened) { imagery_vips_autorot($0, $1) }
-        image = try Vips.normalize(image)
+        image = try Vips.normalize(image, keepingProfile: keepingProfile)
         return try Vips.makeImage(consuming: image, format: .jpeg)  // decodes now, inside the bytes' lifetime
     }
 
     public func image(_ recipe: ImageRecipe, from base: ThumbnailBase) throws -> Image? {
         if let resize = recipe.resize { try validate(resize) }
+        guard !recipe.keepsColorProfile, base.image.metadata.iccProfile == nil else { return nil }  // bases are sRGB
         // Only a base at the very scale a decode for this recipe would use: then the result is the
         // one a decode gives, byte for byte, whichever variant came first (a finer base would give
         // slightly different pixels, so a response's bytes would depend on the order of requests).

@@ -65,10 +65,13 @@ public struct VipsImageDecoder: ImageDecoding {
                 } else {
                     image = try decodeFullSize(base, buffer.count)
                 }
-                image = try Vips.normalize(image)
+                let keepsProfile = recipe.keepsColorProfile
+                image = try Vips.normalize(image, keepingProfile: keepsProfile)
                 image = try processor.apply(recipe, to: image, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
-                image = try Vips.normalize(image)
-                return try Vips.makeImage(consuming: image, format: format)  // decodes now, inside the bytes' lifetime
+                image = try Vips.normalize(image, keepingProfile: keepsProfile)
+                var decoded = try Vips.makeImage(consuming: image, format: format)  // decodes now, inside the bytes' lifetime
+                decoded.metadata.copyright = header.copyright
+                return decoded
             } catch let error as VipsError {
                 throw ImageDecodingError.corrupt(format: format, reason: error.message)
             }
@@ -106,6 +109,8 @@ public struct VipsImageDecoder: ImageDecoding {
         let bands: Int
         /// Bytes per band value (1 for 8-bit, 2 for 16-bit).
         let sampleBytes: Int
+        /// EXIF `Copyright`, kept with the image.
+        let copyright: String?
 
         /// The size once oriented.
         var orientedSize: (width: Int, height: Int) { swapped ? (height, width) : (width, height) }
@@ -129,7 +134,8 @@ public struct VipsImageDecoder: ImageDecoding {
         return Header(
             width: width, height: height, swapped: vips_image_get_orientation_swap(header) != 0,
             orientation: imagery_vips_orientation(header), bands: Int(vips_image_get_bands(header)),
-            sampleBytes: max(1, Int(vips_format_sizeof(vips_image_get_format(header))))
+            sampleBytes: max(1, Int(vips_format_sizeof(vips_image_get_format(header)))),
+            copyright: Vips.copyright(of: header)
         )
     }
 

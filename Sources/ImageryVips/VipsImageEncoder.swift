@@ -3,8 +3,9 @@ import Foundation
 import Imagery
 
 /// Encodes images with libvips: JPEG, PNG, WebP, GIF, AVIF (when libvips has libheif with AV1) and
-/// JPEG XL (when it has libjxl). Metadata is stripped. JPEG has no alpha: transparent pixels are
-/// flattened onto black (a recipe's background chooses another colour).
+/// JPEG XL (when it has libjxl). Metadata is stripped but for what the image keeps
+/// (``ImageMetadata``: its copyright notice as EXIF in JPEG and WebP, a kept ICC profile). JPEG has
+/// no alpha: transparent pixels are flattened onto black (a recipe's background chooses another colour).
 public struct VipsImageEncoder: ImageEncoding {
     /// Quality for lossy formats when a call gives none; default 80.
     public var defaultQuality: Int
@@ -66,12 +67,14 @@ public struct VipsImageEncoder: ImageEncoding {
             var buffer: UnsafeMutableRawPointer?
             var length = 0
             let (lossless, progressive): (Int32, Int32) = (options.lossless ? 1 : 0, options.progressive ? 1 : 0)
+            // Only what was set on this fresh image is written (a kept profile, a copyright): nothing else is there.
+            let strip: Int32 = image.metadata == ImageMetadata() ? 1 : 0
             let status: Int32 = switch format {
-            case .jpeg: imagery_vips_jpegsave(vipsImage, &buffer, &length, quality, progressive)
-            case .png: imagery_vips_pngsave(vipsImage, &buffer, &length, 6, progressive)
-            case .webp: imagery_vips_webpsave(vipsImage, &buffer, &length, quality, lossless)
-            case .avif: imagery_vips_avifsave(vipsImage, &buffer, &length, quality, lossless)
-            case .jxl: imagery_vips_jxlsave(vipsImage, &buffer, &length, quality, lossless)
+            case .jpeg: imagery_vips_jpegsave(vipsImage, &buffer, &length, quality, progressive, strip)
+            case .png: imagery_vips_pngsave(vipsImage, &buffer, &length, 6, progressive, strip)
+            case .webp: imagery_vips_webpsave(vipsImage, &buffer, &length, quality, lossless, strip)
+            case .avif: imagery_vips_avifsave(vipsImage, &buffer, &length, quality, lossless, strip)
+            case .jxl: imagery_vips_jxlsave(vipsImage, &buffer, &length, quality, lossless, strip)
             case .gif: imagery_vips_gifsave(vipsImage, &buffer, &length)
             case .heic: throw ImageEncodingError.unsupportedFormat(.heic)
             }
@@ -97,6 +100,11 @@ public struct VipsImageEncoder: ImageEncoding {
         }
         guard let created else { throw VipsError(message: Vips.takeError()) }
         let interpretation = image.pixelFormat.bytesPerPixel <= 2 ? VIPS_INTERPRETATION_B_W : VIPS_INTERPRETATION_sRGB
-        return try Vips.apply(created) { imagery_vips_set_interpretation($0, $1, interpretation) }
+        let tagged = try Vips.apply(created) { imagery_vips_set_interpretation($0, $1, interpretation) }
+        if let profile = image.metadata.iccProfile {
+            profile.withUnsafeBytes { imagery_vips_set_icc(tagged, $0.baseAddress, $0.count) }
+        }
+        if let copyright = image.metadata.copyright { imagery_vips_set_string(tagged, "exif-ifd0-Copyright", copyright) }
+        return tagged
     }
 }

@@ -30,9 +30,14 @@ public struct VipsImageProcessor: ImageProcessing {
             try Vips.start()
             return try source.pixels.withUnsafeBytes { buffer in
                 var image = try Vips.wrap(source, buffer)
+                if source.metadata.iccProfile != nil {  // to sRGB first, unless the recipe keeps the profile
+                    image = try Vips.normalize(image, keepingProfile: recipe.keepsColorProfile)
+                }
                 image = try apply(recipe, to: image, sourceWidth: decoded.sourceWidth, sourceHeight: decoded.sourceHeight)
-                image = try Vips.normalize(image)
-                return try Vips.makeImage(consuming: image, format: source.sourceFormat)  // rendered while `buffer` is valid
+                image = try Vips.normalize(image, keepingProfile: recipe.keepsColorProfile)
+                var result = try Vips.makeImage(consuming: image, format: source.sourceFormat)  // rendered while `buffer` is valid
+                result.metadata.copyright = source.metadata.copyright
+                return result
             }
         } catch let error as VipsError {
             throw ImageProcessingError.failed(error.message)

@@ -123,4 +123,19 @@ struct ServerRecipeTests {
             }
         }
     }
+
+    /// `profile=keep` writes the source's ICC profile with the output; by default outputs carry none.
+    @Test func aProfileIsKeptOnRequest() async throws {
+        try await withServer { client, origin in
+            let decoder = VipsImageDecoder()
+            for (query, profile) in [("w=200&format=png", false), ("w=200&format=png&profile=keep", true), ("w=200&format=jpeg&profile=keep", true)] {
+                try await client.execute(uri: imageURI(origin, "Colour/rocket-p3.jpg", query), method: .get) { response in
+                    #expect(response.status == .ok)
+                    let header = try decoder.inspect(response.data)
+                    #expect((header.profile?.contains("P3") ?? false) == profile, "\(query)")
+                }
+            }
+            try await client.execute(uri: imageURI(origin, "rocket.jpg", "profile=p3"), method: .get) { #expect($0.status == .badRequest) }
+        }
+    }
 }

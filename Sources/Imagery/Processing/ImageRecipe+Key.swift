@@ -23,6 +23,7 @@ extension ImageRecipe: CustomStringConvertible {
         if let sharpen { parts.append("sharpen:\(sharpen)") }
         if grayscale { parts.append("gray") }
         if let background { parts.append("bg:\(background)") }
+        if keepsColorProfile { parts.append("profile:keep") }
         if let watermark {
             parts.append("wm:\(watermark.name):\(watermark.gravity.key):\(watermark.offsetX):\(watermark.offsetY):\(watermark.opacity)"
                 + (watermark.scale.map { ":\($0)" } ?? ""))

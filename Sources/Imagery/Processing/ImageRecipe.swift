@@ -48,6 +48,10 @@ public struct ImageRecipe: Sendable, Hashable {
     public var background: Color?
     /// An image laid over the result, last; `nil`: none.
     public var watermark: Watermark?
+    /// Keeps the source's ICC profile (pixels left in its colour space, the profile written with the
+    /// output) instead of converting to sRGB. Default `false`: convert (what browsers assume of
+    /// untagged images, and smaller outputs).
+    public var keepsColorProfile = false
 
     /// A recipe that resizes to `resize`, or does nothing.
     public init(resize: ImageRequest.Thumbnail? = nil) {
