@@ -209,6 +209,7 @@ static inline int imagery_vips_n_pages(VipsImage *image) {
 
 /// The embedded ICC profile, borrowed from `image` (valid while it lives); returns 0 when there is one.
 static inline int imagery_vips_get_icc(VipsImage *image, const void **data, size_t *length) {
+    if (vips_image_get_typeof(image, VIPS_META_ICC_NAME) == 0) return -1;  // no error message for the usual case
     return vips_image_get_blob(image, VIPS_META_ICC_NAME, data, length);
 }
 

@@ -60,6 +60,11 @@ package struct ImageController: Sendable {
     /// The `/image` response. What result storage holds (memory, disk) is answered at once; anything
     /// else (a revalidation, a fetch, a decode) runs in a task that the client's leaving cancels.
     func respond(to request: Request, on channel: any Channel) async -> Response {
+        // A request written exactly as one answered before: straight to result storage.
+        let requestKey = ResponseStore.requestKey(rawQuery: request.uri.query ?? "", accept: request.headers[.accept])
+        if let (stored, negotiated) = service.storedResponse(forRequestKey: requestKey) {
+            return response(for: stored, maxAge: service.configuration.responseMaxAge, negotiated: negotiated, request: request)
+        }
         do {
             if let signer, !signer.isValid(rawQuery: request.uri.query ?? "") {
                 throw ServerError(.forbidden, "bad_signature", "the request's sig parameter is missing or wrong")
@@ -68,7 +73,7 @@ package struct ImageController: Sendable {
             let parameters = try ImageParameters(
                 query: query, maximumSide: service.configuration.maximumOutputSide, gallery: gallery, watermarks: service.watermarkIDs
             )
-            let image = switch await service.lookUp(parameters, accept: request.headers[.accept]) {
+            let image = switch await service.lookUp(parameters, accept: request.headers[.accept], requestKey: requestKey) {
             case .stored(let stored): stored
             case .missing(let missing):
                 try await watcher.cancellingOnClose(channel, within: service.configuration.requestTimeout) { [service] in

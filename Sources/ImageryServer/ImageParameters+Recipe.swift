@@ -116,9 +116,10 @@ struct QueryReader {
         }
     }
 
-    /// One of `choices`' keys.
-    func choice<Value>(_ name: String, _ choices: [String: Value]) throws -> Value? {
+    /// One of `choices`' keys (built only when the parameter is there: most requests name few).
+    func choice<Value>(_ name: String, _ choices: @autoclosure () -> [String: Value]) throws -> Value? {
         guard let text = query[name] else { return nil }
+        let choices = choices()
         guard let value = choices[text] else {
             let names = choices.keys.sorted { (Int($0) ?? 0, $0) < (Int($1) ?? 0, $1) }
             throw ServerError.badParameter("\(name) must be one of \(names.joined(separator: ", "))")

@@ -122,11 +122,15 @@ final class ImageService: Sendable {
     /// 2. on disk: the same bytes after a restart or an eviction from memory;
     /// 3. within the source's `stale-while-revalidate` window a stale stored response is answered
     ///    at once and revalidated in the background (once per response however many ask meanwhile).
-    func lookUp(_ parameters: ImageParameters, accept: String?) async -> Lookup {
+    /// - Parameter requestKey: The request as written (``ResponseStore/requestKey(rawQuery:accept:)``),
+    ///   remembered with the memory key it resolves to, so that the next request written the same way
+    ///   is answered by ``storedResponse(forRequestKey:)`` without being parsed again; `nil`: not remembered.
+    func lookUp(_ parameters: ImageParameters, accept: String?, requestKey: String? = nil) async -> Lookup {
         let choice = parameters.outputChoice(accept: accept)
         // Keyed by the parameters as given (a hit costs no URL normalisation); other spellings
         // of one URL miss here and meet on disk and in the pipeline's caches, which normalise.
         let memoryKey = "\(parameters.responseKey)|\(choice.cacheToken)"
+        if let requestKey { responses.remember(requestKey, resolvedTo: memoryKey, negotiated: parameters.isNegotiated) }
         var candidate = responses.inMemory(memoryKey)
         let freshInMemory = candidate?.isFresh() ?? false
         metrics?.cacheLookup("response", hit: freshInMemory)
@@ -151,6 +155,17 @@ final class ImageService: Sendable {
             return .stored(candidate)
         }
         return .missing(Missing(target: target, stale: candidate))
+    }
+
+    /// The fresh response in memory for a request written exactly as one seen before (its query and
+    /// `Accept`), with whether its format was negotiated; `nil` otherwise (then: ``lookUp(_:accept:requestKey:)``).
+    /// The cheapest answer there is: no parsing, no URL, no signature check (the text passed them).
+    func storedResponse(forRequestKey requestKey: String) -> (response: StoredResponse, negotiated: Bool)? {
+        guard let alias = responses.alias(for: requestKey), let stored = responses.inMemory(alias.memoryKey), stored.isFresh() else {
+            return nil
+        }
+        metrics?.cacheLookup("response", hit: true)
+        return (stored, alias.negotiated)
     }
 
     /// Makes the response result storage did not have: a stale one revalidated through its source

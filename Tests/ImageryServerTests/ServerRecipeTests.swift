@@ -138,4 +138,26 @@ struct ServerRecipeTests {
             try await client.execute(uri: imageURI(origin, "rocket.jpg", "profile=p3"), method: .get) { #expect($0.status == .badRequest) }
         }
     }
+
+    /// A request written exactly as one before is answered from result storage without being parsed
+    /// again; its text is the key, so another `Accept` or another signature is another request.
+    @Test func aRepeatedRequestIsTheSameAnswerAndItsTextIsTheKey() async throws {
+        try await withServer(configure: { $0.signingKey = "k" }) { client, origin in
+            let signer = RequestSigner(key: "k")
+            let query = String(imageURI(origin, "rocket.jpg", "w=120").dropFirst("/image?".count))
+            let signed = "/image?" + signer.sign(query: query)
+            var tags: [String?] = []
+            for accept in ["image/webp,*/*", "image/webp,*/*", "image/jpeg", "image/jpeg"] {
+                try await client.execute(uri: signed, method: .get, headers: [.accept: accept]) { response in
+                    #expect(response.status == .ok)
+                    #expect(response.headers[.contentType] == (accept.hasPrefix("image/webp") ? "image/webp" : "image/jpeg"))
+                    #expect(response.headers[.vary] == "Accept")
+                    tags.append(response.headers[.eTag])
+                }
+            }
+            #expect(tags[0] == tags[1] && tags[2] == tags[3] && tags[0] != tags[2])
+            // The same query with another signature is still checked.
+            try await client.execute(uri: "/image?" + query + "&sig=AAAA", method: .get) { #expect($0.status == .forbidden) }
+        }
+    }
 }

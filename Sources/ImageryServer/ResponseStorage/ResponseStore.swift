@@ -17,6 +17,33 @@ import ImageryDiskCache
 /// (with the output's content type), so the one ``HTTPCachePolicy`` judges both tiers.
 final class ResponseStore: Sendable {
     private let memory: MemoryCache<String, StoredResponse>
+    /// The memory key each request, as it was written, resolved to (``alias(for:)``).
+    private let aliases = MemoryCache<String, Alias>(countLimit: 16_384, cost: { $0.requestKey.utf8.count + $0.memoryKey.utf8.count })
+
+    /// What a request written one way resolved to: its memory key, and whether its format was negotiated.
+    struct Alias: Sendable {
+        let requestKey: String
+        let memoryKey: String
+        let negotiated: Bool
+    }
+
+    /// The request key of a request as written: its raw query (signature included) and its `Accept`.
+    static func requestKey(rawQuery: String, accept: String?) -> String {
+        accept.map { rawQuery + "\n" + $0 } ?? rawQuery
+    }
+
+    /// What a request written exactly this way resolved to before, if it was seen: a hit answers it
+    /// without parsing, validating or signing it again (all of which depend on its text alone, and it
+    /// passed them the first time).
+    /// - Complexity: One memory-cache lookup.
+    func alias(for requestKey: String) -> Alias? {
+        aliases[requestKey]
+    }
+
+    /// Remembers that the request written as `requestKey` resolved to `memoryKey`.
+    func remember(_ requestKey: String, resolvedTo memoryKey: String, negotiated: Bool) {
+        aliases[requestKey] = Alias(requestKey: requestKey, memoryKey: memoryKey, negotiated: negotiated)
+    }
     private let disk: DiskCache?
     private let policy: HTTPCachePolicy
 
