@@ -62,7 +62,7 @@ package struct ImageController: Sendable {
     func respond(to request: Request, on channel: any Channel) async -> Response {
         // A request written exactly as one answered before: straight to result storage.
         let requestKey = ResponseStore.requestKey(rawQuery: request.uri.query ?? "", accept: request.headers[.accept])
-        if let (stored, negotiated) = service.storedResponse(forRequestKey: requestKey) {
+        if let (stored, negotiated) = await service.storedResponse(forRequestKey: requestKey) {
             return response(for: stored, maxAge: service.configuration.responseMaxAge, negotiated: negotiated, request: request)
         }
         do {

@@ -130,7 +130,6 @@ final class ImageService: Sendable {
         // Keyed by the parameters as given (a hit costs no URL normalisation); other spellings
         // of one URL miss here and meet on disk and in the pipeline's caches, which normalise.
         let memoryKey = "\(parameters.responseKey)|\(choice.cacheToken)"
-        if let requestKey { responses.remember(requestKey, resolvedTo: memoryKey, negotiated: parameters.isNegotiated) }
         var candidate = responses.inMemory(memoryKey)
         let freshInMemory = candidate?.isFresh() ?? false
         metrics?.cacheLookup("response", hit: freshInMemory)
@@ -141,6 +140,9 @@ final class ImageService: Sendable {
             request: request, choice: choice, encoding: parameters.encoding, memoryKey: memoryKey,
             diskKey: request.isLocalFile ? nil : ResponseStore.diskKey(for: request, output: choice.cacheToken, encoding: parameters.encoding)
         )
+        if let requestKey {
+            responses.remember(requestKey, as: .init(memoryKey: memoryKey, diskKey: target.diskKey, negotiated: parameters.isNegotiated))
+        }
         if candidate == nil, let diskKey = target.diskKey {
             candidate = await responses.onDisk(diskKey)
             let fresh = candidate?.isFresh() ?? false
@@ -157,14 +159,20 @@ final class ImageService: Sendable {
         return .missing(Missing(target: target, stale: candidate))
     }
 
-    /// The fresh response in memory for a request written exactly as one seen before (its query and
-    /// `Accept`), with whether its format was negotiated; `nil` otherwise (then: ``lookUp(_:accept:requestKey:)``).
-    /// The cheapest answer there is: no parsing, no URL, no signature check (the text passed them).
-    func storedResponse(forRequestKey requestKey: String) -> (response: StoredResponse, negotiated: Bool)? {
-        guard let alias = responses.alias(for: requestKey), let stored = responses.inMemory(alias.memoryKey), stored.isFresh() else {
-            return nil
+    /// The fresh stored response (in memory, else on disk) for a request written exactly as one seen
+    /// before (its query and `Accept`), with whether its format was negotiated; `nil` otherwise (then:
+    /// ``lookUp(_:accept:requestKey:)``, which also knows what to do with a stale one). The cheapest
+    /// answer there is: no parsing, no URL, no signature check (the text passed them the first time).
+    func storedResponse(forRequestKey requestKey: String) async -> (response: StoredResponse, negotiated: Bool)? {
+        guard let alias = responses.alias(for: requestKey) else { return nil }
+        if let stored = responses.inMemory(alias.memoryKey), stored.isFresh() {
+            metrics?.cacheLookup("response", hit: true)
+            return (stored, alias.negotiated)
         }
-        metrics?.cacheLookup("response", hit: true)
+        guard let diskKey = alias.diskKey, let stored = await responses.onDisk(diskKey), stored.isFresh() else { return nil }
+        metrics?.cacheLookup("response", hit: false)
+        metrics?.cacheLookup("response_disk", hit: true)
+        await responses.keepRefreshed(stored, memoryKey: alias.memoryKey, diskKey: nil)
         return (stored, alias.negotiated)
     }
 

@@ -36,7 +36,8 @@ struct AdmissionTests {
     }
 
     private func burst(_ http: HTTPClient) async throws {
-        try await withServer(.live, configure: Self.small) { client, origin in
+        // A line longer than the cheap requests' bound: they would wait up to 2 s in it.
+        try await withServer(.live, configure: { Self.small(&$0); $0.admissionTimeout = .seconds(2) }) { client, origin in
             // Each request on a connection of its own (the test client has one connection).
             let port = try #require(client.port)
             let get = { @Sendable (uri: String) async throws -> (HTTPResponse.Status, HTTPFields, Data) in
@@ -50,7 +51,15 @@ struct AdmissionTests {
             let uris = (0..<32).map { imageURI(origin, "\(names[$0 % names.count])?delay_ms=300&n=\($0)", "w=300&format=png") }
             // A cheap request (a memory hit) made before the burst, asked again during it.
             let hit = imageURI(origin, "rocket.jpg?warm=1", "w=64")
-            let warm = try await get(hit)
+            // (On a machine loaded by the rest of the suite, even this lone request can miss its
+            // admission deadline: it is asked again until it is in memory; those refusals count below.)
+            var warmRefusals = 0
+            var warm = try await get(hit)
+            while warm.0 == .serviceUnavailable, warmRefusals < 10 {
+                warmRefusals += 1
+                try await Task.sleep(for: .milliseconds(200))
+                warm = try await get(hit)
+            }
             #expect(warm.0 == .ok, "\(warm.0): \(String(decoding: warm.2, as: UTF8.self))")
             let burst = try await withThrowingTaskGroup(of: (HTTPResponse.Status, HTTPFields, Data).self) { group in
                 for uri in uris { group.addTask { try await get(uri) } }
@@ -67,8 +76,9 @@ struct AdmissionTests {
                 var answers: [(HTTPResponse.Status, HTTPFields, Data)] = []
                 for try await answer in group { answers.append(answer) }
                 // Never in the line: a request that waits there waits up to the admission timeout
-                // (1 s) and the burst's line is longer than that (32 fetches of 300 ms, 4 at a time).
-                #expect(cheap.max()! < .seconds(1), "\(cheap)")
+                // (2 s) and the burst's line is longer than that (32 fetches of 300 ms, 4 at a time).
+                // The bound leaves room for a machine loaded by the rest of the suite.
+                #expect(cheap.max()! < .milliseconds(1500), "\(cheap)")
                 return answers
             }
             let refused = burst.filter { $0.0 == .serviceUnavailable }
@@ -82,7 +92,7 @@ struct AdmissionTests {
             }
             for (status, headers, _) in burst where status == .ok { #expect(headers[.contentType] == "image/png") }
             let counted = try await metrics(client)
-            #expect(counted[#"imagery_admission_refused{reason="overloaded"}"#] == Double(refused.count))
+            #expect(counted[#"imagery_admission_refused{reason="overloaded"}"#] == Double(refused.count + warmRefusals))
             #expect(counted["imagery_inflight_memory_bytes"] == 0)
             #expect(counted["imagery_admission_queue_length"] == 0)
             #expect(counted["imagery_inflight_memory_limit_bytes"] == Double(3 << 20))

@@ -18,12 +18,12 @@ import ImageryDiskCache
 final class ResponseStore: Sendable {
     private let memory: MemoryCache<String, StoredResponse>
     /// The memory key each request, as it was written, resolved to (``alias(for:)``).
-    private let aliases = MemoryCache<String, Alias>(countLimit: 16_384, cost: { $0.requestKey.utf8.count + $0.memoryKey.utf8.count })
+    private let aliases = MemoryCache<String, Alias>(countLimit: 16_384)
 
-    /// What a request written one way resolved to: its memory key, and whether its format was negotiated.
-    struct Alias: Sendable {
-        let requestKey: String
+    /// What a request written one way resolved to: its memory and disk keys, and whether its format was negotiated.
+    struct Alias: Sendable, Equatable {
         let memoryKey: String
+        let diskKey: String?
         let negotiated: Bool
     }
 
@@ -40,9 +40,9 @@ final class ResponseStore: Sendable {
         aliases[requestKey]
     }
 
-    /// Remembers that the request written as `requestKey` resolved to `memoryKey`.
-    func remember(_ requestKey: String, resolvedTo memoryKey: String, negotiated: Bool) {
-        aliases[requestKey] = Alias(requestKey: requestKey, memoryKey: memoryKey, negotiated: negotiated)
+    /// Remembers what the request written as `requestKey` resolved to.
+    func remember(_ requestKey: String, as alias: Alias) {
+        aliases[requestKey] = alias
     }
     private let disk: DiskCache?
     private let policy: HTTPCachePolicy
