@@ -66,9 +66,7 @@ package struct ImageController: Sendable {
             return response(for: stored, maxAge: service.configuration.responseMaxAge, negotiated: negotiated, request: request)
         }
         do {
-            if let signer, !signer.isValid(rawQuery: request.uri.query ?? "") {
-                throw ServerError(.forbidden, "bad_signature", "the request's sig parameter is missing or wrong")
-            }
+            try checkSignature(of: request)
             let query = try presets.expand(Self.parameters(of: request.uri))
             let parameters = try ImageParameters(
                 query: query, maximumSide: service.configuration.maximumOutputSide, gallery: gallery, watermarks: service.watermarkIDs
@@ -86,12 +84,17 @@ package struct ImageController: Sendable {
         }
     }
 
+    /// With a signing key configured, refuses a query whose `sig` is missing or wrong (403).
+    func checkSignature(of request: Request) throws {
+        if let signer, !signer.isValid(rawQuery: request.uri.query ?? "") {
+            throw ServerError(.forbidden, "bad_signature", "the request's sig parameter is missing or wrong")
+        }
+    }
+
     /// The `/info` answer: the source's header and placeholders, as JSON (``ImageInfo``).
     func info(for request: Request, on channel: any Channel) async -> Response {
         do {
-            if let signer, !signer.isValid(rawQuery: request.uri.query ?? "") {
-                throw ServerError(.forbidden, "bad_signature", "the request's sig parameter is missing or wrong")
-            }
+            try checkSignature(of: request)
             let query = Self.parameters(of: request.uri)
             let url = try ImageParameters.sourceURL(query, gallery: gallery)
             let info = try await watcher.cancellingOnClose(channel, within: service.configuration.requestTimeout) { [service] in

@@ -205,28 +205,26 @@ final class ImageService: Sendable {
             }
         }
         let image = try await pipeline.imageResponse(for: target.request)
+        // The body: a placeholder hash of the image, or the image encoded once.
+        let body: @Sendable () throws -> (data: Data, contentType: String)
         if case .placeholder(let placeholder) = target.choice {
-            let (responses, policy, pool) = (self.responses, cachePolicy, encodingPool)
-            return try await encodes.value(for: target.memoryKey) {
-                let data = try await pool.run { placeholder.body(of: image.image) }
-                let response = StoredResponse(data: data, contentType: Placeholder.contentType, source: image.source, freshUntil: image.freshUntil, policy: policy)
-                await responses.keep(response, data: data, memoryKey: target.memoryKey, diskKey: target.diskKey)
-                return response
-            }
+            body = { (placeholder.body(of: image.image), Placeholder.contentType) }
+        } else {
+            let format = target.choice.resolved(source: image.image.sourceFormat)
+            var options = target.encoding
+            options.quality = options.quality ?? configuration.formatQualities[format]
+            let (encoder, encoding) = (self.encoder, options)
+            body = { (try encoder.encode(image.image, as: format, options: encoding), format.mimeType) }
         }
-        let format = target.choice.resolved(source: image.image.sourceFormat)
-        let (encoder, pool, responses, policy) = (self.encoder, encodingPool, self.responses, cachePolicy)
-        var options = target.encoding
-        options.quality = options.quality ?? configuration.formatQualities[format]
-        let encoding = options
+        let (pool, responses, policy) = (encodingPool, self.responses, cachePolicy)
         let budget = pipeline.configuration.memoryBudget
         return try await encodes.value(for: target.memoryKey) {
             // The image and the encoder's output are held while it runs: charged, never waited for
             // (the decode that made the image was admitted already).
             let charge = budget?.charge(image.image.pixels.count)
             defer { charge?.release() }
-            let data = try await pool.run { try encoder.encode(image.image, as: format, options: encoding) }
-            let response = StoredResponse(data: data, contentType: format.mimeType, source: image.source, freshUntil: image.freshUntil, policy: policy)
+            let (data, contentType) = try await pool.run(body)
+            let response = StoredResponse(data: data, contentType: contentType, source: image.source, freshUntil: image.freshUntil, policy: policy)
             await responses.keep(response, data: data, memoryKey: target.memoryKey, diskKey: target.diskKey)
             return response
         }

@@ -9,15 +9,9 @@ import Imagery
 /// made from the base: no entropy decoding of the whole file again, and the same pixels as a decode.
 extension VipsImageDecoder: ThumbnailDeriving {
     public func decodeKeepingBase(_ data: Data, recipe: ImageRecipe) throws -> (image: Image, base: ThumbnailBase?) {
-        guard !data.isEmpty else { throw ImageDecodingError.empty }
         // Other formats have no cheap decode scale here: their base would be the full image.
-        guard ImageFormat(sniffing: data) == .jpeg, let resize = recipe.resize else { return (try decode(data, recipe: recipe), nil) }
+        guard try startedFormat(of: data) == .jpeg, let resize = recipe.resize else { return (try decode(data, recipe: recipe), nil) }
         try validate(resize)
-        do {
-            try Vips.start()
-        } catch {
-            throw ImageDecodingError.corrupt(format: .jpeg, reason: "\(error)")
-        }
         let base: ThumbnailBase = try data.withUnsafeBytes { buffer in
             guard let bytes = buffer.baseAddress else { throw ImageDecodingError.empty }
             do {

@@ -13,9 +13,7 @@ import Imagery
 /// - always the result (and its copy into an ``Image``).
 extension VipsImageDecoder: DecodeCostEstimating {
     public func estimatedDecodeMemory(_ data: Data, recipe: ImageRecipe) throws -> Int {
-        guard !data.isEmpty else { throw ImageDecodingError.empty }
-        guard let format = ImageFormat(sniffing: data) else { throw ImageDecodingError.unsupportedFormat }
-        try Vips.start()
+        let format = try startedFormat(of: data)
         let header = try data.withUnsafeBytes { buffer -> Header in
             guard let base = buffer.baseAddress else { throw ImageDecodingError.empty }
             do {

@@ -5,21 +5,14 @@ import Imagery
 /// Headers described without decoding pixels (one libvips open, as ``VipsImageDecoder/checkHeader(_:_:format:)``).
 extension VipsImageDecoder: ImageInspecting {
     public func inspect(_ data: Data) throws -> ImageHeader {
-        guard !data.isEmpty else { throw ImageDecodingError.empty }
-        guard let format = ImageFormat(sniffing: data) else { throw ImageDecodingError.unsupportedFormat }
-        do {
-            try Vips.start()
-        } catch {
-            throw ImageDecodingError.corrupt(format: format, reason: "\(error)")
-        }
+        let format = try startedFormat(of: data)
         return try data.withUnsafeBytes { buffer in
             guard let base = buffer.baseAddress else { throw ImageDecodingError.empty }
-            guard imagery_vips_loader_name(base, buffer.count) != nil else {
-                _ = Vips.takeError()
-                throw ImageDecodingError.unsupportedFormat
-            }
-            guard let image = imagery_vips_open_buffer(base, buffer.count, 0) else {
-                throw ImageDecodingError.corrupt(format: format, reason: Vips.takeError())
+            let image: UnsafeMutablePointer<VipsImage>
+            do {
+                image = try openHeader(base, buffer.count)
+            } catch let error as VipsError {
+                throw ImageDecodingError.corrupt(format: format, reason: error.message)
             }
             defer { imagery_vips_unref(image) }
             let (width, height) = (Int(vips_image_get_width(image)), Int(vips_image_get_height(image)))

@@ -44,16 +44,10 @@ public struct VipsImageDecoder: ImageDecoding {
     }
 
     public func decode(_ data: Data, recipe: ImageRecipe) throws -> Image {
-        guard !data.isEmpty else { throw ImageDecodingError.empty }
-        guard let format = ImageFormat(sniffing: data) else { throw ImageDecodingError.unsupportedFormat }
+        let format = try startedFormat(of: data)
         // JPEG: DCT-scaled decode, then the recipe (VipsImageDecoder+Base.swift).
         if format == .jpeg, recipe.resize != nil { return try decodeKeepingBase(data, recipe: recipe).image }
         if let resize = recipe.resize { try validate(resize) }
-        do {
-            try Vips.start()
-        } catch {
-            throw ImageDecodingError.corrupt(format: format, reason: "\(error)")
-        }
         return try data.withUnsafeBytes { buffer in
             guard let base = buffer.baseAddress else { throw ImageDecodingError.empty }
             do {
@@ -119,11 +113,7 @@ public struct VipsImageDecoder: ImageDecoding {
     /// Reads the header only (one libvips open) and refuses images over the pixel limit.
     @discardableResult
     func checkHeader(_ base: UnsafeRawPointer, _ count: Int, format: ImageFormat) throws -> Header {
-        guard imagery_vips_loader_name(base, count) != nil else {
-            _ = Vips.takeError()
-            throw ImageDecodingError.unsupportedFormat
-        }
-        guard let header = imagery_vips_open_buffer(base, count, 0) else { throw VipsError(message: Vips.takeError()) }
+        let header = try openHeader(base, count)
         defer { imagery_vips_unref(header) }
         let width = Int(vips_image_get_width(header))
         let height = Int(vips_image_get_height(header))
@@ -137,6 +127,30 @@ public struct VipsImageDecoder: ImageDecoding {
             sampleBytes: max(1, Int(vips_format_sizeof(vips_image_get_format(header)))),
             copyright: Vips.copyright(of: header)
         )
+    }
+
+    /// The format `data` is in, with libvips started: the first step of every decode and inspection.
+    /// - Throws: ``ImageDecodingError`` for no bytes, an unknown format, or libvips failing to start.
+    func startedFormat(of data: Data) throws -> ImageFormat {
+        guard !data.isEmpty else { throw ImageDecodingError.empty }
+        guard let format = ImageFormat(sniffing: data) else { throw ImageDecodingError.unsupportedFormat }
+        do {
+            try Vips.start()
+        } catch {
+            throw ImageDecodingError.corrupt(format: format, reason: "\(error)")
+        }
+        return format
+    }
+
+    /// The image opened lazily (its header read, no pixel decoded); the caller releases it.
+    /// - Throws: ``ImageDecodingError/unsupportedFormat`` when no libvips loader takes the bytes, ``VipsError`` when the header is broken.
+    func openHeader(_ base: UnsafeRawPointer, _ count: Int) throws -> UnsafeMutablePointer<VipsImage> {
+        guard imagery_vips_loader_name(base, count) != nil else {
+            _ = Vips.takeError()
+            throw ImageDecodingError.unsupportedFormat
+        }
+        guard let header = imagery_vips_open_buffer(base, count, 0) else { throw VipsError(message: Vips.takeError()) }
+        return header
     }
 
     func validate(_ thumbnail: ImageRequest.Thumbnail) throws {

@@ -26,6 +26,11 @@ public struct ImageHeader: Sendable, Hashable, Codable {
     /// none that can be read, `nil` when there is no profile.
     public var profile: String?
 
+    /// JSON keys: the property names, but `alpha` for ``hasAlpha`` (what `/info` answers).
+    private enum CodingKeys: String, CodingKey {
+        case width, height, format, orientation, frames, hasAlpha = "alpha", colorSpace, bitsPerChannel, profile
+    }
+
     public init(
         width: Int, height: Int, format: ImageFormat, orientation: Int, frames: Int, hasAlpha: Bool,
         colorSpace: String, bitsPerChannel: Int, profile: String?

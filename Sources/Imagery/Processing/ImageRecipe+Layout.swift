@@ -26,7 +26,7 @@ extension ImageRecipe {
         public var smartRegion: Gravity.SmartStrategy?
         /// The scale from the rotated region to ``scaledWidth`` × ``scaledHeight``, per side (exact,
         /// before rounding): what shrink-on-load may divide the source by.
-        public var scale: (x: Double, y: Double)
+        public var scale: SIMD2<Double>
         /// The rotated region resized.
         public var scaledWidth: Int
         public var scaledHeight: Int
@@ -34,25 +34,12 @@ extension ImageRecipe {
         /// size only, the backend places it).
         public var coverCrop: Rect?
         public var smartCover: Gravity.SmartStrategy?
-        /// For ``ImageRequest/Thumbnail/Fit/contain``: the box, and where the scaled image sits in it.
-        public var canvas: (width: Int, height: Int, x: Int, y: Int)?
+        /// For ``ImageRequest/Thumbnail/Fit/contain``: the box (its size), and where the scaled image sits
+        /// in it (its origin).
+        public var canvas: Rect?
         /// The final size, padding included.
         public var outputWidth: Int
         public var outputHeight: Int
-
-        public static func == (lhs: Layout, rhs: Layout) -> Bool {
-            lhs.region == rhs.region && lhs.smartRegion == rhs.smartRegion && lhs.scale == rhs.scale
-                && lhs.scaledWidth == rhs.scaledWidth && lhs.scaledHeight == rhs.scaledHeight
-                && lhs.coverCrop == rhs.coverCrop && lhs.smartCover == rhs.smartCover
-                && lhs.canvas.map { [$0.width, $0.height, $0.x, $0.y] } == rhs.canvas.map { [$0.width, $0.height, $0.x, $0.y] }
-                && lhs.outputWidth == rhs.outputWidth && lhs.outputHeight == rhs.outputHeight
-        }
-
-        public func hash(into hasher: inout Hasher) {
-            hasher.combine(region)
-            hasher.combine(outputWidth)
-            hasher.combine(outputHeight)
-        }
     }
 
     /// The geometry of this recipe on a source `sourceWidth` × `sourceHeight` (oriented).
@@ -71,11 +58,11 @@ extension ImageRecipe {
             if case .gravity(.smart(let strategy)) = crop.placement { smartRegion = strategy }
         }
         let (rotatedWidth, rotatedHeight) = rotation.swapsSides ? (region.height, region.width) : (region.width, region.height)
-        var scale = (x: 1.0, y: 1.0)
+        var scale = SIMD2<Double>(1, 1)
         var (scaledWidth, scaledHeight) = (rotatedWidth, rotatedHeight)
         var coverCrop: Rect?
         var smartCover: Gravity.SmartStrategy?
-        var canvas: (width: Int, height: Int, x: Int, y: Int)?
+        var canvas: Rect?
         var (outputWidth, outputHeight) = (rotatedWidth, rotatedHeight)
         if let resize {
             let horizontal = Double(resize.width) / Double(rotatedWidth)
@@ -88,7 +75,7 @@ extension ImageRecipe {
             case .cover, .outside:
                 let covering = max(horizontal, vertical)
                 let factor = limited(covering)
-                scale = (factor, factor)
+                scale = SIMD2(factor, factor)
                 (scaledWidth, scaledHeight) = sized(factor, factor)
                 if factor == covering {  // rounding must not leave the box uncovered
                     (scaledWidth, scaledHeight) = (max(scaledWidth, resize.width), max(scaledHeight, resize.height))
@@ -107,7 +94,7 @@ extension ImageRecipe {
                 }
             case .contain, .inside:
                 let factor = limited(min(horizontal, vertical))
-                scale = (factor, factor)
+                scale = SIMD2(factor, factor)
                 (scaledWidth, scaledHeight) = sized(factor, factor)
                 // Within the box (rounding could pass it by one; a source smaller than the box already is).
                 (scaledWidth, scaledHeight) = (min(scaledWidth, resize.width), min(scaledHeight, resize.height))
@@ -118,15 +105,15 @@ extension ImageRecipe {
                     case .focalPoint, .smart: .center
                     default: resize.gravity
                     }
-                    canvas = (
-                        resize.width, resize.height,
-                        gravity.offset(part: scaledWidth, in: resize.width, horizontal: true) ?? 0,
-                        gravity.offset(part: scaledHeight, in: resize.height, horizontal: false) ?? 0
+                    canvas = Rect(
+                        x: gravity.offset(part: scaledWidth, in: resize.width, horizontal: true) ?? 0,
+                        y: gravity.offset(part: scaledHeight, in: resize.height, horizontal: false) ?? 0,
+                        width: resize.width, height: resize.height
                     )
                     (outputWidth, outputHeight) = (resize.width, resize.height)
                 }
             case .fill:
-                scale = (limited(horizontal), limited(vertical))
+                scale = SIMD2(limited(horizontal), limited(vertical))
                 (scaledWidth, scaledHeight) = sized(scale.x, scale.y)
                 (outputWidth, outputHeight) = (scaledWidth, scaledHeight)
             }

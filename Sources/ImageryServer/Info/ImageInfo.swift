@@ -6,19 +6,12 @@ import Imagery
 /// dominant colour, BlurHash and ThumbHash. Signed and guarded like `/image`; the answer carries the
 /// source's freshness and an ETag like an image.
 struct ImageInfo: Encodable, Sendable {
-    let width: Int
-    let height: Int
-    let format: String
-    let orientation: Int
-    let frames: Int
-    let alpha: Bool
-    let colorSpace: String
-    let bitsPerChannel: Int
-    /// The ICC profile's description; `null` without a profile.
-    let profile: String?
+    /// What the header says (its fields are the JSON's: width, height, format, orientation, frames,
+    /// alpha, colorSpace, bitsPerChannel, profile — the ICC profile's description, absent without one).
+    let header: ImageHeader
     /// The source's size in bytes.
     let bytes: Int
-    /// `#rrggbb`, or `null` for a wholly transparent image.
+    /// `#rrggbb`; absent for a wholly transparent image.
     let dominantColor: String?
     let blurhash: String
     /// Base64.
@@ -28,12 +21,25 @@ struct ImageInfo: Encodable, Sendable {
     static let sampleRecipe = ImageRecipe(resize: .init(width: 100, height: 100, fit: .inside))
 
     init(header: ImageHeader, bytes: Int, sample: Image) {
-        (width, height, format, orientation, frames) = (header.width, header.height, header.format.rawValue, header.orientation, header.frames)
-        (alpha, colorSpace, bitsPerChannel, profile) = (header.hasAlpha, header.colorSpace, header.bitsPerChannel, header.profile)
+        self.header = header
         self.bytes = bytes
-        dominantColor = DominantColor.of(sample).map { "#\(ImageRecipe.Color(red: $0.red, green: $0.green, blue: $0.blue))" }
+        dominantColor = DominantColor.of(sample).map { "#\($0)" }
         blurhash = BlurHash.encode(sample, componentsX: 4, componentsY: 3)
         thumbhash = Data(ThumbHash.encode(sample)).base64EncodedString()
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case bytes, dominantColor, blurhash, thumbhash
+    }
+
+    /// The header's fields and this type's, in one object.
+    func encode(to encoder: any Encoder) throws {
+        try header.encode(to: encoder)
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(bytes, forKey: .bytes)
+        try container.encodeIfPresent(dominantColor, forKey: .dominantColor)
+        try container.encode(blurhash, forKey: .blurhash)
+        try container.encode(thumbhash, forKey: .thumbhash)
     }
 
     /// The JSON body (keys sorted).
