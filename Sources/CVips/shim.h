@@ -40,9 +40,9 @@ static inline int imagery_vips_start(int threads, int vector) {
 
 /// Opens an image lazily: reads the header only, decodes nothing until pixels
 /// are asked for. Random access, so that rotation can read rows out of order.
-static inline VipsImage *imagery_vips_open_buffer(const void *buffer, size_t length, int strict) {
-    return vips_image_new_from_buffer(buffer, length, strict ? "fail_on=warning" : "",
-                                      "access", VIPS_ACCESS_RANDOM, NULL);
+/// `options`: the loader's, as libvips writes them after a file name ("fail_on=warning,n=-1").
+static inline VipsImage *imagery_vips_open_buffer(const void *buffer, size_t length, const char *options) {
+    return vips_image_new_from_buffer(buffer, length, options, "access", VIPS_ACCESS_RANDOM, NULL);
 }
 
 
@@ -55,13 +55,14 @@ static inline const char *imagery_vips_loader_name(const void *buffer, size_t le
 /// Decodes at a target size with shrink-on-load (JPEG DCT scaling, WebP
 /// scaling, ...), auto-rotating by EXIF orientation.
 /// `size` is a VipsSize, `crop` a VipsInteresting (VIPS_INTERESTING_NONE: no crop).
-/// `strict`: any decoder warning (truncated or corrupt data, bad checksums) is an error
-/// instead of a partly grey or garbled image.
+/// `options`: the loader's ("fail_on=warning": any decoder warning, truncated or corrupt data, bad
+/// checksums, is an error instead of a partly grey or garbled image; "n=-1": every frame, each
+/// resized to width x height; "page=2": that frame).
 static inline int imagery_vips_thumbnail(const void *buffer, size_t length, VipsImage **out,
-                                         int width, int height, VipsSize size, VipsInteresting crop, int strict) {
+                                         int width, int height, VipsSize size, VipsInteresting crop, const char *options) {
     return vips_thumbnail_buffer((void *)buffer, length, out, width,
                                  "height", height, "size", size, "crop", crop,
-                                 "option_string", strict ? "fail_on=warning" : "", NULL);
+                                 "option_string", options, NULL);
 }
 
 /// A JPEG decoded at 1/shrink scale (libjpeg DCT scaling: 1, 2, 4 or 8), lazily.
@@ -339,6 +340,56 @@ static inline int imagery_vips_linear1(VipsImage *in, VipsImage **out, double a,
 /// An image of ours (a watermark the operator configured), opened from encoded bytes; NULL on failure.
 static inline VipsImage *imagery_vips_load_trusted(const void *buffer, size_t length) {
     return vips_image_new_from_buffer(buffer, length, "", "access", VIPS_ACCESS_RANDOM, NULL);
+}
+
+// MARK: Animation (frames stacked top to bottom, each `page-height` rows)
+
+/// The height of one frame (page): the image's height when it is not animated.
+static inline int imagery_vips_page_height(VipsImage *image) {
+    return vips_image_get_page_height(image);
+}
+
+static inline void imagery_vips_set_page_height(VipsImage *image, int height) {
+    vips_image_set_int(image, VIPS_META_PAGE_HEIGHT, height);
+}
+
+/// Each frame's delay in milliseconds (`*count` of them; NULL when there is none). Owned by `image`.
+static inline const int *imagery_vips_delays(VipsImage *image, int *count) {
+    int *values = NULL;
+    *count = 0;
+    if (vips_image_get_typeof(image, "delay") == 0 || vips_image_get_array_int(image, "delay", &values, count)) return NULL;
+    return values;
+}
+
+/// How many times the animation plays (0: forever); 0 when unset.
+static inline int imagery_vips_loop(VipsImage *image) {
+    int loop = 0;
+    if (vips_image_get_typeof(image, "loop") != 0) vips_image_get_int(image, "loop", &loop);
+    return loop;
+}
+
+/// Sets the animation's timing on `image` (which must not be shared yet).
+static inline void imagery_vips_set_animation(VipsImage *image, int page_height, const int *delays, int count, int loop) {
+    vips_image_set_int(image, VIPS_META_PAGE_HEIGHT, page_height);
+    vips_image_set_array_int(image, "delay", delays, count);
+    vips_image_set_int(image, "loop", loop);
+}
+
+/// `count` images of one width stacked top to bottom.
+static inline int imagery_vips_stack(VipsImage **in, int count, VipsImage **out) {
+    return vips_arrayjoin(in, out, count, "across", 1, NULL);
+}
+
+/// Renders `in` into memory (random access for what reads it more than once, or out of order).
+static inline int imagery_vips_copy_memory(VipsImage *in, VipsImage **out) {
+    *out = vips_image_copy_memory(in);
+    return *out ? 0 : -1;
+}
+
+/// Where an extracted (or smart-cropped) area was in its input: (-xoffset, -yoffset).
+static inline void imagery_vips_origin(VipsImage *image, int *x, int *y) {
+    *x = -vips_image_get_xoffset(image);
+    *y = -vips_image_get_yoffset(image);
 }
 
 /// Takes and clears libvips' error message (NULL-free, possibly empty).

@@ -5,15 +5,20 @@ import Foundation
 /// Rows are tightly packed (`bytesPerRow == width * pixelFormat.bytesPerPixel`),
 /// top row first, 8 bits per channel, colour in sRGB (unless ``ImageMetadata/iccProfile`` says
 /// otherwise: a kept profile), alpha (when present) not premultiplied. EXIF orientation has already been applied.
+///
+/// An animated image (``animation`` set) holds all its frames, each `width` × `height`, one after
+/// another in ``pixels`` (as libvips lays out pages): code that reads `height` rows sees the first frame.
 public struct Image: Sendable, Equatable {
     /// Width in pixels.
     public let width: Int
-    /// Height in pixels.
+    /// Height in pixels (of one frame).
     public let height: Int
     /// How each pixel is laid out in ``pixels``.
     public let pixelFormat: PixelFormat
-    /// The pixel bytes, `height` rows of ``bytesPerRow`` bytes.
+    /// The pixel bytes: ``frameCount`` frames of `height` rows of ``bytesPerRow`` bytes.
     public let pixels: Data
+    /// The frames' timing and looping when the image is animated (two frames or more); `nil`: a still image.
+    public let animation: Animation?
     /// The format the image was decoded from (sniffed from its bytes).
     public let sourceFormat: ImageFormat
     /// What of the source's metadata the image keeps (encoders write it; everything else is dropped).
@@ -21,20 +26,44 @@ public struct Image: Sendable, Equatable {
 
     /// Creates an image from pixel bytes.
     ///
-    /// - Precondition: `pixels.count == width * height * pixelFormat.bytesPerPixel`.
-    public init(width: Int, height: Int, pixelFormat: PixelFormat, pixels: Data, sourceFormat: ImageFormat, metadata: ImageMetadata = ImageMetadata()) {
+    /// - Parameter animation: For an animated image, its frames' timing (one delay per frame, two
+    ///   or more), the frames stacked in `pixels`; `nil`: a still image.
+    /// - Precondition: `pixels.count == width * height * pixelFormat.bytesPerPixel * frameCount`.
+    public init(
+        width: Int, height: Int, pixelFormat: PixelFormat, pixels: Data, sourceFormat: ImageFormat,
+        metadata: ImageMetadata = ImageMetadata(), animation: Animation? = nil
+    ) {
         precondition(width > 0 && height > 0, "an image has at least one pixel")
-        precondition(pixels.count == width * height * pixelFormat.bytesPerPixel, "pixel buffer size mismatch")
+        precondition(animation.map { $0.frameDelays.count >= 2 } ?? true, "an animation has two frames or more")
+        let frames = animation?.frameDelays.count ?? 1
+        precondition(pixels.count == width * height * pixelFormat.bytesPerPixel * frames, "pixel buffer size mismatch")
         self.width = width
         self.height = height
         self.pixelFormat = pixelFormat
         self.pixels = pixels
         self.sourceFormat = sourceFormat
         self.metadata = metadata
+        self.animation = animation
     }
 
     /// Bytes in one row of pixels.
     public var bytesPerRow: Int { width * pixelFormat.bytesPerPixel }
+
+    /// Frames in ``pixels``: 1 for a still image.
+    public var frameCount: Int { animation?.frameDelays.count ?? 1 }
+
+    /// Frame `index` (0 first) as a still image; the image itself when it is still.
+    /// - Precondition: `0 <= index < frameCount`.
+    public func frame(_ index: Int) -> Image {
+        precondition((0..<frameCount).contains(index), "frame \(index) of \(frameCount)")
+        guard animation != nil else { return self }
+        let size = bytesPerRow * height
+        let start = pixels.startIndex + index * size
+        return Image(
+            width: width, height: height, pixelFormat: pixelFormat, pixels: pixels.subdata(in: start..<start + size),
+            sourceFormat: sourceFormat, metadata: metadata
+        )
+    }
 
     /// What the image costs to keep in memory, in bytes: its pixel buffer.
     public var cost: Int { pixels.count }
@@ -42,7 +71,23 @@ public struct Image: Sendable, Equatable {
 
 extension Image: CustomStringConvertible {
     public var description: String {
-        "Image(\(width)x\(height) \(pixelFormat), from \(sourceFormat), \(cost) bytes)"
+        let frames = animation.map { ", \($0.frameDelays.count) frames" } ?? ""
+        return "Image(\(width)x\(height) \(pixelFormat)\(frames), from \(sourceFormat), \(cost) bytes)"
+    }
+}
+
+extension Image {
+    /// How an animated image's frames play: how long each shows, how often the whole repeats.
+    public struct Animation: Sendable, Hashable {
+        /// How long each frame shows, in milliseconds, in order (one per frame).
+        public var frameDelays: [Int]
+        /// How many times the animation plays; 0: forever (GIF's and WebP's loop count).
+        public var loopCount: Int
+
+        public init(frameDelays: [Int], loopCount: Int = 0) {
+            self.frameDelays = frameDelays
+            self.loopCount = loopCount
+        }
     }
 }
 

@@ -44,6 +44,10 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
     }
 
     /// The IANA media type, for `Content-Type`.
+    /// Whether the format holds animations that Imagery writes (GIF and WebP; AVIF and JPEG XL
+    /// sequences are not written by libvips here): an animated image encoded as another gets its first frame.
+    public var canAnimate: Bool { self == .gif || self == .webp }
+
     public var mimeType: String {
         switch self {
         case .jpeg: "image/jpeg"

@@ -6,6 +6,7 @@ extension ImageParameters {
     /// a box larger than `maximumSide` after `dpr` is scaled down to it (keeping its shape).
     static func recipe(from query: QueryReader, maximumSide: Int, watermarks: [String: String] = [:]) throws -> ImageRecipe {
         var recipe = ImageRecipe()
+        recipe.frame = try query.integer("frame", in: 0...99_999)
         let dpr = try query.number("dpr", in: 1...4) ?? 1
         let gravity = try query.gravity("gravity") ?? .center
         let width = try query.integer("w", in: 1...maximumSide)

@@ -26,9 +26,11 @@ package struct ImageParameters: Sendable, Hashable {
         url = try Self.sourceURL(query, gallery: gallery)
         let reader = QueryReader(query)
         placeholder = try reader.choice("placeholder", Dictionary(uniqueKeysWithValues: Placeholder.allCases.map { ($0.rawValue, $0) }))
-        let recipe = try Self.recipe(from: reader, maximumSide: maximumSide, watermarks: watermarks)
-        self.recipe = placeholder?.recipe(from: recipe) ?? recipe
         format = try reader.choice("format", ["jpeg": .jpeg, "jpg": .jpeg, "png": .png, "webp": .webp, "avif": .avif, "gif": .gif, "jxl": .jxl])
+        var recipe = try Self.recipe(from: reader, maximumSide: maximumSide, watermarks: watermarks)
+        // An output that cannot animate takes the first frame: no other frame is decoded.
+        if recipe.frame == nil, let format, !format.canAnimate { recipe.frame = 0 }
+        self.recipe = placeholder?.recipe(from: recipe) ?? recipe
         if let placeholder, placeholder.isHash, format != nil {
             throw ServerError.badParameter("placeholder=\(placeholder.rawValue) is text: leave out format")
         }
@@ -64,19 +66,23 @@ package struct ImageParameters: Sendable, Hashable {
     /// a format, or "whatever the source is" (known only once decoded).
     package enum OutputChoice: Hashable, Sendable {
         case format(ImageFormat)
+        /// A format chosen from `Accept`: an animation keeps its source's format instead when this one cannot animate.
+        case negotiated(ImageFormat)
         case sourceFormat
         /// A hash placeholder (text).
         case placeholder(Placeholder)
 
-        /// The format to encode for a source of `source`'s format
-        /// (the source's own, but JPEG for AVIF and PNG for GIF and HEIC).
-        package func resolved(source: ImageFormat) -> ImageFormat {
+        /// The format to encode an image from a source of `source`'s format in (the source's own,
+        /// but JPEG for AVIF and PNG for still GIF, HEIC and JPEG XL; an animated GIF stays GIF).
+        package func resolved(source: ImageFormat, animated: Bool = false) -> ImageFormat {
             switch self {
             case .format(let format): format
+            case .negotiated(let format): animated && !format.canAnimate ? Self.sourceFormat.resolved(source: source, animated: true) : format
             case .placeholder: .png  // not an image: never encoded
             case .sourceFormat:
                 switch source {
                 case .jpeg, .png, .webp: source
+                case .gif where animated: .gif
                 case .avif: .jpeg
                 case .gif, .heic, .jxl: .png
                 }
@@ -85,7 +91,7 @@ package struct ImageParameters: Sendable, Hashable {
 
         var cacheToken: String {
             switch self {
-            case .format(let format): format.rawValue
+            case .format(let format), .negotiated(let format): format.rawValue
             case .sourceFormat: "source"
             case .placeholder(let placeholder): placeholder.rawValue
             }
@@ -99,7 +105,7 @@ package struct ImageParameters: Sendable, Hashable {
         if let placeholder, placeholder.isHash { return .placeholder(placeholder) }
         if let format { return .format(format) }
         let accept = AcceptHeader(accept)
-        for format in [ImageFormat.webp, .avif, .jxl] where accept.accepts(format.mimeType) { return .format(format) }
+        for format in [ImageFormat.webp, .avif, .jxl] where accept.accepts(format.mimeType) { return .negotiated(format) }
         return .sourceFormat
     }
 

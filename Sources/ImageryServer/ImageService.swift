@@ -57,6 +57,7 @@ final class ImageService: Sendable {
         var decoder = VipsImageDecoder(
             maximumPixels: configuration.maximumSourcePixels, maximumThumbnailSide: configuration.maximumOutputSide, rejectsCorruptData: true
         )
+        decoder.maximumFrames = configuration.maximumFrames
         (decoder.watermarks, watermarkIDs) = try Self.loadWatermarks(configuration.watermarkFiles)
         var pipelineConfiguration = ImagePipeline.Configuration(decoder: decoder, dataLoader: loader)
         // Memory: the in-flight budget (downloads and decodes wait for it), and the caches share
@@ -210,7 +211,7 @@ final class ImageService: Sendable {
         if case .placeholder(let placeholder) = target.choice {
             body = { (placeholder.body(of: image.image), Placeholder.contentType) }
         } else {
-            let format = target.choice.resolved(source: image.image.sourceFormat)
+            let format = target.choice.resolved(source: image.image.sourceFormat, animated: image.image.animation != nil)
             var options = target.encoding
             options.quality = options.quality ?? configuration.formatQualities[format]
             let (encoder, encoding) = (self.encoder, options)

@@ -6,7 +6,7 @@ extension ServerConfiguration {
     /// (`host`, `port`, `cacheDirectory`, `memoryLimit`, `maximumInflightMemory`,
     /// `admissionQueueLength`, `admissionTimeoutSeconds`, `requestTimeoutSeconds`, `idleTimeoutSeconds`, `maximumConnections`,
     /// `maximumHeaderBytes`, `diskLimit`, `allowedHosts`,
-    /// `privateNetworkHosts`, `maximumSourceBytes`, `maximumSourcePixels`,
+    /// `privateNetworkHosts`, `maximumSourceBytes`, `maximumSourcePixels`, `maximumFrames`,
     /// `maximumOutputSide`, `originTimeoutSeconds`, `maximumConcurrentFetches`,
     /// `signingKey`, `responseMaxAge`, `minimumFreshness`, `formatQualities` (an object: `{"jpeg": 85}`; formats not
     /// named keep their defaults), `presets` (an object: name to query), `onlyPresets`, `watermarkFiles` (an
@@ -29,6 +29,7 @@ extension ServerConfiguration {
         var privateNetworkHosts: [String]?
         var maximumSourceBytes: Int?
         var maximumSourcePixels: Int?
+        var maximumFrames: Int?
         var maximumOutputSide: Int?
         var originTimeoutSeconds: Double?
         var maximumConcurrentFetches: Int?
@@ -91,6 +92,7 @@ extension ServerConfiguration {
         if let value = file.privateNetworkHosts { privateNetworkHosts = value }
         if let value = file.maximumSourceBytes { maximumSourceBytes = value }
         if let value = file.maximumSourcePixels { maximumSourcePixels = value }
+        if let value = file.maximumFrames { maximumFrames = value }
         if let value = file.maximumOutputSide { maximumOutputSide = value }
         if let value = file.originTimeoutSeconds { originTimeout = try seconds(value, "originTimeoutSeconds") }
         if let value = file.maximumConcurrentFetches { maximumConcurrentFetches = value }
@@ -156,6 +158,7 @@ extension ServerConfiguration {
         try require(diskLimit == 0 || bytes.contains(diskLimit), "diskLimit must be from 0 to 1 PiB")
         try require(bytes.contains(maximumSourceBytes), "maximumSourceBytes must be from 1 to 1 PiB")
         try require(bytes.contains(maximumSourcePixels), "maximumSourcePixels must be from 1 to 2^50")
+        try require((1...100_000).contains(maximumFrames), "maximumFrames must be from 1 to 100000")
         try require((1...1 << 20).contains(maximumOutputSide), "maximumOutputSide must be from 1 to 1048576")
         try require((1...1 << 16).contains(maximumConcurrentFetches), "maximumConcurrentFetches must be from 1 to 65536")
         try require(signingKey.map { !$0.isEmpty } ?? true, "signingKey cannot be empty (leave it out to turn signing off)")

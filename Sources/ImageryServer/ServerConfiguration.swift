@@ -33,6 +33,10 @@ public struct ServerConfiguration: Sendable {
     public var maximumSourceBytes = 50_000_000
     /// The most pixels a source may declare (checked from its header, before decoding); default 100 MP.
     public var maximumSourcePixels = 100_000_000
+    /// The most frames of an animated source processed together (each resized and kept in GIF and
+    /// WebP outputs); default 1 000. All its frames together count against ``maximumSourcePixels``.
+    /// An animation over either limit is 413 before a frame is decoded (`frame=N` still takes one).
+    public var maximumFrames = 1_000
     /// The largest `w` or `h`; default 8192.
     public var maximumOutputSide = 8192
     /// The most time an origin fetch may take; default 10 s.

@@ -54,6 +54,12 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
                 return ServerError(.unsupportedMediaType, "unsupported_source", "the source is not an image in a supported format")
             case .tooManyPixels(let width, let height, let limit):
                 return ServerError(.contentTooLarge, "source_too_large", "the source is \(width)x\(height) pixels, over the limit of \(limit)")
+            case .tooManyFrames(let frames, let width, let height, let pixelLimit, let frameLimit):
+                return ServerError(
+                    .contentTooLarge, "source_too_large",
+                    "the source is an animation of \(frames) frames of \(width)x\(height) pixels, over the limit of \(frameLimit) frames "
+                        + "and \(pixelLimit) pixels for all frames: take one frame with frame=N"
+                )
             case .invalidSize:
                 return badParameter("w and h must be positive")
             case .empty, .corrupt:

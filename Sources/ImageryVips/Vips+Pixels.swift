@@ -5,15 +5,17 @@ import Imagery
 /// Between ``Image`` and libvips images: wrapping pixels, normalising, rendering back, colours as band values.
 extension Vips {
     /// `image`'s pixels as a libvips image, without copying: `buffer` must outlive it and everything made from it.
+    /// An animated image's frames stay stacked, with their timing (``setAnimation(_:on:frameHeight:)``).
     static func wrap(_ image: Image, _ buffer: UnsafeRawBufferPointer) throws -> UnsafeMutablePointer<VipsImage> {
         guard let wrapped = imagery_vips_wrap_pixels(
-            buffer.baseAddress, buffer.count, Int32(image.width), Int32(image.height), Int32(image.pixelFormat.bytesPerPixel)
+            buffer.baseAddress, buffer.count, Int32(image.width), Int32(image.height * image.frameCount), Int32(image.pixelFormat.bytesPerPixel)
         ) else { throw VipsError(message: takeError()) }
         let interpretation = image.pixelFormat.bytesPerPixel <= 2 ? VIPS_INTERPRETATION_B_W : VIPS_INTERPRETATION_sRGB
         let tagged = try apply(wrapped) { imagery_vips_set_interpretation($0, $1, interpretation) }
         if let profile = image.metadata.iccProfile {
             profile.withUnsafeBytes { imagery_vips_set_icc(tagged, $0.baseAddress, $0.count) }
         }
+        if let animation = image.animation { setAnimation(animation, on: tagged, frameHeight: image.height) }
         return tagged
     }
 
@@ -79,7 +81,11 @@ extension Vips {
         if imagery_vips_get_icc(image, &profile, &profileLength) == 0, let profile {  // a kept profile
             metadata.iccProfile = Data(bytes: profile, count: profileLength)
         }
-        return Image(width: width, height: height, pixelFormat: pixelFormat, pixels: data, sourceFormat: format, metadata: metadata)
+        let animation = animation(of: image)
+        return Image(
+            width: width, height: animation.map { _ in Int(imagery_vips_page_height(image)) } ?? height, pixelFormat: pixelFormat,
+            pixels: data, sourceFormat: format, metadata: metadata, animation: animation
+        )
     }
 
     static func hasAlpha(_ image: UnsafeMutablePointer<VipsImage>) -> Bool {

@@ -10,7 +10,9 @@ import Imagery
 ///   component at full size: 54 MB for an 18 MP 4:2:0 photo, usually more than the pixels);
 /// - other formats through libvips' thumbnail: the full image when it cannot be read in one pass
 ///   (interlaced PNG, GIF, WebP, AVIF and the rest decode whole), else a few rows;
-/// - always the result (and its copy into an ``Image``).
+/// - always the result (and its copy into an ``Image``);
+/// - an animation's frames: two full-size frames (the loader's canvas and the one it draws on), and
+///   for every frame its decoded size (held in memory to process each frame) and the result.
 extension VipsImageDecoder: DecodeCostEstimating {
     public func estimatedDecodeMemory(_ data: Data, recipe: ImageRecipe) throws -> Int {
         let format = try startedFormat(of: data)
@@ -24,6 +26,9 @@ extension VipsImageDecoder: DecodeCostEstimating {
         }
         let (width, height) = header.orientedSize
         let fullSize = header.width * header.height * header.bands * header.sampleBytes
+        if case .all(let frames) = try frames(of: header, for: recipe) {
+            return animationMemory(header, frames: frames, recipe: recipe)
+        }
         // The image, and its copy into an Image; a recipe that fails on this image costs nothing more.
         guard recipe.resize != nil, recipe.trim == nil else { return 2 * fullSize }
         guard let layout = try? recipe.layout(sourceWidth: width, sourceHeight: height, maximumSide: .max) else { return fullSize }
@@ -39,6 +44,18 @@ extension VipsImageDecoder: DecodeCostEstimating {
         default:
             return fullSize + result
         }
+    }
+}
+
+extension VipsImageDecoder {
+    /// What decoding all `frames` of an animation with `header` for `recipe` holds at its peak.
+    func animationMemory(_ header: Header, frames: Int, recipe: ImageRecipe) -> Int {
+        let frameBytes = header.width * header.height * 4  // the loaders render RGBA
+        let (width, height) = header.orientedSize
+        let decoded = Self.decodeSize(for: recipe, sourceWidth: width, sourceHeight: height).map { $0.width * $0.height * 4 } ?? frameBytes
+        let output = (try? recipe.layout(sourceWidth: width, sourceHeight: height, maximumSide: .max))
+            .map { $0.outputWidth * $0.outputHeight * 4 } ?? frameBytes
+        return 2 * frameBytes + frames * (decoded + 2 * output)
     }
 }
 

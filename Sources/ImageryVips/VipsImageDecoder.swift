@@ -31,6 +31,13 @@ public struct VipsImageDecoder: ImageDecoding {
     /// skipped scan goes unseen: it cannot change the thumbnail. Default `true`; `false` decodes
     /// every scan through libvips.
     public var skipsUnneededJPEGScans = true
+    /// The most frames of an animation a decode takes together; default 1 000. An animation with
+    /// more is refused (``ImageDecodingError/tooManyFrames(frames:width:height:pixelLimit:frameLimit:)``)
+    /// before any frame is decoded, unless the recipe takes one frame (``ImageRecipe/frame``).
+    public var maximumFrames = 1_000
+    /// The most pixels of all an animation's frames together (frames × width × height); `nil`:
+    /// ``maximumPixels`` (as imgproxy counts an animation's resolution). Checked with ``maximumFrames``.
+    public var maximumAnimationPixels: Int?
 
     /// A decoder with limits.
     /// - Parameters:
@@ -48,16 +55,21 @@ public struct VipsImageDecoder: ImageDecoding {
         // JPEG: DCT-scaled decode, then the recipe (VipsImageDecoder+Base.swift).
         if format == .jpeg, recipe.resize != nil { return try decodeKeepingBase(data, recipe: recipe).image }
         if let resize = recipe.resize { try validate(resize) }
+        if rejectsCorruptData, format == .gif, Self.lacksGIFTrailer(data) {
+            // libvips decodes the frames before the cut without a warning: a frame would go missing.
+            throw ImageDecodingError.corrupt(format: .gif, reason: "the GIF ends before its trailer: it is truncated")
+        }
         return try data.withUnsafeBytes { buffer in
             guard let base = buffer.baseAddress else { throw ImageDecodingError.empty }
             do {
                 let header = try checkHeader(base, buffer.count, format: format)
                 let (sourceWidth, sourceHeight) = header.orientedSize
+                let options = loaderOptions(for: try frames(of: header, for: recipe))
                 var image: UnsafeMutablePointer<VipsImage>
                 if let size = Self.decodeSize(for: recipe, sourceWidth: sourceWidth, sourceHeight: sourceHeight) {
-                    image = try decodeResized(base, buffer.count, width: size.width, height: size.height)
+                    image = try decodeResized(base, buffer.count, width: size.width, height: size.height, options: options)
                 } else {
-                    image = try decodeFullSize(base, buffer.count)
+                    image = try decodeFullSize(base, buffer.count, options: options)
                 }
                 let keepsProfile = recipe.keepsColorProfile
                 image = try Vips.normalize(image, keepingProfile: keepsProfile)
@@ -92,6 +104,11 @@ public struct VipsImageDecoder: ImageDecoding {
         return (max(1, Int((Double(sourceWidth) * scale.x).rounded(.up))), max(1, Int((Double(sourceHeight) * scale.y).rounded(.up))))
     }
 
+    /// Whether GIF bytes end without the trailer byte (0x3B; zero padding after it is tolerated).
+    static func lacksGIFTrailer(_ data: Data) -> Bool {
+        data.last { $0 != 0 } != 0x3B
+    }
+
     /// What an image's header says, before any pixel is decoded.
     struct Header {
         /// The size as stored (before orientation).
@@ -105,6 +122,8 @@ public struct VipsImageDecoder: ImageDecoding {
         let sampleBytes: Int
         /// EXIF `Copyright`, kept with the image.
         let copyright: String?
+        /// Frames (pages) in the file: more than 1 for an animation.
+        let frames: Int
 
         /// The size once oriented.
         var orientedSize: (width: Int, height: Int) { swapped ? (height, width) : (width, height) }
@@ -125,7 +144,7 @@ public struct VipsImageDecoder: ImageDecoding {
             width: width, height: height, swapped: vips_image_get_orientation_swap(header) != 0,
             orientation: imagery_vips_orientation(header), bands: Int(vips_image_get_bands(header)),
             sampleBytes: max(1, Int(vips_format_sizeof(vips_image_get_format(header)))),
-            copyright: Vips.copyright(of: header)
+            copyright: Vips.copyright(of: header), frames: max(1, Int(imagery_vips_n_pages(header)))
         )
     }
 
@@ -149,7 +168,7 @@ public struct VipsImageDecoder: ImageDecoding {
             _ = Vips.takeError()
             throw ImageDecodingError.unsupportedFormat
         }
-        guard let header = imagery_vips_open_buffer(base, count, 0) else { throw VipsError(message: Vips.takeError()) }
+        guard let header = imagery_vips_open_buffer(base, count, "") else { throw VipsError(message: Vips.takeError()) }
         return header
     }
 
@@ -160,18 +179,19 @@ public struct VipsImageDecoder: ImageDecoding {
         }
     }
 
-    /// The source resized to width × height on load (shrink-on-load where the format has it), oriented.
-    private func decodeResized(_ base: UnsafeRawPointer, _ count: Int, width: Int, height: Int) throws -> UnsafeMutablePointer<VipsImage> {
+    /// The source resized to width × height on load (shrink-on-load where the format has it), oriented;
+    /// each frame so when `options` loads several.
+    private func decodeResized(
+        _ base: UnsafeRawPointer, _ count: Int, width: Int, height: Int, options: String
+    ) throws -> UnsafeMutablePointer<VipsImage> {
         var output: UnsafeMutablePointer<VipsImage>?
-        let status = imagery_vips_thumbnail(
-            base, count, &output, Int32(width), Int32(height), VIPS_SIZE_FORCE, VIPS_INTERESTING_NONE, rejectsCorruptData ? 1 : 0
-        )
+        let status = imagery_vips_thumbnail(base, count, &output, Int32(width), Int32(height), VIPS_SIZE_FORCE, VIPS_INTERESTING_NONE, options)
         guard status == 0, let output else { throw VipsError(message: Vips.takeError()) }
         return output
     }
 
-    private func decodeFullSize(_ base: UnsafeRawPointer, _ count: Int) throws -> UnsafeMutablePointer<VipsImage> {
-        guard let image = imagery_vips_open_buffer(base, count, rejectsCorruptData ? 1 : 0) else {
+    private func decodeFullSize(_ base: UnsafeRawPointer, _ count: Int, options: String) throws -> UnsafeMutablePointer<VipsImage> {
+        guard let image = imagery_vips_open_buffer(base, count, options) else {
             throw VipsError(message: Vips.takeError())
         }
         return try Vips.apply(image) { imagery_vips_autorot($0, $1) }

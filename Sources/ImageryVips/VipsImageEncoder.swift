@@ -6,6 +6,8 @@ import Imagery
 /// JPEG XL (when it has libjxl). Metadata is stripped but for what the image keeps
 /// (``ImageMetadata``: its copyright notice as EXIF in JPEG and WebP, a kept ICC profile). JPEG has
 /// no alpha: transparent pixels are flattened onto black (a recipe's background chooses another colour).
+/// An animated image stays animated in GIF and WebP (every frame, its delays and loop count); other
+/// formats get its first frame.
 public struct VipsImageEncoder: ImageEncoding {
     /// Quality for lossy formats when a call gives none; default 80.
     public var defaultQuality: Int
@@ -59,7 +61,7 @@ public struct VipsImageEncoder: ImageEncoding {
         do {
             try Vips.start()
             let quality = Int32(quality)
-            var vipsImage = try makeVipsImage(image)
+            var vipsImage = try makeVipsImage(format.canAnimate ? image : image.frame(0))
             if format == .jpeg, image.pixelFormat.hasAlpha {
                 vipsImage = try Vips.apply(vipsImage) { imagery_vips_flatten($0, $1) }
             }
@@ -94,7 +96,7 @@ public struct VipsImageEncoder: ImageEncoding {
     private func makeVipsImage(_ image: Image) throws -> UnsafeMutablePointer<VipsImage> {
         let created = image.pixels.withUnsafeBytes { buffer in
             imagery_vips_from_pixels(
-                buffer.baseAddress, buffer.count, Int32(image.width), Int32(image.height),
+                buffer.baseAddress, buffer.count, Int32(image.width), Int32(image.height * image.frameCount),
                 Int32(image.pixelFormat.bytesPerPixel)
             )
         }
@@ -105,6 +107,7 @@ public struct VipsImageEncoder: ImageEncoding {
             profile.withUnsafeBytes { imagery_vips_set_icc(tagged, $0.baseAddress, $0.count) }
         }
         if let copyright = image.metadata.copyright { imagery_vips_set_string(tagged, "exif-ifd0-Copyright", copyright) }
+        if let animation = image.animation { Vips.setAnimation(animation, on: tagged, frameHeight: image.height) }
         return tagged
     }
 }

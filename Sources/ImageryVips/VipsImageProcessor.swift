@@ -25,7 +25,13 @@ public struct VipsImageProcessor: ImageProcessing {
     }
 
     public func process(_ decoded: ThumbnailBase, recipe: ImageRecipe) throws -> Image {
-        let source = decoded.image
+        var source = decoded.image
+        if let frame = recipe.frame {
+            guard (0..<source.frameCount).contains(frame) else {
+                throw ImageProcessingError.invalidValue("frame \(frame) is not in the image: it has \(source.frameCount) frame(s)")
+            }
+            source = source.frame(frame)
+        }
         do {
             try Vips.start()
             return try source.pixels.withUnsafeBytes { buffer in
@@ -45,12 +51,53 @@ public struct VipsImageProcessor: ImageProcessing {
     }
 
     /// `recipe` applied to `input`, the oriented source (`sourceWidth` × `sourceHeight`) at `input`'s
-    /// size. Consumes `input` (released on failure too).
+    /// size; to each frame of an animation (``ImageRecipe/frame`` is the decoder's: `input` holds the
+    /// frames it took). Consumes `input` (released on failure too).
     /// - Throws: ``ImageProcessingError`` when the recipe does not fit the image, ``VipsError`` when libvips fails.
     func apply(
         _ recipe: ImageRecipe, to input: UnsafeMutablePointer<VipsImage>, sourceWidth: Int, sourceHeight: Int
     ) throws -> UnsafeMutablePointer<VipsImage> {
+        var recipe = recipe
+        recipe.frame = nil
         guard !recipe.isIdentity else { return input }
+        var choices = PixelChoices()
+        guard let animation = Vips.animation(of: input) else {
+            return try apply(recipe, to: input, sourceWidth: sourceWidth, sourceHeight: sourceHeight, choices: &choices)
+        }
+        // Each frame through the same recipe, the pixel-dependent choices (trim, smart gravity) made
+        // on the first and kept for the others (so the crop does not jump from frame to frame).
+        let frames = Vips.frameCount(of: input)
+        let strip = try Vips.apply(input) { imagery_vips_copy_memory($0, $1) }  // read once per frame, out of order
+        defer { imagery_vips_unref(strip) }
+        let (width, frameHeight) = (vips_image_get_width(strip), vips_image_get_height(strip) / Int32(frames))
+        var processed: [UnsafeMutablePointer<VipsImage>] = []
+        do {
+            for index in 0..<frames {
+                let frame = try Vips.apply(strip, releasingInput: false) {
+                    imagery_vips_extract($0, $1, 0, Int32(index) * frameHeight, width, frameHeight)
+                }
+                processed.append(try apply(recipe, to: frame, sourceWidth: sourceWidth, sourceHeight: sourceHeight, choices: &choices))
+            }
+        } catch {
+            processed.forEach { imagery_vips_unref($0) }
+            throw error
+        }
+        return try Vips.stack(processed, animation: animation)
+    }
+
+    /// What a recipe decided by looking at the pixels of an animation's first frame, for the others.
+    struct PixelChoices {
+        /// The trimmed rectangle in source pixels (`.some(nil)`: nothing to trim); `nil`: not decided yet.
+        var trimmed: ImageRecipe.Rect??
+        /// Where smart gravity placed the crop of a region, and the cover crop, in the image it cropped.
+        var smartRegion: (x: Int, y: Int)?
+        var smartCover: (x: Int, y: Int)?
+    }
+
+    /// `recipe` applied to one frame: ``apply(_:to:sourceWidth:sourceHeight:)``, reusing and recording `choices`.
+    private func apply(
+        _ recipe: ImageRecipe, to input: UnsafeMutablePointer<VipsImage>, sourceWidth: Int, sourceHeight: Int, choices: inout PixelChoices
+    ) throws -> UnsafeMutablePointer<VipsImage> {
         var image = input
         // Source pixels to the decoded image's pixels, per side.
         let scaleX = Double(vips_image_get_width(image)) / Double(sourceWidth)
@@ -84,11 +131,16 @@ public struct VipsImageProcessor: ImageProcessing {
                     throw ImageProcessingError.invalidValue("a watermark's opacity is from 0 to 1 and its scale above 0 and at most 1")
                 }
             }
-            trimmed = try recipe.trim.flatMap { try trimmedRect(of: image, $0) }.map { rect in
-                ImageRecipe.Rect(  // back to source pixels (a trimmed source is decoded at full size: the same)
-                    x: Int(Double(rect.x) / scaleX), y: Int(Double(rect.y) / scaleY),
-                    width: Int((Double(rect.width) / scaleX).rounded()), height: Int((Double(rect.height) / scaleY).rounded())
-                )
+            if let decided = choices.trimmed {
+                trimmed = decided
+            } else {
+                trimmed = try recipe.trim.flatMap { try trimmedRect(of: image, $0) }.map { rect in
+                    ImageRecipe.Rect(  // back to source pixels (a trimmed source is decoded at full size: the same)
+                        x: Int(Double(rect.x) / scaleX), y: Int(Double(rect.y) / scaleY),
+                        width: Int((Double(rect.width) / scaleX).rounded()), height: Int((Double(rect.height) / scaleY).rounded())
+                    )
+                }
+                choices.trimmed = .some(trimmed)
             }
             layout = try recipe.layout(sourceWidth: sourceWidth, sourceHeight: sourceHeight, trimmed: trimmed, maximumSide: maximumSide)
         } catch {
@@ -101,7 +153,7 @@ public struct VipsImageProcessor: ImageProcessing {
         if let strategy = layout.smartRegion {
             if let trimmed { image = try extract(image, mapped(trimmed)) }
             let size = mapped(layout.region)
-            image = try Vips.apply(image) { imagery_vips_smartcrop($0, $1, Int32(size.width), Int32(size.height), strategy.interesting) }
+            image = try smartCropped(image, width: size.width, height: size.height, strategy, decided: &choices.smartRegion)
         } else if layout.region != whole {
             image = try extract(image, mapped(layout.region))
         }
@@ -124,7 +176,7 @@ public struct VipsImageProcessor: ImageProcessing {
         }
         if let crop = layout.coverCrop {
             if let strategy = layout.smartCover {
-                image = try Vips.apply(image) { imagery_vips_smartcrop($0, $1, Int32(crop.width), Int32(crop.height), strategy.interesting) }
+                image = try smartCropped(image, width: crop.width, height: crop.height, strategy, decided: &choices.smartCover)
             } else if (crop.width, crop.height) != (layout.scaledWidth, layout.scaledHeight) {
                 image = try extract(image, crop)
             }
@@ -222,6 +274,20 @@ public struct VipsImageProcessor: ImageProcessing {
         defer { imagery_vips_unref(alpha) }
         let colourBands = try Vips.apply(mark) { imagery_vips_extract_bands($0, $1, 0, bands - 1) }
         return try Vips.apply(colourBands) { imagery_vips_bandjoin2($0, alpha, $1) }
+    }
+
+    /// The most interesting `width` × `height` part of `image` by `strategy`, or the part at `decided`
+    /// (an earlier frame's choice), recording where it was. Consumes `image`.
+    private func smartCropped(
+        _ image: UnsafeMutablePointer<VipsImage>, width: Int, height: Int, _ strategy: ImageRecipe.Gravity.SmartStrategy,
+        decided: inout (x: Int, y: Int)?
+    ) throws -> UnsafeMutablePointer<VipsImage> {
+        if let decided { return try extract(image, ImageRecipe.Rect(x: decided.x, y: decided.y, width: width, height: height)) }
+        let cropped = try Vips.apply(image) { imagery_vips_smartcrop($0, $1, Int32(width), Int32(height), strategy.interesting) }
+        var (x, y): (Int32, Int32) = (0, 0)
+        imagery_vips_origin(cropped, &x, &y)
+        decided = (Int(x), Int(y))
+        return cropped
     }
 
     private func extract(_ image: UnsafeMutablePointer<VipsImage>, _ rect: ImageRecipe.Rect) throws -> UnsafeMutablePointer<VipsImage> {

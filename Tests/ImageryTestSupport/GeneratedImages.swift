@@ -16,6 +16,21 @@ public enum GeneratedImages {
         return Image(width: width, height: height, pixelFormat: format, pixels: pixels, sourceFormat: .png)
     }
 
+    /// An animation of `delays.count` frames, each `width` × `height`, whose pixel at (x, y) of frame
+    /// `f` is `color(f, x, y)`.
+    public static func animation(
+        width: Int, height: Int, delays: [Int], loopCount: Int = 0, format: PixelFormat = .rgba8, _ color: (Int, Int, Int) -> [UInt8]
+    ) -> Image {
+        var pixels = Data(capacity: width * height * format.bytesPerPixel * delays.count)
+        for frame in delays.indices {
+            pixels.append(image(width: width, height: height, format: format) { color(frame, $0, $1) }.pixels)
+        }
+        return Image(
+            width: width, height: height, pixelFormat: format, pixels: pixels, sourceFormat: .gif,
+            animation: Image.Animation(frameDelays: delays, loopCount: loopCount)
+        )
+    }
+
     /// The channels of the pixel at (x, y).
     public static func pixel(_ image: Image, _ x: Int, _ y: Int) -> [UInt8] {
         let size = image.pixelFormat.bytesPerPixel

@@ -28,6 +28,9 @@ public enum ImageDecodingError: Error, Sendable, Hashable, CustomStringConvertib
     case unsupportedFormat
     /// The image declares more pixels than the decoder's limit; nothing was decoded.
     case tooManyPixels(width: Int, height: Int, limit: Int)
+    /// An animation whose frames together are over the decoder's budget (frames × pixels, or
+    /// frames); none was decoded. One frame of it (``ImageRecipe/frame``) may still be taken.
+    case tooManyFrames(frames: Int, width: Int, height: Int, pixelLimit: Int, frameLimit: Int)
     /// A thumbnail size is not positive or is too large.
     case invalidSize(width: Int, height: Int)
     /// The bytes claim a known format but are broken (truncated, corrupt).
@@ -39,6 +42,9 @@ public enum ImageDecodingError: Error, Sendable, Hashable, CustomStringConvertib
         case .unsupportedFormat: "the data is not an image in a supported format (JPEG, PNG, GIF, WebP, AVIF)"
         case .tooManyPixels(let width, let height, let limit):
             "the image is \(width)x\(height) pixels, over the limit of \(limit) pixels"
+        case .tooManyFrames(let frames, let width, let height, let pixelLimit, let frameLimit):
+            "the animation has \(frames) frames of \(width)x\(height) pixels, over the limit of \(frameLimit) frames "
+                + "and \(pixelLimit) pixels for all frames together; one frame of it can be taken"
         case .invalidSize(let width, let height): "invalid target size \(width)x\(height)"
         case .corrupt(let format, let reason):
             "the \(format?.rawValue ?? "image") data is corrupt or truncated: \(reason)"

@@ -215,8 +215,10 @@ extension ImagePipeline {
         }
         // Report the original's format, recorded when the variant was stored.
         let sourceFormat = entry.metadata.contentType.flatMap(ImageFormat.init(mimeType:)) ?? variant.sourceFormat
-        let image = Image(width: variant.width, height: variant.height, pixelFormat: variant.pixelFormat,
-                          pixels: variant.pixels, sourceFormat: sourceFormat)
+        let image = Image(
+            width: variant.width, height: variant.height, pixelFormat: variant.pixelFormat, pixels: variant.pixels,
+            sourceFormat: sourceFormat, metadata: variant.metadata, animation: variant.animation
+        )
         return response(image, source: entry.metadata)
     }
 
@@ -232,7 +234,8 @@ extension ImagePipeline {
         let key = request.imageKey.stringValue
         let pool = decodingPool
         Task.detached(priority: .utility) {
-            let format: ImageFormat = image.pixelFormat.hasAlpha ? .png : .jpeg
+            // Animated: WebP keeps every frame and alpha (GIF would lose colours).
+            let format: ImageFormat = image.animation != nil ? .webp : image.pixelFormat.hasAlpha ? .png : .jpeg
             guard let data = try? await pool.run({ try encoder.encode(image, as: format, quality: 90) }) else { return }
             await disk.store(data, for: key, metadata: metadata)
         }

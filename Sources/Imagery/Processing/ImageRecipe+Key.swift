@@ -6,6 +6,7 @@ extension ImageRecipe: CustomStringConvertible {
     /// follow in the order they apply, separated by `,`.
     public var description: String {
         var parts: [String] = []
+        if let frame { parts.append("frame:\(frame)") }
         if let trim { parts.append("trim:\(trim.threshold)" + (trim.color.map { ":\($0)" } ?? "")) }
         if let crop {
             let placement = switch crop.placement {

@@ -8,6 +8,8 @@ import Foundation
 /// fixed order, whatever order a URL names them in (as imgproxy does), so every spelling of one
 /// output is one recipe and one cache entry:
 ///
+/// 0. ``frame``: one frame of an animated source (else every frame goes through the steps below,
+///    and pixel-dependent choices, trim and smart gravity, are made once, on the first frame);
 /// 1. EXIF orientation (always; the decoder applies it);
 /// 2. ``trim``: a uniform border removed;
 /// 3. ``crop``: a rectangle of what is left (pixels or fractions, placed or by gravity);
@@ -23,6 +25,9 @@ import Foundation
 /// of a small region needs more of the source's pixels than a resize of all of it.
 /// The recipe holds no libvips: backends implement it (``ImageProcessing``).
 public struct ImageRecipe: Sendable, Hashable {
+    /// Takes one frame of an animated source (0: the first); `nil`: every frame (an output format
+    /// that cannot animate takes the first). A still source has only frame 0.
+    public var frame: Int?
     /// Removes a border of (nearly) one colour first; `nil`: none.
     public var trim: Trim?
     /// A rectangle of the (trimmed) source to keep; `nil`: all of it.

@@ -18,7 +18,11 @@ struct ImageInfo: Encodable, Sendable {
     let thumbhash: String
 
     /// The decode the placeholders and the colour are computed from.
-    static let sampleRecipe = ImageRecipe(resize: .init(width: 100, height: 100, fit: .inside))
+    static let sampleRecipe: ImageRecipe = {
+        var recipe = ImageRecipe(resize: .init(width: 100, height: 100, fit: .inside))
+        recipe.frame = 0  // of an animation, the first frame alone (within any frame budget)
+        return recipe
+    }()
 
     init(header: ImageHeader, bytes: Int, sample: Image) {
         self.header = header

@@ -27,6 +27,7 @@ package enum Placeholder: String, CaseIterable, Sendable, Hashable {
     /// is blurred (sigma 1.5) unless the recipe blurs already.
     func recipe(from recipe: ImageRecipe) -> ImageRecipe {
         var small = recipe
+        small.frame = recipe.frame ?? 0  // of an animation, the first frame (or the one asked for)
         let side = Double(self.side)
         var factor = 1.0
         if var resize = recipe.resize {

@@ -1,0 +1,222 @@
+import Foundation
+import Imagery
+import ImageryTestSupport
+import ImageryVips
+import Testing
+
+/// Animated GIF and WebP: every frame decoded, processed and encoded again with its timing; one
+/// frame on request; the frame budget.
+@Suite("Animation")
+struct AnimationTests {
+    let decoder = VipsImageDecoder(rejectsCorruptData: true)
+    let encoder = VipsImageEncoder()
+
+    static let colors: [[UInt8]] = [[255, 0, 0, 255], [0, 255, 0, 255], [0, 0, 255, 255], [255, 255, 0, 255]]
+
+    /// 4 frames of 120 × 80, each one colour with a black 20-pixel square moving right by 20 pixels
+    /// a frame; delays 100 to 400 ms, played 3 times.
+    static let animation = GeneratedImages.animation(width: 120, height: 80, delays: [100, 200, 300, 400], loopCount: 3) { frame, x, y in
+        let inSquare = (30..<50).contains(y) && (10 + 20 * frame..<30 + 20 * frame).contains(x)
+        return inSquare ? [0, 0, 0, 255] : colors[frame]
+    }
+
+    static func encoded(_ format: ImageFormat) throws -> Data {
+        var options = EncodingOptions(quality: 90)
+        options.lossless = format == .webp  // exact colours to compare
+        return try VipsImageEncoder().encode(animation, as: format, options: options)
+    }
+
+    static func expectFrameColours(_ image: Image, size: (Int, Int), _ comment: Comment? = nil) {
+        #expect((image.width, image.height) == size, comment)
+        for frame in 0..<min(4, image.frameCount) {
+            // The bottom-right corner is never under the square.
+            let pixel = GeneratedImages.pixel(image.frame(frame), image.width - 2, image.height - 2)
+            let expected = colors[frame]
+            #expect(zip(pixel.prefix(3), expected.prefix(3)).allSatisfy { abs(Int($0) - Int($1)) <= 8 }, "frame \(frame): \(pixel)")
+        }
+    }
+
+    @Test(arguments: [ImageFormat.gif, .webp])
+    func keepsEveryFrameItsDelayAndTheLoopCountThroughAnEncodeAndADecode(format: ImageFormat) throws {
+        let data = try Self.encoded(format)
+        #expect(ImageFormat(sniffing: data) == format)
+        let decoded = try decoder.decode(data, recipe: ImageRecipe())
+        #expect(decoded.frameCount == 4)
+        #expect(decoded.animation == Image.Animation(frameDelays: [100, 200, 300, 400], loopCount: 3))
+        Self.expectFrameColours(decoded, size: (120, 80))
+        // libvips' own reader agrees.
+        if let header = try VipsHeader.read(data, format: format) {
+            #expect(header["n-pages"] == "4")
+            #expect(header["delay"] == "100 200 300 400")
+            #expect(header["loop"] == "3")
+        }
+    }
+
+    @Test(arguments: [ImageFormat.gif, .webp])
+    func resizesEveryFrame(format: ImageFormat) throws {
+        let data = try Self.encoded(format)
+        let image = try decoder.decode(data, recipe: ImageRecipe(resize: .init(width: 60, height: 60, fit: .inside)))
+        #expect(image.frameCount == 4)
+        #expect(image.animation?.frameDelays == [100, 200, 300, 400])
+        Self.expectFrameColours(image, size: (60, 40))
+        // The square moved with each frame: at x 5 to 15 (of 60) in frame 0, 15 to 25 in frame 1.
+        #expect(GeneratedImages.pixel(image.frame(0), 7, 20).prefix(3).allSatisfy { $0 < 40 })
+        #expect(GeneratedImages.pixel(image.frame(1), 7, 20).prefix(3).max()! > 200)
+        #expect(GeneratedImages.pixel(image.frame(1), 20, 20).prefix(3).allSatisfy { $0 < 40 })
+
+        let again = try encoder.encode(image, as: format, quality: 80)
+        let header = try decoder.decode(again, recipe: ImageRecipe())
+        #expect(header.frameCount == 4 && (header.width, header.height) == (60, 40))
+    }
+
+    /// Every operation runs on every frame: crop, rotation, padding, blur; the output stays 4 frames.
+    @Test func appliesTheWholeRecipeToEveryFrame() throws {
+        var recipe = ImageRecipe(resize: .init(width: 40, height: 40, fit: .cover))
+        recipe.rotation = .quarter
+        recipe.padding = ImageRecipe.Insets(all: 5)
+        recipe.background = ImageRecipe.Color(red: 255, green: 255, blue: 255)
+        recipe.blur = 0.5
+        let image = try decoder.decode(try Self.encoded(.gif), recipe: recipe)
+        #expect(image.frameCount == 4)
+        #expect((image.width, image.height) == (50, 50))
+        for frame in 0..<4 {
+            #expect(GeneratedImages.pixel(image.frame(frame), 1, 1).prefix(3).allSatisfy { $0 > 240 }, "padding of frame \(frame)")
+        }
+    }
+
+    @Test(arguments: [ImageFormat.gif, .webp])
+    func takesOneFrame(format: ImageFormat) throws {
+        var recipe = ImageRecipe(resize: .init(width: 60, height: 60, fit: .inside))
+        recipe.frame = 2
+        let image = try decoder.decode(try Self.encoded(format), recipe: recipe)
+        #expect(image.animation == nil)
+        #expect((image.width, image.height) == (60, 40))
+        let pixel = GeneratedImages.pixel(image, 58, 38)
+        #expect(pixel[2] > 200 && pixel[0] < 40, "frame 2 is blue: \(pixel)")
+
+        recipe.frame = 4
+        #expect(throws: ImageProcessingError.self) { try decoder.decode(try Self.encoded(format), recipe: recipe) }
+        recipe.frame = 1
+        #expect(throws: ImageProcessingError.self) { try decoder.decode(try Fixtures.data("chelsea.png"), recipe: recipe) }
+        recipe.frame = 0
+        #expect(try decoder.decode(try Fixtures.data("chelsea.png"), recipe: recipe).animation == nil)
+    }
+
+    /// Formats that cannot animate get the first frame.
+    @Test(arguments: [ImageFormat.png, .jpeg, .avif])
+    func encodesTheFirstFrameWhereTheFormatCannotAnimate(format: ImageFormat) throws {
+        let data: Data
+        do {
+            data = try encoder.encode(Self.animation, as: format, quality: 90)
+        } catch ImageEncodingError.unsupportedFormat {
+            return
+        }
+        let image = try decoder.decode(data, recipe: ImageRecipe())
+        #expect(image.animation == nil)
+        #expect((image.width, image.height) == (120, 80))
+        let pixel = GeneratedImages.pixel(image, 118, 78)
+        #expect(pixel[0] > 200 && pixel[1] < 60, "frame 0 is red: \(pixel)")
+    }
+
+    /// Smart gravity chooses on the first frame and keeps that crop for every frame (a crop that
+    /// followed each frame's content would make the picture jump).
+    @Test func smartGravityChoosesOnceForAllFrames() throws {
+        // A busy 40 × 40 patch on grey: at the left in frame 0, at the right in frame 1.
+        let animation = GeneratedImages.animation(width: 200, height: 80, delays: [100, 100], format: .rgb8) { frame, x, y in
+            let left = frame == 0 ? 20 : 140
+            guard (left..<left + 40).contains(x), (20..<60).contains(y) else { return [128, 128, 128] }
+            return (x / 4 + y / 4) % 2 == 0 ? [255, 0, 0] : [0, 0, 255]
+        }
+        var options = EncodingOptions(quality: 100)
+        options.lossless = true
+        let data = try encoder.encode(animation, as: .webp, options: options)
+        let recipe = ImageRecipe(resize: .init(width: 80, height: 80, fit: .cover, gravity: .smart(.attention)))
+        let image = try decoder.decode(data, recipe: recipe)
+        #expect(image.frameCount == 2)
+        func busy(_ frame: Image) -> Int { GeneratedImages.count(frame) { $0[0] > 200 || $0[2] > 200 } }
+        #expect(busy(image.frame(0)) > 1_000, "frame 0's crop holds the patch")
+        #expect(busy(image.frame(1)) == 0, "frame 1 is cropped where frame 0 was: its patch moved out")
+    }
+
+    @Test func refusesAnAnimationOverTheFrameBudgetBeforeDecodingIt() throws {
+        let data = try Self.encoded(.gif)
+        var limited = decoder
+        limited.maximumFrames = 3
+        #expect(throws: ImageDecodingError.tooManyFrames(frames: 4, width: 120, height: 80, pixelLimit: 100_000_000, frameLimit: 3)) {
+            try limited.decode(data, recipe: ImageRecipe(resize: .init(width: 60, height: 60, fit: .inside)))
+        }
+        limited.maximumFrames = 1_000
+        limited.maximumAnimationPixels = 3 * 120 * 80
+        #expect(throws: ImageDecodingError.self) { try limited.decode(data, recipe: ImageRecipe()) }
+        // One frame is within any budget.
+        var one = ImageRecipe()
+        one.frame = 3
+        #expect(try limited.decode(data, recipe: one).animation == nil)
+        // The memory estimate counts every frame.
+        let all = try decoder.estimatedDecodeMemory(data, recipe: ImageRecipe(resize: .init(width: 60, height: 60, fit: .inside)))
+        let single = try decoder.estimatedDecodeMemory(data, recipe: ImageRecipe(resize: .init(width: 60, height: 60, fit: .inside)).with(frame: 0))
+        #expect(all > 4 * 60 * 40 * 4 && all > single)
+    }
+
+    /// The corpus' hostile GIF: 20 000 frames on a 4096 × 4096 canvas, refused from its header.
+    @Test(.enabled(if: Fixtures.corpusBad != nil))
+    func refusesTheFrameBomb() throws {
+        let data = try Data(contentsOf: Fixtures.corpusBad!.appendingPathComponent("many-frames-20000-4096x4096.gif"))
+        let start = ContinuousClock.now
+        #expect(throws: ImageDecodingError.self) { try decoder.decode(data, recipe: ImageRecipe(resize: .init(width: 100, height: 100))) }
+        #expect(ContinuousClock.now - start < .seconds(5))
+    }
+
+    /// A truncated animation is refused by a strict decoder, never half decoded.
+    @Test(arguments: [ImageFormat.gif, .webp])
+    func refusesATruncatedAnimation(format: ImageFormat) throws {
+        let data = try Self.encoded(format)
+        let truncated = data.prefix(data.count * 2 / 3)
+        #expect(throws: ImageDecodingError.self) { try decoder.decode(Data(truncated), recipe: ImageRecipe(resize: .init(width: 60, height: 60))) }
+    }
+
+    /// A real animated GIF (24 frames of 14 × 25, 70 ms each): every frame kept, resized, timing kept.
+    @Test func decodesTheFixtureGIF() throws {
+        let data = try Fixtures.data("no-time-for-that.gif")
+        let image = try decoder.decode(data, recipe: ImageRecipe(resize: .init(width: 28, height: 50, fit: .inside, enlarge: true)))
+        #expect(image.frameCount == 24)
+        #expect((image.width, image.height) == (28, 50))
+        #expect(image.animation?.frameDelays == Array(repeating: 70, count: 24))
+        #expect(image.animation?.loopCount == 0)
+        let webp = try encoder.encode(image, as: .webp, quality: 80)
+        #expect(try decoder.decode(webp, recipe: ImageRecipe()).frameCount == 24)
+    }
+}
+
+extension ImageRecipe {
+    func with(frame: Int) -> ImageRecipe {
+        var recipe = self
+        recipe.frame = frame
+        return recipe
+    }
+}
+
+/// libvips' `vipsheader` on bytes (when installed): every field, whole.
+enum VipsHeader {
+    static func read(_ data: Data, format: ImageFormat) throws -> [String: String]? {
+        guard FileManager.default.fileExists(atPath: "/usr/bin/vipsheader") else { return nil }
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("vipsheader-\(UUID().uuidString).\(format.fileExtension)")
+        try data.write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/vipsheader")
+        process.arguments = ["-a", file.path]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        var fields: [String: String] = [:]
+        for line in String(decoding: output, as: UTF8.self).split(separator: "\n") {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            fields[String(line[..<colon])] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        return fields
+    }
+}
