@@ -160,7 +160,11 @@ static inline int imagery_vips_jxlsave(VipsImage *in, void **buffer, size_t *len
                                "strip", strip, NULL);
 }
 
-static inline int imagery_vips_gifsave(VipsImage *in, void **buffer, size_t *length) {
+/// `fast`: libimagequant's quickest palettes (effort 1) and no dithering, for animations: the same
+/// mean error as the defaults (effort 7, full dithering) on the benchmark's GIFs, 4 times faster,
+/// and no dither noise changing from frame to frame (BENCHMARKS.md, issue 10).
+static inline int imagery_vips_gifsave(VipsImage *in, void **buffer, size_t *length, int fast) {
+    if (fast) return vips_gifsave_buffer(in, buffer, length, "effort", 1, "dither", 0.0, NULL);
     return vips_gifsave_buffer(in, buffer, length, NULL);
 }
 
@@ -390,6 +394,55 @@ static inline int imagery_vips_copy_memory(VipsImage *in, VipsImage **out) {
 static inline void imagery_vips_origin(VipsImage *image, int *x, int *y) {
     *x = -vips_image_get_xoffset(image);
     *y = -vips_image_get_yoffset(image);
+}
+
+/// Opens an image lazily for one pass, top to bottom (no copy of a format that cannot be read out of order).
+static inline VipsImage *imagery_vips_open_sequential(const void *buffer, size_t length, const char *options) {
+    return vips_image_new_from_buffer(buffer, length, options, "access", VIPS_ACCESS_SEQUENTIAL, NULL);
+}
+
+/// Resamples by (hscale, vscale) with Lanczos 3, as `vips_thumbnail` does, in the image's own format
+/// (no premultiplication: for pixels that are premultiplied already).
+static inline int imagery_vips_resize(VipsImage *in, VipsImage **out, double hscale, double vscale) {
+    return vips_resize(in, out, hscale, "vscale", vscale, "kernel", VIPS_KERNEL_LANCZOS3, NULL);
+}
+
+static void imagery_vips_free_on_close(VipsImage *image, void *pixels) {
+    (void)image;
+    g_free(pixels);
+}
+
+/// A new uchar image of `frames` frames of width x height x bands, its memory owned by the image
+/// (freed when it closes); `*pixels` receives the memory to render the frames into.
+static inline VipsImage *imagery_vips_new_frames(int width, int height, int bands, int frames, void **pixels) {
+    size_t length = (size_t)width * height * bands * frames;
+    *pixels = g_try_malloc(length);
+    if (!*pixels) {
+        vips_error("imagery", "out of memory for %d frames", frames);
+        return NULL;
+    }
+    VipsImage *image = vips_image_new_from_memory(*pixels, length, width, height * frames, bands, VIPS_FORMAT_UCHAR);
+    if (!image) {
+        g_free(*pixels);
+        return NULL;
+    }
+    g_signal_connect(image, "postclose", G_CALLBACK(imagery_vips_free_on_close), *pixels);
+    return image;
+}
+
+/// Computes all of `in` (uchar) on the calling thread, without a thread pool, into `pixels` (its
+/// width x height x bands bytes): for one frame of many, where a pool per frame costs more than the frame.
+static inline int imagery_vips_render_into(VipsImage *in, void *pixels) {
+    VipsRegion *region = vips_region_new(in);
+    VipsRect all = {0, 0, in->Xsize, in->Ysize};
+    if (vips_region_prepare(region, &all)) {
+        g_object_unref(region);
+        return -1;
+    }
+    size_t line = VIPS_IMAGE_SIZEOF_LINE(in);
+    for (int y = 0; y < in->Ysize; y++) memcpy((char *)pixels + y * line, VIPS_REGION_ADDR(region, 0, y), line);
+    g_object_unref(region);
+    return 0;
 }
 
 /// Takes and clears libvips' error message (NULL-free, possibly empty).

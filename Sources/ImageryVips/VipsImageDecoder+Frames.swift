@@ -54,4 +54,57 @@ extension VipsImageDecoder {
         }
         return options.joined(separator: ",")
     }
+
+    /// A GIF at `width` × `height` a frame, each frame resized on its own (no row of one frame blends
+    /// into the next, as when the whole strip is resized at once) with Lanczos 3 in 8 bits: libnsgif's
+    /// pixels are opaque, or transparent with zero colour, so they are premultiplied already and need
+    /// none of the float premultiplication libvips' thumbnail does (the same pixels within a level,
+    /// AnimationTests). Frames are read once, in order, each computed on this thread into one buffer
+    /// before the next is begun: one full-size frame and its resampling buffers are held at a time, and
+    /// no thread pool is started per frame.
+    func decodeGIFResized(
+        _ base: UnsafeRawPointer, _ count: Int, width: Int, height: Int, options: String
+    ) throws -> UnsafeMutablePointer<VipsImage> {
+        guard let opened = imagery_vips_open_sequential(base, count, options) else { throw VipsError(message: Vips.takeError()) }
+        defer { imagery_vips_unref(opened) }
+        let frames = Vips.frameCount(of: opened)
+        let (fullWidth, frameHeight) = (vips_image_get_width(opened), vips_image_get_height(opened) / Int32(frames))
+        let (hscale, vscale) = (Double(width) / Double(fullWidth), Double(height) / Double(frameHeight))
+        var image: UnsafeMutablePointer<VipsImage>
+        if let animation = Vips.animation(of: opened) {
+            // One buffer for every resized frame; each frame computed into it on this thread, one after another.
+            let bands = vips_image_get_bands(opened)
+            var pixels: UnsafeMutableRawPointer?
+            guard let strip = imagery_vips_new_frames(Int32(width), Int32(height), bands, Int32(frames), &pixels), let pixels else {
+                throw VipsError(message: Vips.takeError())
+            }
+            do {
+                let interpretation = vips_image_get_interpretation(opened)
+                image = try Vips.apply(strip) { imagery_vips_set_interpretation($0, $1, interpretation) }
+            }
+            do {
+                for index in 0..<frames {
+                    let frame = try Vips.apply(opened, releasingInput: false) {
+                        imagery_vips_extract($0, $1, 0, Int32(index) * frameHeight, fullWidth, frameHeight)
+                    }
+                    let small = try Vips.apply(frame) { imagery_vips_resize($0, $1, hscale, vscale) }
+                    defer { imagery_vips_unref(small) }
+                    guard (vips_image_get_width(small), vips_image_get_height(small)) == (Int32(width), Int32(height)),
+                          imagery_vips_render_into(small, pixels + index * width * height * Int(bands)) == 0
+                    else { throw VipsError(message: Vips.takeError()) }
+                }
+            } catch {
+                imagery_vips_unref(image)
+                throw error
+            }
+            Vips.setAnimation(animation, on: image, frameHeight: height)
+        } else {
+            image = try Vips.apply(opened, releasingInput: false) { imagery_vips_resize($0, $1, hscale, vscale) }
+        }
+        if Vips.hasAlpha(image) {
+            image = try Vips.apply(image) { imagery_vips_unpremultiply($0, $1) }
+            image = try Vips.apply(image) { imagery_vips_cast_uchar($0, $1) }
+        }
+        return image
+    }
 }

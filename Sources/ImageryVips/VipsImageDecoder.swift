@@ -67,7 +67,9 @@ public struct VipsImageDecoder: ImageDecoding {
                 let options = loaderOptions(for: try frames(of: header, for: recipe))
                 var image: UnsafeMutablePointer<VipsImage>
                 if let size = Self.decodeSize(for: recipe, sourceWidth: sourceWidth, sourceHeight: sourceHeight) {
-                    image = try decodeResized(base, buffer.count, width: size.width, height: size.height, options: options)
+                    image = format == .gif
+                        ? try decodeGIFResized(base, buffer.count, width: size.width, height: size.height, options: options)
+                        : try decodeResized(base, buffer.count, width: size.width, height: size.height, options: options)
                 } else {
                     image = try decodeFullSize(base, buffer.count, options: options)
                 }

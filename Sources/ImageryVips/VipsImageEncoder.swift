@@ -77,7 +77,7 @@ public struct VipsImageEncoder: ImageEncoding {
             case .webp: imagery_vips_webpsave(vipsImage, &buffer, &length, quality, lossless, strip)
             case .avif: imagery_vips_avifsave(vipsImage, &buffer, &length, quality, lossless, strip)
             case .jxl: imagery_vips_jxlsave(vipsImage, &buffer, &length, quality, lossless, strip)
-            case .gif: imagery_vips_gifsave(vipsImage, &buffer, &length)
+            case .gif: imagery_vips_gifsave(vipsImage, &buffer, &length, image.animation != nil ? 1 : 0)
             case .heic: throw ImageEncodingError.unsupportedFormat(.heic)
             }
             guard status == 0, let buffer else {

@@ -67,14 +67,19 @@ public struct VipsImageProcessor: ImageProcessing {
         // Each frame through the same recipe, the pixel-dependent choices (trim, smart gravity) made
         // on the first and kept for the others (so the crop does not jump from frame to frame).
         let frames = Vips.frameCount(of: input)
+        let (width, height) = (Int(vips_image_get_width(input)), Int(vips_image_get_height(input)) / frames)
+        if recipe.isResizeOnly, let layout = try? recipe.layout(sourceWidth: sourceWidth, sourceHeight: sourceHeight, maximumSide: maximumSide),
+           layout.coverCrop == nil, layout.canvas == nil, (layout.scaledWidth, layout.scaledHeight) == (width, height) {
+            return input  // decoded at the size the recipe gives: nothing left to do to any frame
+        }
         let strip = try Vips.apply(input) { imagery_vips_copy_memory($0, $1) }  // read once per frame, out of order
         defer { imagery_vips_unref(strip) }
-        let (width, frameHeight) = (vips_image_get_width(strip), vips_image_get_height(strip) / Int32(frames))
+        let (stripWidth, frameHeight) = (Int32(width), Int32(height))
         var processed: [UnsafeMutablePointer<VipsImage>] = []
         do {
             for index in 0..<frames {
                 let frame = try Vips.apply(strip, releasingInput: false) {
-                    imagery_vips_extract($0, $1, 0, Int32(index) * frameHeight, width, frameHeight)
+                    imagery_vips_extract($0, $1, 0, Int32(index) * frameHeight, stripWidth, frameHeight)
                 }
                 processed.append(try apply(recipe, to: frame, sourceWidth: sourceWidth, sourceHeight: sourceHeight, choices: &choices))
             }

@@ -175,6 +175,50 @@ struct AnimationTests {
         #expect(throws: ImageDecodingError.self) { try decoder.decode(Data(truncated), recipe: ImageRecipe(resize: .init(width: 60, height: 60))) }
     }
 
+    /// GIFs resize in 8 bits, their pixels taken as premultiplied (libnsgif gives transparent pixels
+    /// zero colour): the result matches libvips' premultiplied float resize of the full decode, with no
+    /// dark fringe where transparent pixels meet opaque ones.
+    @Test(arguments: [1, 3])
+    func resizesGIFsLikeAPremultipliedResize(frames: Int) throws {
+        // White and orange stripes, with transparent holes that have sharp edges.
+        let source = GeneratedImages.animation(width: 160, height: 120, delays: Array(repeating: 100, count: max(2, frames))) { frame, x, y in
+            if (x / 10 + y / 10 + frame) % 3 == 0 { return [0, 0, 0, 0] }
+            return (x / 20) % 2 == 0 ? [255, 255, 255, 255] : [255, 128, 0, 255]
+        }
+        let still = frames == 1 ? source.frame(0) : source
+        let gif = try encoder.encode(still, as: .gif, quality: 100)
+        let recipe = ImageRecipe(resize: .init(width: 64, height: 48, fit: .fill))
+        let fast = try decoder.decode(gif, recipe: recipe)
+        let full = try decoder.decode(gif, recipe: ImageRecipe())
+        let reference = try VipsImageProcessor().process(
+            ThumbnailBase(image: full, scale: 1, sourceWidth: 160, sourceHeight: 120), recipe: recipe
+        )
+        #expect(fast.frameCount == still.frameCount && (fast.width, fast.height) == (64, 48))
+        for frame in 0..<fast.frameCount {
+            // Compared premultiplied: the colour of a transparent pixel is nothing.
+            let difference = Self.premultipliedDifference(fast.frame(frame), reference.frame(frame))
+            #expect(difference < 1, "frame \(frame): \(difference)")
+            // No dark fringe: every visible pixel is white or orange-ish (red stays high).
+            let dark = GeneratedImages.count(fast.frame(frame)) { $0[3] > 128 && $0[0] < 200 }
+            #expect(dark == 0, "frame \(frame): \(dark) dark pixels")
+        }
+    }
+
+    /// The mean absolute difference of two RGBA images' premultiplied channels, in levels of 255.
+    static func premultipliedDifference(_ a: Image, _ b: Image) -> Double {
+        var total = 0.0
+        for y in 0..<a.height {
+            for x in 0..<a.width {
+                let (p, q) = (GeneratedImages.pixel(a, x, y), GeneratedImages.pixel(b, x, y))
+                for channel in 0..<3 {
+                    total += abs(Double(p[channel]) * Double(p[3]) - Double(q[channel]) * Double(q[3])) / 255
+                }
+                total += abs(Double(p[3]) - Double(q[3]))
+            }
+        }
+        return total / Double(a.width * a.height * 4)
+    }
+
     /// A real animated GIF (24 frames of 14 × 25, 70 ms each): every frame kept, resized, timing kept.
     @Test func decodesTheFixtureGIF() throws {
         let data = try Fixtures.data("no-time-for-that.gif")
