@@ -124,6 +124,9 @@ extension ImageRequest {
         public var enlarge: Bool
         /// Which part ``Fit/cover`` keeps, and where ``Fit/contain`` places the image; default centre.
         public var gravity: ImageRecipe.Gravity
+        /// Turns the box to the source's orientation (a landscape box for a landscape source, a
+        /// portrait one for a portrait source) before fitting: thumbor's `adaptive-fit-in`. Default `false`.
+        public var adaptsOrientation = false
 
         /// A target box of `width` x `height` pixels.
         public init(width: Int, height: Int, fit: Fit = .cover, enlarge: Bool = false, gravity: ImageRecipe.Gravity = .center) {
@@ -134,9 +137,20 @@ extension ImageRequest {
             self.gravity = gravity
         }
 
-        /// `WIDTHxHEIGHT FIT`, then `+enlarge` and the gravity when they are not the defaults.
+        /// `WIDTHxHEIGHT FIT`, then `+enlarge`, `+adaptive` and the gravity when they are not the defaults.
         public var description: String {
-            "\(width)x\(height) \(fit.rawValue)" + (enlarge ? " +enlarge" : "") + (gravity == .center ? "" : " \(gravity)")
+            "\(width)x\(height) \(fit.rawValue)" + (enlarge ? " +enlarge" : "") + (adaptsOrientation ? " +adaptive" : "")
+                + (gravity == .center ? "" : " \(gravity)")
+        }
+
+        /// The box turned to a source of `width` × `height` when ``adaptsOrientation`` says so.
+        public func oriented(toWidth width: Int, height: Int) -> Thumbnail {
+            guard adaptsOrientation, (width < height && self.width > self.height) || (width > height && self.width < self.height) else {
+                return self
+            }
+            var turned = self
+            (turned.width, turned.height) = (self.height, self.width)
+            return turned
         }
     }
 

@@ -63,6 +63,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Require every /image query to be signed: &sig=base64url(HMAC-SHA256(key, query before &sig=)). Default: $IMAGERY_SIGNING_KEY if set.")
     var signingKey: String?
 
+    @Option(help: "thumbor's SECURITY_KEY: thumbor URLs must be signed with it (HMAC-SHA1, as libthumbor signs them); /unsafe/ is refused. Default: $IMAGERY_THUMBOR_KEY if set.")
+    var thumborKey: String?
+
     @Option(help: "The longest Cache-Control max-age of image responses, in seconds; less when the source's freshness runs out sooner (default 86400).")
     var maxAge: Int?
 
@@ -171,6 +174,7 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.watermarkFiles[String(watermark[..<equals])] = URL(fileURLWithPath: String(watermark[watermark.index(after: equals)...]))
         }
         if let key = signingKey ?? ProcessInfo.processInfo.environment["IMAGERY_SIGNING_KEY"] { configuration.signingKey = key }
+        if let key = thumborKey ?? ProcessInfo.processInfo.environment["IMAGERY_THUMBOR_KEY"] { configuration.thumborSecurityKey = key }
         do {
             try configuration.validate()
         } catch {

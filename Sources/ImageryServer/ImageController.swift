@@ -12,6 +12,7 @@ package struct ImageController: Sendable {
     let signer: RequestSigner?
     let gallery: Gallery
     let presets: Presets
+    let thumborSigner: ThumborSigner?
 
     /// - Throws: ``ConfigurationFileError`` when the configuration's presets are not valid.
     init(service: ImageService, watcher: ConnectionWatcher) throws {
@@ -20,6 +21,7 @@ package struct ImageController: Sendable {
         self.signer = service.configuration.signingKey.map(RequestSigner.init(key:))
         self.gallery = Gallery(directory: service.configuration.galleryDirectory, urls: service.configuration.galleryURLs)
         self.presets = try Presets(service.configuration.presets, onlyPresets: service.configuration.onlyPresets)
+        self.thumborSigner = service.configuration.thumborSecurityKey.map(ThumborSigner.init(key:))
     }
 
     func addRoutes(to router: Router<ServerRequestContext>) {
@@ -43,6 +45,12 @@ package struct ImageController: Sendable {
         router.getAndHead("files/:name") { request, context -> Response in
             await file(context.parameters.get("name") ?? "", request: request)
         }
+        // Any other path: another proxy's URL syntax, else 404 (UnmatchedRouteMiddleware).
+        router.getAndHead("**") { request, context -> Response in
+            let path = Substring(request.uri.path)
+            guard service.configuration.thumborURLs, ThumborURL.mayBe(path) else { throw HTTPError(.notFound) }
+            return await respond(to: request, on: context.channel, requestKey: "#thumbor " + path) { try thumborParameters(path) }
+        }
     }
 
     /// A gallery file, as it is on disk (its type sniffed from its bytes).
@@ -60,17 +68,30 @@ package struct ImageController: Sendable {
     /// The `/image` response. What result storage holds (memory, disk) is answered at once; anything
     /// else (a revalidation, a fetch, a decode) runs in a task that the client's leaving cancels.
     func respond(to request: Request, on channel: any Channel) async -> Response {
+        await respond(to: request, on: channel, requestKey: request.uri.query ?? "") {
+            try checkSignature(of: request)
+            let query = try presets.expand(Self.parameters(of: request.uri))
+            return try ImageParameters(
+                query: query, maximumSide: service.configuration.maximumOutputSide, gallery: gallery, watermarks: service.watermarkIDs
+            )
+        }
+    }
+
+    /// The response to an image request in any URL syntax: `parse` (signature included) makes its
+    /// parameters, and everything after is one path for all syntaxes.
+    /// - Parameter requestText: The request as written (its query, or its path for a path syntax; paths
+    ///   start with `#`, which no query holds): with `Accept`, the key under which result storage
+    ///   remembers what it resolved to, so that the next one written the same way skips `parse`.
+    func respond(
+        to request: Request, on channel: any Channel, requestKey requestText: some StringProtocol, parse: () throws -> ImageParameters
+    ) async -> Response {
         // A request written exactly as one answered before: straight to result storage.
-        let requestKey = ResponseStore.requestKey(rawQuery: request.uri.query ?? "", accept: request.headers[.accept])
+        let requestKey = ResponseStore.requestKey(rawQuery: String(requestText), accept: request.headers[.accept])
         if let (stored, negotiated) = await service.storedResponse(forRequestKey: requestKey) {
             return response(for: stored, maxAge: service.configuration.responseMaxAge, negotiated: negotiated, request: request)
         }
         do {
-            try checkSignature(of: request)
-            let query = try presets.expand(Self.parameters(of: request.uri))
-            let parameters = try ImageParameters(
-                query: query, maximumSide: service.configuration.maximumOutputSide, gallery: gallery, watermarks: service.watermarkIDs
-            )
+            let parameters = try parse()
             let image = switch await service.lookUp(parameters, accept: request.headers[.accept], requestKey: requestKey) {
             case .stored(let stored): stored
             case .missing(let missing):

@@ -18,6 +18,22 @@ package struct ImageParameters: Sendable, Hashable {
     /// How the output is written (its quality `nil` unless `q` is given: the format's default then).
     package let encoding: EncodingOptions
     package var quality: Int? { encoding.quality }
+    /// Whether `Accept` chooses the format when none is asked for (else: the source's); default `true`.
+    package var negotiates = true
+
+    /// Parameters made by another URL syntax (``ThumborURL``): the same source, recipe and output.
+    package init(url: URL, recipe: ImageRecipe, format: ImageFormat?, encoding: EncodingOptions, negotiates: Bool) {
+        (self.url, self.format, self.encoding, self.negotiates, placeholder) = (url, format, encoding, negotiates, nil)
+        self.recipe = Self.framed(recipe, for: format)
+    }
+
+    /// `recipe` taking the first frame when `format` cannot animate (no other frame is decoded then).
+    static func framed(_ recipe: ImageRecipe, for format: ImageFormat?) -> ImageRecipe {
+        guard recipe.frame == nil, let format, !format.canAnimate else { return recipe }
+        var framed = recipe
+        framed.frame = 0
+        return framed
+    }
 
     /// - Parameters:
     ///   - gallery: Resolves `url=/files/NAME` to a file of the gallery directory.
@@ -27,9 +43,7 @@ package struct ImageParameters: Sendable, Hashable {
         let reader = QueryReader(query)
         placeholder = try reader.choice("placeholder", Dictionary(uniqueKeysWithValues: Placeholder.allCases.map { ($0.rawValue, $0) }))
         format = try reader.choice("format", ["jpeg": .jpeg, "jpg": .jpeg, "png": .png, "webp": .webp, "avif": .avif, "gif": .gif, "jxl": .jxl])
-        var recipe = try Self.recipe(from: reader, maximumSide: maximumSide, watermarks: watermarks)
-        // An output that cannot animate takes the first frame: no other frame is decoded.
-        if recipe.frame == nil, let format, !format.canAnimate { recipe.frame = 0 }
+        let recipe = Self.framed(try Self.recipe(from: reader, maximumSide: maximumSide, watermarks: watermarks), for: format)
         self.recipe = placeholder?.recipe(from: recipe) ?? recipe
         if let placeholder, placeholder.isHash, format != nil {
             throw ServerError.badParameter("placeholder=\(placeholder.rawValue) is text: leave out format")
@@ -104,11 +118,12 @@ package struct ImageParameters: Sendable, Hashable {
     package func outputChoice(accept: String?) -> OutputChoice {
         if let placeholder, placeholder.isHash { return .placeholder(placeholder) }
         if let format { return .format(format) }
+        guard negotiates else { return .sourceFormat }
         let accept = AcceptHeader(accept)
         for format in [ImageFormat.webp, .avif, .jxl] where accept.accepts(format.mimeType) { return .negotiated(format) }
         return .sourceFormat
     }
 
     /// Whether the response depends on `Accept` (no `format` parameter): `Vary: Accept`.
-    var isNegotiated: Bool { format == nil && !(placeholder?.isHash ?? false) }
+    var isNegotiated: Bool { format == nil && negotiates && !(placeholder?.isHash ?? false) }
 }

@@ -8,7 +8,7 @@ extension ServerConfiguration {
     /// `maximumHeaderBytes`, `diskLimit`, `allowedHosts`,
     /// `privateNetworkHosts`, `maximumSourceBytes`, `maximumSourcePixels`, `maximumFrames`,
     /// `maximumOutputSide`, `originTimeoutSeconds`, `maximumConcurrentFetches`,
-    /// `signingKey`, `responseMaxAge`, `minimumFreshness`, `formatQualities` (an object: `{"jpeg": 85}`; formats not
+    /// `signingKey`, `thumborURLs`, `thumborSecurityKey`, `thumborRefusesUnknownFilters`, `thumborAutoWebP`, `responseMaxAge`, `minimumFreshness`, `formatQualities` (an object: `{"jpeg": 85}`; formats not
     /// named keep their defaults), `presets` (an object: name to query), `onlyPresets`, `watermarkFiles` (an
     /// object: name to file path), `galleryDirectory`,
     /// `galleryURLs`); absent keys keep their defaults.
@@ -34,6 +34,10 @@ extension ServerConfiguration {
         var originTimeoutSeconds: Double?
         var maximumConcurrentFetches: Int?
         var signingKey: String?
+        var thumborURLs: Bool?
+        var thumborSecurityKey: String?
+        var thumborRefusesUnknownFilters: Bool?
+        var thumborAutoWebP: Bool?
         var responseMaxAge: Int?
         var minimumFreshness: Int?
         var formatQualities: [String: Int]?
@@ -97,6 +101,10 @@ extension ServerConfiguration {
         if let value = file.originTimeoutSeconds { originTimeout = try seconds(value, "originTimeoutSeconds") }
         if let value = file.maximumConcurrentFetches { maximumConcurrentFetches = value }
         if let value = file.signingKey { signingKey = value }
+        if let value = file.thumborURLs { thumborURLs = value }
+        if let value = file.thumborSecurityKey { thumborSecurityKey = value }
+        if let value = file.thumborRefusesUnknownFilters { thumborRefusesUnknownFilters = value }
+        if let value = file.thumborAutoWebP { thumborAutoWebP = value }
         if let value = file.responseMaxAge { responseMaxAge = value }
         if let value = file.minimumFreshness { minimumFreshness = value }
         for (formatName, quality) in file.formatQualities ?? [:] {
@@ -162,6 +170,7 @@ extension ServerConfiguration {
         try require((1...1 << 20).contains(maximumOutputSide), "maximumOutputSide must be from 1 to 1048576")
         try require((1...1 << 16).contains(maximumConcurrentFetches), "maximumConcurrentFetches must be from 1 to 65536")
         try require(signingKey.map { !$0.isEmpty } ?? true, "signingKey cannot be empty (leave it out to turn signing off)")
+        try require(thumborSecurityKey.map { !$0.isEmpty } ?? true, "thumborSecurityKey cannot be empty (leave it out for /unsafe/ URLs)")
         let seconds = 0...Int(Self.longestDuration) * 100
         try require(seconds.contains(responseMaxAge), "responseMaxAge must be from 0 to 100 years in seconds")
         try require(seconds.contains(minimumFreshness), "minimumFreshness must be from 0 to 100 years in seconds")

@@ -55,7 +55,19 @@ public struct ServerConfiguration: Sendable {
     /// more is answered 400 and the connection closed. Default 32 KiB.
     public var maximumHeaderBytes = 32 * 1024
     /// When set, every `/image` query must be signed with it (``RequestSigner``); default `nil` (no signing).
+    /// `/unsafe/` thumbor URLs are refused then too.
     public var signingKey: String?
+    /// Whether thumbor URLs (`/unsafe/300x200/smart/example.com/a.jpg`, `/SIGNATURE/...`) are answered; default `true`.
+    public var thumborURLs = true
+    /// thumbor's `SECURITY_KEY`: thumbor URLs must carry its HMAC-SHA1 signature (as libthumbor makes
+    /// them), and `/unsafe/` ones are refused; default `nil`.
+    public var thumborSecurityKey: String?
+    /// Whether a thumbor filter with no equivalent here is a 400; default `false`: skipped, as thumbor
+    /// skips filters it has not loaded.
+    public var thumborRefusesUnknownFilters = false
+    /// thumbor's `AUTO_WEBP`: a thumbor URL without `format()` gets the format `Accept` allows (WebP,
+    /// AVIF, JPEG XL), with `Vary: Accept`; default `false`: the source's format, as thumbor.
+    public var thumborAutoWebP = false
     /// The longest `Cache-Control` max-age of image responses, in seconds; a response says less
     /// when its source's remaining freshness is shorter (``ResponseCacheHeaders``). Default one day.
     public var responseMaxAge = 86_400

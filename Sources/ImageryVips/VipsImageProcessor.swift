@@ -321,7 +321,7 @@ public struct VipsImageProcessor: ImageProcessing {
         return try Vips.apply(image) { imagery_vips_unpremultiply($0, $1) }
     }
 
-    /// The part of `image` that is not a border of `trim`'s colour (the top-left pixel's by default),
+    /// The part of `image` that is not a border of `trim`'s colour (the top-left or bottom-right pixel's by default),
     /// in `image`'s pixels; `nil` when the whole image is that colour (nothing is trimmed then).
     private func trimmedRect(of image: UnsafeMutablePointer<VipsImage>, _ trim: ImageRecipe.Trim) throws -> ImageRecipe.Rect? {
         let bands = Int(vips_image_get_bands(image))
@@ -330,7 +330,8 @@ public struct VipsImageProcessor: ImageProcessing {
             background = Vips.values(of: color, bands: bands)
         } else {
             background = Array(repeating: 0, count: max(4, bands))
-            guard imagery_vips_getpoint(image, 0, 0, &background, Int32(background.count)) >= 0 else {
+            let (x, y) = trim.fromBottomRight ? (vips_image_get_width(image) - 1, vips_image_get_height(image) - 1) : (0, 0)
+            guard imagery_vips_getpoint(image, x, y, &background, Int32(background.count)) >= 0 else {
                 throw VipsError(message: Vips.takeError())
             }
             background = Array(background.prefix(bands))

@@ -7,7 +7,7 @@ extension ImageRecipe: CustomStringConvertible {
     public var description: String {
         var parts: [String] = []
         if let frame { parts.append("frame:\(frame)") }
-        if let trim { parts.append("trim:\(trim.threshold)" + (trim.color.map { ":\($0)" } ?? "")) }
+        if let trim { parts.append("trim:\(trim.threshold)" + (trim.color.map { ":\($0)" } ?? "") + (trim.fromBottomRight ? ":br" : "")) }
         if let crop {
             let placement = switch crop.placement {
             case .origin(let x, let y): "@\(x.key),\(y.key)"

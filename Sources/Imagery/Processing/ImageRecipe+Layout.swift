@@ -64,7 +64,7 @@ extension ImageRecipe {
         var smartCover: Gravity.SmartStrategy?
         var canvas: Rect?
         var (outputWidth, outputHeight) = (rotatedWidth, rotatedHeight)
-        if let resize {
+        if let resize = resize?.oriented(toWidth: rotatedWidth, height: rotatedHeight) {
             let horizontal = Double(resize.width) / Double(rotatedWidth)
             let vertical = Double(resize.height) / Double(rotatedHeight)
             func limited(_ scale: Double) -> Double { resize.enlarge ? scale : min(scale, 1) }

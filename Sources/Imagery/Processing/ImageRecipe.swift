@@ -179,12 +179,15 @@ extension ImageRecipe {
     public struct Trim: Sendable, Hashable {
         /// How far (0...255, per channel) a pixel may be from the border colour and still be border; default 10.
         public var threshold: Double
-        /// The border colour; `nil`: the top-left pixel's.
+        /// The border colour; `nil`: the top-left pixel's (the bottom-right one's with ``fromBottomRight``).
         public var color: Color?
+        /// Takes the border colour from the bottom-right pixel instead of the top-left one (thumbor's `trim:bottom-right`).
+        public var fromBottomRight = false
 
-        public init(threshold: Double = 10, color: Color? = nil) {
+        public init(threshold: Double = 10, color: Color? = nil, fromBottomRight: Bool = false) {
             self.threshold = threshold
             self.color = color
+            self.fromBottomRight = fromBottomRight
         }
     }
 

@@ -1,0 +1,195 @@
+import Foundation
+import Imagery
+
+/// What a thumbor URL means, as thumbor 7's transformer and filters do it, expressed as Imagery's
+/// recipe: the same ``ImageParameters`` the native query makes, so both syntaxes share one variant
+/// in every cache.
+extension ThumborURL {
+    /// - Parameters:
+    ///   - maximumSide: The largest output side (boxes past it are 400).
+    ///   - refusesUnknownFilters: Whether a filter with no equivalent here is a 400 (else skipped, as
+    ///     thumbor skips filters missing from its `FILTERS` setting).
+    ///   - negotiates: Whether `Accept` chooses the format when no `format()` filter does (thumbor's
+    ///     `AUTO_WEBP`); otherwise the source's format.
+    /// - Throws: A 400 ``ServerError`` with thumbor's words for what is wrong or not supported.
+    func parameters(maximumSide: Int, refusesUnknownFilters: Bool, negotiates: Bool) throws -> ImageParameters {
+        guard !meta else { throw ServerError.badParameter("thumbor's meta/ (JSON of the operations) is not supported") }
+        var recipe = ImageRecipe()
+        var format: ImageFormat?
+        var encoding = EncodingOptions()
+        var (upscale, noUpscale, fillColor, rotation) = (false, false, ImageRecipe.Color?.none, ImageRecipe.Rotation.none)
+
+        for filter in filters {
+            let arguments = filter.arguments
+            func number(_ index: Int) throws -> Double {
+                guard index < arguments.count, let value = QueryReader.number(arguments[index]) else {
+                    throw ServerError.badParameter("thumbor filter \(filter.name) needs a number as argument \(index + 1)")
+                }
+                return value
+            }
+            switch filter.name {
+            case "quality":
+                encoding.quality = max(1, min(100, Int(try number(0))))
+            case "format":
+                let names: [String: ImageFormat] = ["jpeg": .jpeg, "jpg": .jpeg, "png": .png, "gif": .gif, "webp": .webp, "avif": .avif]
+                guard let name = arguments.first?.lowercased(), let chosen = names[name] else {
+                    throw ServerError.badParameter("thumbor filter format takes webp, jpeg, png, gif or avif")
+                }
+                format = chosen
+            case "fill":
+                fillColor = try Self.color(arguments.first ?? "", filter: "fill")
+            case "background_color":
+                recipe.background = try Self.color(arguments.first ?? "", filter: "background_color")
+            case "blur":
+                let radius = try number(0)
+                guard radius > 0 else { throw ServerError.badParameter("thumbor filter blur needs a radius above 0") }
+                let sigma = arguments.count > 1 ? try number(1) : 0
+                recipe.blur = max(0.3, min(100, sigma > 0 ? sigma : radius))
+            case "sharpen":
+                recipe.sharpen = max(0.3, min(10, arguments.count > 1 ? try number(1) : 1))
+            case "grayscale":
+                recipe.grayscale = true
+            case "rotate":
+                // thumbor turns counter-clockwise, and ignores angles that are not multiples of 90.
+                let angle = Int(try number(0))
+                if angle % 90 == 0 {
+                    rotation = ImageRecipe.Rotation(rawValue: (360 - ((angle % 360) + 360) % 360) % 360) ?? .none
+                }
+            case "upscale":
+                upscale = true
+            case "no_upscale":
+                noUpscale = true
+            case "strip_icc", "strip_exif":
+                break  // outputs carry no profile and no EXIF but the copyright already
+            case "max_bytes":
+                let bytes = Int(try number(0))
+                guard bytes > 0 else { throw ServerError.badParameter("thumbor filter max_bytes needs a number of bytes above 0") }
+                encoding.maximumBytes = bytes
+            default:
+                if refusesUnknownFilters {
+                    throw ServerError.badParameter("thumbor filter \(filter.name) is not supported here (see the README's table)")
+                }
+            }
+        }
+
+        if let trim {
+            recipe.trim = ImageRecipe.Trim(threshold: Double(min(255, trim.tolerance)), fromBottomRight: trim.corner == .bottomRight)
+        }
+        if let crop, crop.right > crop.left, crop.bottom > crop.top {  // thumbor ignores an empty crop
+            recipe.crop = ImageRecipe.Crop(
+                width: .pixels(crop.right - crop.left), height: .pixels(crop.bottom - crop.top),
+                placement: .origin(x: .pixels(crop.left), y: .pixels(crop.top))
+            )
+        }
+        recipe.flop = horizontalFlip
+        recipe.flip = verticalFlip
+        recipe.rotation = rotation
+        recipe.resize = try resize(maximumSide: maximumSide, upscale: upscale, noUpscale: noUpscale, fill: fillColor != nil)
+        if let fillColor {
+            recipe.background = fillColor
+        }
+        return ImageParameters(url: try sourceURL(), recipe: recipe, format: format, encoding: encoding, negotiates: negotiates)
+    }
+
+    /// The box, as thumbor's transformer sizes it: without `fit-in`, the image covers `WxH` (cropped
+    /// by alignment or smart detection; enlarged unless `no_upscale()`); a side of 0 follows the
+    /// aspect ratio; `fit-in` fits inside (enlarged only with `upscale()`), `full-fit-in` covers without
+    /// cropping, `adaptive-` turns the box to the image's orientation, and `fill()` pads the box.
+    private func resize(maximumSide: Int, upscale: Bool, noUpscale: Bool, fill: Bool) throws -> ImageRequest.Thumbnail? {
+        func pixels(_ side: Side) throws -> Int {
+            switch side {
+            case .pixels(let value):
+                guard value <= maximumSide else {
+                    throw ServerError.badParameter("thumbor sizes must be at most \(maximumSide) pixels")
+                }
+                return value
+            case .original:
+                guard fitIn == nil, width == .original || width == .pixels(0), height == .original || height == .pixels(0) else {
+                    throw ServerError.badParameter("orig is supported only as origxorig or with the other side 0 (the source's size)")
+                }
+                return 0
+            }
+        }
+        var (boxWidth, boxHeight) = (try pixels(width), try pixels(height))
+        guard boxWidth > 0 || boxHeight > 0 else { return nil }
+        // thumbor turns after resizing; Imagery turns first, so the box turns too.
+        if recipeRotationSwaps { (boxWidth, boxHeight) = (boxHeight, boxWidth) }
+        let oneSide = boxWidth == 0 || boxHeight == 0
+        var thumbnail = ImageRequest.Thumbnail(
+            width: boxWidth == 0 ? maximumSide : boxWidth, height: boxHeight == 0 ? maximumSide : boxHeight, fit: .inside
+        )
+        switch fitIn {
+        case nil:
+            thumbnail.fit = oneSide ? .inside : .cover
+            thumbnail.enlarge = !noUpscale
+            thumbnail.gravity = smart ? .smart(.attention) : gravity
+        case .fitIn, .adaptive:
+            thumbnail.fit = fill && !oneSide ? .contain : .inside
+            thumbnail.enlarge = upscale
+            thumbnail.adaptsOrientation = fitIn == .adaptive
+        case .full, .adaptiveFull:
+            thumbnail.fit = oneSide ? .inside : .outside
+            thumbnail.enlarge = true
+            thumbnail.adaptsOrientation = fitIn == .adaptiveFull
+        }
+        return thumbnail
+    }
+
+    private var recipeRotationSwaps: Bool {
+        filters.contains { filter in
+            guard filter.name == "rotate", let angle = filter.arguments.first.flatMap({ Int($0) }) else { return false }
+            return angle % 180 != 0 && angle % 90 == 0
+        }
+    }
+
+    /// halign and valign as a gravity, mirrored where the image is flipped (thumbor crops, then flips;
+    /// Imagery flips, then crops).
+    private var gravity: ImageRecipe.Gravity {
+        var horizontal = horizontalAlign
+        var vertical = verticalAlign
+        if horizontalFlip { horizontal = ["left": "right", "right": "left"][horizontal] ?? horizontal }
+        if verticalFlip { vertical = ["top": "bottom", "bottom": "top"][vertical] ?? vertical }
+        switch (horizontal, vertical) {
+        case ("left", "top"): return .northWest
+        case ("left", "bottom"): return .southWest
+        case ("left", _): return .west
+        case ("right", "top"): return .northEast
+        case ("right", "bottom"): return .southEast
+        case ("right", _): return .east
+        case (_, "top"): return .north
+        case (_, "bottom"): return .south
+        default: return .center
+        }
+    }
+
+    /// The image part as an http(s) URL: percent-decoded when encoded, `http://` when it has no scheme
+    /// (as thumbor's HTTP loader does).
+    func sourceURL() throws -> URL {
+        var text = String(image)
+        if text.contains("%"), let decoded = text.removingPercentEncoding { text = decoded }
+        if !text.hasPrefix("http://") && !text.hasPrefix("https://") {
+            let scheme = text.range(of: "://").map { text[..<$0.lowerBound] }
+            if let scheme, scheme.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == "." }) { text = "" } else { text = "http://" + text }
+        }
+        guard let url = ServerConfiguration.sourceURL(text) else {
+            throw ServerError.badParameter("the image of a thumbor URL must be an http or https URL, plain or percent-encoded")
+        }
+        return url
+    }
+
+    /// A thumbor colour: hex without `#` (`fff`, `ff0000`), `transparent`, or a common name.
+    static func color(_ text: String, filter: String) throws -> ImageRecipe.Color {
+        let names = [
+            "transparent": "00000000", "white": "ffffff", "black": "000000", "red": "ff0000", "green": "008000", "blue": "0000ff",
+            "yellow": "ffff00", "gray": "808080", "grey": "808080", "silver": "c0c0c0", "orange": "ffa500", "purple": "800080",
+        ]
+        let lowered = text.lowercased()
+        if lowered == "auto" || lowered == "blur" {
+            throw ServerError.badParameter("thumbor filter \(filter)(\(lowered)) is not supported: give a colour (hex or a name)")
+        }
+        guard let color = ImageRecipe.Color(hex: names[lowered] ?? lowered) else {
+            throw ServerError.badParameter("thumbor filter \(filter) takes a colour: hex without # (ff8800), transparent, or a name like white")
+        }
+        return color
+    }
+}

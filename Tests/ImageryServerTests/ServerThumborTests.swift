@@ -1,0 +1,102 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Imagery
+@testable import ImageryServer
+import ImageryTestSupport
+import ImageryVips
+import Testing
+
+/// thumbor URLs served end to end: the same caches, guards and headers as `/image`, their own signatures.
+@Suite("Image proxy: thumbor URLs")
+struct ServerThumborTests {
+    /// `127.0.0.1:PORT/NAME`, as thumbor URLs name an HTTP image.
+    static func source(_ origin: TestOrigin, _ name: String) -> String {
+        origin.url(name).absoluteString.replacingOccurrences(of: "http://", with: "")
+    }
+
+    @Test(arguments: [
+        // options, width, height, content type (thumbor keeps the source's format)
+        ("100x100", 100, 100, "image/jpeg"),
+        ("200x0", 200, 133, "image/jpeg"),
+        ("fit-in/200x200", 200, 133, "image/jpeg"),
+        ("fit-in/1000x1000", 640, 427, "image/jpeg"),
+        ("fit-in/1000x1000/filters:upscale()", 1000, 667, "image/jpeg"),
+        ("full-fit-in/200x200", 300, 200, "image/jpeg"),
+        ("adaptive-fit-in/100x200", 150, 100, "image/jpeg"),
+        ("fit-in/200x200/filters:fill(white):format(png)", 200, 200, "image/png"),
+        ("1000x100", 1000, 100, "image/jpeg"),
+        ("10x10:110x60/-50x0/filters:quality(50)", 50, 25, "image/jpeg"),
+        ("150x100/filters:rotate(90):format(webp)", 100, 150, "image/webp"),
+    ] as [(String, Int, Int, String)])
+    func servesThumborURLs(options: String, width: Int, height: Int, type: String) async throws {
+        try await withServer { client, origin in
+            let (status, headers, body) = try await get(client, "/unsafe/\(options)/\(Self.source(origin, "rocket.jpg"))")
+            #expect(status == .ok, "\(options): \(String(decoding: body, as: UTF8.self))")
+            #expect(headers[.contentType] == type, "\(options)")
+            #expect(headers[.vary] == nil)
+            let image = try VipsImageDecoder().decode(body, recipe: ImageRecipe())
+            #expect((image.width, image.height) == (width, height), "\(options): \(image.width)x\(image.height)")
+        }
+    }
+
+    /// The same output through a thumbor URL and the native query: one variant, answered from result storage the second time.
+    @Test func sharesTheCachesWithTheNativeQuery() async throws {
+        try await withServer { client, origin in
+            let thumbor = try await get(client, "/unsafe/300x200/smart/filters:format(png)/\(Self.source(origin, "rocket.jpg"))")
+            #expect(thumbor.status == .ok)
+            let native = try await get(client, imageURI(origin, "rocket.jpg", "w=300&h=200&gravity=smart&enlarge=1&format=png"))
+            #expect(native.status == .ok)
+            #expect(native.body == thumbor.body)
+            #expect(native.headers[.eTag] == thumbor.headers[.eTag])
+            #expect(origin.requestCount(path: "/rocket.jpg") == 1)
+            let counts = try await metrics(client)
+            #expect(lookups(counts, "response", "hit") == 1, "\(counts.filter { $0.key.contains("lookups") })")
+        }
+    }
+
+    @Test func checksThumborSignaturesWhenAKeyIsSet() async throws {
+        try await withServer(configure: { $0.thumborSecurityKey = "my-security-key" }) { client, origin in
+            let path = "120x80/\(Self.source(origin, "rocket.jpg"))"
+            let signature = ThumborSigner(key: "my-security-key").signature(of: Substring(path))
+            #expect(try await get(client, "/\(signature)/\(path)").status == .ok)
+            let unsafe = try await get(client, "/unsafe/\(path)")
+            #expect(unsafe.status == .forbidden)
+            #expect(try JSONDecoder().decode(ErrorBody.self, from: unsafe.body).error == "bad_signature")
+            #expect(try await get(client, "/\(signature)/121x80/\(Self.source(origin, "rocket.jpg"))").status == .forbidden)
+            let other = ThumborSigner(key: "another-key").signature(of: Substring(path))
+            #expect(try await get(client, "/\(other)/\(path)").status == .forbidden)
+        }
+    }
+
+    @Test func refusesUnsafeURLsWhenNativeURLsAreSigned() async throws {
+        try await withServer(configure: { $0.signingKey = "native-key" }) { client, origin in
+            let unsafe = try await get(client, "/unsafe/120x80/\(Self.source(origin, "rocket.jpg"))")
+            #expect(unsafe.status == .forbidden)
+        }
+    }
+
+    @Test func canBeTurnedOffAndLeavesOtherPathsNotFound() async throws {
+        try await withServer(configure: { $0.thumborURLs = false }) { client, origin in
+            let off = try await get(client, "/unsafe/120x80/\(Self.source(origin, "rocket.jpg"))")
+            #expect(off.status == .notFound)
+        }
+        try await withServer { client, _ in
+            let missing = try await get(client, "/favicon.ico")
+            #expect(missing.status == .notFound)
+            #expect(try JSONDecoder().decode(ErrorBody.self, from: missing.body).error == "not_found")
+        }
+    }
+
+    @Test func followsTheSourceGuardAndOnlyPresets() async throws {
+        try await withServer(configure: { $0.privateNetworkHosts = [] }) { client, origin in
+            let refused = try await get(client, "/unsafe/120x80/\(Self.source(origin, "rocket.jpg"))")
+            #expect(refused.status == .forbidden)
+        }
+        try await withServer(configure: { $0.presets = ["small": "w=100"]; $0.onlyPresets = true }) { client, origin in
+            let refused = try await get(client, "/unsafe/120x80/\(Self.source(origin, "rocket.jpg"))")
+            #expect(refused.status == .badRequest)
+        }
+    }
+}
