@@ -2,8 +2,8 @@ import CVips
 import Foundation
 import Imagery
 
-/// Decodes JPEG, PNG, GIF (first frame), WebP and AVIF/HEIC (when libvips has
-/// libheif) with libvips.
+/// Decodes JPEG, PNG, GIF and WebP (every frame of an animation, or one: VipsImageDecoder+Frames.swift)
+/// and AVIF/HEIC (when libvips has libheif) with libvips.
 ///
 /// With a recipe it decodes at the size the recipe needs, never full size and then
 /// shrinking: JPEG by DCT scaling (1/2, 1/4, 1/8) to the smallest scale that
