@@ -239,28 +239,3 @@ extension ImageRecipe {
         return recipe
     }
 }
-
-/// libvips' `vipsheader` on bytes (when installed): every field, whole.
-enum VipsHeader {
-    static func read(_ data: Data, format: ImageFormat) throws -> [String: String]? {
-        guard FileManager.default.fileExists(atPath: "/usr/bin/vipsheader") else { return nil }
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("vipsheader-\(UUID().uuidString).\(format.fileExtension)")
-        try data.write(to: file)
-        defer { try? FileManager.default.removeItem(at: file) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/vipsheader")
-        process.arguments = ["-a", file.path]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        var fields: [String: String] = [:]
-        for line in String(decoding: output, as: UTF8.self).split(separator: "\n") {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            fields[String(line[..<colon])] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        }
-        return fields
-    }
-}

@@ -33,22 +33,8 @@ struct ImageHeaderTests {
         }
     }
 
+    /// `vipsheader`'s fields, each value's first word.
     static func vipsheader(_ file: URL) throws -> [String: String] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/vipsheader")
-        process.arguments = ["-a", file.path]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        var fields: [String: String] = [:]
-        for line in String(decoding: output, as: UTF8.self).split(separator: "\n") {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-            fields[String(line[..<colon])] = value.split(separator: " ").first.map(String.init) ?? value
-        }
-        return fields
+        try VipsHeader.fields(of: file).mapValues { value in value.split(separator: " ").first.map(String.init) ?? value }
     }
 }

@@ -84,7 +84,7 @@ extension ThumborURL {
         recipe.flop = horizontalFlip
         recipe.flip = verticalFlip
         recipe.rotation = rotation
-        recipe.resize = try resize(maximumSide: maximumSide, upscale: upscale, noUpscale: noUpscale, fill: fillColor != nil)
+        recipe.resize = try resize(maximumSide: maximumSide, upscale: upscale, noUpscale: noUpscale, fill: fillColor != nil, turned: rotation.swapsSides)
         if let fillColor {
             recipe.background = fillColor
         }
@@ -95,7 +95,7 @@ extension ThumborURL {
     /// by alignment or smart detection; enlarged unless `no_upscale()`); a side of 0 follows the
     /// aspect ratio; `fit-in` fits inside (enlarged only with `upscale()`), `full-fit-in` covers without
     /// cropping, `adaptive-` turns the box to the image's orientation, and `fill()` pads the box.
-    private func resize(maximumSide: Int, upscale: Bool, noUpscale: Bool, fill: Bool) throws -> ImageRequest.Thumbnail? {
+    private func resize(maximumSide: Int, upscale: Bool, noUpscale: Bool, fill: Bool, turned: Bool) throws -> ImageRequest.Thumbnail? {
         func pixels(_ side: Side) throws -> Int {
             switch side {
             case .pixels(let value):
@@ -113,7 +113,7 @@ extension ThumborURL {
         var (boxWidth, boxHeight) = (try pixels(width), try pixels(height))
         guard boxWidth > 0 || boxHeight > 0 else { return nil }
         // thumbor turns after resizing; Imagery turns first, so the box turns too.
-        if recipeRotationSwaps { (boxWidth, boxHeight) = (boxHeight, boxWidth) }
+        if turned { (boxWidth, boxHeight) = (boxHeight, boxWidth) }
         let oneSide = boxWidth == 0 || boxHeight == 0
         var thumbnail = ImageRequest.Thumbnail(
             width: boxWidth == 0 ? maximumSide : boxWidth, height: boxHeight == 0 ? maximumSide : boxHeight, fit: .inside
@@ -133,13 +133,6 @@ extension ThumborURL {
             thumbnail.adaptsOrientation = fitIn == .adaptiveFull
         }
         return thumbnail
-    }
-
-    private var recipeRotationSwaps: Bool {
-        filters.contains { filter in
-            guard filter.name == "rotate", let angle = filter.arguments.first.flatMap({ Int($0) }) else { return false }
-            return angle % 180 != 0 && angle % 90 == 0
-        }
     }
 
     /// halign and valign as a gravity, mirrored where the image is flipped (thumbor crops, then flips;
