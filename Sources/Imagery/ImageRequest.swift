@@ -112,6 +112,12 @@ extension ImageRequest {
             case inside
             /// Covers the box, keeping the aspect ratio, with no crop: at least the box (when enlarged).
             case outside
+            /// ``cover``, but a source smaller than the box (not enlarged) is cropped to the box's aspect
+            /// ratio instead of to the box: imgproxy's `fill-down`.
+            case coverDown = "cover-down"
+            /// ``cover`` when the box and the source have the same orientation (both landscape or square,
+            /// or both portrait), ``inside`` otherwise: imgproxy's `auto`.
+            case auto
         }
 
         /// Target width in pixels (at least 1).

@@ -173,7 +173,7 @@ public struct VipsImageProcessor: ImageProcessing {
         if recipe.flip { image = try Vips.apply(image) { imagery_vips_flip($0, $1, VIPS_DIRECTION_VERTICAL) } }
         if recipe.flop { image = try Vips.apply(image) { imagery_vips_flip($0, $1, VIPS_DIRECTION_HORIZONTAL) } }
 
-        // Resize, then the cover crop or the contain box.
+        // Resize, then the cover crop, then the box of contain or extend.
         if (Int(vips_image_get_width(image)), Int(vips_image_get_height(image))) != (layout.scaledWidth, layout.scaledHeight) {
             image = try Vips.apply(image) {
                 imagery_vips_thumbnail_image($0, $1, Int32(layout.scaledWidth), Int32(layout.scaledHeight), VIPS_SIZE_FORCE, VIPS_INTERESTING_NONE)
@@ -186,7 +186,7 @@ public struct VipsImageProcessor: ImageProcessing {
                 image = try extract(image, crop)
             }
         }
-        if let canvas = layout.canvas, (canvas.width, canvas.height) != (layout.scaledWidth, layout.scaledHeight) {
+        if let canvas = layout.canvas, (canvas.width, canvas.height) != (Int(vips_image_get_width(image)), Int(vips_image_get_height(image))) {
             image = try embed(image, x: canvas.x, y: canvas.y, width: canvas.width, height: canvas.height, in: recipe.background)
         }
         if let padding = recipe.padding {

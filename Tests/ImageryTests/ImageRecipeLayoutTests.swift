@@ -53,6 +53,62 @@ struct ImageRecipeLayoutTests {
         #expect(smart.coverCrop.map { ($0.width, $0.height) } ?? (0, 0) == (200, 100))
     }
 
+    /// imgproxy's `fill-down`: a source smaller than the box is cropped to the box's aspect ratio
+    /// (its sizes as imgproxy's `calcSizes` gives them); a larger one is covered as `cover` does.
+    @Test(arguments: [
+        (100, 50, 200, 40, false, 100, 20),  // wider box: the whole width, the box's ratio
+        (100, 50, 50, 200, false, 13, 50),  // taller box: the whole height
+        (640, 427, 200, 100, false, 200, 100),  // larger source: cover
+        (100, 50, 200, 40, true, 200, 40),  // enlarged: cover
+        (100, 50, 300, 50, false, 100, 17),
+    ] as [(Int, Int, Int, Int, Bool, Int, Int)])
+    func coverDownKeepsTheBoxRatio(sourceWidth: Int, sourceHeight: Int, boxWidth: Int, boxHeight: Int, enlarge: Bool, width: Int, height: Int) throws {
+        let recipe = ImageRecipe(resize: .init(width: boxWidth, height: boxHeight, fit: .coverDown, enlarge: enlarge))
+        let layout = try recipe.layout(sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+        #expect((layout.outputWidth, layout.outputHeight) == (width, height))
+    }
+
+    /// imgproxy's `auto`: `cover` when source and box are both landscape (or square) or both portrait, else `inside`.
+    @Test func autoCoversLikeOrientationsAndFitsOthers() throws {
+        func size(_ sourceWidth: Int, _ sourceHeight: Int, _ boxWidth: Int, _ boxHeight: Int) throws -> [Int] {
+            let layout = try ImageRecipe(resize: .init(width: boxWidth, height: boxHeight, fit: .auto)).layout(sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+            return [layout.outputWidth, layout.outputHeight]
+        }
+        #expect(try size(640, 427, 200, 100) == [200, 100])  // both landscape: cover
+        #expect(try size(427, 640, 200, 100) == [67, 100])  // portrait in landscape: inside
+        #expect(try size(427, 640, 100, 200) == [100, 200])  // both portrait: cover
+        #expect(try size(640, 640, 200, 100) == [200, 100])  // square counts as landscape
+    }
+
+    /// `extend`: the resized image in a box at least that large, placed by gravity; a side of 0 is not extended.
+    @Test func extendPlacesTheImageInALargerBox() throws {
+        var recipe = ImageRecipe(resize: .init(width: 1000, height: 1000, fit: .inside))
+        recipe.extend = .init(width: 1000, height: 1000)
+        var layout = try recipe.layout(sourceWidth: 640, sourceHeight: 427)
+        #expect(layout.canvas.map { [$0.width, $0.height, $0.x, $0.y] } == [1000, 1000, 180, 286])
+        #expect((layout.outputWidth, layout.outputHeight) == (1000, 1000))
+        recipe.extend = .init(width: 1000, height: 0, gravity: .west)
+        layout = try recipe.layout(sourceWidth: 640, sourceHeight: 427)
+        #expect(layout.canvas.map { [$0.width, $0.height, $0.x, $0.y] } == [1000, 427, 0, 0])
+        // Already as large: nothing to do.
+        recipe.extend = .init(width: 300, height: 300)
+        #expect(try recipe.layout(sourceWidth: 640, sourceHeight: 427).canvas == nil)
+        // After a cover crop of a small source (100x40 of 100x50): back to the box, image at the bottom.
+        recipe = ImageRecipe(resize: .init(width: 200, height: 40))
+        recipe.extend = .init(width: 200, height: 40, gravity: .south)
+        layout = try recipe.layout(sourceWidth: 100, sourceHeight: 50)
+        #expect(layout.coverCrop.map { [$0.width, $0.height] } == [100, 40])
+        #expect(layout.canvas.map { [$0.width, $0.height, $0.x, $0.y] } == [200, 40, 50, 0])
+        // contain's box extended further: one canvas, offsets added.
+        recipe = ImageRecipe(resize: .init(width: 200, height: 200, fit: .contain))
+        recipe.extend = .init(width: 300, height: 200, gravity: .east)
+        layout = try recipe.layout(sourceWidth: 640, sourceHeight: 427)
+        #expect(layout.canvas.map { [$0.width, $0.height, $0.x, $0.y] } == [300, 200, 100, 33])
+        // Padding goes around the extended box.
+        recipe.padding = .init(all: 5)
+        #expect(try recipe.layout(sourceWidth: 640, sourceHeight: 427).outputWidth == 310)
+    }
+
     @Test func containPlacesTheImageInTheBox() throws {
         let centred = try ImageRecipe(resize: .init(width: 200, height: 200, fit: .contain)).layout(sourceWidth: 640, sourceHeight: 427)
         #expect(centred.canvas.map { [$0.width, $0.height, $0.x, $0.y] } == [200, 200, 0, 33])

@@ -34,8 +34,8 @@ extension ImageRecipe {
         /// size only, the backend places it).
         public var coverCrop: Rect?
         public var smartCover: Gravity.SmartStrategy?
-        /// For ``ImageRequest/Thumbnail/Fit/contain``: the box (its size), and where the scaled image sits
-        /// in it (its origin).
+        /// For ``ImageRequest/Thumbnail/Fit/contain`` and ``ImageRecipe/extend``: the box (its size), and
+        /// where the resized (and cover-cropped) image sits in it (its origin).
         public var canvas: Rect?
         /// The final size, padding included.
         public var outputWidth: Int
@@ -64,7 +64,11 @@ extension ImageRecipe {
         var smartCover: Gravity.SmartStrategy?
         var canvas: Rect?
         var (outputWidth, outputHeight) = (rotatedWidth, rotatedHeight)
-        if let resize = resize?.oriented(toWidth: rotatedWidth, height: rotatedHeight) {
+        if var resize = resize?.oriented(toWidth: rotatedWidth, height: rotatedHeight) {
+            if resize.fit == .auto {
+                let sameOrientation = (rotatedWidth >= rotatedHeight) == (resize.width >= resize.height)
+                resize.fit = sameOrientation ? .cover : .inside
+            }
             let horizontal = Double(resize.width) / Double(rotatedWidth)
             let vertical = Double(resize.height) / Double(rotatedHeight)
             func limited(_ scale: Double) -> Double { resize.enlarge ? scale : min(scale, 1) }
@@ -72,7 +76,7 @@ extension ImageRecipe {
                 (max(1, Int((Double(rotatedWidth) * x).rounded())), max(1, Int((Double(rotatedHeight) * y).rounded())))
             }
             switch resize.fit {
-            case .cover, .outside:
+            case .cover, .coverDown, .outside:
                 let covering = max(horizontal, vertical)
                 let factor = limited(covering)
                 scale = SIMD2(factor, factor)
@@ -81,8 +85,11 @@ extension ImageRecipe {
                     (scaledWidth, scaledHeight) = (max(scaledWidth, resize.width), max(scaledHeight, resize.height))
                 }
                 (outputWidth, outputHeight) = (scaledWidth, scaledHeight)
-                if resize.fit == .cover {
-                    let (width, height) = (min(scaledWidth, resize.width), min(scaledHeight, resize.height))
+                if resize.fit != .outside {
+                    var (width, height) = (min(scaledWidth, resize.width), min(scaledHeight, resize.height))
+                    if resize.fit == .coverDown, (width, height) != (resize.width, resize.height) {
+                        (width, height) = Self.aspectCrop(scaledWidth, scaledHeight, box: resize)
+                    }
                     let gravity = resize.gravity
                     if case .smart(let strategy) = gravity { smartCover = strategy }
                     coverCrop = Rect(
@@ -92,7 +99,7 @@ extension ImageRecipe {
                     )
                     (outputWidth, outputHeight) = (width, height)
                 }
-            case .contain, .inside:
+            case .contain, .inside, .auto:
                 let factor = limited(min(horizontal, vertical))
                 scale = SIMD2(factor, factor)
                 (scaledWidth, scaledHeight) = sized(factor, factor)
@@ -118,6 +125,16 @@ extension ImageRecipe {
                 (outputWidth, outputHeight) = (scaledWidth, scaledHeight)
             }
         }
+        if let extend {
+            let (width, height) = (max(outputWidth, extend.width), max(outputHeight, extend.height))
+            if (width, height) != (outputWidth, outputHeight) {
+                // The image (or contain's box) placed in the larger box: one canvas either way.
+                let x = extend.gravity.offset(part: outputWidth, in: width, horizontal: true) ?? 0
+                let y = extend.gravity.offset(part: outputHeight, in: height, horizontal: false) ?? 0
+                canvas = Rect(x: x + (canvas?.x ?? 0), y: y + (canvas?.y ?? 0), width: width, height: height)
+                (outputWidth, outputHeight) = (width, height)
+            }
+        }
         if let padding {
             outputWidth += padding.left + padding.right
             outputHeight += padding.top + padding.bottom
@@ -130,6 +147,20 @@ extension ImageRecipe {
             region: region, smartRegion: smartRegion, scale: scale, scaledWidth: scaledWidth, scaledHeight: scaledHeight,
             coverCrop: coverCrop, smartCover: smartCover, canvas: canvas, outputWidth: outputWidth, outputHeight: outputHeight
         )
+    }
+
+    /// fill-down's crop of a `scaledWidth` × `scaledHeight` image smaller than `box` on a side: the
+    /// largest part with the box's aspect ratio (as imgproxy sizes it).
+    static func aspectCrop(_ scaledWidth: Int, _ scaledHeight: Int, box: ImageRequest.Thumbnail) -> (Int, Int) {
+        let (overWidth, overHeight) = (Double(box.width) / Double(scaledWidth), Double(box.height) / Double(scaledHeight))
+        let ratio = Double(box.height) / Double(box.width)
+        if overWidth > overHeight, overWidth > 1 {
+            return (scaledWidth, min(scaledHeight, max(1, Int((Double(scaledWidth) * ratio).rounded()))))
+        }
+        if overHeight > overWidth, overHeight > 1 {
+            return (min(scaledWidth, max(1, Int((Double(scaledHeight) / ratio).rounded()))), scaledHeight)
+        }
+        return (min(scaledWidth, box.width), min(scaledHeight, box.height))
     }
 
     /// `crop` of `whole` (source pixels): sizes are clamped to the image, a rectangle reaching past

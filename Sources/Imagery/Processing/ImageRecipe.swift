@@ -16,7 +16,7 @@ import Foundation
 /// 4. ``rotation``, then ``flip`` and ``flop``;
 /// 5. ``resize`` (``ImageRequest/Thumbnail``: a box, a fit, ``ImageRequest/Thumbnail/enlarge``,
 ///    ``ImageRequest/Thumbnail/gravity``);
-/// 6. ``padding``, in ``background`` (transparent when none);
+/// 6. ``extend``, then ``padding``, in ``background`` (transparent when none);
 /// 7. ``blur``, ``sharpen``, ``grayscale``;
 /// 8. ``background``: alpha flattened onto it;
 /// 9. ``watermark``: an image laid over the result.
@@ -40,6 +40,8 @@ public struct ImageRecipe: Sendable, Hashable {
     public var flop = false
     /// The size and how the image fits it; `nil`: the size of what the crop left.
     public var resize: ImageRequest.Thumbnail?
+    /// The resized image placed in a larger box when it is smaller than that; `nil`: none.
+    public var extend: Extend?
     /// Space added around the resized image, in output pixels, in ``background``.
     public var padding: Insets?
     /// Gaussian blur of this sigma (0.3...100); `nil`: none.
@@ -124,6 +126,20 @@ extension ImageRecipe {
         public var description: String {
             let channels = alpha == 255 ? [red, green, blue] : [red, green, blue, alpha]
             return channels.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+        }
+    }
+
+    /// A box the resized image is placed in, where it is smaller (imgproxy's `extend`): each side at
+    /// least ``width`` and ``height`` (0: that side as it is), the image where ``gravity`` puts it
+    /// (edges, corners, centre; a focal point centres the image on that point of the box), the rest
+    /// in ``ImageRecipe/background``.
+    public struct Extend: Sendable, Hashable {
+        public var width: Int
+        public var height: Int
+        public var gravity: Gravity
+
+        public init(width: Int, height: Int, gravity: Gravity = .center) {
+            (self.width, self.height, self.gravity) = (width, height, gravity)
         }
     }
 
