@@ -66,6 +66,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "thumbor's SECURITY_KEY: thumbor URLs must be signed with it (HMAC-SHA1, as libthumbor signs them); /unsafe/ is refused. Default: $IMAGERY_THUMBOR_KEY if set.")
     var thumborKey: String?
 
+    @Option(help: "imgproxy's IMGPROXY_KEY: hex keys, comma-separated; imgproxy URLs must be signed (HMAC-SHA256 of salt + path). Default: $IMGPROXY_KEY if set.")
+    var imgproxyKey: String?
+
+    @Option(help: "imgproxy's IMGPROXY_SALT: hex salts, comma-separated, one per key. Default: $IMGPROXY_SALT if set.")
+    var imgproxySalt: String?
+
     @Option(help: "The longest Cache-Control max-age of image responses, in seconds; less when the source's freshness runs out sooner (default 86400).")
     var maxAge: Int?
 
@@ -175,6 +181,11 @@ struct ServeCommand: AsyncParsableCommand {
         }
         if let key = signingKey ?? ProcessInfo.processInfo.environment["IMAGERY_SIGNING_KEY"] { configuration.signingKey = key }
         if let key = thumborKey ?? ProcessInfo.processInfo.environment["IMAGERY_THUMBOR_KEY"] { configuration.thumborSecurityKey = key }
+        // imgproxy's own environment names, so that a deployment's settings carry over.
+        let environment = ProcessInfo.processInfo.environment
+        if let keys = imgproxyKey ?? environment["IMGPROXY_KEY"] { configuration.imgproxyKeys = keys.split(separator: ",").map(String.init) }
+        if let salts = imgproxySalt ?? environment["IMGPROXY_SALT"] { configuration.imgproxySalts = salts.split(separator: ",").map(String.init) }
+        if let size = environment["IMGPROXY_SIGNATURE_SIZE"].flatMap({ Int($0) }) { configuration.imgproxySignatureSize = size }
         do {
             try configuration.validate()
         } catch {

@@ -13,6 +13,7 @@ package struct ImageController: Sendable {
     let gallery: Gallery
     let presets: Presets
     let thumborSigner: ThumborSigner?
+    let imgproxy: ImgproxyDialect
 
     /// - Throws: ``ConfigurationFileError`` when the configuration's presets are not valid.
     init(service: ImageService, watcher: ConnectionWatcher) throws {
@@ -22,6 +23,7 @@ package struct ImageController: Sendable {
         self.gallery = Gallery(directory: service.configuration.galleryDirectory, urls: service.configuration.galleryURLs)
         self.presets = try Presets(service.configuration.presets, onlyPresets: service.configuration.onlyPresets)
         self.thumborSigner = service.configuration.thumborSecurityKey.map(ThumborSigner.init(key:))
+        self.imgproxy = try ImgproxyDialect(service.configuration)
     }
 
     func addRoutes(to router: Router<ServerRequestContext>) {
@@ -45,10 +47,15 @@ package struct ImageController: Sendable {
         router.getAndHead("files/:name") { request, context -> Response in
             await file(context.parameters.get("name") ?? "", request: request)
         }
-        // Any other path: another proxy's URL syntax, else 404 (UnmatchedRouteMiddleware).
+        // Any other path: another proxy's URL syntax (imgproxy's options are told apart by their
+        // `name:args` segments, so they are tried first), else 404 (UnmatchedRouteMiddleware).
         router.getAndHead("**") { request, context -> Response in
             let path = Substring(request.uri.path)
-            guard service.configuration.thumborURLs, ThumborURL.mayBe(path) else { throw HTTPError(.notFound) }
+            let configuration = service.configuration
+            if configuration.imgproxyURLs, ImgproxyURL.mayBe(path, onlyPresets: configuration.onlyPresets) {
+                return await respondToImgproxy(request, path: path, on: context.channel)
+            }
+            guard configuration.thumborURLs, ThumborURL.mayBe(path) else { throw HTTPError(.notFound) }
             return await respond(to: request, on: context.channel, requestKey: "#thumbor " + path) { try thumborParameters(path) }
         }
     }
@@ -82,13 +89,17 @@ package struct ImageController: Sendable {
     /// - Parameter requestText: The request as written (its query, or its path for a path syntax; paths
     ///   start with `#`, which no query holds): with `Accept`, the key under which result storage
     ///   remembers what it resolved to, so that the next one written the same way skips `parse`.
+    /// - Parameter maxAge: The longest `Cache-Control` max-age (an imgproxy URL's expiry shortens it);
+    ///   `nil`: the configuration's.
     func respond(
-        to request: Request, on channel: any Channel, requestKey requestText: some StringProtocol, parse: () throws -> ImageParameters
+        to request: Request, on channel: any Channel, requestKey requestText: some StringProtocol, maxAge: Int? = nil,
+        parse: () throws -> ImageParameters
     ) async -> Response {
+        let maxAge = maxAge ?? service.configuration.responseMaxAge
         // A request written exactly as one answered before: straight to result storage.
         let requestKey = ResponseStore.requestKey(rawQuery: String(requestText), accept: request.headers[.accept])
         if let (stored, negotiated) = await service.storedResponse(forRequestKey: requestKey) {
-            return response(for: stored, maxAge: service.configuration.responseMaxAge, negotiated: negotiated, request: request)
+            return response(for: stored, maxAge: maxAge, negotiated: negotiated, request: request)
         }
         do {
             let parameters = try parse()
@@ -99,7 +110,7 @@ package struct ImageController: Sendable {
                     try await service.make(missing)
                 }
             }
-            return response(for: image, maxAge: service.configuration.responseMaxAge, negotiated: parameters.isNegotiated, request: request)
+            return response(for: image, maxAge: maxAge, negotiated: parameters.isNegotiated, request: request)
         } catch {
             return ServerError.from(error).response()
         }

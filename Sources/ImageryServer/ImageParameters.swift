@@ -20,6 +20,12 @@ package struct ImageParameters: Sendable, Hashable {
     package var quality: Int? { encoding.quality }
     /// Whether `Accept` chooses the format when none is asked for (else: the source's); default `true`.
     package var negotiates = true
+    /// Qualities by output format, for when ``encoding`` has none (imgproxy's `format_quality`); the
+    /// configuration's qualities after these.
+    package var formatQualities: [ImageFormat: Int] = [:]
+    /// imgproxy's `cachebuster`: another value is another response, made from the source loaded anew
+    /// (not from the caches), so that a changed source shows at once.
+    package var cacheBuster: String?
 
     /// Parameters made by another URL syntax (``ThumborURL``): the same source, recipe and output.
     package init(url: URL, recipe: ImageRecipe, format: ImageFormat?, encoding: EncodingOptions, negotiates: Bool) {
@@ -73,7 +79,22 @@ package struct ImageParameters: Sendable, Hashable {
 
     /// Everything but the output format, as a cache key: the URL as given, the recipe, the encoding.
     package var responseKey: String {
-        "\(url.absoluteString)|\(recipe)|\(encoding)" + (placeholder.map { "|" + $0.rawValue } ?? "")
+        "\(url.absoluteString)|\(recipe)|\(encoding)" + (placeholder.map { "|" + $0.rawValue } ?? "") + outputKey
+    }
+
+    /// What selects the output beyond the recipe and the encoding, when set: per-format qualities and
+    /// the cache buster (empty for most requests).
+    var outputKey: String {
+        guard !formatQualities.isEmpty || cacheBuster != nil else { return "" }
+        let qualities = formatQualities.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue)=\($0.value)" }
+        return "|fq:" + qualities.joined(separator: ",") + (cacheBuster.map { "|cb:" + $0 } ?? "")
+    }
+
+    /// The encoding for `format`: ``encoding``, its quality from ``formatQualities`` when it has none.
+    func encoding(for format: ImageFormat?) -> EncodingOptions {
+        var options = encoding
+        if options.quality == nil, let format { options.quality = formatQualities[format] }
+        return options
     }
 
     /// What the response will be encoded as, decided before any image is loaded:
@@ -100,6 +121,14 @@ package struct ImageParameters: Sendable, Hashable {
                 case .avif: .jpeg
                 case .gif, .heic, .jxl: .png
                 }
+            }
+        }
+
+        /// The format, when it is known before the source is decoded.
+        var format: ImageFormat? {
+            switch self {
+            case .format(let format), .negotiated(let format): format
+            case .sourceFormat, .placeholder: nil
             }
         }
 

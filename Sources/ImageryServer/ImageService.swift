@@ -136,10 +136,14 @@ final class ImageService: Sendable {
         metrics?.cacheLookup("response", hit: freshInMemory)
         if freshInMemory, let candidate { return .stored(candidate) }
 
-        let request = ImageRequest(url: parameters.url, recipe: parameters.recipe)
+        var request = ImageRequest(url: parameters.url, recipe: parameters.recipe)
+        if parameters.cacheBuster != nil { request.options = .reloadIgnoringCachedData }
+        // The quality, where the format is known already (else once it is: `formatQualities`).
+        let encoding = parameters.encoding(for: choice.format)
+        let output = choice.cacheToken + (choice.format == nil ? parameters.outputKey : (parameters.cacheBuster.map { "|cb:" + $0 } ?? ""))
         let target = Target(
-            request: request, choice: choice, encoding: parameters.encoding, memoryKey: memoryKey,
-            diskKey: request.isLocalFile ? nil : ResponseStore.diskKey(for: request, output: choice.cacheToken, encoding: parameters.encoding)
+            request: request, choice: choice, encoding: encoding, formatQualities: parameters.formatQualities, memoryKey: memoryKey,
+            diskKey: request.isLocalFile ? nil : ResponseStore.diskKey(for: request, output: output, encoding: encoding)
         )
         if let requestKey {
             responses.remember(requestKey, as: .init(memoryKey: memoryKey, diskKey: target.diskKey, negotiated: parameters.isNegotiated))
@@ -188,8 +192,9 @@ final class ImageService: Sendable {
     fileprivate struct Target: Sendable {
         let request: ImageRequest
         let choice: ImageParameters.OutputChoice
-        /// Its quality `nil` when the request gave none: the configuration's for the format.
+        /// Its quality `nil` when the request gave none: `formatQualities`' for the format, else the configuration's.
         let encoding: EncodingOptions
+        let formatQualities: [ImageFormat: Int]
         let memoryKey: String
         let diskKey: String?
     }
@@ -213,7 +218,7 @@ final class ImageService: Sendable {
         } else {
             let format = target.choice.resolved(source: image.image.sourceFormat, animated: image.image.animation != nil)
             var options = target.encoding
-            options.quality = options.quality ?? configuration.formatQualities[format]
+            options.quality = options.quality ?? target.formatQualities[format] ?? configuration.formatQualities[format]
             let (encoder, encoding) = (self.encoder, options)
             body = { (try encoder.encode(image.image, as: format, options: encoding), format.mimeType) }
         }

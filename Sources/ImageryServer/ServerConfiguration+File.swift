@@ -8,7 +8,7 @@ extension ServerConfiguration {
     /// `maximumHeaderBytes`, `diskLimit`, `allowedHosts`,
     /// `privateNetworkHosts`, `maximumSourceBytes`, `maximumSourcePixels`, `maximumFrames`,
     /// `maximumOutputSide`, `originTimeoutSeconds`, `maximumConcurrentFetches`,
-    /// `signingKey`, `thumborURLs`, `thumborSecurityKey`, `thumborRefusesUnknownFilters`, `thumborAutoWebP`, `responseMaxAge`, `minimumFreshness`, `formatQualities` (an object: `{"jpeg": 85}`; formats not
+    /// `signingKey`, `thumborURLs`, `thumborSecurityKey`, `thumborRefusesUnknownFilters`, `thumborAutoWebP`, `imgproxyURLs`, `imgproxyKeys`, `imgproxySalts` (lists of hex), `imgproxySignatureSize`, `imgproxyPresets` (an object: name to options), `imgproxyAutoFormat`, `responseMaxAge`, `minimumFreshness`, `formatQualities` (an object: `{"jpeg": 85}`; formats not
     /// named keep their defaults), `presets` (an object: name to query), `onlyPresets`, `watermarkFiles` (an
     /// object: name to file path), `galleryDirectory`,
     /// `galleryURLs`); absent keys keep their defaults.
@@ -38,6 +38,12 @@ extension ServerConfiguration {
         var thumborSecurityKey: String?
         var thumborRefusesUnknownFilters: Bool?
         var thumborAutoWebP: Bool?
+        var imgproxyURLs: Bool?
+        var imgproxyKeys: [String]?
+        var imgproxySalts: [String]?
+        var imgproxySignatureSize: Int?
+        var imgproxyPresets: [String: String]?
+        var imgproxyAutoFormat: Bool?
         var responseMaxAge: Int?
         var minimumFreshness: Int?
         var formatQualities: [String: Int]?
@@ -105,6 +111,12 @@ extension ServerConfiguration {
         if let value = file.thumborSecurityKey { thumborSecurityKey = value }
         if let value = file.thumborRefusesUnknownFilters { thumborRefusesUnknownFilters = value }
         if let value = file.thumborAutoWebP { thumborAutoWebP = value }
+        if let value = file.imgproxyURLs { imgproxyURLs = value }
+        if let value = file.imgproxyKeys { imgproxyKeys = value }
+        if let value = file.imgproxySalts { imgproxySalts = value }
+        if let value = file.imgproxySignatureSize { imgproxySignatureSize = value }
+        if let value = file.imgproxyPresets { imgproxyPresets = value }
+        if let value = file.imgproxyAutoFormat { imgproxyAutoFormat = value }
         if let value = file.responseMaxAge { responseMaxAge = value }
         if let value = file.minimumFreshness { minimumFreshness = value }
         for (formatName, quality) in file.formatQualities ?? [:] {
@@ -171,13 +183,18 @@ extension ServerConfiguration {
         try require((1...1 << 16).contains(maximumConcurrentFetches), "maximumConcurrentFetches must be from 1 to 65536")
         try require(signingKey.map { !$0.isEmpty } ?? true, "signingKey cannot be empty (leave it out to turn signing off)")
         try require(thumborSecurityKey.map { !$0.isEmpty } ?? true, "thumborSecurityKey cannot be empty (leave it out for /unsafe/ URLs)")
+        try require(
+            imgproxyKeys.isEmpty && imgproxySalts.isEmpty
+                || ImgproxySigner(keys: imgproxyKeys, salts: imgproxySalts, size: imgproxySignatureSize) != nil,
+            "imgproxyKeys and imgproxySalts must be hex, as many salts as keys (keys not empty), and imgproxySignatureSize from 1 to 32"
+        )
         let seconds = 0...Int(Self.longestDuration) * 100
         try require(seconds.contains(responseMaxAge), "responseMaxAge must be from 0 to 100 years in seconds")
         try require(seconds.contains(minimumFreshness), "minimumFreshness must be from 0 to 100 years in seconds")
         for (format, quality) in formatQualities {
             try require((1...100).contains(quality), "formatQualities: \(format.rawValue) must be from 1 to 100")
         }
-        try require(!onlyPresets || !presets.isEmpty, "onlyPresets needs at least one preset")
+        try require(!onlyPresets || !presets.isEmpty || !imgproxyPresets.isEmpty, "onlyPresets needs at least one preset")
         let checked = try Presets(presets, onlyPresets: false)
         for name in checked.names {
             do {

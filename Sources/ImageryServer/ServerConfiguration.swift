@@ -68,6 +68,23 @@ public struct ServerConfiguration: Sendable {
     /// thumbor's `AUTO_WEBP`: a thumbor URL without `format()` gets the format `Accept` allows (WebP,
     /// AVIF, JPEG XL), with `Vary: Accept`; default `false`: the source's format, as thumbor.
     public var thumborAutoWebP = false
+    /// Whether imgproxy URLs (`/SIGNATURE/rs:fill:300:200/plain/https://example.com/a.jpg`,
+    /// `/SIGNATURE/OPTIONS/BASE64URL`) are answered; default `true`.
+    public var imgproxyURLs = true
+    /// imgproxy's `IMGPROXY_KEY` and `IMGPROXY_SALT`: hex-encoded, pairwise (several pairs: any one
+    /// signs, for rotating keys). With them, imgproxy URLs must carry the HMAC-SHA256 signature;
+    /// without, the signature segment may be any string (with a native ``signingKey``, imgproxy URLs
+    /// are refused). Default none.
+    public var imgproxyKeys: [String] = []
+    public var imgproxySalts: [String] = []
+    /// imgproxy's `IMGPROXY_SIGNATURE_SIZE`: signature bytes kept, 1...32; default 32.
+    public var imgproxySignatureSize = 32
+    /// imgproxy's `IMGPROXY_PRESETS`: name to options (`rs:fill:300:300/q:80`); a preset named
+    /// `default` applies to every imgproxy URL first. Default none.
+    public var imgproxyPresets: [String: String] = [:]
+    /// imgproxy's `AUTO_WEBP`/`AUTO_AVIF`: an imgproxy URL with no format gets the one `Accept`
+    /// allows, with `Vary: Accept`; default `false`: the source's format, as imgproxy.
+    public var imgproxyAutoFormat = false
     /// The longest `Cache-Control` max-age of image responses, in seconds; a response says less
     /// when its source's remaining freshness is shorter (``ResponseCacheHeaders``). Default one day.
     public var responseMaxAge = 86_400

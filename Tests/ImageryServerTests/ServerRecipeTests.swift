@@ -60,7 +60,7 @@ struct ServerRecipeTests {
         ("bg=red", "bg must be a hex colour"), ("bg=12345", "bg must be"),
         ("blur=0", "blur must be a number from 0.3 to 100"), ("blur=101", "blur must be"),
         ("sharpen=11", "sharpen must be a number from 0.3 to 10"), ("grayscale=maybe", "grayscale must be"),
-        ("fit=squash", "fit must be one of contain, cover, fill, inside, outside"),
+        ("fit=squash", "fit must be one of auto, contain, cover, cover-down, fill, inside, outside"),
         ("format=bmp", "format must be one of avif, gif, jpeg, jpg, jxl, png, webp"), ("lossless=2", "lossless must be true or false"),
         ("progressive=on", "progressive must be"), ("max_bytes=0", "max_bytes must be a whole number from 1"),
         // Combinations that do not fit the image (640x427) or the output limit.

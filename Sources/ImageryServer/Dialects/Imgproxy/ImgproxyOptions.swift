@@ -1,0 +1,319 @@
+import Foundation
+import Imagery
+
+/// imgproxy's processing options, read as imgproxy 3/4 reads them (each option's arguments, in the
+/// URL's order, a later one overriding an earlier one; presets expanded where they are named), before
+/// they are turned into Imagery's recipe (``ImgproxyOptions/parameters(source:maximumSide:negotiates:)``).
+/// Options with no equivalent here are refused with a 400 that names them, as imgproxy refuses
+/// options it does not know.
+struct ImgproxyOptions {
+    enum ResizingType: String {
+        case fit, fill, force, auto
+        case fillDown = "fill-down"
+    }
+
+    var resizingType = ResizingType.fit
+    var width = 0
+    var height = 0
+    var dpr = 1.0
+    var enlarge = false
+    var extend: ImageRecipe.Gravity?
+    var gravity = ImageRecipe.Gravity.center
+    /// `crop`'s width and height (0: the whole side; below 1: a fraction; else pixels) and gravity (`nil`: ``gravity``).
+    var crop: (width: Double, height: Double, gravity: ImageRecipe.Gravity?)?
+    var trim: ImageRecipe.Trim?
+    var padding: ImageRecipe.Insets?
+    var rotate = 0
+    var flipHorizontal = false
+    var flipVertical = false
+    var background: ImageRecipe.Color?
+    var blur = 0.0
+    var sharpen = 0.0
+    var quality = 0
+    var formatQualities: [ImageFormat: Int] = [:]
+    var maximumBytes = 0
+    var format: ImageFormat?
+    var keepsColorProfile = false
+    var cacheBuster: String?
+    var expires: Int?
+
+    /// Every option name and short form this reads (those that are refused included: they are imgproxy's).
+    static let names: Set<String> = [
+        "resize", "rs", "size", "s", "resizing_type", "rt", "width", "w", "height", "h", "min-width", "mw", "min-height", "mh",
+        "zoom", "z", "dpr", "enlarge", "el", "extend", "ex", "extend_aspect_ratio", "extend_ar", "exar", "gravity", "g",
+        "crop", "c", "trim", "t", "padding", "pd", "auto_rotate", "ar", "rotate", "rot", "flip", "fl", "background", "bg",
+        "blur", "bl", "sharpen", "sh", "pixelate", "pix", "watermark", "wm", "strip_metadata", "sm", "keep_copyright", "kcr",
+        "strip_color_profile", "scp", "preserve_hdr", "ph", "enforce_thumbnail", "eth", "quality", "q", "format_quality", "fq",
+        "max_bytes", "mb", "format", "f", "ext", "skip_processing", "skp", "raw", "cachebuster", "cb", "expires", "exp",
+        "filename", "fn", "return_attachment", "att", "preset", "pr", "max_src_resolution", "msr", "max_src_file_size", "msfs",
+        "max_animation_frames", "maf", "max_animation_frame_resolution", "mafr", "max_result_dimension", "mrd",
+    ]
+
+    /// The options of a URL, after the `default` preset (as imgproxy applies it to every URL).
+    /// - Parameters:
+    ///   - presets: imgproxy's presets, by name (`IMGPROXY_PRESETS`), each a list of options.
+    ///   - now: The time `expires` is compared with (seconds since 1970).
+    /// - Throws: A 400 ``ServerError`` with imgproxy's option name for what is wrong or not supported;
+    ///   404 for an expired URL (as imgproxy answers).
+    init(_ options: [ImgproxyURL.Option], presets: [String: [ImgproxyURL.Option]] = [:], now: Int = Int(Date().timeIntervalSince1970)) throws {
+        if let defaults = presets["default"] { try apply(defaults, presets: presets, used: ["default"], now: now) }
+        try apply(options, presets: presets, used: [], now: now)
+    }
+
+    private mutating func apply(_ options: [ImgproxyURL.Option], presets: [String: [ImgproxyURL.Option]], used: Set<String>, now: Int) throws {
+        for option in options {
+            if option.name == "preset" || option.name == "pr" {
+                for name in option.arguments.map(String.init) where !used.contains(name) {  // recursion is skipped, as imgproxy does
+                    guard let preset = presets[name] else {
+                        let known = presets.isEmpty ? "none are configured" : "one of \(presets.keys.sorted().joined(separator: ", "))"
+                        throw ServerError.badParameter("imgproxy preset \(name) is unknown (\(known))")
+                    }
+                    try apply(preset, presets: presets, used: used.union([name]), now: now)
+                }
+            } else {
+                try apply(option, now: now)
+            }
+        }
+    }
+
+    // swiftlint:disable:next cyclomatic_complexity function_body_length
+    private mutating func apply(_ option: ImgproxyURL.Option, now: Int) throws {
+        let reader = Reader(option: option)
+        switch option.name {
+        case "resize", "rs":
+            try reader.count(1...8)
+            if !reader[0].isEmpty { resizingType = try reader.resizingType(0) }
+            try applySize(reader, from: 1)
+        case "size", "s":
+            try reader.count(1...7)
+            try applySize(reader, from: 0)
+        case "resizing_type", "rt":
+            try reader.count(1...1)
+            resizingType = try reader.resizingType(0)
+        case "width", "w":
+            try reader.count(1...1)
+            width = try reader.integer(0)
+        case "height", "h":
+            try reader.count(1...1)
+            height = try reader.integer(0)
+        case "dpr":
+            try reader.count(1...1)
+            dpr = try reader.number(0, "a number above 0") { $0 > 0 }
+        case "enlarge", "el":
+            try reader.count(1...1)
+            enlarge = reader.bool(0)
+        case "extend", "ex":
+            try applyExtend(reader, from: 0)
+        case "gravity", "g":
+            gravity = try reader.gravity(from: 0, smart: true)
+        case "crop", "c":
+            try reader.count(1...5)
+            let width = try reader.number(0, "a number, 0 or more") { $0 >= 0 }
+            let height = reader.arguments.count > 1 ? try reader.number(1, "a number, 0 or more") { $0 >= 0 } : 0
+            crop = (width, height, reader.arguments.count > 2 ? try reader.gravity(from: 2, smart: true) : nil)
+        case "trim", "t":
+            try reader.count(1...4)
+            guard !reader[0].isEmpty else { trim = nil; return }
+            var trim = ImageRecipe.Trim(threshold: min(255, try reader.number(0, "a number, 0 or more") { $0 >= 0 }))
+            if reader.arguments.count > 1, !reader[1].isEmpty {
+                guard let color = ImageRecipe.Color(hex: String(reader[1])), reader[1].count == 6 else {
+                    throw reader.invalid(1, "a hex colour (RRGGBB)")
+                }
+                trim.color = color
+            }
+            if reader.arguments.indices.dropFirst(2).contains(where: { reader.bool($0) }) {
+                throw ServerError.badParameter("imgproxy trim's equal_hor and equal_ver are not supported here")
+            }
+            self.trim = trim
+        case "padding", "pd":
+            try reader.count(1...4)
+            func side(_ index: Int, else fallback: Int) throws -> Int {
+                index < reader.arguments.count && !reader[index].isEmpty ? try reader.integer(index) : fallback
+            }
+            let top = try side(0, else: 0)
+            let right = try side(1, else: top)
+            let bottom = try side(2, else: top)
+            padding = ImageRecipe.Insets(top: top, right: right, bottom: bottom, left: try side(3, else: right))
+        case "auto_rotate", "ar":
+            try reader.count(1...1)
+            guard reader.bool(0) else { throw ServerError.badParameter("imgproxy auto_rotate:0 is not supported here: EXIF orientation is always applied") }
+        case "rotate", "rot":
+            try reader.count(1...1)
+            guard let angle = Int(reader[0]), angle % 90 == 0 else { throw reader.invalid(0, "a multiple of 90") }
+            rotate = (angle % 360 + 360) % 360
+        case "flip", "fl":
+            try reader.count(1...2)
+            if !reader[0].isEmpty { flipHorizontal = reader.bool(0) }
+            if reader.arguments.count > 1, !reader[1].isEmpty { flipVertical = reader.bool(1) }
+        case "background", "bg":
+            background = try reader.color()
+        case "blur", "bl":
+            try reader.count(1...1)
+            blur = try reader.number(0, "a number, 0 or more") { $0 >= 0 }
+        case "sharpen", "sh":
+            try reader.count(1...1)
+            sharpen = try reader.number(0, "a number, 0 or more") { $0 >= 0 }
+        case "quality", "q":
+            try reader.count(1...1)
+            quality = try reader.quality(0)
+        case "format_quality", "fq":
+            guard reader.arguments.count % 2 == 0 else {
+                throw ServerError.badParameter("imgproxy format_quality takes pairs of a format and a quality (fq:jpeg:80:webp:70)")
+            }
+            for index in stride(from: 0, to: reader.arguments.count, by: 2) {
+                formatQualities[try reader.format(index)] = try reader.quality(index + 1)
+            }
+        case "max_bytes", "mb":
+            try reader.count(1...1)
+            maximumBytes = try reader.integer(0)
+        case "format", "f", "ext":
+            try reader.count(1...1)
+            format = try reader.format(0)
+        case "strip_metadata", "sm":
+            try reader.count(1...1)
+            guard reader.bool(0) else {
+                throw ServerError.badParameter("imgproxy strip_metadata:0 is not supported here: metadata is always stripped (the copyright kept)")
+            }
+        case "keep_copyright", "kcr":
+            try reader.count(1...1)
+            guard reader.bool(0) else { throw ServerError.badParameter("imgproxy keep_copyright:0 is not supported here: the copyright is always kept") }
+        case "strip_color_profile", "scp":
+            try reader.count(1...1)
+            keepsColorProfile = !reader.bool(0)
+        case "cachebuster", "cb":
+            try reader.count(1...1)
+            cacheBuster = reader[0].isEmpty ? nil : String(reader[0])
+        case "expires", "exp":
+            try reader.count(1...1)
+            guard let timestamp = Int(reader[0]) else { throw reader.invalid(0, "a Unix timestamp") }
+            if timestamp > 0, timestamp < now { throw ServerError(.notFound, "expired", "this imgproxy URL expired") }
+            expires = timestamp > 0 ? timestamp : nil
+        default:
+            let name = String(option.name)
+            guard Self.names.contains(name) else {
+                throw ServerError.badParameter("imgproxy option \(name) is unknown")
+            }
+            throw ServerError.badParameter("imgproxy option \(name) is not supported here (see the README's table)")
+        }
+    }
+
+    /// `WIDTH:HEIGHT:ENLARGE:EXTEND:GRAVITY...` from argument `start` of `reader`: empty arguments leave values as they are.
+    private mutating func applySize(_ reader: Reader, from start: Int) throws {
+        let count = reader.arguments.count
+        if start < count, !reader[start].isEmpty { width = try reader.integer(start) }
+        if start + 1 < count, !reader[start + 1].isEmpty { height = try reader.integer(start + 1) }
+        if start + 2 < count, !reader[start + 2].isEmpty { enlarge = reader.bool(start + 2) }
+        if start + 3 < count, !reader[start + 3].isEmpty { try applyExtend(reader, from: start + 3) }
+    }
+
+    /// `EXTEND[:GRAVITY:X:Y]`.
+    private mutating func applyExtend(_ reader: Reader, from start: Int) throws {
+        guard start < reader.arguments.count, reader.arguments.count - start <= 4 else { throw reader.invalidCount() }
+        extend = reader.bool(start) ? (reader.arguments.count > start + 1 ? try reader.gravity(from: start + 1, smart: false) : .center) : nil
+    }
+}
+
+extension ImgproxyOptions {
+    /// One option's arguments, read with imgproxy's rules and refused with its name.
+    struct Reader {
+        let option: ImgproxyURL.Option
+        var arguments: [Substring] { option.arguments }
+
+        subscript(index: Int) -> Substring { option.arguments[index] }
+
+        func invalid(_ index: Int, _ expected: String) -> ServerError {
+            ServerError.badParameter("imgproxy \(option.name): \(self[index]) is not \(expected)")
+        }
+
+        func invalidCount() -> ServerError {
+            ServerError.badParameter("imgproxy \(option.name) has the wrong number of arguments (\(arguments.count))")
+        }
+
+        func count(_ range: ClosedRange<Int>) throws {
+            guard range.contains(arguments.count) else { throw invalidCount() }
+        }
+
+        /// Go's `strconv.ParseBool` (`1`, `t`, `true`, ...); anything else is false, as imgproxy treats it.
+        func bool(_ index: Int) -> Bool {
+            ["1", "t", "T", "true", "TRUE", "True"].contains(self[index])
+        }
+
+        /// A whole number, 0 or more.
+        func integer(_ index: Int) throws -> Int {
+            guard let value = Int(self[index]), value >= 0, value <= Int(Int32.max) else { throw invalid(index, "a whole number, 0 or more") }
+            return value
+        }
+
+        func number(_ index: Int, _ expected: String, _ valid: (Double) -> Bool) throws -> Double {
+            guard let value = QueryReader.number(self[index]), valid(value) else { throw invalid(index, expected) }
+            return value
+        }
+
+        /// 0 (the default) to 100.
+        func quality(_ index: Int) throws -> Int {
+            guard let value = Int(self[index]), (0...100).contains(value) else { throw invalid(index, "a quality from 0 to 100") }
+            return value
+        }
+
+        func resizingType(_ index: Int) throws -> ResizingType {
+            guard let type = ResizingType(rawValue: String(self[index])) else { throw invalid(index, "fit, fill, fill-down, force or auto") }
+            return type
+        }
+
+        func format(_ index: Int) throws -> ImageFormat {
+            let formats: [Substring: ImageFormat] = ["jpg": .jpeg, "jpeg": .jpeg, "png": .png, "webp": .webp, "avif": .avif, "gif": .gif, "jxl": .jxl]
+            guard let format = formats[self[index].lowercased()[...]] else {
+                throw invalid(index, "a format written here (jpg, png, webp, avif, gif, jxl)")
+            }
+            return format
+        }
+
+        /// `TYPE[:X:Y]` from argument `start`: `ce`, `no`, `so`, `ea`, `we`, `noea`, `nowe`, `soea`, `sowe`,
+        /// `sm` (smart, where `smart` allows it) and `fp:X:Y` (a focal point); offsets must be 0.
+        func gravity(from start: Int, smart: Bool) throws -> ImageRecipe.Gravity {
+            let named: [Substring: ImageRecipe.Gravity] = [
+                "ce": .center, "no": .north, "so": .south, "ea": .east, "we": .west,
+                "noea": .northEast, "nowe": .northWest, "soea": .southEast, "sowe": .southWest,
+            ]
+            let rest = arguments.count - start
+            guard rest >= 1 else { throw invalidCount() }
+            switch self[start] {
+            case "sm" where smart:
+                guard rest == 1 else { throw invalidCount() }
+                return .smart(.attention)
+            case "fp":
+                guard rest == 3 else { throw invalidCount() }
+                let x = try number(start + 1, "a fraction from 0 to 1") { (0...1).contains($0) }
+                let y = try number(start + 2, "a fraction from 0 to 1") { (0...1).contains($0) }
+                return .focalPoint(x: x, y: y)
+            default:
+                guard let gravity = named[self[start]] else {
+                    throw invalid(start, "a gravity (ce, no, so, ea, we, noea, nowe, soea, sowe\(smart ? ", sm" : ""), fp:X:Y)")
+                }
+                guard rest <= 3 else { throw invalidCount() }
+                for index in arguments.indices.dropFirst(start + 1) where !self[index].isEmpty && QueryReader.number(self[index]) != 0 {
+                    throw ServerError.badParameter("imgproxy \(option.name): gravity offsets are not supported here (give 0 or leave them out)")
+                }
+                return gravity
+            }
+        }
+
+        /// `RRGGBB`, `R:G:B` (0...255 each), or nothing (no background).
+        func color() throws -> ImageRecipe.Color? {
+            switch arguments.count {
+            case 1:
+                if self[0].isEmpty { return nil }
+                guard self[0].count == 6, let color = ImageRecipe.Color(hex: String(self[0])) else { throw invalid(0, "a hex colour (RRGGBB)") }
+                return color
+            case 3:
+                let values = try (0..<3).map { index in
+                    guard let value = UInt8(self[index]) else { throw invalid(index, "a number from 0 to 255") }
+                    return value
+                }
+                return ImageRecipe.Color(red: values[0], green: values[1], blue: values[2])
+            default:
+                throw invalidCount()
+            }
+        }
+    }
+}

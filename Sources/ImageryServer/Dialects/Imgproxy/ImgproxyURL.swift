@@ -1,0 +1,103 @@
+import Foundation
+
+/// An imgproxy URL path, split as imgproxy 3/4 splits it, before any meaning is given to its options
+/// (``ImgproxyOptions``):
+///
+///     /SIGNATURE/OPTION:ARG:ARG/.../plain/SOURCE_URL[@EXTENSION]
+///     /SIGNATURE/OPTION:ARG:ARG/.../BASE64URL_SOURCE[.EXTENSION]
+///
+/// Options are the segments holding a `:`; the first segment without one starts the source
+/// (`plain`, then the URL percent-encoded where it has `?`, `#` or `@`; else base64url, possibly
+/// split by `/`). The signature signs everything after it, from its `/`, as sent.
+struct ImgproxyURL {
+    /// The first segment: an HMAC (with keys) or any string (without).
+    let signature: Substring
+    /// The path after the signature, as sent (what the signature signs), starting with `/`.
+    let signed: Substring
+    /// The options in their order, as written (`rs`, [`fill`, `300`, `200`]).
+    let options: [Option]
+    /// The source URL, decoded.
+    let source: String
+    /// The extension after `@` (plain) or `.` (base64): the output format; `nil`: none given.
+    let fileExtension: String?
+
+    struct Option: Equatable {
+        let name: Substring
+        let arguments: [Substring]
+    }
+
+    /// - Parameter onlyPresets: Reads the segment after the signature as preset names (`thumb:small`),
+    ///   as imgproxy's `IMGPROXY_ONLY_PRESETS` does, instead of options.
+    /// - Throws: A 400 ``ServerError`` naming what is malformed.
+    init(path: Substring, onlyPresets: Bool = false) throws {
+        let path = path.drop { $0 == "/" }
+        guard let slash = path.firstIndex(of: "/") else {
+            throw ServerError.badParameter("an imgproxy URL is /SIGNATURE/OPTIONS/plain/SOURCE_URL or /SIGNATURE/OPTIONS/BASE64URL_SOURCE")
+        }
+        signature = path[..<slash]
+        signed = path[slash...]
+        var options: [Option] = []
+        var segments = signed.dropFirst().split(separator: "/", omittingEmptySubsequences: false)[...]
+        if onlyPresets, let names = segments.first, segments.count > 1 {
+            options.append(Option(name: "preset", arguments: names.split(separator: ":", omittingEmptySubsequences: false)))
+            segments = segments.dropFirst()
+        }
+        while !onlyPresets, let segment = segments.first, segment.contains(":") {
+            let parts = segment.split(separator: ":", omittingEmptySubsequences: false)
+            options.append(Option(name: parts[0], arguments: Array(parts.dropFirst())))
+            segments = segments.dropFirst()
+        }
+        self.options = options
+        (source, fileExtension) = try Self.source(segments)
+    }
+
+    /// The source and its extension from the segments after the options.
+    static func source(_ segments: ArraySlice<Substring>) throws -> (String, String?) {
+        guard let first = segments.first, !first.isEmpty else {
+            throw ServerError.badParameter("an imgproxy URL ends with the source: plain/URL or its base64url")
+        }
+        if first == "plain", segments.count > 1 {
+            let text = segments.dropFirst().joined(separator: "/")
+            let parts = text.split(separator: "@", omittingEmptySubsequences: false)
+            guard parts.count <= 2 else {
+                throw ServerError.badParameter("an imgproxy plain source has at most one @ (the extension): percent-encode the URL's own")
+            }
+            guard !parts[0].isEmpty, let decoded = String(parts[0]).removingPercentEncoding else {
+                throw ServerError.badParameter("the imgproxy plain source is empty or wrongly percent-encoded")
+            }
+            return (decoded, parts.count == 2 && !parts[1].isEmpty ? String(parts[1]) : nil)
+        }
+        let text = segments.joined()
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count <= 2 else { throw ServerError.badParameter("an imgproxy base64 source has at most one . (the extension)") }
+        guard !parts[0].isEmpty, let data = ImgproxySigner.data(base64URL: parts[0]), let decoded = String(data: data, encoding: .utf8) else {
+            throw ServerError.badParameter("the imgproxy source is not base64url of a URL (or plain/URL)")
+        }
+        return (decoded, parts.count == 2 && !parts[1].isEmpty ? String(parts[1]) : nil)
+    }
+
+    /// Whether `path` has the shape of an imgproxy URL: a signature, then an option (`name:args`) or
+    /// `plain/`, so that it is not taken for a thumbor URL or a stray path (with `onlyPresets`: a
+    /// signature, preset names and a source).
+    static func mayBe(_ path: Substring, onlyPresets: Bool = false) -> Bool {
+        let segments = path.drop { $0 == "/" }.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false)
+        guard segments.count >= 3, !segments[0].isEmpty else { return false }
+        if onlyPresets { return true }
+        let second = segments[1]
+        if second == "plain" { return true }
+        guard let colon = second.firstIndex(of: ":") else { return false }
+        return ImgproxyOptions.names.contains(String(second[..<colon]))
+    }
+
+    /// The `expires`/`exp` timestamp of `path`'s options, if any, without parsing the rest: checked
+    /// before result storage answers a request written as one answered earlier.
+    static func expiry(of path: Substring) -> Int? {
+        for segment in path.split(separator: "/").dropFirst() {
+            guard segment.contains(":") else { break }
+            if segment.hasPrefix("exp:") || segment.hasPrefix("expires:") {
+                return segment.split(separator: ":").dropFirst().first.flatMap { Int($0) }
+            }
+        }
+        return nil
+    }
+}
