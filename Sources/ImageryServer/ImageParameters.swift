@@ -2,12 +2,10 @@ import Foundation
 import Hummingbird
 import Imagery
 
-/// The query of `GET /image`, validated, as a source, a recipe and an output: `url` (http/https, or
-/// `/files/NAME`), the recipe's parameters (``ImageParameters/recipe(from:maximumSide:)``: `w`, `h`,
-/// `fit`, `enlarge`, `gravity`, `dpr`, `crop`, `trim`, `rotate`, `flip`, `flop`, `pad`, `bg`, `blur`,
-/// `sharpen`, `grayscale`), the output (`format`: jpeg, png, webp, avif, gif, jxl, absent: negotiated
-/// from `Accept`; `q` 1...100; `lossless`; `progressive`; `max_bytes`). The README has the table; every bad value is a 400 that names the parameter and
-/// what it accepts.
+/// What one image request asks for, whatever URL syntax wrote it: a source, a recipe and an output.
+/// Each syntax is a parser into this (``Dialects/Native``: the `/image` query; ``ThumborURL``;
+/// ``ImgproxyURL``), and everything after it (result storage, the pipeline, admission, headers) is
+/// one path, so that one output asked for in any syntax is one variant in every cache.
 package struct ImageParameters: Sendable, Hashable {
     package let url: URL
     /// What to make of the source (for a placeholder: its small version).
@@ -39,42 +37,6 @@ package struct ImageParameters: Sendable, Hashable {
         var framed = recipe
         framed.frame = 0
         return framed
-    }
-
-    /// - Parameters:
-    ///   - gallery: Resolves `url=/files/NAME` to a file of the gallery directory.
-    ///   - watermarks: The configured watermarks' recipe names, by the names `watermark=` takes.
-    package init(query: [String: String], maximumSide: Int, gallery: Gallery? = nil, watermarks: [String: String] = [:]) throws {
-        url = try Self.sourceURL(query, gallery: gallery)
-        let reader = QueryReader(query)
-        placeholder = try reader.choice("placeholder", Dictionary(uniqueKeysWithValues: Placeholder.allCases.map { ($0.rawValue, $0) }))
-        format = try reader.choice("format", ["jpeg": .jpeg, "jpg": .jpeg, "png": .png, "webp": .webp, "avif": .avif, "gif": .gif, "jxl": .jxl])
-        let recipe = Self.framed(try Self.recipe(from: reader, maximumSide: maximumSide, watermarks: watermarks), for: format)
-        self.recipe = placeholder?.recipe(from: recipe) ?? recipe
-        if let placeholder, placeholder.isHash, format != nil {
-            throw ServerError.badParameter("placeholder=\(placeholder.rawValue) is text: leave out format")
-        }
-        encoding = EncodingOptions(
-            quality: try reader.integer("q", in: 1...100) ?? (placeholder == .lqip ? 40 : nil),
-            lossless: try reader.bool("lossless") ?? false,
-            progressive: try reader.bool("progressive") ?? false,
-            maximumBytes: try reader.integer("max_bytes", in: 1...Int(Int32.max))
-        )
-    }
-
-    /// The `url` parameter: an absolute http or https URL, or `/files/NAME` of the gallery.
-    /// - Throws: A 400 ``ServerError`` saying what `url` must be; 404 for a gallery name that is not there.
-    static func sourceURL(_ query: [String: String], gallery: Gallery?) throws -> URL {
-        guard let text = query["url"], !text.isEmpty else {
-            throw ServerError.badParameter("url is required: /image?url=https://example.com/photo.jpg&w=256")
-        }
-        if let gallery, text.hasPrefix(Gallery.filePrefix) {
-            return try gallery.fileURL(forParameter: text)
-        }
-        guard let url = ServerConfiguration.sourceURL(text) else {
-            throw ServerError.badParameter("url must be an absolute http or https URL, or /files/NAME for a gallery file")
-        }
-        return url
     }
 
     /// Everything but the output format, as a cache key: the URL as given, the recipe, the encoding.

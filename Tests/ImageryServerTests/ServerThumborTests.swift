@@ -56,6 +56,24 @@ struct ServerThumborTests {
         }
     }
 
+    /// watermark() with a configured watermark: the same output (and variant) as the native query's watermark.
+    @Test func watermarksAConfiguredImage() async throws {
+        try await withTemporaryDirectory { directory in
+            let mark = directory.appendingPathComponent("logo.png")
+            let red = GeneratedImages.image(width: 40, height: 20) { _, _ in [255, 0, 0, 255] }
+            try VipsImageEncoder().encode(red, as: .png).write(to: mark)
+            try await withServer(configure: { $0.watermarkFiles = ["logo": mark] }) { client, origin in
+                let thumbor = try await get(client, "/unsafe/200x0/filters:watermark(logo.png,-10,10,0):format(png)/\(Self.source(origin, "rocket.jpg"))")
+                #expect(thumbor.status == .ok, "\(String(decoding: thumbor.body, as: UTF8.self))")
+                let image = try VipsImageDecoder().decode(thumbor.body, recipe: ImageRecipe())
+                #expect(GeneratedImages.pixel(image, 170, 15) == [255, 0, 0])  // 10 from the right, 10 from the top
+                #expect(GeneratedImages.pixel(image, 20, 100) != [255, 0, 0])
+                let native = try await get(client, imageURI(origin, "rocket.jpg", "w=200&format=png&watermark=logo&watermark_gravity=northeast&watermark_offset=10,10"))
+                #expect(native.body == thumbor.body)
+            }
+        }
+    }
+
     @Test func checksThumborSignaturesWhenAKeyIsSet() async throws {
         try await withServer(configure: { $0.thumborSecurityKey = "my-security-key" }) { client, origin in
             let path = "120x80/\(Self.source(origin, "rocket.jpg"))"

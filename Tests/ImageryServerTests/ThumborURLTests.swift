@@ -115,6 +115,27 @@ struct ThumborURLTests {
         #expect(try plain.parameters(maximumSide: 8192, refusesUnknownFilters: false, negotiates: true).outputChoice(accept: "image/webp") == .negotiated(.webp))
     }
 
+    /// focal(): the centre of mass of the regions (each centre weighted by its area) decides a cover crop,
+    /// in source pixels; watermark(): a configured watermark placed and faded as thumbor places it.
+    @Test func mapsFocalAndWatermark() throws {
+        func parameters(_ options: String) throws -> ImageParameters {
+            try ThumborURL(path: Substring("/unsafe/" + options + "/a.com/b.jpg"))
+                .parameters(maximumSide: 8192, refusesUnknownFilters: false, negotiates: false, watermarks: ["logo": "logo-1f"])
+        }
+        #expect(try parameters("300x200/filters:focal(100x100:200x200)").recipe.resize?.gravity == .sourcePoint(x: 150, y: 150))
+        // Two regions: 100x100 at (150,150) and 300x100 at (350,50): weights 1 and 3.
+        #expect(try parameters("300x200/filters:focal(100x100:200x200):focal(200x0:500x100)").recipe.resize?.gravity == .sourcePoint(x: 300, y: 75))
+        #expect(try parameters("300x200/smart/filters:focal(0x0:10x10)").recipe.resize?.gravity == .sourcePoint(x: 5, y: 5))  // over detection
+        #expect(try parameters("fit-in/300x200/filters:focal(0x0:10x10)").recipe.resize?.gravity == .center)  // nothing to crop
+        #expect(throws: ServerError.self) { try parameters("300x200/filters:focal(nope)") }
+        let watermark = try parameters("filters:watermark(http://cdn.example.com/logo.png,-10,center,25)").recipe.watermark
+        #expect(watermark == ImageRecipe.Watermark(name: "logo-1f", gravity: .east, offsetX: 10, offsetY: 0, opacity: 0.75))
+        #expect(try parameters("filters:watermark(logo,5,-20,0)").recipe.watermark == .init(name: "logo-1f", gravity: .southWest, offsetX: 5, offsetY: 20, opacity: 1))
+        for bad in ["watermark(other.png,0,0,0)", "watermark(logo,repeat,0,0)", "watermark(logo,0,0,0,20,20)", "watermark(logo,0,0)"] {
+            #expect(throws: ServerError.self, "\(bad)") { try parameters("filters:\(bad)") }
+        }
+    }
+
     /// A thumbor URL and the native query for the same output are one variant (one key).
     @Test func sharesTheNativeQuerysKeys() throws {
         let thumbor = try ThumborURL(path: "/unsafe/300x200/smart/https%3A%2F%2Fa.com%2Fb.jpg")

@@ -109,6 +109,27 @@ struct ImageRecipeLayoutTests {
         #expect(try recipe.layout(sourceWidth: 640, sourceHeight: 427).outputWidth == 310)
     }
 
+    /// A source point follows the crop, the rotation and the flips to the cover crop.
+    @Test func aSourcePointIsFollowedThroughCropRotationAndFlips() throws {
+        // 640x427 covering 100x100: scaled to 150x100; a point at x=600 keeps the right edge.
+        var recipe = ImageRecipe(resize: .init(width: 100, height: 100, gravity: .sourcePoint(x: 600, y: 200)))
+        #expect(try recipe.layout(sourceWidth: 640, sourceHeight: 427).coverCrop?.x == 50)
+        recipe.flop = true  // mirrored: now near the left edge
+        #expect(try recipe.layout(sourceWidth: 640, sourceHeight: 427).coverCrop?.x == 0)
+        // Turned a quarter clockwise (427x640, scaled to 100x150): x=600 of 640 becomes y=600 of 640.
+        recipe = ImageRecipe(resize: .init(width: 100, height: 100, gravity: .sourcePoint(x: 600, y: 200)))
+        recipe.rotation = .quarter
+        #expect(try recipe.layout(sourceWidth: 640, sourceHeight: 427).coverCrop.map { [$0.x, $0.y] } == [0, 50])
+        // After a crop of the right half, the point is at 280/320 of it.
+        recipe.rotation = .none
+        recipe.crop = .init(width: .pixels(320), height: .pixels(427), placement: .origin(x: .pixels(320), y: .pixels(0)))
+        recipe.resize = .init(width: 50, height: 100, gravity: .sourcePoint(x: 600, y: 200))
+        let layout = try recipe.layout(sourceWidth: 640, sourceHeight: 427)
+        #expect(layout.coverCrop.map { [$0.x, $0.width] } == [25, 50])  // scaled 75 wide: centred at 66, kept inside (25 free)
+        #expect(ImageRecipe.Gravity.north.turned(quarterTurns: 1) == .east)
+        #expect(ImageRecipe.Gravity.northEast.turned(quarterTurns: 1, flop: true) == .southWest)
+    }
+
     @Test func containPlacesTheImageInTheBox() throws {
         let centred = try ImageRecipe(resize: .init(width: 200, height: 200, fit: .contain)).layout(sourceWidth: 640, sourceHeight: 427)
         #expect(centred.canvas.map { [$0.width, $0.height, $0.x, $0.y] } == [200, 200, 0, 33])

@@ -59,6 +59,7 @@ extension ImageRecipe.Gravity: CustomStringConvertible {
         case .southEast: "southeast"
         case .southWest: "southwest"
         case .focalPoint(let x, let y): "fp:\(x):\(y)"
+        case .sourcePoint(let x, let y): "sp:\(x):\(y)"
         case .smart(let strategy): "smart:\(strategy.rawValue)"
         }
     }

@@ -90,7 +90,7 @@ extension ImageRecipe {
                     if resize.fit == .coverDown, (width, height) != (resize.width, resize.height) {
                         (width, height) = Self.aspectCrop(scaledWidth, scaledHeight, box: resize)
                     }
-                    let gravity = resize.gravity
+                    let gravity = resize.gravity.resolved(in: region, rotation: rotation, flip: flip, flop: flop)
                     if case .smart(let strategy) = gravity { smartCover = strategy }
                     coverCrop = Rect(
                         x: gravity.offset(part: width, in: scaledWidth, horizontal: true) ?? 0,
@@ -109,7 +109,7 @@ extension ImageRecipe {
                 if resize.fit == .contain {
                     // Edges and corners place the image in the box; a point or smart gravity has nothing to choose.
                     let gravity: Gravity = switch resize.gravity {
-                    case .focalPoint, .smart: .center
+                    case .focalPoint, .sourcePoint, .smart: .center
                     default: resize.gravity
                     }
                     canvas = Rect(
@@ -179,6 +179,7 @@ extension ImageRecipe {
             }
             return Rect(x: whole.x + left, y: whole.y + top, width: min(width, whole.width - left), height: min(height, whole.height - top))
         case .gravity(let gravity):
+            let gravity = gravity.resolved(in: whole, rotation: .none, flip: false, flop: false)
             let (width, height) = (min(width, whole.width), min(height, whole.height))
             return Rect(
                 x: whole.x + (gravity.offset(part: width, in: whole.width, horizontal: true) ?? 0),

@@ -250,6 +250,10 @@ extension ImageRecipe {
         /// A point of the image, as fractions of its width and height (0...1): the crop is centred
         /// on it as far as the image allows.
         case focalPoint(x: Double, y: Double)
+        /// A point of the source in its pixels (oriented, before trim and crop): the crop is centred
+        /// on it as far as the image allows, wherever the operations before it move it (thumbor's
+        /// `focal()`). Where nothing is cropped around it (``ImageRequest/Thumbnail/Fit/contain``), the centre.
+        case sourcePoint(x: Int, y: Int)
         /// The most interesting part, found by libvips (``SmartStrategy``).
         case smart(SmartStrategy)
 
@@ -266,7 +270,7 @@ extension ImageRecipe {
             let free = max(0, side - part)
             let position: Double
             switch self {
-            case .center: position = 0.5
+            case .center, .sourcePoint: position = 0.5  // a source point is resolved to a focal point first (layout)
             case .north: position = horizontal ? 0.5 : 0
             case .south: position = horizontal ? 0.5 : 1
             case .east: position = horizontal ? 1 : 0.5

@@ -89,28 +89,8 @@ extension ImgproxyOptions {
 
 extension ImageRecipe.Gravity {
     /// The gravity in an image that, turned clockwise by `quarterTurns` and then mirrored, gives an
-    /// image where this gravity points at the same pixels.
+    /// image where this gravity points at the same pixels (the inverse of ``turned(quarterTurns:flop:flip:)``).
     func unturned(quarterTurns: Int, mirroredHorizontally: Bool, mirroredVertically: Bool) -> Self {
-        // As a vector from the centre (x right, y down): undo the mirrors, then turn counter-clockwise.
-        var (x, y): (Double, Double)
-        switch self {
-        case .smart: return self
-        case .focalPoint(let px, let py): (x, y) = (px - 0.5, py - 0.5)
-        case .center: (x, y) = (0, 0)
-        case .north: (x, y) = (0, -1)
-        case .south: (x, y) = (0, 1)
-        case .east: (x, y) = (1, 0)
-        case .west: (x, y) = (-1, 0)
-        case .northEast: (x, y) = (1, -1)
-        case .northWest: (x, y) = (-1, -1)
-        case .southEast: (x, y) = (1, 1)
-        case .southWest: (x, y) = (-1, 1)
-        }
-        if mirroredHorizontally { x = -x }
-        if mirroredVertically { y = -y }
-        for _ in 0..<(quarterTurns % 4) { (x, y) = (y, -x) }
-        if case .focalPoint = self { return .focalPoint(x: x + 0.5, y: y + 0.5) }
-        let named: [[Self]] = [[.northWest, .north, .northEast], [.west, .center, .east], [.southWest, .south, .southEast]]
-        return named[Int(y) + 1][Int(x) + 1]
+        turned(quarterTurns: 0, flop: mirroredHorizontally, flip: mirroredVertically).turned(quarterTurns: -quarterTurns)
     }
 }

@@ -27,7 +27,7 @@ extension ImageController {
         }
         return try url.parameters(
             maximumSide: configuration.maximumOutputSide, refusesUnknownFilters: configuration.thumborRefusesUnknownFilters,
-            negotiates: configuration.thumborAutoWebP
+            negotiates: configuration.thumborAutoWebP, watermarks: service.watermarkIDs
         )
     }
 }

@@ -12,12 +12,15 @@ extension ThumborURL {
     ///   - negotiates: Whether `Accept` chooses the format when no `format()` filter does (thumbor's
     ///     `AUTO_WEBP`); otherwise the source's format.
     /// - Throws: A 400 ``ServerError`` with thumbor's words for what is wrong or not supported.
-    func parameters(maximumSide: Int, refusesUnknownFilters: Bool, negotiates: Bool) throws -> ImageParameters {
+    ///   - watermarks: The configured watermarks' recipe names by name: what `watermark()` may lay over
+    ///     the image (its image argument names one, as a name or a URL ending in it).
+    func parameters(maximumSide: Int, refusesUnknownFilters: Bool, negotiates: Bool, watermarks: [String: String] = [:]) throws -> ImageParameters {
         guard !meta else { throw ServerError.badParameter("thumbor's meta/ (JSON of the operations) is not supported") }
         var recipe = ImageRecipe()
         var format: ImageFormat?
         var encoding = EncodingOptions()
         var (upscale, noUpscale, fillColor, rotation) = (false, false, ImageRecipe.Color?.none, ImageRecipe.Rotation.none)
+        var focalRegions: [(left: Int, top: Int, width: Int, height: Int)] = []
 
         for filter in filters {
             let arguments = filter.arguments
@@ -61,6 +64,15 @@ extension ThumborURL {
                 noUpscale = true
             case "strip_icc", "strip_exif":
                 break  // outputs carry no profile and no EXIF but the copyright already
+            case "focal":
+                // LxT:RxB, as the manual crop is written; an empty region is ignored, as thumbor does.
+                if let region = arguments.first.flatMap({ Self.crop(Substring($0)) }), region.right > region.left, region.bottom > region.top {
+                    focalRegions.append((region.left, region.top, region.right - region.left, region.bottom - region.top))
+                } else if arguments.first.flatMap({ Self.crop(Substring($0)) }) == nil {
+                    throw ServerError.badParameter("thumbor filter focal takes a region LEFTxTOP:RIGHTxBOTTOM in source pixels")
+                }
+            case "watermark":
+                recipe.watermark = try Self.watermark(arguments, watermarks: watermarks)
             case "max_bytes":
                 let bytes = Int(try number(0))
                 guard bytes > 0 else { throw ServerError.badParameter("thumbor filter max_bytes needs a number of bytes above 0") }
@@ -85,6 +97,9 @@ extension ThumborURL {
         recipe.flip = verticalFlip
         recipe.rotation = rotation
         recipe.resize = try resize(maximumSide: maximumSide, upscale: upscale, noUpscale: noUpscale, fill: fillColor != nil, turned: rotation.swapsSides)
+        if let focus = Self.centreOfMass(focalRegions), recipe.resize?.fit == .cover {
+            recipe.resize?.gravity = focus  // explicit focal points decide the crop, before alignment and detection
+        }
         if let fillColor {
             recipe.background = fillColor
         }
@@ -168,6 +183,55 @@ extension ThumborURL {
             throw ServerError.badParameter("the image of a thumbor URL must be an http or https URL, plain or percent-encoded")
         }
         return url
+    }
+
+    /// thumbor's centre of mass of focal regions: each region's centre weighted by its area (in
+    /// source pixels, which the layout follows through crop, rotation and flips); `nil` for none.
+    static func centreOfMass(_ regions: [(left: Int, top: Int, width: Int, height: Int)]) -> ImageRecipe.Gravity? {
+        guard !regions.isEmpty else { return nil }
+        var (x, y, weight) = (0.0, 0.0, 0.0)
+        for region in regions {
+            let area = Double(region.width * region.height)
+            x += Double(region.left + region.width / 2) * area
+            y += Double(region.top + region.height / 2) * area
+            weight += area
+        }
+        return .sourcePoint(x: Int(x / weight), y: Int(y / weight))
+    }
+
+    /// `watermark(IMAGE,X,Y,ALPHA)`: IMAGE must name a configured watermark (the name, or a URL or
+    /// path whose last part, with or without its extension, is the name): the operator allows the
+    /// sources. X and Y: pixels from the left or top (negative: from the right or bottom) or
+    /// `center`; ALPHA: transparency 0...100.
+    static func watermark(_ arguments: [String], watermarks: [String: String]) throws -> ImageRecipe.Watermark {
+        guard arguments.count >= 4 else {
+            throw ServerError.badParameter("thumbor filter watermark takes an image, x, y and alpha")
+        }
+        let image = arguments[0].removingPercentEncoding ?? arguments[0]
+        let last = image.split(separator: "/").last.map(String.init) ?? image
+        let stem = last.split(separator: ".").first.map(String.init) ?? last
+        guard let id = [image, last, stem].lazy.compactMap({ watermarks[$0] }).first else {
+            let known = watermarks.isEmpty ? "none are configured" : "one of \(watermarks.keys.sorted().joined(separator: ", "))"
+            throw ServerError.badParameter("thumbor filter watermark must name a configured watermark (\(known))")
+        }
+        if arguments.count > 4, arguments[4...].contains(where: { $0 != "none" && !$0.isEmpty }) {
+            throw ServerError.badParameter("thumbor filter watermark's w_ratio and h_ratio are not supported here")
+        }
+        func place(_ text: String, _ name: String) throws -> (position: Int, offset: Int) {  // -1 start, 0 centre, 1 end
+            if text == "center" { return (0, 0) }
+            guard let value = Int(text) else {
+                throw ServerError.badParameter("thumbor filter watermark's \(name) must be whole pixels or center (repeat and percentages are not supported here)")
+            }
+            return value < 0 ? (1, -value) : (-1, value)
+        }
+        let (x, y) = (try place(arguments[1], "x"), try place(arguments[2], "y"))
+        guard let alpha = Int(arguments[3]), (0...100).contains(alpha) else {
+            throw ServerError.badParameter("thumbor filter watermark's alpha must be a whole number from 0 to 100")
+        }
+        let named: [[ImageRecipe.Gravity]] = [[.northWest, .north, .northEast], [.west, .center, .east], [.southWest, .south, .southEast]]
+        return ImageRecipe.Watermark(
+            name: id, gravity: named[y.position + 1][x.position + 1], offsetX: x.offset, offsetY: y.offset, opacity: Double(100 - alpha) / 100
+        )
     }
 
     /// A thumbor colour: hex without `#` (`fff`, `ff0000`), `transparent`, or a common name.
