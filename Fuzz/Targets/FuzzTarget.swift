@@ -10,6 +10,8 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
     case query
     /// `Accept` negotiation and `If-None-Match`.
     case accept
+    /// thumbor's and imgproxy's URL paths: the syntax, the parameters, the signatures.
+    case paths
     /// IP literals, whether they are public, host patterns, source URLs' hosts and ports.
     case address
     /// HTTP cache headers: `Cache-Control`, `Expires`, `Date`, `Age`, `Vary`, and the response's own.
@@ -25,6 +27,7 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
         switch self {
         case .query: try QueryTarget.run(bytes)
         case .accept: try AcceptTarget.run(bytes)
+        case .paths: try PathsTarget.run(bytes)
         case .address: try AddressTarget.run(bytes)
         case .cacheHeaders: try CacheHeadersTarget.run(bytes)
         case .configuration: try ConfigurationTarget.run(bytes)

@@ -12,8 +12,7 @@ package struct ImageController: Sendable {
     let signer: RequestSigner?
     let gallery: Gallery
     let presets: Presets
-    let thumborSigner: ThumborSigner?
-    let imgproxy: ImgproxyDialect
+    let dialects: PathDialects
 
     /// - Throws: ``ConfigurationFileError`` when the configuration's presets are not valid.
     init(service: ImageService, watcher: ConnectionWatcher) throws {
@@ -22,8 +21,7 @@ package struct ImageController: Sendable {
         self.signer = service.configuration.signingKey.map(RequestSigner.init(key:))
         self.gallery = Gallery(directory: service.configuration.galleryDirectory, urls: service.configuration.galleryURLs)
         self.presets = try Presets(service.configuration.presets, onlyPresets: service.configuration.onlyPresets)
-        self.thumborSigner = service.configuration.thumborSecurityKey.map(ThumborSigner.init(key:))
-        self.imgproxy = try ImgproxyDialect(service.configuration)
+        self.dialects = try PathDialects(configuration: service.configuration, watermarks: service.watermarkIDs)
     }
 
     func addRoutes(to router: Router<ServerRequestContext>) {
@@ -47,16 +45,15 @@ package struct ImageController: Sendable {
         router.getAndHead("files/:name") { request, context -> Response in
             await file(context.parameters.get("name") ?? "", request: request)
         }
-        // Any other path: another proxy's URL syntax (imgproxy's options are told apart by their
-        // `name:args` segments, so they are tried first), else 404 (UnmatchedRouteMiddleware).
+        // Any other path: another proxy's URL syntax, else 404 (UnmatchedRouteMiddleware).
         router.getAndHead("**") { request, context -> Response in
             let path = Substring(request.uri.path)
-            let configuration = service.configuration
-            if configuration.imgproxyURLs, ImgproxyURL.mayBe(path, onlyPresets: configuration.onlyPresets) {
-                return await respondToImgproxy(request, path: path, on: context.channel)
+            switch dialects.syntax(of: path) {
+            case .imgproxy: return await respondToImgproxy(request, path: path, on: context.channel)
+            case .thumbor:
+                return await respond(to: request, on: context.channel, requestKey: "#thumbor " + path) { try dialects.parameters(path, in: .thumbor) }
+            case nil: throw HTTPError(.notFound)
             }
-            guard configuration.thumborURLs, ThumborURL.mayBe(path) else { throw HTTPError(.notFound) }
-            return await respond(to: request, on: context.channel, requestKey: "#thumbor " + path) { try thumborParameters(path) }
         }
     }
 

@@ -102,6 +102,11 @@ struct ImgproxyURLTests {
         #expect(!ImgproxyURL.mayBe("/unsafe/300x200/smart/a.com/b.jpg"))  // thumbor's
         #expect(!ImgproxyURL.mayBe("/unsafe/filters:quality(80)/a.com/b.jpg"))  // thumbor's filters
         #expect(!ImgproxyURL.mayBe("/favicon.ico"))
+        // thumbor's trim and crop hold colons too, and trim is an imgproxy option: the source decides.
+        #expect(!ImgproxyURL.mayBe("/unsafe/trim:bottom-right:5/10x20:310x220/fit-in/100x100/a.com/b.jpg"))
+        #expect(!ImgproxyURL.mayBe("/unsafe/trim:10/300x200/a.com/b.jpg"))
+        #expect(!ImgproxyURL.mayBe("/unsafe/10x20:310x220/http%3A%2F%2Fa.com%2Fb.jpg"))
+        #expect(ImgproxyURL.mayBe("/unsafe/trim:10/aHR0cDovL2EuY29tL2IuanBn.png"))
     }
 
     // MARK: Options → recipe

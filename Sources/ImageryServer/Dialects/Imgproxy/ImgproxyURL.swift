@@ -30,12 +30,7 @@ struct ImgproxyURL {
     ///   as imgproxy's `IMGPROXY_ONLY_PRESETS` does, instead of options.
     /// - Throws: A 400 ``ServerError`` naming what is malformed.
     init(path: Substring, onlyPresets: Bool = false) throws {
-        let path = path.drop { $0 == "/" }
-        guard let slash = path.firstIndex(of: "/") else {
-            throw ServerError.badParameter("an imgproxy URL is /SIGNATURE/OPTIONS/plain/SOURCE_URL or /SIGNATURE/OPTIONS/BASE64URL_SOURCE")
-        }
-        signature = path[..<slash]
-        signed = path[slash...]
+        (signature, signed) = try Self.signature(of: path)
         var options: [Option] = []
         var segments = signed.dropFirst().split(separator: "/", omittingEmptySubsequences: false)[...]
         if onlyPresets, let names = segments.first, segments.count > 1 {
@@ -76,17 +71,34 @@ struct ImgproxyURL {
         return (decoded, parts.count == 2 && !parts[1].isEmpty ? String(parts[1]) : nil)
     }
 
-    /// Whether `path` has the shape of an imgproxy URL: a signature, then an option (`name:args`) or
-    /// `plain/`, so that it is not taken for a thumbor URL or a stray path (with `onlyPresets`: a
-    /// signature, preset names and a source).
+    /// Whether `path` has the shape of an imgproxy URL, so that it is not taken for a thumbor URL
+    /// (whose `trim:10` or `10x20:30x40` also hold colons) or a stray path: a signature, imgproxy
+    /// options (the first one a name imgproxy has), then `plain/...` or base64url with at most one
+    /// `.` (with `onlyPresets`: a signature, preset names and a source).
     static func mayBe(_ path: Substring, onlyPresets: Bool = false) -> Bool {
-        let segments = path.drop { $0 == "/" }.split(separator: "/", maxSplits: 2, omittingEmptySubsequences: false)
+        let segments = path.drop { $0 == "/" }.split(separator: "/", omittingEmptySubsequences: false)
         guard segments.count >= 3, !segments[0].isEmpty else { return false }
         if onlyPresets { return true }
-        let second = segments[1]
-        if second == "plain" { return true }
-        guard let colon = second.firstIndex(of: ":") else { return false }
-        return ImgproxyOptions.names.contains(String(second[..<colon]))
+        var rest = segments.dropFirst()
+        if let colon = rest.first?.firstIndex(of: ":"), !names.contains(rest.first![..<colon]) { return false }
+        while let segment = rest.first, segment.contains(":") { rest = rest.dropFirst() }
+        guard let first = rest.first, !first.isEmpty else { return false }
+        if first == "plain" { return rest.count > 1 }
+        let base64 = rest.joined()
+        return base64.utf8.allSatisfy { Self.base64URLBytes.contains($0) } && base64.utf8.filter({ $0 == UInt8(ascii: ".") }).count <= 1
+    }
+
+    private static let names = Set(ImgproxyOptions.names.map { Substring($0) })
+    private static let base64URLBytes = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_=.".utf8)
+
+    /// The signature and the signed rest of `path` (from its `/`), before anything else is read:
+    /// a forged URL is refused before its options are.
+    static func signature(of path: Substring) throws -> (signature: Substring, signed: Substring) {
+        let path = path.drop { $0 == "/" }
+        guard let slash = path.firstIndex(of: "/") else {
+            throw ServerError.badParameter("an imgproxy URL is /SIGNATURE/OPTIONS/plain/SOURCE_URL or /SIGNATURE/OPTIONS/BASE64URL_SOURCE")
+        }
+        return (path[..<slash], path[slash...])
     }
 
     /// The `expires`/`exp` timestamp of `path`'s options, if any, without parsing the rest: checked

@@ -61,14 +61,8 @@ struct ThumborURL {
     /// Parses a request path (`/unsafe/300x200/smart/example.com/a.jpg`).
     /// - Throws: A 400 ``ServerError`` when the path has no signature part or no image.
     init(path: Substring) throws {
-        var rest = path.drop { $0 == "/" }
-        guard let slash = rest.firstIndex(of: "/") else {
-            throw ServerError.badParameter("a thumbor URL is /unsafe/OPTIONS/IMAGE or /SIGNATURE/OPTIONS/IMAGE")
-        }
-        let first = rest[..<slash]
-        signature = first == "unsafe" ? .unsafe : .hmac(String(first))
-        rest = rest[rest.index(after: slash)...]
-        signed = rest
+        (signature, signed) = try Self.signature(of: path)
+        var rest = signed
 
         /// The next segment (up to `/`), taken when `accept` says it is that part.
         func take(_ accept: (Substring) -> Bool) -> Substring? {
@@ -97,6 +91,17 @@ struct ThumborURL {
         }
         guard !rest.isEmpty else { throw ServerError.badParameter("a thumbor URL ends with the image's URL") }
         image = rest
+    }
+
+    /// The signature and the signed rest of `path` (after the signature's `/`), before anything else
+    /// is read: a forged URL is refused before its options are.
+    static func signature(of path: Substring) throws -> (Signature, signed: Substring) {
+        let path = path.drop { $0 == "/" }
+        guard let slash = path.firstIndex(of: "/") else {
+            throw ServerError.badParameter("a thumbor URL is /unsafe/OPTIONS/IMAGE or /SIGNATURE/OPTIONS/IMAGE")
+        }
+        let first = path[..<slash]
+        return (first == "unsafe" ? .unsafe : .hmac(String(first)), path[path.index(after: slash)...])
     }
 
     static func isTrim(_ segment: Substring) -> Bool {

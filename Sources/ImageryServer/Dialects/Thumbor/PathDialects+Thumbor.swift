@@ -1,33 +1,31 @@
 import Foundation
-import Hummingbird
 
-extension ImageController {
+extension PathDialects {
     /// A thumbor URL's parameters, its signature checked: with a thumbor security key, its HMAC;
     /// without one, `/unsafe/` (refused when native URLs are signed, so that it is no way around them).
     /// - Throws: 403 for a missing or wrong signature, 400 for what the URL asks that is wrong or
     ///   not supported, or in only-presets mode.
     func thumborParameters(_ path: Substring) throws -> ImageParameters {
-        let url = try ThumborURL(path: path)
-        let configuration = service.configuration
-        switch url.signature {
+        let (signature, signed) = try ThumborURL.signature(of: path)
+        switch signature {
         case .unsafe:
-            guard thumborSigner == nil, signer == nil else {
+            guard thumborSigner == nil, !nativeSigned else {
                 throw ServerError(.forbidden, "bad_signature", "unsafe thumbor URLs are off here: sign them with the thumbor security key")
             }
         case .hmac(let signature):
             guard let thumborSigner else {
                 throw ServerError(.forbidden, "bad_signature", "no thumbor security key is configured: thumbor URLs are /unsafe/ here")
             }
-            guard thumborSigner.isValid(signature, for: url.signed) else {
+            guard thumborSigner.isValid(signature, for: signed) else {
                 throw ServerError(.forbidden, "bad_signature", "the thumbor URL's signature is wrong")
             }
         }
         guard !configuration.onlyPresets else {
             throw ServerError.badParameter("only presets are allowed here: use /image?url=...&preset=NAME, not thumbor URLs")
         }
-        return try url.parameters(
+        return try ThumborURL(path: path).parameters(
             maximumSide: configuration.maximumOutputSide, refusesUnknownFilters: configuration.thumborRefusesUnknownFilters,
-            negotiates: configuration.thumborAutoWebP, watermarks: service.watermarkIDs
+            negotiates: configuration.thumborAutoWebP, watermarks: watermarks
         )
     }
 }
