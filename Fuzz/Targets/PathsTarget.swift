@@ -31,7 +31,10 @@ enum PathsTarget {
         let plain = try outcome(unsigned, path, syntax)
         // Signed with the configured key: never refused for its signature, and otherwise answered as
         // unsigned (where unsigned was not refused for its own signature); one changed character: 403.
-        guard let signedPath = signed.signing(path, in: syntax) else { throw FuzzFailure("\(path): no signature") }
+        guard let signedPath = signed.signing(path, in: syntax) else {  // nothing after the signature to sign
+            try require(plain == 400, "\(path): cannot be signed, yet answered \(plain)")
+            return
+        }
         try require(signed.syntax(of: Substring(signedPath)) == syntax, "\(signedPath): another syntax once signed")
         let withKey = try outcome(signed, Substring(signedPath), syntax)
         try require(withKey != 403, "\(signedPath): its own signature refused")

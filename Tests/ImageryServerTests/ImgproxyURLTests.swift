@@ -238,7 +238,7 @@ struct ImgproxyURLTests {
     @Test(arguments: [
         ("rs:squash:100:100", "imgproxy rs: squash is not fit, fill, fill-down, force or auto"),
         ("w:-1", "imgproxy w: -1 is not a whole number"),
-        ("dpr:0", "imgproxy dpr: 0 is not a number above 0"),
+        ("dpr:0", "imgproxy dpr: 0 is not a number above 0"), ("dpr:1000", "at most 100"),
         ("g:up", "imgproxy g: up is not a gravity"),
         ("g:no:10:0", "gravity offsets are not supported here"),
         ("g:fp:2:0.5", "imgproxy g: 2 is not a fraction from 0 to 1"),

@@ -35,7 +35,7 @@ extension ImgproxyOptions {
             recipe.extend = ImageRecipe.Extend(width: boxWidth, height: boxHeight, gravity: extend)
         }
         if let padding {
-            func scaled(_ side: Int) -> Int { min(maximumSide, Int((Double(side) * dpr).rounded())) }
+            func scaled(_ side: Int) -> Int { Int(min(Double(maximumSide), (Double(side) * dpr).rounded())) }
             recipe.padding = ImageRecipe.Insets(
                 top: scaled(padding.top), right: scaled(padding.right), bottom: scaled(padding.bottom), left: scaled(padding.left)
             )
@@ -78,7 +78,8 @@ extension ImgproxyOptions {
     /// before turning: the sides swap with a quarter turn and the gravity turns and mirrors back.
     private func unrotated(_ crop: (width: Double, height: Double, gravity: ImageRecipe.Gravity?)) -> ImageRecipe.Crop {
         func length(_ value: Double) -> ImageRecipe.Length {
-            value == 0 ? .fraction(1) : value < 1 ? .fraction(value) : .pixels(Int(value))
+            // Pixels past any image are the whole side (the crop is cut at the edges): no overflow.
+            value == 0 ? .fraction(1) : value < 1 ? .fraction(value) : .pixels(Int(min(value, Double(Int32.max))))
         }
         var (width, height) = (length(crop.width), length(crop.height))
         if rotate % 180 == 90 { (width, height) = (height, width) }

@@ -98,7 +98,7 @@ struct ImgproxyOptions {
             height = try reader.integer(0)
         case "dpr":
             try reader.count(1...1)
-            dpr = try reader.number(0, "a number above 0") { $0 > 0 }
+            dpr = try reader.number(0, "a number above 0, at most 100") { $0 > 0 && $0 <= 100 }
         case "enlarge", "el":
             try reader.count(1...1)
             enlarge = reader.bool(0)

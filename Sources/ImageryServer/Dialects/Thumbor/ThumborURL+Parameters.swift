@@ -28,7 +28,7 @@ extension ThumborURL {
                 guard index < arguments.count, let value = QueryReader.number(arguments[index]) else {
                     throw ServerError.badParameter("thumbor filter \(filter.name) needs a number as argument \(index + 1)")
                 }
-                return value
+                return max(-Double(Int32.max), min(Double(Int32.max), value))  // any digits: whole-number uses cannot overflow
             }
             switch filter.name {
             case "quality":
