@@ -336,6 +336,11 @@ static inline int imagery_vips_composite_over(VipsImage *base, VipsImage *overla
     return vips_composite2(base, overlay, out, VIPS_BLEND_MODE_OVER, "x", x, "y", y, NULL);
 }
 
+/// The value below which `percent` % of `in`'s pixels fall (one band).
+static inline int imagery_vips_percent(VipsImage *in, double percent, int *threshold) {
+    return vips_percent(in, percent, threshold, NULL);
+}
+
 /// `in` × a + b, per pixel, as unsigned 8-bit.
 static inline int imagery_vips_linear1(VipsImage *in, VipsImage **out, double a, double b) {
     return vips_linear1(in, out, a, b, "uchar", TRUE, NULL);

@@ -45,14 +45,20 @@ package struct ImageController: Sendable {
         router.getAndHead("files/:name") { request, context -> Response in
             await file(context.parameters.get("name") ?? "", request: request)
         }
-        // Any other path: another proxy's URL syntax, else 404 (UnmatchedRouteMiddleware).
+        // Any other path: another proxy's URL syntax, else 404. A path answered before is answered
+        // from result storage by its text (`#PATH`), before its syntax is looked for.
         router.getAndHead("**") { request, context -> Response in
             let path = Substring(request.uri.path)
-            switch dialects.syntax(of: path) {
-            case .imgproxy: return await respondToImgproxy(request, path: path, on: context.channel)
-            case .thumbor:
-                return await respond(to: request, on: context.channel, requestKey: "#thumbor " + path) { try dialects.parameters(path, in: .thumbor) }
-            case nil: throw HTTPError(.notFound)
+            var maxAge: Int?
+            if service.configuration.imgproxyURLs, let expiry = ImgproxyURL.expiry(of: path), expiry > 0 {
+                // An imgproxy URL answered before may have expired since; else no longer than it lives.
+                let left = expiry - Int(Date().timeIntervalSince1970)
+                guard left > 0 else { return ServerError(.notFound, "expired", "this imgproxy URL expired").response() }
+                maxAge = min(left, service.configuration.responseMaxAge)
+            }
+            return await respond(to: request, on: context.channel, requestKey: "#" + path, maxAge: maxAge) {
+                guard let syntax = dialects.syntax(of: path) else { throw UnmatchedRouteMiddleware.notFound(path) }
+                return try dialects.parameters(path, in: syntax)
             }
         }
     }

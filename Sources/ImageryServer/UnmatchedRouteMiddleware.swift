@@ -20,7 +20,12 @@ struct UnmatchedRouteMiddleware: RouterMiddleware {
             if let allowed = known {
                 return ServerError(.methodNotAllowed, "method_not_allowed", "\(path) answers \(allowed) only").response(headers: [.allow: allowed])
             }
-            return ServerError(.notFound, "not_found", "there is nothing at \(path): see / for the gallery, /image?url=... for images").response()
+            return Self.notFound(path).response()
         }
+    }
+
+    /// The 404 for a path nothing answers.
+    static func notFound(_ path: some StringProtocol) -> ServerError {
+        ServerError(.notFound, "not_found", "there is nothing at \(path): see / for the gallery, /image?url=... for images")
     }
 }

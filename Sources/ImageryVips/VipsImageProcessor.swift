@@ -187,7 +187,16 @@ public struct VipsImageProcessor: ImageProcessing {
             }
         }
         if let canvas = layout.canvas, (canvas.width, canvas.height) != (Int(vips_image_get_width(image)), Int(vips_image_get_height(image))) {
-            image = try embed(image, x: canvas.x, y: canvas.y, width: canvas.width, height: canvas.height, in: recipe.background)
+            switch recipe.boxFill {
+            case .background:
+                image = try embed(image, x: canvas.x, y: canvas.y, width: canvas.width, height: canvas.height, in: recipe.background)
+            case .median:
+                let color: ImageRecipe.Color
+                do { color = try medianColor(of: image) } catch { imagery_vips_unref(image); throw error }
+                image = try embed(image, x: canvas.x, y: canvas.y, width: canvas.width, height: canvas.height, in: color)
+            case .blur:
+                image = try onBlurredCopy(image, canvas)
+            }
         }
         if let padding = recipe.padding {
             let (width, height) = (Int(vips_image_get_width(image)), Int(vips_image_get_height(image)))
@@ -314,6 +323,39 @@ public struct VipsImageProcessor: ImageProcessing {
     }
 
     /// A Gaussian blur; with alpha, of premultiplied pixels (no dark fringes where transparent pixels meet opaque ones).
+    /// The median of each of `image`'s colour bands, as an opaque colour (grey for one band).
+    private func medianColor(of image: UnsafeMutablePointer<VipsImage>) throws -> ImageRecipe.Color {
+        let colourBands = Int(vips_image_get_bands(image)) - (Vips.hasAlpha(image) ? 1 : 0)
+        var medians: [UInt8] = []
+        for band in 0..<max(1, min(3, colourBands)) {
+            let channel = try Vips.apply(image, releasingInput: false) { imagery_vips_extract_bands($0, $1, Int32(band), 1) }
+            defer { imagery_vips_unref(channel) }
+            var threshold: Int32 = 0
+            guard imagery_vips_percent(channel, 50, &threshold) == 0 else { throw VipsError(message: Vips.takeError()) }
+            medians.append(UInt8(clamping: threshold))
+        }
+        if medians.count == 1 { medians += [medians[0], medians[0]] }
+        return ImageRecipe.Color(red: medians[0], green: medians[1], blue: medians[2])
+    }
+
+    /// `image` laid at `canvas`' origin over a copy of itself blurred and stretched to the canvas
+    /// (thumbor's `fill(blur)`: sigma 50 at the image's size, then resized).
+    private func onBlurredCopy(_ image: UnsafeMutablePointer<VipsImage>, _ canvas: ImageRecipe.Rect) throws -> UnsafeMutablePointer<VipsImage> {
+        let base: UnsafeMutablePointer<VipsImage>
+        do {
+            var copy = try Vips.apply(image, releasingInput: false) { imagery_vips_copy_memory($0, $1) }
+            copy = try blurred(copy, sigma: 50)
+            base = try Vips.apply(copy) {
+                imagery_vips_thumbnail_image($0, $1, Int32(canvas.width), Int32(canvas.height), VIPS_SIZE_FORCE, VIPS_INTERESTING_NONE)
+            }
+        } catch {
+            imagery_vips_unref(image)
+            throw error
+        }
+        defer { imagery_vips_unref(image) }
+        return try Vips.apply(base) { imagery_vips_composite_over($0, image, $1, Int32(canvas.x), Int32(canvas.y)) }
+    }
+
     private func blurred(_ image: UnsafeMutablePointer<VipsImage>, sigma: Double) throws -> UnsafeMutablePointer<VipsImage> {
         guard Vips.hasAlpha(image) else { return try Vips.apply(image) { imagery_vips_gaussblur($0, $1, sigma) } }
         var image = try Vips.apply(image) { imagery_vips_premultiply($0, $1) }

@@ -108,6 +108,7 @@ struct AdmissionTests {
         try await withServer(.live, configure: {
             Self.small(&$0)
             $0.maximumInflightMemory = 100_000  // chelsea.png is 240 KB
+            $0.admissionTimeout = .seconds(20)  // the refusal must not wait; a loaded suite must not make it a 503
         }) { client, origin in
             let (status, headers, body) = try await get(client, imageURI(origin, "chelsea.png", "w=64"))
             #expect(status == .contentTooLarge)

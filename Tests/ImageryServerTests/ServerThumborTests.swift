@@ -74,6 +74,28 @@ struct ServerThumborTests {
         }
     }
 
+    /// fill(blur) and fill(auto): the bars of fit-in are the image blurred, or its median colour; fill(black) is black.
+    @Test func fillsBarsFromTheImage() async throws {
+        try await withServer { client, origin in
+            func bars(_ fill: String) async throws -> (top: [UInt8], bottom: [UInt8], middle: [UInt8]) {
+                let response = try await get(client, "/unsafe/fit-in/200x200/filters:fill(\(fill)):format(png)/\(Self.source(origin, "rocket.jpg"))")
+                #expect(response.status == .ok, "\(fill): \(String(decoding: response.body, as: UTF8.self))")
+                let image = try VipsImageDecoder().decode(response.body, recipe: ImageRecipe())
+                #expect((image.width, image.height) == (200, 200), "\(fill)")  // 200x133 in the middle, bars of 33 and 34
+                return (GeneratedImages.pixel(image, 100, 5), GeneratedImages.pixel(image, 100, 195), GeneratedImages.pixel(image, 100, 100))
+            }
+            let black = try await bars("black")
+            #expect(black.top == [0, 0, 0] && black.bottom == [0, 0, 0])
+            let median = try await bars("auto")
+            #expect(median.top == median.bottom && median.top != [0, 0, 0], "\(median)")
+            let blurred = try await bars("blur")
+            #expect(blurred.top != [0, 0, 0] && blurred.top != median.top, "\(blurred)")
+            // The image itself is the same (composited over the blurred copy: within rounding).
+            #expect(median.middle == black.middle)
+            #expect(zip(blurred.middle, black.middle).allSatisfy { abs(Int($0) - Int($1)) <= 2 }, "\(blurred.middle) \(black.middle)")
+        }
+    }
+
     @Test func checksThumborSignaturesWhenAKeyIsSet() async throws {
         try await withServer(configure: { $0.thumborSecurityKey = "my-security-key" }) { client, origin in
             let path = "120x80/\(Self.source(origin, "rocket.jpg"))"

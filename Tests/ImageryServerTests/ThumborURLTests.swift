@@ -128,6 +128,11 @@ struct ThumborURLTests {
         #expect(try parameters("300x200/smart/filters:focal(0x0:10x10)").recipe.resize?.gravity == .sourcePoint(x: 5, y: 5))  // over detection
         #expect(try parameters("fit-in/300x200/filters:focal(0x0:10x10)").recipe.resize?.gravity == .center)  // nothing to crop
         #expect(throws: ServerError.self) { try parameters("300x200/filters:focal(nope)") }
+        // fill(blur) and fill(auto): contain's bars from the image itself.
+        let blur = try parameters("fit-in/300x200/filters:fill(blur)").recipe
+        #expect(blur.boxFill == .blur && blur.background == nil && blur.resize?.fit == .contain)
+        #expect(try parameters("fit-in/300x200/filters:fill(auto)").recipe.boxFill == .median)
+        #expect(try parameters("fit-in/300x200/filters:fill(red)").recipe.boxFill == .background)
         let watermark = try parameters("filters:watermark(http://cdn.example.com/logo.png,-10,center,25)").recipe.watermark
         #expect(watermark == ImageRecipe.Watermark(name: "logo-1f", gravity: .east, offsetX: 10, offsetY: 0, opacity: 0.75))
         #expect(try parameters("filters:watermark(logo,5,-20,0)").recipe.watermark == .init(name: "logo-1f", gravity: .southWest, offsetX: 5, offsetY: 20, opacity: 1))
@@ -148,7 +153,7 @@ struct ThumborURLTests {
     }
 
     @Test(arguments: [
-        ("filters:format(bmp)/a.com/b.jpg", "format takes"), ("filters:fill(blur)/a.com/b.jpg", "fill(blur) is not supported"),
+        ("filters:format(bmp)/a.com/b.jpg", "format takes"), ("filters:background_color(blur)/a.com/b.jpg", "background_color(blur) is not supported"),
         ("filters:fill(nocolour)/a.com/b.jpg", "fill takes a colour"), ("filters:blur(0)/a.com/b.jpg", "blur needs a radius"),
         ("filters:quality(x)/a.com/b.jpg", "quality needs a number"), ("meta/a.com/b.jpg", "meta"),
         ("origx100/a.com/b.jpg", "orig is supported only"), ("9000x10/a.com/b.jpg", "at most 8192"),

@@ -53,6 +53,9 @@ public struct ImageRecipe: Sendable, Hashable {
     /// The colour of padding and of `contain`'s bars; when set, alpha is flattened onto it.
     /// `nil`: padding and bars are transparent (black where the output has no alpha).
     public var background: Color?
+    /// What fills the part of a box the image leaves (``ImageRequest/Thumbnail/Fit/contain``'s bars,
+    /// ``extend``'s margin); default ``BoxFill/background``.
+    public var boxFill = BoxFill.background
     /// An image laid over the result, last; `nil`: none.
     public var watermark: Watermark?
     /// Keeps the source's ICC profile (pixels left in its colour space, the profile written with the
@@ -141,6 +144,16 @@ extension ImageRecipe {
         public init(width: Int, height: Int, gravity: Gravity = .center) {
             (self.width, self.height, self.gravity) = (width, height, gravity)
         }
+    }
+
+    /// What fills a box around the image (thumbor's `fill()`).
+    public enum BoxFill: String, Sendable, Hashable {
+        /// ``ImageRecipe/background`` (transparent, or black without alpha, when none).
+        case background
+        /// The image itself, blurred (sigma 50 at its size) and stretched to the box: thumbor's `fill(blur)`.
+        case blur
+        /// The image's median colour, per channel: thumbor's `fill(auto)`.
+        case median
     }
 
     /// Pixels added on each side.

@@ -104,6 +104,7 @@ struct ImgproxyURL {
     /// The `expires`/`exp` timestamp of `path`'s options, if any, without parsing the rest: checked
     /// before result storage answers a request written as one answered earlier.
     static func expiry(of path: Substring) -> Int? {
+        guard path.range(of: "exp") != nil else { return nil }  // most paths: no split
         for segment in path.split(separator: "/").dropFirst() {
             guard segment.contains(":") else { break }
             if segment.hasPrefix("exp:") || segment.hasPrefix("expires:") {

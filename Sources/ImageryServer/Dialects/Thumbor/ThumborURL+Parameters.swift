@@ -21,6 +21,7 @@ extension ThumborURL {
         var encoding = EncodingOptions()
         var (upscale, noUpscale, fillColor, rotation) = (false, false, ImageRecipe.Color?.none, ImageRecipe.Rotation.none)
         var focalRegions: [(left: Int, top: Int, width: Int, height: Int)] = []
+        var boxFill = ImageRecipe.BoxFill.background
 
         for filter in filters {
             let arguments = filter.arguments
@@ -40,7 +41,11 @@ extension ThumborURL {
                 }
                 format = chosen
             case "fill":
-                fillColor = try Self.color(arguments.first ?? "", filter: "fill")
+                switch arguments.first?.lowercased() {
+                case "blur": (boxFill, fillColor) = (.blur, .transparent)
+                case "auto": (boxFill, fillColor) = (.median, .transparent)
+                default: fillColor = try Self.color(arguments.first ?? "", filter: "fill")
+                }
             case "background_color":
                 recipe.background = try Self.color(arguments.first ?? "", filter: "background_color")
             case "blur":
@@ -101,7 +106,8 @@ extension ThumborURL {
             recipe.resize?.gravity = focus  // explicit focal points decide the crop, before alignment and detection
         }
         if let fillColor {
-            recipe.background = fillColor
+            recipe.background = boxFill == .background ? fillColor : nil
+            recipe.boxFill = boxFill
         }
         return ImageParameters(url: try sourceURL(), recipe: recipe, format: format, encoding: encoding, negotiates: negotiates)
     }
