@@ -134,7 +134,15 @@ final class ImageService: Sendable {
         var candidate = responses.inMemory(memoryKey)
         let freshInMemory = candidate?.isFresh() ?? false
         metrics?.cacheLookup("response", hit: freshInMemory)
-        if freshInMemory, let candidate { return .stored(candidate) }
+        if freshInMemory, let candidate {
+            // Another spelling of a stored response (another `Accept`, another path syntax): from
+            // now on it too is answered unparsed. Its disk key is worked out when it is next
+            // parsed, should memory have lost the response by then.
+            if let requestKey {
+                responses.remember(requestKey, as: .init(memoryKey: memoryKey, diskKey: nil, negotiated: parameters.isNegotiated))
+            }
+            return .stored(candidate)
+        }
 
         var request = ImageRequest(url: parameters.url, recipe: parameters.recipe)
         if parameters.cacheBuster != nil { request.options = .reloadIgnoringCachedData }

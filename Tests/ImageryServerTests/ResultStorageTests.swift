@@ -2,7 +2,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Imagery
-import ImageryServer
+@testable import ImageryServer
 import ImageryTestSupport
 import Testing
 
@@ -143,6 +143,34 @@ struct ResultStorageTests {
                 #expect(origin.requestCount == 2)
             }
         }
+    }
+
+    /// A request written another way (another `Accept`, another URL syntax) whose response memory holds
+    /// is answered by its text from then on, as the first spelling is: not parsed again.
+    @Test func anotherSpellingOfAStoredResponseIsRememberedByItsText() async throws {
+        let origin = try await TestOrigin.serving(directory: Fixtures.directory)
+        var configuration = ServerConfiguration()
+        configuration.cacheDirectory = nil
+        configuration.privateNetworkHosts = ["127.0.0.1"]
+        let service = try ImageService(configuration: configuration)
+        let parameters = try ImageParameters(query: ["url": origin.url("rocket.jpg").absoluteString, "w": "100"], maximumSide: 1000)
+        let first = ResponseStore.requestKey(rawQuery: "url=a&w=100", accept: "*/*")
+        guard case .missing(let missing) = await service.lookUp(parameters, accept: "*/*", requestKey: first) else {
+            Issue.record("nothing was stored yet")
+            return
+        }
+        let made = try await service.make(missing)
+        #expect(await service.storedResponse(forRequestKey: first)?.response.etag == made.etag)
+        let other = ResponseStore.requestKey(rawQuery: "#/unsafe/100x0/a", accept: nil)
+        #expect(await service.storedResponse(forRequestKey: other)?.response.etag == nil)
+        guard case .stored(let stored) = await service.lookUp(parameters, accept: nil, requestKey: other) else {
+            Issue.record("memory holds the response")
+            return
+        }
+        #expect(stored.etag == made.etag)
+        #expect(await service.storedResponse(forRequestKey: other)?.response.etag == made.etag)
+        try await service.loader.shutdown()
+        try await origin.shutdown()
     }
 
     @Test(arguments: [
