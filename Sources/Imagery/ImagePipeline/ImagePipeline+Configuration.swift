@@ -55,8 +55,14 @@ extension ImagePipeline {
         /// Told of cache lookups, origin fetches and decodes (for metrics); default `nil`.
         public var observer: (any ImagePipelineObserver)?
 
-        /// The most downloads that run at once; the rest wait by priority. Default 6.
+        /// The most urgent downloads (priority ``ImageRequest/Priority/normal`` and above) that run
+        /// at once; the rest wait by priority. Default 6.
         public var maximumConcurrentDownloads: Int
+
+        /// The most prefetch downloads (priority ``ImageRequest/Priority/low`` and below) that run at
+        /// once. They start only while no urgent download waits or runs, and their decodes only
+        /// while no urgent decode runs; one that runs when urgent work arrives finishes. Default 1.
+        public var maximumConcurrentPrefetches: Int
 
         /// The most decodes that run at once, each on its own thread (never on
         /// Swift's cooperative pool). Default: the number of active processor cores.
@@ -80,6 +86,7 @@ extension ImagePipeline {
             self.observer = nil
             self.memoryBudget = nil
             self.maximumConcurrentDownloads = 6
+            self.maximumConcurrentPrefetches = 1
             self.maximumConcurrentDecodes = max(1, ProcessInfo.processInfo.activeProcessorCount)
         }
 

@@ -40,11 +40,11 @@ extension ImagePipeline {
                     return refreshed
                 }
             }
-            if source == nil, let stored = try await storedVariant(for: request) {
+            if source == nil, let stored = try await storedVariant(for: request, priority: job.priority) {
                 remember(stored, for: request)
                 return stored
             }
-            if let derived = try await derivedFromBase(request, loadSource: loadSource) {
+            if let derived = try await derivedFromBase(request, priority: job.priority, loadSource: loadSource) {
                 remember(derived, for: request)
                 storeVariant(derived, for: request)
                 return derived
@@ -52,7 +52,7 @@ extension ImagePipeline {
             let entry = try await loadSource()
             let image: Image
             do {
-                image = try await decode(entry, for: request, deadline: deadline)
+                image = try await decode(entry, for: request, priority: job.priority, deadline: deadline)
             } catch let error as ImageDecodingError {
                 // Bytes that are no image (an error page sent with 200, a truncated file) must not
                 // stay cached: the next request asks the origin again.
@@ -88,15 +88,17 @@ extension ImagePipeline {
 
     /// Decodes the thumbnail `request` asks for, keeping the decoder's base for later
     /// sizes of the source when the decoder makes one (``ThumbnailDeriving``).
-    private func decode(_ entry: CacheEntry, for request: ImageRequest, deadline: ContinuousClock.Instant?) async throws -> Image {
+    private func decode(
+        _ entry: CacheEntry, for request: ImageRequest, priority: PriorityCell, deadline: ContinuousClock.Instant?
+    ) async throws -> Image {
         let admission = try await admitDecode(of: entry.data, recipe: request.recipe, deadline: deadline)
         defer { admission.forEach { $0.release() } }
         let recipe = request.recipe
         guard recipe.resize != nil, let bases, !request.options.contains(.disableMemoryCacheWrites),
               let deriving = configuration.decoder as? any ThumbnailDeriving
-        else { return try await decode(entry.data, recipe: recipe) }
+        else { return try await decode(entry.data, recipe: recipe, priority: priority) }
         let data = entry.data
-        let (image, base) = try await timedDecode {
+        let (image, base) = try await timedDecode(priority: priority) {
             let decoded = try deriving.decodeKeepingBase(data, recipe: recipe)
             return (decoded.image, decoded.base)
         }
@@ -127,15 +129,22 @@ extension ImagePipeline {
     }
 
     /// Decodes on a decode thread (never the cooperative pool), reporting how long the decode itself took.
-    private func decode(_ data: Data, recipe: ImageRecipe) async throws -> Image {
+    private func decode(_ data: Data, recipe: ImageRecipe, priority: PriorityCell) async throws -> Image {
         let decoder = configuration.decoder
-        return try await timedDecode { (try decoder.decode(data, recipe: recipe), ()) }.image
+        return try await timedDecode(priority: priority) { (try decoder.decode(data, recipe: recipe), ()) }.image
+    }
+
+    /// Whether work at `priority` is urgent now (read when a decode thread looks for work: a
+    /// prefetch raised while its decode waits goes ahead).
+    private func isUrgent(_ priority: PriorityCell) -> @Sendable () -> Bool {
+        { DownloadQueueStateMachine<Void>.Lane(priority.value) == .urgent }
     }
 
     private func timedDecode<Extra: Sendable>(
-        _ work: @escaping @Sendable () throws -> (image: Image, extra: Extra)
+        priority: PriorityCell, _ work: @escaping @Sendable () throws -> (image: Image, extra: Extra)
     ) async throws -> (image: Image, extra: Extra) {
-        let (result, duration) = try await decodingPool.run { () -> (Result<(image: Image, extra: Extra), any Error>, Duration) in
+        let (result, duration) = try await decodingPool.run(isUrgent: isUrgent(priority)) {
+            () -> (Result<(image: Image, extra: Extra), any Error>, Duration) in
             let start = ContinuousClock.now
             let result = Result { try work() }
             return (result, ContinuousClock.now - start)
@@ -153,7 +162,7 @@ extension ImagePipeline {
     /// The thumbnail made from the source's kept base when the base has enough pixels for it: no
     /// download and no decode. A stale base is used once its source, revalidated, is the same version.
     private func derivedFromBase(
-        _ request: ImageRequest, loadSource: () async throws -> CacheEntry
+        _ request: ImageRequest, priority: PriorityCell, loadSource: () async throws -> CacheEntry
     ) async throws -> ImageResponse? {
         let recipe = request.recipe
         guard recipe.resize != nil, let bases, !request.options.contains(.disableMemoryCacheReads),
@@ -174,7 +183,7 @@ extension ImagePipeline {
             bases[request.sourceKey] = kept
         }
         let base = kept.base
-        let (image, duration) = try await decodingPool.run { () -> (Image?, Duration) in
+        let (image, duration) = try await decodingPool.run(isUrgent: isUrgent(priority)) { () -> (Image?, Duration) in
             let start = ContinuousClock.now
             let image = try? deriving.image(recipe, from: base)  // a failure just means: decode
             return (image, ContinuousClock.now - start)
@@ -198,7 +207,7 @@ extension ImagePipeline {
     }
 
     /// A fresh thumbnail stored on disk under the variant key, decoded.
-    private func storedVariant(for request: ImageRequest) async throws -> ImageResponse? {
+    private func storedVariant(for request: ImageRequest, priority: PriorityCell) async throws -> ImageResponse? {
         guard !request.recipe.isIdentity, !request.options.contains(.disableDiskCacheReads),
               let disk = configuration.diskCache
         else { return nil }
@@ -209,7 +218,7 @@ extension ImagePipeline {
         } ?? false
         record(.cacheLookup(.diskVariant, hit: usable))
         guard let entry, usable else { return nil }
-        guard let variant = try? await decode(entry.data, recipe: ImageRecipe()) else {
+        guard let variant = try? await decode(entry.data, recipe: ImageRecipe(), priority: priority) else {
             await disk.remove(for: request.imageKey.stringValue)  // unreadable: forget it
             return nil
         }

@@ -26,6 +26,33 @@ extension ImagePipeline {
         }
     }
 
+    /// Makes sure the disk cache holds `request`'s original, fresh: a fresh entry is neither read
+    /// nor downloaded again (its metadata says so), a stale one is revalidated, a missing one
+    /// downloaded; nothing is decoded or kept in memory. Without a disk cache, the memory tier
+    /// holds it instead.
+    /// - Returns: Whether the disk (or memory) cache held it fresh already.
+    func storeOriginal(_ request: ImageRequest, priority: PriorityCell) async throws -> Bool {
+        guard let disk = configuration.diskCache, !request.isLocalFile else {
+            _ = try await loadData(request, priority: priority, progress: nil)
+            return false
+        }
+        let key = request.sourceKey.stringValue
+        if !request.options.contains(.disableDiskCacheReads), let metadata = await disk.metadata(for: key),
+           configuration.cachePolicy.evaluate(metadata, requestHeaders: request.headers) == .fresh {
+            record(.cacheLookup(.diskData, hit: true))
+            return true
+        }
+        if !request.options.contains(.disableMemoryCacheReads), let entry = await configuration.dataCache?.entry(for: key),
+           memoryDecision(entry.metadata, for: request) == .fresh, configuration.cachePolicy.isStorable(entry.metadata) {
+            await disk.store(entry.data, for: key, metadata: entry.metadata)
+            return true
+        }
+        var request = request
+        request.options.insert([.disableMemoryCacheReads, .disableMemoryCacheWrites])
+        _ = try await loadData(request, priority: priority, progress: nil)
+        return false
+    }
+
     /// How the policy judges an entry of the memory tier.
     private func memoryDecision(_ metadata: CacheMetadata, for request: ImageRequest) -> HTTPCachePolicy.Decision {
         configuration.memoryFreshness == .ignored

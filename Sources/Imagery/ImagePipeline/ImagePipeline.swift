@@ -32,7 +32,9 @@ public final class ImagePipeline: Sendable {
     /// A pipeline with `configuration`.
     public init(configuration: Configuration) {
         self.configuration = configuration
-        self.downloads = DownloadQueue(limit: max(1, configuration.maximumConcurrentDownloads))
+        self.downloads = DownloadQueue(
+            limit: max(1, configuration.maximumConcurrentDownloads), prefetchLimit: max(1, configuration.maximumConcurrentPrefetches)
+        )
         self.decodingPool = WorkerPool(threadCount: max(1, configuration.maximumConcurrentDecodes), name: "imagery.decode")
         self.bases = configuration.decoder is any ThumbnailDeriving && configuration.baseImageCacheCostLimit > 0
             ? MemoryCache(costLimit: configuration.baseImageCacheCostLimit, ttl: configuration.baseImageCacheTTL)
@@ -109,4 +111,7 @@ public final class ImagePipeline: Sendable {
 
     /// How many downloads run now (each holds one of ``Configuration/maximumConcurrentDownloads`` slots).
     public var runningDownloadCount: Int { downloads.runningCount }
+
+    /// How many downloads run now in the urgent lane and in the prefetch lane.
+    public var runningDownloadsByLane: (urgent: Int, prefetch: Int) { downloads.runningByLane }
 }

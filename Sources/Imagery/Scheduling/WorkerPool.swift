@@ -5,16 +5,71 @@ import Synchronization
 ///
 /// Swift's cooperative pool has one thread per core (two on a small server);
 /// a 100 ms decode there stalls every other task. Work submitted here runs on
-/// the pool's own threads, first come first served, and the awaiting task is
-/// suspended, not blocked. Work still queued when its task is cancelled is skipped.
+/// the pool's own threads, and the awaiting task is suspended, not blocked.
+/// Work still queued when its task is cancelled is skipped.
+///
+/// Urgent work goes first: a free thread takes the oldest queued work whose `isUrgent` says so
+/// (read then, so work raised while it waits moves ahead); other work starts only while no urgent
+/// work runs, so urgent work has the cores to itself. Work that has started always finishes: a
+/// decode cannot be paused half way, and one takes tens of milliseconds.
 public final class WorkerPool: Sendable {
     private final class Queue: @unchecked Sendable {
         // Guarded by `condition`.
         let condition = NSCondition()
-        // Jobs run are set to nil at once, so their captures are released.
-        var jobs: [(@Sendable () -> Void)?] = []
+        // Jobs taken are set to nil at once (their captures are released); `head` is the first
+        // place that may hold one, `pending` how many are queued.
+        var jobs: [Job?] = []
         var head = 0
+        var pending = 0
+        /// Urgent jobs running now: other work waits for them.
+        var runningUrgent = 0
         var stopped = false
+
+        /// Takes the next job: the oldest urgent one among the first 256 queued, else (while no urgent
+        /// job runs) the oldest; `nil`: none may start now. Called with `condition` held. `head` is
+        /// always a queued job's place.
+        func take() -> (job: Job, urgent: Bool)? {
+            guard pending > 0 else { return nil }
+            var chosen: Int?
+            var index = head
+            var looked = 0
+            while index < jobs.count, looked < 256 {
+                if let job = jobs[index] {
+                    if job.isUrgent?() ?? true {
+                        chosen = index
+                        break
+                    }
+                    looked += 1
+                }
+                index += 1
+            }
+            let urgent = chosen != nil
+            if !urgent, runningUrgent > 0 { return nil }
+            let position = chosen ?? head
+            let job = jobs[position]!
+            jobs[position] = nil
+            pending -= 1
+            if urgent { runningUrgent += 1 }
+            while head < jobs.count, jobs[head] == nil { head += 1 }
+            if head == jobs.count {
+                jobs.removeAll(keepingCapacity: true)
+                head = 0
+            } else if head > 1024, head * 2 > jobs.count {
+                jobs.removeFirst(head)
+                head = 0
+            }
+            return (job, urgent)
+        }
+
+        func append(_ job: Job) {
+            jobs.append(job)
+            pending += 1
+        }
+    }
+
+    private struct Job {
+        let isUrgent: (@Sendable () -> Bool)?
+        let run: @Sendable () -> Void
     }
 
     private let queue = Queue()
@@ -42,8 +97,12 @@ public final class WorkerPool: Sendable {
     }
 
     /// Runs `work` on one of the pool's threads and returns its result.
+    /// - Parameter isUrgent: Whether the work is urgent now (read each time a thread looks for work);
+    ///   `nil`: always. Urgent work is taken before other queued work.
     /// - Throws: `CancellationError` if the task was cancelled before `work` started, or what `work` throws.
-    public func run<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    public func run<T: Sendable>(
+        isUrgent: (@Sendable () -> Bool)? = nil, _ work: @escaping @Sendable () throws -> T
+    ) async throws -> T {
         try Task.checkCancellation()
         let cancelled = CancellationFlag()
         return try await withTaskCancellationHandler {
@@ -56,7 +115,7 @@ public final class WorkerPool: Sendable {
                     }
                 }
                 queue.condition.lock()
-                queue.jobs.append(job)
+                queue.append(Job(isUrgent: isUrgent, run: job))
                 queue.condition.signal()
                 queue.condition.unlock()
             }
@@ -66,10 +125,10 @@ public final class WorkerPool: Sendable {
     }
 
     /// Queues `work` to run on one of the pool's threads and returns at once.
-    /// With one thread, work runs in the order it was queued.
+    /// With one thread, work runs in the order it was queued (none of it says it is not urgent).
     public func execute(_ work: @escaping @Sendable () -> Void) {
         queue.condition.lock()
-        queue.jobs.append(work)
+        queue.append(Job(isUrgent: nil, run: work))
         queue.condition.signal()
         queue.condition.unlock()
     }
@@ -83,22 +142,25 @@ public final class WorkerPool: Sendable {
     private static func runLoop(_ queue: Queue) {
         while true {
             queue.condition.lock()
-            while queue.head == queue.jobs.count && !queue.stopped {
+            var next = queue.take()
+            while next == nil {
+                if queue.stopped && queue.pending == 0 {  // stopped and drained
+                    queue.condition.unlock()
+                    return
+                }
                 queue.condition.wait()
-            }
-            if queue.head == queue.jobs.count {  // stopped and drained
-                queue.condition.unlock()
-                return
-            }
-            let job = queue.jobs[queue.head]
-            queue.jobs[queue.head] = nil
-            queue.head += 1
-            if queue.head > 1024, queue.head * 2 > queue.jobs.count {
-                queue.jobs.removeFirst(queue.head)
-                queue.head = 0
+                next = queue.take()
             }
             queue.condition.unlock()
-            job?()
+            let (job, urgent) = next!
+            job.run()
+            if urgent {
+                queue.condition.lock()
+                queue.runningUrgent -= 1
+                // Work that waited for urgent work to end may start now.
+                if queue.runningUrgent == 0 && queue.pending > 0 { queue.condition.broadcast() }
+                queue.condition.unlock()
+            }
         }
     }
 }

@@ -1,0 +1,81 @@
+import Foundation
+import Imagery
+import ImageryTestSupport
+import Testing
+
+/// The two lanes of downloads: urgent work in parallel, prefetch work one at a time and paused
+/// while urgent work waits or runs; tasks move between lanes as their priority changes, without a
+/// second download.
+@Suite("Pipeline lanes: urgent and prefetch")
+struct PipelineLaneTests {
+    static func request(_ harness: PipelineHarness, _ path: String, _ priority: ImageRequest.Priority) -> ImageRequest {
+        ImageRequest(url: harness.origin.url(path), thumbnail: .init(width: 16, height: 16), priority: priority)
+    }
+
+    @Test func urgentWorkGoesFirstAndPausesPrefetchingUntilItEnds() async throws {
+        try await withHarness(configure: { $0.maximumConcurrentDownloads = 2 }) { harness in
+            let urgent = harness.pipeline.imageTask(for: Self.request(harness, "rocket.jpg?held=u1", .normal))
+            try await waitUntil { harness.origin.requestCount == 1 }
+            let prefetches = ["chelsea.png?held=p1", "chelsea.gif"].map { harness.pipeline.imageTask(for: Self.request(harness, $0, .low)) }
+            try await waitUntil { harness.pipeline.queuedDownloadCount == 2 }
+            // An urgent slot is free, and yet no prefetch starts while urgent work runs...
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(harness.origin.requestCount == 1)
+            // ...while new urgent work starts at once.
+            let second = harness.pipeline.imageTask(for: Self.request(harness, "chelsea.webp", .high))
+            _ = try await second.image
+            #expect(harness.origin.requests.map(\.path) == ["/rocket.jpg", "/chelsea.webp"])
+            harness.origin.release("u1")
+            _ = try await urgent.image
+            // Prefetching resumes: one at a time (p1 is held: chelsea.gif waits for it).
+            try await waitUntil { harness.origin.requestCount == 3 }
+            try await Task.sleep(for: .milliseconds(100))
+            #expect(harness.origin.requestCount == 3)
+            #expect(harness.pipeline.runningDownloadsByLane.prefetch == 1)
+            harness.origin.release("p1")
+            for task in prefetches { _ = try await task.image }
+            #expect(harness.origin.requests.map(\.path) == ["/rocket.jpg", "/chelsea.webp", "/chelsea.png", "/chelsea.gif"])
+        }
+    }
+
+    /// The image scrolled on screen: its waiting prefetch starts at once in the urgent lane, and a
+    /// running one counts as urgent from then on; one download each.
+    @Test func raisingAPrefetchMovesItToTheUrgentLaneWithOneDownload() async throws {
+        try await withHarness(configure: { $0.maximumConcurrentDownloads = 2 }) { harness in
+            let prefetch = harness.pipeline.imageTask(for: Self.request(harness, "chelsea.png?held=p", .low))
+            try await waitUntil { harness.pipeline.runningDownloadsByLane.prefetch == 1 && harness.origin.requestCount == 1 }
+            let urgent = harness.pipeline.imageTask(for: Self.request(harness, "rocket.jpg?held=u", .normal))
+            let waiting = harness.pipeline.imageTask(for: Self.request(harness, "chelsea.gif", .veryLow))
+            try await waitUntil { harness.origin.requestCount == 2 && harness.pipeline.queuedDownloadCount == 1 }
+            waiting.priority = .high
+            _ = try await waiting.image  // started beside the held urgent download, not after it
+            prefetch.priority = .veryHigh
+            try await waitUntil { harness.pipeline.runningDownloadsByLane == (urgent: 2, prefetch: 0) }
+            harness.origin.release()
+            for task in [prefetch, urgent] { _ = try await task.image }
+            #expect(harness.origin.requests.map(\.path) == ["/chelsea.png", "/rocket.jpg", "/chelsea.gif"])
+        }
+    }
+
+    /// The cell scrolled away: its download moves to the prefetch lane instead of being cancelled,
+    /// frees its urgent slot, and completes later from the same download.
+    @Test func loweringAnUrgentTaskMovesItToThePrefetchLaneAndItCompletesFromTheSameDownload() async throws {
+        try await withHarness(configure: { $0.maximumConcurrentDownloads = 1 }) { harness in
+            let scrolledAway = harness.pipeline.imageTask(for: Self.request(harness, "rocket.jpg?held=away", .normal))
+            try await waitUntil { harness.pipeline.runningDownloadsByLane == (urgent: 1, prefetch: 0) }
+            let waitingAway = harness.pipeline.imageTask(for: Self.request(harness, "chelsea.png", .normal))
+            try await waitUntil { harness.pipeline.queuedDownloadCount == 1 }
+            waitingAway.priority = .low
+            scrolledAway.priority = .low
+            try await waitUntil { harness.pipeline.runningDownloadsByLane == (urgent: 0, prefetch: 1) }
+            // The urgent slot is free again: what is on screen now loads at once.
+            let onScreen = harness.pipeline.imageTask(for: Self.request(harness, "chelsea.webp", .normal))
+            _ = try await onScreen.image
+            #expect(harness.origin.requests.map(\.path) == ["/rocket.jpg", "/chelsea.webp"])
+            harness.origin.release("away")
+            for task in [scrolledAway, waitingAway] { _ = try await task.image }
+            #expect(harness.origin.requests.map(\.path) == ["/rocket.jpg", "/chelsea.webp", "/chelsea.png"])
+            #expect(harness.origin.requestCount(path: "/rocket.jpg") == 1)
+        }
+    }
+}
