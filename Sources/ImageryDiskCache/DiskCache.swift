@@ -141,6 +141,14 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
         await checkedEntry(for: key)?.entry
     }
 
+    /// The metadata of the entry for `key`, from the index: its bytes are not read (nor checked).
+    public func metadata(for key: String) async -> CacheMetadata? {
+        if let pending = withLock({ pending[key] }) { return pending.metadata }
+        guard let entry = index.value(for: key) else { return nil }
+        if let ttl = configuration.ttl, Date().timeIntervalSince(entry.metadata.storedAt) > ttl { return nil }
+        return entry.metadata
+    }
+
     /// The entry for `key` with the ``Checksum`` of its bytes (verified on this read), for a
     /// caller that derives something from it (an ETag) and need not hash the bytes again.
     public func checkedEntry(for key: String) async -> (entry: CacheEntry, checksum: UInt64)? {

@@ -30,10 +30,12 @@ public final class TestOrigin: Sendable {
         public var chunkSize: Int
         /// ...waiting this long between chunks.
         public var chunkDelay: Duration
+        /// Close the connection once this many body bytes are sent (a transfer cut short); `nil`: never.
+        public var closeAfter: Int?
 
         public init(
             status: Int = 200, headers: [(String, String)] = [], body: Data = Data(),
-            delay: Duration = .zero, chunkSize: Int = 1 << 20, chunkDelay: Duration = .zero
+            delay: Duration = .zero, chunkSize: Int = 1 << 20, chunkDelay: Duration = .zero, closeAfter: Int? = nil
         ) {
             self.status = status
             self.headers = headers
@@ -41,6 +43,7 @@ public final class TestOrigin: Sendable {
             self.delay = delay
             self.chunkSize = max(1, chunkSize)
             self.chunkDelay = chunkDelay
+            self.closeAfter = closeAfter
         }
     }
 
@@ -56,7 +59,8 @@ public final class TestOrigin: Sendable {
 
     // NIO's lock (a pthread mutex), which ThreadSanitizer understands.
     private let stats = NIOLockedValueBox(Stats())
-    private let released = NIOLockedValueBox(false)
+    /// Whether every held response may go, and the names of those released one by one.
+    private let released = NIOLockedValueBox((all: false, names: Set<String>()))
     let handler: Handler
     private let channel: any Channel
     /// The origin's port on 127.0.0.1.
@@ -131,9 +135,11 @@ public final class TestOrigin: Sendable {
     /// The most requests the origin was answering at once.
     public var peakInFlight: Int { stats.withLockedValue { $0.peakInFlight } }
 
-    /// Lets responses to requests with `held=1` in their query go (they wait until then).
-    public func release() { released.withLockedValue { $0 = true } }
-    var isReleased: Bool { released.withLockedValue { $0 } }
+    /// Lets responses to requests with `held=NAME` in their query go, whatever the name (they wait until then).
+    public func release() { released.withLockedValue { $0.all = true } }
+    /// Lets responses to requests with `held=name` go.
+    public func release(_ name: String) { _ = released.withLockedValue { $0.names.insert(name) } }
+    func isReleased(_ name: String) -> Bool { released.withLockedValue { $0.all || $0.names.contains(name) } }
 
     /// Stops listening (again is fine).
     public func shutdown() async throws {
@@ -204,15 +210,15 @@ private final class OriginHandler: ChannelInboundHandler {
         let response = origin.handler(request)
         responding = true
         let loop = context.eventLoop.assumeIsolated()
-        let held = request.query["held"] == "1"
+        let held = request.query["held"]
         loop.scheduleTask(in: .nanoseconds(Int64(response.delay.components.seconds * 1_000_000_000 + response.delay.components.attoseconds / 1_000_000_000))) {
             self.sendHead(response, held: held, context: context)
         }
     }
 
-    private func sendHead(_ response: TestOrigin.Response, held: Bool, context: ChannelHandlerContext) {
+    private func sendHead(_ response: TestOrigin.Response, held: String?, context: ChannelHandlerContext) {
         guard responding, context.channel.isActive else { return }
-        if held, !origin.isReleased {
+        if let held, !origin.isReleased(held) {
             context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(5)) {
                 self.sendHead(response, held: held, context: context)
             }
@@ -234,7 +240,11 @@ private final class OriginHandler: ChannelInboundHandler {
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
             return
         }
-        let end = min(response.body.count, offset + response.chunkSize)
+        if let closeAfter = response.closeAfter, offset >= closeAfter {
+            context.close(promise: nil)  // channelInactive counts it as aborted
+            return
+        }
+        let end = min(response.body.count, offset + response.chunkSize, response.closeAfter ?? Int.max)
         let buffer = context.channel.allocator.buffer(bytes: response.body[response.body.startIndex + offset ..< response.body.startIndex + end])
         context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
         if response.chunkDelay == .zero {

@@ -33,6 +33,10 @@ public protocol DataCaching: Sendable {
 extension DataCaching {
     /// The bytes stored for `key`, or `nil`.
     public func data(for key: String) async -> Data? { await entry(for: key)?.data }
+
+    /// The metadata stored for `key`, or `nil`. This default reads the entry; a cache that can
+    /// answer without reading the bytes (`DiskCache`) should.
+    public func metadata(for key: String) async -> CacheMetadata? { await entry(for: key)?.metadata }
 }
 
 /// Bytes and what is known about them.
