@@ -14,6 +14,11 @@ import NIOHTTP1
 /// Redirects are followed by the loader itself, so every hop can be vetted
 /// (``Configuration/validateURL``). Cancelling the calling task aborts the transfer.
 ///
+/// A transfer that stops part way (cancelled, or cut by the network) keeps its bytes when the
+/// origin serves ranges (``Configuration/resumableData``): the next load of the same request asks
+/// for the rest with `Range` and `If-Range` and joins the 206's bytes to them; an origin whose
+/// source changed answers 200 with the whole new version, and that is what the load returns.
+///
 /// The loader owns an `HTTPClient`: call ``shutdown()`` when done with it (if
 /// you do not, it is shut down without waiting when the loader is released).
 public final class HTTPDataLoader: DataLoading {
@@ -39,6 +44,10 @@ public final class HTTPDataLoader: DataLoading {
         /// the server must present a certificate for the name, which an address it was
         /// rebound to cannot. Return `nil` to connect by name.
         public var validateURL: @Sendable (URL) async throws -> String? = { _ in nil }
+
+        /// Where the bytes of stopped transfers are kept to be resumed; `nil`: never resumed.
+        /// Default: in memory, at most 32 MiB. Conditional requests (revalidations) never resume.
+        public var resumableData: ResumableData? = ResumableData()
 
         /// The default configuration.
         public init() {}
@@ -78,8 +87,11 @@ public final class HTTPDataLoader: DataLoading {
         let url = request.url
         if url.isFileURL { return try await files.load(request, progress: progress) }
         let deadline = NIODeadline.now() + .nanoseconds(Int64(configuration.timeout.nanoseconds))
+        let resumeKey = configuration.resumableData == nil ? nil : Self.resumeKey(request)
+        var partial = if let resumeKey { await configuration.resumableData?.take(resumeKey) } else { ResumableData.Partial?.none }
         var current = url
-        for _ in 0...configuration.maximumRedirects {
+        var redirects = 0
+        while redirects <= configuration.maximumRedirects {
             guard let scheme = current.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
                 throw DataLoadingError.unsupportedScheme(current.scheme ?? "")
             }
@@ -87,11 +99,15 @@ public final class HTTPDataLoader: DataLoading {
             let address = try await configuration.validateURL(current)
             let outcome = try await fetch(
                 current, connectingTo: address, headers: request.headers, deadline: deadline,
-                willReceiveBody: request.willReceiveBody, progress: progress
+                resuming: partial, resumeKey: resumeKey, willReceiveBody: request.willReceiveBody, progress: progress
             )
             switch outcome {
             case .response(let response): return response
-            case .redirect(let next): current = next
+            case .redirect(let next):
+                current = next
+                redirects += 1
+            case .restartWhole:
+                partial = nil  // the origin would not resume these bytes: ask for all of it
             }
         }
         throw DataLoadingError.tooManyRedirects(limit: configuration.maximumRedirects)
@@ -100,10 +116,22 @@ public final class HTTPDataLoader: DataLoading {
     private enum Outcome {
         case response(DataResponse)
         case redirect(URL)
+        /// A range answer that does not continue the kept bytes: load the whole again.
+        case restartWhole
+    }
+
+    /// What identifies a request's bytes for resuming: its URL and its headers (a conditional
+    /// request is a revalidation, never resumed: `nil`).
+    static func resumeKey(_ request: DataRequest) -> String? {
+        let names = Set(request.headers.keys.map { $0.lowercased() })
+        guard names.isDisjoint(with: ["if-none-match", "if-modified-since", "range", "if-range"]) else { return nil }
+        let headers = request.headers.map { "\($0.key.lowercased()):\($0.value)" }.sorted().joined(separator: "\n")
+        return request.url.absoluteString + (headers.isEmpty ? "" : "\n" + headers)
     }
 
     private func fetch(
         _ url: URL, connectingTo address: String?, headers: [String: String], deadline: NIODeadline,
+        resuming partial: ResumableData.Partial?, resumeKey: String?,
         willReceiveBody: (@Sendable (Int64?) async throws -> Void)?, progress: @Sendable (TransferProgress) -> Void
     ) async throws -> Outcome {
         var request: HTTPClientRequest
@@ -118,6 +146,13 @@ public final class HTTPDataLoader: DataLoading {
             request.headers.add(name: "Accept", value: "image/*,*/*;q=0.8")
         }
         for (name, value) in headers { request.headers.replaceOrAdd(name: name, value: value) }
+        if let partial {
+            request.headers.replaceOrAdd(name: "Range", value: "bytes=\(partial.data.count)-")
+            request.headers.replaceOrAdd(name: "If-Range", value: partial.validator)
+        }
+        // The body so far, and the validator to keep it under should the transfer stop.
+        var data = Data()
+        var resumable: String?
         do {
             let response = try await client.execute(request, deadline: deadline, logger: logger)
             let status = Int(response.status.code)
@@ -127,14 +162,26 @@ public final class HTTPDataLoader: DataLoading {
                 }
                 return .redirect(next)
             }
-            var responseHeaders: [String: String] = [:]
+            var responseHeaders: [String: String] = [:]  // names lower-cased
             for (name, value) in response.headers {
                 let name = name.lowercased()
                 responseHeaders[name] = responseHeaders[name].map { $0 + ", " + value } ?? value
             }
             if status == 304 { return .response(DataResponse(data: Data(), statusCode: 304, headers: responseHeaders)) }
+            if status == 416, partial != nil { return .restartWhole }
             guard (200..<300).contains(status) else { throw DataLoadingError.badStatus(status) }
-            let expected = response.headers.first(name: "content-length").flatMap(Int64.init)
+            let validator = ResumableData.validator(of: responseHeaders, status: status)
+            var prefix = Data()
+            if status == 206 {
+                // Only the rest of the kept bytes, of the same version, is joined to them.
+                guard let partial else { throw DataLoadingError.badStatus(206) }  // no range was asked for
+                guard validator == partial.validator,
+                      ResumableData.contentRange(responseHeaders["content-range"])?.first == partial.data.count
+                else { return .restartWhole }
+                prefix = partial.data
+                responseHeaders["content-range"] = nil
+            }
+            let expected = response.headers.first(name: "content-length").flatMap(Int64.init).map { $0 + Int64(prefix.count) }
             if let expected, expected > configuration.maximumSize {
                 throw DataLoadingError.tooLarge(limit: configuration.maximumSize)
             }
@@ -142,24 +189,36 @@ public final class HTTPDataLoader: DataLoading {
                 // Its error is the caller's (a memory budget's refusal), not a transport failure.
                 do { try await willReceiveBody(expected) } catch { throw CallerError(error: error) }
             }
-            var data = Data()
             data.reserveCapacity(Int(min(expected ?? 65_536, Int64(configuration.maximumSize))))
-            progress(TransferProgress(completed: 0, total: expected))
+            data.append(prefix)
+            resumable = resumeKey == nil ? nil : validator
+            progress(TransferProgress(completed: Int64(data.count), total: expected))
             for try await chunk in response.body {
                 guard data.count + chunk.readableBytes <= configuration.maximumSize else {
+                    resumable = nil
                     throw DataLoadingError.tooLarge(limit: configuration.maximumSize)
                 }
                 chunk.withUnsafeReadableBytes { data.append(contentsOf: $0) }
                 progress(TransferProgress(completed: Int64(data.count), total: expected))
             }
-            return .response(DataResponse(data: data, statusCode: status, headers: responseHeaders))
-        } catch let error as DataLoadingError {
-            throw error
-        } catch let error as CallerError {
-            throw error.error
+            // A cut connection can end a body early without an error: only a whole one is an answer.
+            if let expected, Int64(data.count) < expected { throw DataLoadingError.transport("the connection closed before the body ended") }
+            return .response(DataResponse(data: data, statusCode: status == 206 ? 200 : status, headers: responseHeaders))
         } catch {
-            if Task.isCancelled { throw CancellationError() }
-            throw Self.translate(error)
+            if let resumeKey, let store = configuration.resumableData {
+                if let resumable, !data.isEmpty {
+                    await store.keep(.init(data: data, validator: resumable), for: resumeKey)
+                } else if data.isEmpty, let partial {
+                    await store.keep(partial, for: resumeKey)  // nothing arrived: the kept bytes stay kept
+                }
+            }
+            switch error {
+            case let error as DataLoadingError: throw error
+            case let error as CallerError: throw error.error
+            default:
+                if Task.isCancelled { throw CancellationError() }
+                throw Self.translate(error)
+            }
         }
     }
 

@@ -45,12 +45,22 @@ final class ImageService: Sendable {
         guard configuration.inflightMemory < configuration.memoryLimit else {
             throw ConfigurationFileError(message: "maximumInflightMemory must be less than memoryLimit (the caches get the rest)")
         }
+        diskCache = try configuration.cacheDirectory.map { directory in
+            var disk = DiskCache.Configuration(directory: directory, sizeLimit: configuration.diskLimit)
+            // Bytes queued for the disk are held in memory outside the caches' limits: at most an
+            // eighth of the in-flight budget (a write past it is dropped; the cache is a cache).
+            disk.maximumPendingBytes = min(disk.maximumPendingBytes, configuration.inflightMemory / 8)
+            return try DiskCache(configuration: disk)
+        }
         let sourceGuard = SourceGuard(allowedHosts: configuration.allowedHosts, privateNetworkHosts: configuration.privateNetworkHosts)
         var loaderConfiguration = HTTPDataLoader.Configuration()
         loaderConfiguration.maximumSize = configuration.maximumSourceBytes
         loaderConfiguration.timeout = configuration.originTimeout
         loaderConfiguration.userAgent = "Imagery image proxy"
         loaderConfiguration.validateURL = { try await sourceGuard.check($0) }  // the URL and every redirect
+        // A source download cut short (its clients left, the origin's connection broke) keeps its
+        // bytes on disk, never in memory outside the budget: the next request asks for the rest.
+        loaderConfiguration.resumableData = diskCache.map { ResumableData(memoryLimit: 0, disk: $0) }
         loader = HTTPDataLoader(configuration: loaderConfiguration)
 
         // Strict: a truncated or garbled source is a 422, never a half-grey image cached and served for a day.
@@ -77,13 +87,6 @@ final class ImageService: Sendable {
         pipelineConfiguration.baseImageCacheCostLimit = eighth
         pipelineConfiguration.maximumConcurrentDownloads = configuration.maximumConcurrentFetches
         pipelineConfiguration.observer = metrics
-        diskCache = try configuration.cacheDirectory.map { directory in
-            var disk = DiskCache.Configuration(directory: directory, sizeLimit: configuration.diskLimit)
-            // Bytes queued for the disk are held in memory outside the caches' limits: at most an
-            // eighth of the in-flight budget (a write past it is dropped; the cache is a cache).
-            disk.maximumPendingBytes = min(disk.maximumPendingBytes, configuration.inflightMemory / 8)
-            return try DiskCache(configuration: disk)
-        }
         // Originals on disk (new sizes of a known source need no download). No thumbnail variants:
         // the disk keeps final responses instead (ResponseStore), so a response is encoded once.
         pipelineConfiguration.diskCache = diskCache

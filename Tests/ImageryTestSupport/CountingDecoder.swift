@@ -46,3 +46,11 @@ public final class Flag: Sendable {
     public func set(_ value: Bool = true) { atomic.store(value, ordering: .relaxed) }
     public var isSet: Bool { atomic.load(ordering: .relaxed) }
 }
+
+/// Values tasks append to, read after.
+public final class Recorded<Value: Sendable>: Sendable {
+    private let values = Mutex<[Value]>([])
+    public init() {}
+    public func append(_ value: Value) { values.withLock { $0.append(value) } }
+    public var all: [Value] { values.withLock { $0 } }
+}
