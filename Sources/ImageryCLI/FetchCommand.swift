@@ -77,6 +77,7 @@ struct FetchCommand: AsyncParsableCommand {
             let encoded = try VipsImageEncoder().encode(image, as: format, quality: quality)
             try encoded.write(to: URL(fileURLWithPath: output), options: .atomic)
             let written = clock.now
+            await pipeline.waitForStores()
             await disk?.flush()
             try await loader.shutdown()
             print("""

@@ -6,6 +6,6 @@ struct ImageryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "imagery",
         abstract: "Load, thumbnail and cache images.",
-        subcommands: [ServeCommand.self, FetchCommand.self, CacheCommand.self]
+        subcommands: [ServeCommand.self, FetchCommand.self, PrefetchCommand.self, CacheCommand.self]
     )
 }

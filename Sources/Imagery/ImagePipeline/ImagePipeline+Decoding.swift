@@ -242,7 +242,7 @@ extension ImagePipeline {
         metadata.contentType = image.sourceFormat.mimeType
         let key = request.imageKey.stringValue
         let pool = decodingPool
-        Task.detached(priority: .utility) {
+        backgroundWork.start(priority: .utility) { [metadata] in
             // Animated: WebP keeps every frame and alpha (GIF would lose colours).
             let format: ImageFormat = image.animation != nil ? .webp : image.pixelFormat.hasAlpha ? .png : .jpeg
             guard let data = try? await pool.run({ try encoder.encode(image, as: format, quality: 90) }) else { return }

@@ -28,6 +28,8 @@ public final class ImagePipeline: Sendable {
     let decodingPool: WorkerPool
     /// Decoded bases per source, when the decoder is ``ThumbnailDeriving``.
     let bases: MemoryCache<SourceKey, KeptBase>?
+    /// Thumbnails being encoded for the disk cache.
+    let backgroundWork = BackgroundWork()
 
     /// A pipeline with `configuration`.
     public init(configuration: Configuration) {
@@ -101,6 +103,13 @@ public final class ImagePipeline: Sendable {
             await cache.remove(for: request.sourceKey.stringValue)
             if !request.recipe.isIdentity { await cache.remove(for: request.imageKey.stringValue) }
         }
+    }
+
+    /// Returns once the thumbnails being encoded for the disk cache (``Configuration/encoder``)
+    /// have been handed to it. Call it before a process that used the pipeline exits, then flush
+    /// the disk cache.
+    public func waitForStores() async {
+        await backgroundWork.waitUntilDone()
     }
 
     /// How many decode and download jobs run now (for tests and diagnostics).

@@ -55,6 +55,8 @@ public final class ImagePrefetcher: Sendable {
     public let priority: ImageRequest.Priority
     /// The most requests loading at once; the rest wait in order.
     public let maximumConcurrentRequests: Int
+    /// Told of each request that ends (not of stopped ones), from any thread.
+    private let onCompletion: (@Sendable (ImageRequest, Result<Void, any Error>) -> Void)?
 
     private let state = Locked(State())
 
@@ -63,15 +65,19 @@ public final class ImagePrefetcher: Sendable {
     ///   - destination: Default ``Destination/memoryCache``.
     ///   - priority: Default ``ImageRequest/Priority/low`` (the prefetch lane).
     ///   - maximumConcurrentRequests: Default 2 (one downloading, one decoding or waiting to start).
+    ///   - onCompletion: Told of each request that ends, with its error if it failed (stopped
+    ///     requests are not reported), from any thread; default `nil`.
     public init(
         pipeline: ImagePipeline, destination: Destination = .memoryCache, priority: ImageRequest.Priority = .low,
-        maximumConcurrentRequests: Int = 2
+        maximumConcurrentRequests: Int = 2,
+        onCompletion: (@Sendable (ImageRequest, Result<Void, any Error>) -> Void)? = nil
     ) {
         precondition(maximumConcurrentRequests > 0, "a prefetcher runs at least one request at a time")
         self.pipeline = pipeline
         self.destination = destination
         self.priority = priority
         self.maximumConcurrentRequests = maximumConcurrentRequests
+        self.onCompletion = onCompletion
     }
 
     deinit {
@@ -139,11 +145,11 @@ public final class ImagePrefetcher: Sendable {
     /// Requests loading now.
     public var runningCount: Int { state.withLock { $0.running.count } }
 
-    /// Returns once nothing is queued or loading (at once if nothing is).
+    /// Returns once nothing is queued or loading, and every completion has been reported (at once if so).
     public func waitUntilIdle() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let idle = state.withLock { state -> Bool in
-                guard state.queued.isEmpty, state.running.isEmpty else {
+                guard state.isIdle else {
                     state.idleWaiters.append(continuation)
                     return false
                 }
@@ -192,7 +198,7 @@ public final class ImagePrefetcher: Sendable {
                 } catch {
                     result = .failure(error)
                 }
-                self.finish(item.key, generation: item.generation, with: result)
+                self.finish(item, with: result)
             }
             let stillRunning = state.withLock { state -> Bool in
                 guard state.running[item.key]?.generation == item.generation else { return false }
@@ -214,17 +220,24 @@ public final class ImagePrefetcher: Sendable {
         }
     }
 
-    private func finish(_ key: String, generation: UInt64, with result: Result<Void, any Error>) {
-        let toStart = state.withLock { state -> [Started] in
+    private func finish(_ item: Started, with result: Result<Void, any Error>) {
+        let (counted, toStart) = state.withLock { state -> (Bool, [Started]) in
             // Stopped meanwhile (it left `total` then), or another run of the key: not this one's to count.
-            guard state.running[key]?.generation == generation else { return startNext(&state) }
-            state.running[key] = nil
+            guard state.running[item.key]?.generation == item.generation else { return (false, startNext(&state)) }
+            state.running[item.key] = nil
             switch result {
             case .success: state.progress.completed += 1
-            case .failure(let error) where error is CancellationError: state.progress.total -= 1
+            case .failure(let error) where error is CancellationError:
+                state.progress.total -= 1
+                return (false, startNext(&state))
             case .failure: state.progress.failed += 1
             }
-            return startNext(&state)
+            if onCompletion != nil { state.reporting += 1 }
+            return (true, startNext(&state))
+        }
+        if counted, let onCompletion {
+            onCompletion(item.request, result)
+            state.withLock { $0.reporting -= 1 }
         }
         run(toStart)
         finishIfIdle()
@@ -232,7 +245,7 @@ public final class ImagePrefetcher: Sendable {
 
     private func finishIfIdle() {
         let waiters = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            guard state.queued.isEmpty, state.running.isEmpty else { return [] }
+            guard state.isIdle else { return [] }
             defer { state.idleWaiters = [] }
             return state.idleWaiters
         }
@@ -255,6 +268,11 @@ public final class ImagePrefetcher: Sendable {
         var running: [String: Running] = [:]
         var nextGeneration: UInt64 = 0
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
+        /// `onCompletion` calls under way.
+        var reporting = 0
+
+        /// Nothing queued, loading or being reported.
+        var isIdle: Bool { queued.isEmpty && running.isEmpty && reporting == 0 }
 
         mutating func enqueue(_ key: String, _ request: ImageRequest) {
             nextPlace += 1

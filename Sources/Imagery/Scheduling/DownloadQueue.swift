@@ -56,7 +56,7 @@ final class DownloadQueue: Sendable {
                             $0 = Task { [weak self] in
                                 try? await Task.sleep(until: deadline, clock: .continuous)
                                 guard !Task.isCancelled, let self else { return }
-                                self.leave(id, with: timeoutError())
+                                self.leave(id, with: timeoutError)
                             }
                         }
                     }
@@ -65,7 +65,7 @@ final class DownloadQueue: Sendable {
                 }
             }
         } onCancel: {
-            leave(id, with: CancellationError())
+            leave(id, with: { CancellationError() })
         }
         return try await body()
     }
@@ -76,10 +76,11 @@ final class DownloadQueue: Sendable {
         for continuation in started { continuation.resume() }
     }
 
-    /// A waiting entry gives up with `error`; a running one is left alone (it ends by itself).
-    private func leave(_ id: Machine.TicketID, with error: any Error) {
+    /// A waiting entry gives up with `error()`; a running one is left alone (it ends by itself).
+    /// `error` is made only for an entry that was waiting (a budget's refusal counts itself).
+    private func leave(_ id: Machine.TicketID, with error: () -> any Error) {
         let (cancelled, started) = state.withLock { $0.cancel(id) }
-        cancelled?.resume(throwing: error)
+        cancelled?.resume(throwing: error())
         for continuation in started { continuation.resume() }
     }
 
