@@ -16,6 +16,7 @@ let package = Package(
                 .product(name: "Imagery", package: "Imagery"),
                 .product(name: "ImageryVips", package: "Imagery"),
                 .product(name: "ImageryDiskCache", package: "Imagery"),
+                .product(name: "ImageryHTTP", package: "Imagery"),
             ],
             swiftSettings: [.swiftLanguageMode(.v6)]
         ),

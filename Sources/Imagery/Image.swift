@@ -26,8 +26,15 @@ public struct Image: Sendable, Equatable {
 
     /// Creates an image from pixel bytes.
     ///
-    /// - Parameter animation: For an animated image, its frames' timing (one delay per frame, two
-    ///   or more), the frames stacked in `pixels`; `nil`: a still image.
+    /// - Parameters:
+    ///   - width: Width in pixels.
+    ///   - height: Height in pixels (of one frame).
+    ///   - pixelFormat: How `pixels` are laid out.
+    ///   - pixels: The pixel bytes, rows top to bottom, frames one after another.
+    ///   - sourceFormat: The format the image was decoded from.
+    ///   - metadata: What of the source's metadata to keep.
+    ///   - animation: For an animated image, its frames' timing (one delay per frame, two
+    ///     or more), the frames stacked in `pixels`; `nil`: a still image.
     /// - Precondition: `pixels.count == width * height * pixelFormat.bytesPerPixel * frameCount`.
     public init(
         width: Int, height: Int, pixelFormat: PixelFormat, pixels: Data, sourceFormat: ImageFormat,

@@ -5,7 +5,7 @@ import Imagery
 ///
 /// - **Layout**: each entry's bytes in a file of its own (`blobs/`), the index in
 ///   SQLite (`index.sqlite`, WAL). The index is also kept in memory (a
-///   ``MemoryCache`` ordered by use), so a lookup never touches SQLite.
+///   `MemoryCache` ordered by use), so a lookup never touches SQLite.
 /// - **Hard limits**: every write evicts least recently used entries until the
 ///   total size (and count) is under the limit. Nothing waits for a sweep.
 /// - **Crash safety**: bytes are written to `tmp/` and renamed into place, then the

@@ -5,7 +5,7 @@ import Logging
 import ServiceLifecycle
 
 /// The image proxy as a Hummingbird application; `imagery serve` and the tests both use it.
-/// - Throws: ``DiskCacheError`` (from ImageryDiskCache) when the cache directory cannot be used,
+/// - Throws: `DiskCacheError` (from ImageryDiskCache) when the cache directory cannot be used,
 ///   ``ConfigurationFileError`` when presets are not valid.
 public func buildApplication(
     configuration: ServerConfiguration,

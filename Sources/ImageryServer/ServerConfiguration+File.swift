@@ -67,7 +67,9 @@ extension ServerConfiguration {
     }
 
     /// The defaults overridden by the JSON configuration `data`, then ``validate()``d.
-    /// - Parameter name: What errors call the configuration (its file's path).
+    /// - Parameters:
+    ///   - data: The configuration file's bytes (a JSON object).
+    ///   - name: What errors call the configuration (its file's path).
     /// - Throws: ``ConfigurationFileError`` naming `name` and what is wrong.
     public init(json data: Data, name: String) throws {
         self.init()

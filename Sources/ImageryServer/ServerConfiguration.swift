@@ -13,7 +13,7 @@ public struct ServerConfiguration: Sendable {
     /// ``maximumInflightMemory`` of it bounds downloads and decodes in flight; the caches
     /// (responses, decoded images, originals, bases) share the rest.
     public var memoryLimit = 512 << 20
-    /// The bytes downloads and decodes in flight may hold at once (``MemoryBudget``), part of
+    /// The bytes downloads and decodes in flight may hold at once (`MemoryBudget`), part of
     /// ``memoryLimit``; `nil` (the default): half of it. Work that does not fit waits in line
     /// (at most ``admissionQueueLength`` requests, for at most ``admissionTimeout``), else is
     /// answered 503 with `Retry-After`; a source that alone needs more is answered 413.
@@ -86,7 +86,7 @@ public struct ServerConfiguration: Sendable {
     /// allows, with `Vary: Accept`; default `false`: the source's format, as imgproxy.
     public var imgproxyAutoFormat = false
     /// The longest `Cache-Control` max-age of image responses, in seconds; a response says less
-    /// when its source's remaining freshness is shorter (``ResponseCacheHeaders``). Default one day.
+    /// when its source's remaining freshness is shorter (`ResponseCacheHeaders`). Default one day.
     public var responseMaxAge = 86_400
     /// The least freshness, in seconds, given to a source whose response states no expiry
     /// (no `max-age`, no `Expires`; many origins send none), in every cache tier and in the
@@ -126,7 +126,7 @@ extension ServerConfiguration {
     public var residentCeiling: Int { memoryLimit + 100 << 20 }
 
     /// `text` as a source URL the proxy fetches (absolute, `http` or `https`, with a host and a
-    /// valid port: ``SourceGuard/endpoint(of:)``), else `nil`.
+    /// valid port: `SourceGuard/endpoint(of:)`), else `nil`.
     /// The one check behind `url=`, `--gallery-url` and `galleryURLs`.
     public static func sourceURL(_ text: String) -> URL? {
         guard let url = URL(string: text), (try? SourceGuard.endpoint(of: url)) != nil else { return nil }

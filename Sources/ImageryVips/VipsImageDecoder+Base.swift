@@ -96,14 +96,14 @@ extension VipsImageDecoder: ThumbnailDeriving {
 
     /// `base` resized to `thumbnail` as a decode would resize it, whatever the base's scale (a
     /// full-size base gives the reference a DCT-scaled decode is measured against).
-    /// - Throws: ``ImageDecodingError``, ``ImageProcessingError``.
+    /// - Throws: `ImageDecodingError`, `ImageProcessingError`.
     public func resize(_ base: ThumbnailBase, to thumbnail: ImageRequest.Thumbnail) throws -> Image {
         try validate(thumbnail)
         return try processor.process(base, recipe: ImageRecipe(resize: thumbnail))
     }
 
     /// The JPEG decode scale for a recipe: the coarsest of 1/2, 1/4, 1/8 that still gives at
-    /// least the pixels the output needs (``ImageRecipe/decodeShrink(sourceWidth:sourceHeight:)``:
+    /// least the pixels the output needs (`ImageRecipe/decodeShrink(sourceWidth:sourceHeight:)`:
     /// for a resize alone, as libjpeg-based thumbnailers and Pillow's `draft` do).
     /// libvips' own thumbnail leaves another factor of two to the final resize; measured on the
     /// corpus, decoding at a quarter of the pixels cost a third of the time for a difference in

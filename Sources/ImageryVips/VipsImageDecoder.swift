@@ -18,7 +18,7 @@ public struct VipsImageDecoder: ImageDecoding {
     public var maximumPixels: Int
     /// The largest thumbnail side, in pixels; default 16 384.
     public var maximumThumbnailSide: Int
-    /// Whether damaged image data is an error (``ImageDecodingError/corrupt(format:reason:)``)
+    /// Whether damaged image data is an error (`ImageDecodingError/corrupt(format:reason:)`)
     /// rather than decoded as far as it goes: a truncated file (the rest left grey), garbled
     /// compressed data (a garbage lower part), a bad checksum. Any warning of the format's
     /// decoder counts (libvips `fail_on=warning`). Default `false`, as viewers do; a proxy
@@ -32,8 +32,8 @@ public struct VipsImageDecoder: ImageDecoding {
     /// every scan through libvips.
     public var skipsUnneededJPEGScans = true
     /// The most frames of an animation a decode takes together; default 1 000. An animation with
-    /// more is refused (``ImageDecodingError/tooManyFrames(frames:width:height:pixelLimit:frameLimit:)``)
-    /// before any frame is decoded, unless the recipe takes one frame (``ImageRecipe/frame``).
+    /// more is refused (`ImageDecodingError/tooManyFrames(frames:width:height:pixelLimit:frameLimit:)`)
+    /// before any frame is decoded, unless the recipe takes one frame (`ImageRecipe/frame`).
     public var maximumFrames = 1_000
     /// The most pixels of all an animation's frames together (frames × width × height); `nil`:
     /// ``maximumPixels`` (as imgproxy counts an animation's resolution). Checked with ``maximumFrames``.

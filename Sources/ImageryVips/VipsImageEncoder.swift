@@ -4,7 +4,7 @@ import Imagery
 
 /// Encodes images with libvips: JPEG, PNG, WebP, GIF, AVIF (when libvips has libheif with AV1) and
 /// JPEG XL (when it has libjxl). Metadata is stripped but for what the image keeps
-/// (``ImageMetadata``: its copyright notice as EXIF in JPEG and WebP, a kept ICC profile). JPEG has
+/// (`ImageMetadata`: its copyright notice as EXIF in JPEG and WebP, a kept ICC profile). JPEG has
 /// no alpha: transparent pixels are flattened onto black (a recipe's background chooses another colour).
 /// An animated image stays animated in GIF and WebP (every frame, its delays and loop count); other
 /// formats get its first frame.

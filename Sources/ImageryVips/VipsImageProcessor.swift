@@ -2,10 +2,10 @@ import CVips
 import Foundation
 import Imagery
 
-/// ``ImageProcessing`` on libvips: an ``ImageRecipe``'s operations on a decoded source, chained
+/// `ImageProcessing` on libvips: an `ImageRecipe`'s operations on a decoded source, chained
 /// lazily and rendered in one pass of pixels.
 ///
-/// Geometry follows the recipe's ``ImageRecipe/Layout``, worked out in the source's own pixels and
+/// Geometry follows the recipe's `ImageRecipe/Layout`, worked out in the source's own pixels and
 /// mapped onto the decoded image's scale, so a source decoded at 1/8 and one decoded at full size
 /// give the same sizes and positions. Only trim and smart gravity look at the pixels (libvips'
 /// `find_trim` and `smartcrop`).
@@ -13,7 +13,7 @@ public struct VipsImageProcessor: ImageProcessing {
     /// The largest output width or height; default 16 384.
     public var maximumSide: Int
     /// Watermark images by name (encoded: PNG with alpha, usually), for recipes'
-    /// ``ImageRecipe/watermark``; default none (a recipe naming another is an error).
+    /// `ImageRecipe/watermark`; default none (a recipe naming another is an error).
     public var watermarks: [String: Data]
 
     /// - Parameters:

@@ -2,12 +2,25 @@ import Foundation
 
 // Side-by-side benchmarks: each comparison runs Imagery and its peer in one run.
 // Usage: swift run -c release --package-path Benchmarks ImageryBenchmarks [cache|disk|thumbnail|smartcrop|placeholder|all] [--corpus DIR]
+//        ImageryBenchmarks scroll --origin URL --names FILE   (scripts/scroll-benchmark starts the origin)
 let arguments = CommandLine.arguments.dropFirst()
 let which = arguments.first { !$0.hasPrefix("--") } ?? "all"
 let corpusPath = arguments.firstIndex(of: "--corpus").map { arguments[arguments.index(after: $0)] }
     ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../../../shared/corpus").standardized.path
 
 print("Imagery benchmarks, \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Date())")
+if which == "scroll" {
+    guard let origin = arguments.firstIndex(of: "--origin").map({ arguments[arguments.index(after: $0)] }).flatMap(URL.init(string:)),
+          let namesFile = arguments.firstIndex(of: "--names").map({ arguments[arguments.index(after: $0)] }),
+          let names = try? String(contentsOfFile: namesFile, encoding: .utf8).split(separator: "\n").map(String.init), !names.isEmpty
+    else {
+        print("scroll needs --origin URL and --names FILE (use scripts/scroll-benchmark)")
+        exit(2)
+    }
+    try await ScrollBenchmark.run(origin: origin, names: names)
+    try await PrefetchQueueBenchmark.run(origin: origin)
+    exit(0)
+}
 if which == "cache" || which == "all" {
     printTable("MemoryCache vs NSCache (100k entries of varied cost, cost limit holds ~80%)", CacheBenchmark.run())
 }

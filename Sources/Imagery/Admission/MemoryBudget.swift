@@ -16,7 +16,7 @@ import Foundation
 /// Cache hits never touch it. Decodes are admitted before sources (fetching more while fetched
 /// sources wait for a decode would only hold more), and when no decode runs the next one is
 /// admitted whatever it costs, so the line always moves; the limit can then be passed by at most
-/// one decode's estimate. See ``MemoryBudgetStateMachine`` for the rules.
+/// one decode's estimate.
 public final class MemoryBudget: Sendable {
     /// What a reservation is for.
     public enum Stage: Sendable, Hashable {

@@ -10,6 +10,8 @@ public protocol ImageEncoding: Sendable {
 extension ImageEncoding {
     /// Encodes `image` as `format`.
     /// - Parameters:
+    ///   - image: What to encode.
+    ///   - format: The output format.
     ///   - quality: 1...100 for lossy formats; `nil` for the encoder's default.
     /// - Throws: ``ImageEncodingError``.
     public func encode(_ image: Image, as format: ImageFormat, quality: Int? = nil) throws -> Data {

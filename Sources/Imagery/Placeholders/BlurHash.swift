@@ -56,7 +56,11 @@ public enum BlurHash {
     }
 
     /// The image a hash stands for, `width` × `height` (RGB), or `nil` when `hash` is not a BlurHash.
-    /// - Parameter punch: Contrast of the components; default 1.
+    /// - Parameters:
+    ///   - hash: A BlurHash.
+    ///   - width: The image's width in pixels.
+    ///   - height: The image's height in pixels.
+    ///   - punch: Contrast of the components; default 1.
     public static func decode(_ hash: String, width: Int, height: Int, punch: Double = 1) -> Image? {
         let characters = Array(hash.utf8)
         guard characters.count >= 6, width > 0, height > 0, let size = Base83.decode(characters[0..<1]) else { return nil }

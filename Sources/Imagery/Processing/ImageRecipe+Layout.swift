@@ -44,6 +44,8 @@ extension ImageRecipe {
 
     /// The geometry of this recipe on a source `sourceWidth` × `sourceHeight` (oriented).
     /// - Parameters:
+    ///   - sourceWidth: The source's width as displayed (after its EXIF orientation).
+    ///   - sourceHeight: The source's height as displayed.
     ///   - trimmed: What ``trim`` left of the source (the backend finds it in the pixels); `nil`: all of it.
     ///   - maximumSide: The largest output width or height.
     /// - Throws: ``ImageProcessingError`` for a crop outside the image, an empty result, or an output

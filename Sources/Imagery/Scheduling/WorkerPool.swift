@@ -97,8 +97,10 @@ public final class WorkerPool: Sendable {
     }
 
     /// Runs `work` on one of the pool's threads and returns its result.
-    /// - Parameter isUrgent: Whether the work is urgent now (read each time a thread looks for work);
-    ///   `nil`: always. Urgent work is taken before other queued work.
+    /// - Parameters:
+    ///   - isUrgent: Whether the work is urgent now (read each time a thread looks for work);
+    ///     `nil`: always. Urgent work is taken before other queued work.
+    ///   - work: What to run; it may block its thread.
     /// - Throws: `CancellationError` if the task was cancelled before `work` started, or what `work` throws.
     public func run<T: Sendable>(
         isUrgent: (@Sendable () -> Bool)? = nil, _ work: @escaping @Sendable () throws -> T
