@@ -91,4 +91,27 @@ struct PrefetcherTests {
             #expect(prefetcher.progress == .init(completed: 1, failed: 2, total: 3))
         }
     }
+
+    /// Stress: starts and stops from many tasks at once, duplicates among them; the counts agree at the end.
+    @Test func concurrentStartsAndStopsKeepTheCountsRight() async throws {
+        try await withHarness { harness in
+            let prefetcher = ImagePrefetcher(pipeline: harness.pipeline, destination: .diskCache, maximumConcurrentRequests: 3)
+            let all = Self.requests(harness, (0..<120).map { "chelsea.webp?n=\($0 % 60)" })
+            await withTaskGroup(of: Void.self) { group in
+                for slice in 0..<12 {
+                    group.addTask {
+                        let mine = Array(all[slice * 10..<slice * 10 + 10])
+                        prefetcher.startPrefetching(with: mine)
+                        if slice % 3 == 0 { prefetcher.stopPrefetching(with: mine) }
+                    }
+                }
+            }
+            await prefetcher.waitUntilIdle()
+            let progress = prefetcher.progress
+            #expect(progress.remaining == 0 && progress.failed == 0, "\(progress)")
+            #expect(progress.completed == progress.total)
+            #expect(progress.total <= 60)
+            #expect(prefetcher.queuedCount == 0 && prefetcher.runningCount == 0)
+        }
+    }
 }
