@@ -127,8 +127,7 @@ public final class ImagePrefetcher: Sendable {
             let tasks = state.running.values.compactMap(\.task)
             state.progress.total -= state.queued.count + state.running.count
             state.queued.removeAll()
-            state.order = []
-            state.head = 0
+            state.order = FIFOLine()
             state.running.removeAll()
             return tasks
         }
@@ -262,8 +261,7 @@ public final class ImagePrefetcher: Sendable {
         /// Waiting requests by key; `order` holds their keys first to last, with stopped ones
         /// skipped lazily (a key is live in `order` while `queued` holds it with that place's number).
         var queued: [String: (request: ImageRequest, place: UInt64)] = [:]
-        var order: [(key: String, place: UInt64)] = []
-        var head = 0
+        var order = FIFOLine<(key: String, place: UInt64)>()
         var nextPlace: UInt64 = 0
         var running: [String: Running] = [:]
         var nextGeneration: UInt64 = 0
@@ -282,34 +280,19 @@ public final class ImagePrefetcher: Sendable {
         }
 
         mutating func dequeue() -> (String, ImageRequest)? {
-            while head < order.count {
-                let (key, place) = order[head]
-                head += 1
+            while let (key, place) = order.popFirst() {
                 if let entry = queued[key], entry.place == place {
                     queued[key] = nil
-                    trimHead()
                     return (key, entry.request)
                 }
             }
-            trimHead()
             return nil
-        }
-
-        private mutating func trimHead() {
-            if head == order.count {
-                order.removeAll(keepingCapacity: true)
-                head = 0
-            } else if head > 1024, head * 2 > order.count {
-                order.removeFirst(head)
-                head = 0
-            }
         }
 
         /// Drops the places of stopped requests once they outnumber the queued ones.
         mutating func compactIfSparse() {
-            guard order.count - head > 64, order.count - head > 2 * queued.count else { return }
-            order = order[head...].filter { queued[$0.key]?.place == $0.place }
-            head = 0
+            guard order.count > 64, order.count > 2 * queued.count else { return }
+            order.keep { queued[$0.key]?.place == $0.place }
         }
     }
 }

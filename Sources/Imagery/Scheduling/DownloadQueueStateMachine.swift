@@ -43,7 +43,7 @@ struct DownloadQueueStateMachine<Payload> {
     private var runningLanes: [TicketID: Lane] = [:]
     private var waiting: [TicketID: Waiting] = [:]
     /// One first-in-first-out line per priority, of (entry, generation); stale places are skipped.
-    private var lines: [Line] = Array(repeating: Line(), count: Priority.allCases.count)
+    private var lines: [FIFOLine<Place>] = Array(repeating: FIFOLine(), count: Priority.allCases.count)
     /// Live waiting entries per lane.
     private var waitingUrgent = 0
     private var nextID: UInt64 = 0
@@ -210,35 +210,5 @@ struct DownloadQueueStateMachine<Payload> {
     private struct Place {
         let id: TicketID
         let generation: UInt32
-    }
-
-    /// A first-in-first-out line: an array and the index of its head, so taking the first is O(1).
-    private struct Line {
-        private var places: [Place] = []
-        private var head = 0
-
-        var count: Int { places.count - head }
-        var live: ArraySlice<Place> { places[head...] }
-
-        mutating func append(_ place: Place) { places.append(place) }
-
-        mutating func popFirst() -> Place? {
-            guard head < places.count else { return nil }
-            let place = places[head]
-            head += 1
-            if head == places.count {
-                places.removeAll(keepingCapacity: true)
-                head = 0
-            } else if head > 1024, head * 2 > places.count {
-                places.removeFirst(head)
-                head = 0
-            }
-            return place
-        }
-
-        mutating func keep(where isKept: (Place) -> Bool) {
-            places = places[head...].filter(isKept)
-            head = 0
-        }
     }
 }

@@ -16,48 +16,37 @@ public final class WorkerPool: Sendable {
     private final class Queue: @unchecked Sendable {
         // Guarded by `condition`.
         let condition = NSCondition()
-        // Jobs taken are set to nil at once (their captures are released); `head` is the first
-        // place that may hold one, `pending` how many are queued.
-        var jobs: [Job?] = []
-        var head = 0
+        // Jobs taken are set to nil at once (their captures are released); the line's head is
+        // always a queued job's place, `pending` how many are queued.
+        var jobs = FIFOLine<Job?>()
         var pending = 0
         /// Urgent jobs running now: other work waits for them.
         var runningUrgent = 0
         var stopped = false
 
         /// Takes the next job: the oldest urgent one among the first 256 queued, else (while no urgent
-        /// job runs) the oldest; `nil`: none may start now. Called with `condition` held. `head` is
-        /// always a queued job's place.
+        /// job runs) the oldest; `nil`: none may start now. Called with `condition` held.
         func take() -> (job: Job, urgent: Bool)? {
             guard pending > 0 else { return nil }
             var chosen: Int?
-            var index = head
             var looked = 0
-            while index < jobs.count, looked < 256 {
-                if let job = jobs[index] {
-                    if job.isUrgent?() ?? true {
-                        chosen = index
-                        break
-                    }
-                    looked += 1
+            for place in jobs.indices {
+                guard looked < 256 else { break }
+                guard let job = jobs[place] else { continue }
+                if job.isUrgent?() ?? true {
+                    chosen = place
+                    break
                 }
-                index += 1
+                looked += 1
             }
             let urgent = chosen != nil
             if !urgent, runningUrgent > 0 { return nil }
-            let position = chosen ?? head
-            let job = jobs[position]!
-            jobs[position] = nil
+            let place = chosen ?? jobs.head
+            let job = jobs[place]!
+            jobs[place] = nil
             pending -= 1
             if urgent { runningUrgent += 1 }
-            while head < jobs.count, jobs[head] == nil { head += 1 }
-            if head == jobs.count {
-                jobs.removeAll(keepingCapacity: true)
-                head = 0
-            } else if head > 1024, head * 2 > jobs.count {
-                jobs.removeFirst(head)
-                head = 0
-            }
+            jobs.dropFirst { $0 == nil }
             return (job, urgent)
         }
 
