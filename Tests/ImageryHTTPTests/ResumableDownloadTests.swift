@@ -64,7 +64,7 @@ struct ResumableDownloadTests {
 
     @Test func aCancelledTransferKeepsItsBytes() async throws {
         try await withRangeOrigin { origin, loader in
-            let url = origin.url("rocket.jpg?chunk=16384&chunk_delay_ms=30")
+            let url = origin.url("rocket.jpg?chunk=16384&chunk_delay_ms=200")
             let received = Counter()
             let task = Task { try await loader.loadData(for: url) { _ in received.increment() } }
             try await waitUntil { received.value >= 3 }  // the start and two chunks at least
@@ -83,7 +83,7 @@ struct ResumableDownloadTests {
     @Test func onlyResumesWhereTheOriginServesRanges() async throws {
         let origin = try await TestOrigin.serving(directory: Fixtures.directory)
         let loader = HTTPDataLoader()
-        let url = origin.url("rocket.jpg?chunk=16384&chunk_delay_ms=30")
+        let url = origin.url("rocket.jpg?chunk=16384&chunk_delay_ms=200")
         let received = Counter()
         let task = Task { try await loader.loadData(for: url) { _ in received.increment() } }
         try await waitUntil { received.value >= 3 }
@@ -132,7 +132,7 @@ struct ResumableDownloadTests {
     @Test func aCancelledImageTaskResumesLater() async throws {
         let origin = try await TestOrigin.ranges()
         try await withHarness(origin: origin) { harness in
-            let request = ImageRequest(url: origin.url("rocket.jpg?chunk=16384&chunk_delay_ms=30"), thumbnail: .init(width: 32, height: 32))
+            let request = ImageRequest(url: origin.url("rocket.jpg?chunk=16384&chunk_delay_ms=200"), thumbnail: .init(width: 32, height: 32))
             let task = harness.pipeline.imageTask(for: request)
             var chunks = 0
             for await event in task.events {
