@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "ImageryVips", targets: ["ImageryVips"]),
         .library(name: "ImageryHTTP", targets: ["ImageryHTTP"]),
         .library(name: "ImageryDiskCache", targets: ["ImageryDiskCache"]),
+        .library(name: "ImageryS3", targets: ["ImageryS3"]),
         .library(name: "ImageryServer", targets: ["ImageryServer"]),
         .executable(name: "imagery", targets: ["ImageryCLI"]),
     ],
@@ -61,11 +62,24 @@ let package = Package(
             swiftSettings: strictSwift
         ),
 
+        // S3-compatible object storage on AsyncHTTPClient: SigV4 (swift-crypto), a client, s3:// sources.
+        .target(
+            name: "ImageryS3",
+            dependencies: [
+                "Imagery",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: strictSwift
+        ),
+
         // The image proxy: one buildApplication(configuration:) for the CLI and the tests.
         .target(
             name: "ImageryServer",
             dependencies: [
-                "Imagery", "ImageryVips", "ImageryHTTP", "ImageryDiskCache",
+                "Imagery", "ImageryVips", "ImageryHTTP", "ImageryDiskCache", "ImageryS3",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -137,10 +151,11 @@ let package = Package(
             dependencies: ["Imagery", "ImageryVips", "ImageryHTTP", "ImageryDiskCache", "ImageryTestSupport"],
             swiftSettings: strictSwift
         ),
+        .testTarget(name: "ImageryS3Tests", dependencies: ["ImageryS3", "ImageryTestSupport"], swiftSettings: strictSwift),
         .testTarget(
             name: "ImageryServerTests",
             dependencies: [
-                "ImageryServer", "ImageryDiskCache", "ImageryHTTP", "ImageryTestSupport",
+                "ImageryServer", "ImageryDiskCache", "ImageryHTTP", "ImageryS3", "ImageryTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),

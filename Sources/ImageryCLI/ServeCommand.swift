@@ -93,6 +93,24 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("watermark"), help: "A watermark image, NAME=FILE (a PNG with alpha, usually); /image?watermark=NAME lays it over the output (repeatable).")
     var watermarks: [String] = []
 
+    @Option(help: "An S3-compatible store (http://127.0.0.1:8333, https://s3.eu-west-1.amazonaws.com) for --s3-bucket and --s3-source-bucket. Credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or --s3-credentials-file.")
+    var s3Endpoint: String?
+
+    @Option(help: "The S3 store's region (default us-east-1).")
+    var s3Region: String?
+
+    @Option(help: "A bucket shared by every instance: originals and stored responses, looked up after this instance's memory and disk, before the origin.")
+    var s3Bucket: String?
+
+    @Option(help: "The prefix of the shared objects' names (default imagery/).")
+    var s3Prefix: String?
+
+    @Option(help: "An AWS shared credentials file ([default] with aws_access_key_id and aws_secret_access_key); default: the environment.")
+    var s3CredentialsFile: String?
+
+    @Option(name: .customLong("s3-source-bucket"), help: "A bucket url=s3://BUCKET/KEY sources may be read from (repeatable; any other bucket is 403).")
+    var s3SourceBuckets: [String] = []
+
     func run() async throws {
         var configuration: ServerConfiguration
         do {
@@ -173,6 +191,17 @@ struct ServeCommand: AsyncParsableCommand {
             configuration.presets[String(preset[..<equals])] = String(preset[preset.index(after: equals)...])
         }
         if onlyPresets { configuration.onlyPresets = true }
+        if let s3Endpoint {
+            guard let url = ServerConfiguration.s3EndpointURL(s3Endpoint) else {
+                throw ValidationError("--s3-endpoint takes an http or https URL, such as http://127.0.0.1:8333")
+            }
+            configuration.s3Endpoint = url
+        }
+        if let s3Region { configuration.s3Region = s3Region }
+        if let s3Bucket { configuration.s3Bucket = s3Bucket }
+        if let s3Prefix { configuration.s3Prefix = s3Prefix }
+        if let s3CredentialsFile { configuration.s3CredentialsFile = URL(fileURLWithPath: s3CredentialsFile) }
+        if !s3SourceBuckets.isEmpty { configuration.s3SourceBuckets = s3SourceBuckets }
         for watermark in watermarks {
             guard let equals = watermark.firstIndex(of: "="), equals != watermark.startIndex else {
                 throw ValidationError("--watermark takes NAME=FILE, such as logo=/etc/imagery/logo.png")

@@ -50,13 +50,23 @@ public func buildApplication(
     return application
 }
 
-/// Shuts the origin HTTP client down when the server stops (SIGTERM, SIGINT).
+/// Shuts the origin HTTP client down when the server stops (SIGTERM, SIGINT), and the shared
+/// store's client once its writes in flight are done (for at most 5 s).
 private struct LoaderShutdown: Service {
     let service: ImageService
 
     func run() async throws {
         try? await gracefulShutdown()
         try await service.loader.shutdown()
+        if let shared = service.sharedStore {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await shared.waitUntilIdle() }
+                group.addTask { try? await Task.sleep(for: .seconds(5)) }
+                await group.next()
+                group.cancelAll()
+            }
+            try await shared.client.shutdown()
+        }
     }
 }
 

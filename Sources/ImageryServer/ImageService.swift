@@ -3,6 +3,7 @@ import Hummingbird
 import Imagery
 import ImageryDiskCache
 import ImageryHTTP
+import ImageryS3
 import ImageryVips
 
 /// Turns `/image` parameters into a response body: result storage (``ResponseStore``) first;
@@ -11,8 +12,11 @@ import ImageryVips
 final class ImageService: Sendable {
     let configuration: ServerConfiguration
     let pipeline: ImagePipeline
-    let loader: HTTPDataLoader
+    let loader: SourceLoader
     let diskCache: DiskCache?
+    /// The instance's disk, then the shared S3 tier (when configured): originals and stored responses.
+    let persistentTiers: PersistentTiers?
+    let sharedStore: SharedStore?
     let responses: ResponseStore
     let encodingPool = WorkerPool(threadCount: max(1, ProcessInfo.processInfo.activeProcessorCount), name: "imagery.encode")
     private let encoder = VipsImageEncoder()
@@ -52,7 +56,11 @@ final class ImageService: Sendable {
             disk.maximumPendingBytes = min(disk.maximumPendingBytes, configuration.inflightMemory / 8)
             return try DiskCache(configuration: disk)
         }
-        let sourceGuard = SourceGuard(allowedHosts: configuration.allowedHosts, privateNetworkHosts: configuration.privateNetworkHosts)
+        let sourceGuard = SourceGuard(
+            allowedHosts: configuration.allowedHosts, privateNetworkHosts: configuration.privateNetworkHosts,
+            s3SourceBuckets: configuration.s3SourceBuckets
+        )
+        let s3Client = try Self.s3Client(configuration, forSources: true)
         var loaderConfiguration = HTTPDataLoader.Configuration()
         loaderConfiguration.maximumSize = configuration.maximumSourceBytes
         loaderConfiguration.timeout = configuration.originTimeout
@@ -61,7 +69,17 @@ final class ImageService: Sendable {
         // A source download cut short (its clients left, the origin's connection broke) keeps its
         // bytes on disk, never in memory outside the budget: the next request asks for the rest.
         loaderConfiguration.resumableData = diskCache.map { ResumableData(memoryLimit: 0, disk: $0) }
-        loader = HTTPDataLoader(configuration: loaderConfiguration)
+        loader = SourceLoader(
+            http: HTTPDataLoader(configuration: loaderConfiguration),
+            s3: s3Client.map { client in S3DataLoader(client: client, validateURL: { _ = try await sourceGuard.check($0) }) }
+        )
+        let shared = try configuration.s3Bucket.flatMap { bucket in
+            try Self.s3Client(configuration, forSources: false).map {
+                SharedStore(client: $0, bucket: bucket, prefix: configuration.s3Prefix, observer: metrics)
+            }
+        }
+        sharedStore = shared
+        persistentTiers = diskCache == nil && shared == nil ? nil : PersistentTiers(local: diskCache, shared: shared, observer: metrics)
 
         // Strict: a truncated or garbled source is a 422, never a half-grey image cached and served for a day.
         var decoder = VipsImageDecoder(
@@ -89,9 +107,36 @@ final class ImageService: Sendable {
         pipelineConfiguration.observer = metrics
         // Originals on disk (new sizes of a known source need no download). No thumbnail variants:
         // the disk keeps final responses instead (ResponseStore), so a response is encoded once.
-        pipelineConfiguration.diskCache = diskCache
+        pipelineConfiguration.diskCache = persistentTiers
         pipeline = ImagePipeline(configuration: pipelineConfiguration)
-        responses = ResponseStore(memoryLimit: 3 * eighth, disk: diskCache, policy: policy)
+        responses = ResponseStore(memoryLimit: 3 * eighth, disk: persistentTiers, policy: policy)
+    }
+
+    /// An S3 client of `configuration`'s endpoint, if it has one and it is used for `forSources`
+    /// (`s3://` sources: the origin's time limit) or else for the shared tier (a cache: a store that is
+    /// down must cost a request little, so short connects and one retry).
+    /// - Throws: ``ConfigurationFileError`` when no credentials can be found.
+    static func s3Client(_ configuration: ServerConfiguration, forSources: Bool) throws -> S3Client? {
+        guard let endpoint = configuration.s3Endpoint,
+            forSources ? !configuration.s3SourceBuckets.isEmpty : configuration.s3Bucket != nil
+        else { return nil }
+        do {
+            let credentials = try configuration.s3CredentialsFile.map { file throws(S3Error) in try S3Credentials.fromFile(file) }
+                ?? S3Credentials.fromEnvironment()
+            guard let credentials else {
+                throw S3Error.credentials("none found for \(endpoint.absoluteString)")
+            }
+            var client = S3Client.Configuration(endpoint: endpoint, region: configuration.s3Region, credentials: credentials)
+            client.maximumObjectBytes = configuration.maximumSourceBytes
+            if forSources {
+                client.timeout = configuration.originTimeout
+            } else {
+                (client.timeout, client.connectTimeout, client.maximumAttempts) = (.seconds(2), .milliseconds(250), 2)
+            }
+            return try S3Client(configuration: client)
+        } catch let error as S3Error {
+            throw ConfigurationFileError(message: error.description)
+        }
     }
 
     /// The policy every tier follows.

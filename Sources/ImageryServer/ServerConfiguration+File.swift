@@ -10,7 +10,8 @@ extension ServerConfiguration {
     /// `maximumOutputSide`, `originTimeoutSeconds`, `maximumConcurrentFetches`,
     /// `signingKey`, `thumborURLs`, `thumborSecurityKey`, `thumborRefusesUnknownFilters`, `thumborAutoWebP`, `imgproxyURLs`, `imgproxyKeys`, `imgproxySalts` (lists of hex), `imgproxySignatureSize`, `imgproxyPresets` (an object: name to options), `imgproxyAutoFormat`, `responseMaxAge`, `minimumFreshness`, `formatQualities` (an object: `{"jpeg": 85}`; formats not
     /// named keep their defaults), `presets` (an object: name to query), `onlyPresets`, `watermarkFiles` (an
-    /// object: name to file path), `galleryDirectory`,
+    /// object: name to file path), `s3Endpoint`, `s3Region`, `s3Bucket`, `s3Prefix`, `s3CredentialsFile`,
+    /// `s3SourceBuckets`, `galleryDirectory`,
     /// `galleryURLs`); absent keys keep their defaults.
     package struct File: Decodable {
         var host: String?
@@ -50,6 +51,12 @@ extension ServerConfiguration {
         var presets: [String: String]?
         var watermarkFiles: [String: String]?
         var onlyPresets: Bool?
+        var s3Endpoint: String?
+        var s3Region: String?
+        var s3Bucket: String?
+        var s3Prefix: String?
+        var s3CredentialsFile: String?
+        var s3SourceBuckets: [String]?
         var galleryDirectory: String?
         var galleryURLs: [String]?
     }
@@ -130,6 +137,17 @@ extension ServerConfiguration {
         if let value = file.presets { presets = value }
         if let value = file.onlyPresets { onlyPresets = value }
         if let value = file.watermarkFiles { watermarkFiles = value.mapValues { URL(fileURLWithPath: $0) } }
+        if let value = file.s3Endpoint {
+            guard let url = Self.s3EndpointURL(value) else {
+                throw ConfigurationFileError(message: "\(name): s3Endpoint \(value) is not an http or https URL with a host")
+            }
+            s3Endpoint = url
+        }
+        if let value = file.s3Region { s3Region = value }
+        if let value = file.s3Bucket { s3Bucket = value }
+        if let value = file.s3Prefix { s3Prefix = value }
+        if let value = file.s3CredentialsFile { s3CredentialsFile = URL(fileURLWithPath: value) }
+        if let value = file.s3SourceBuckets { s3SourceBuckets = value }
         if let value = file.galleryDirectory { galleryDirectory = URL(fileURLWithPath: value) }
         if let value = file.galleryURLs {
             galleryURLs = try value.map { text in
@@ -196,6 +214,12 @@ extension ServerConfiguration {
         for (format, quality) in formatQualities {
             try require((1...100).contains(quality), "formatQualities: \(format.rawValue) must be from 1 to 100")
         }
+        try require(
+            s3Endpoint != nil || (s3Bucket == nil && s3SourceBuckets.isEmpty), "s3Bucket and s3SourceBuckets need s3Endpoint (the store to use)"
+        )
+        try require(s3Bucket.map(Self.isBucketName) ?? true, "s3Bucket must be a bucket name: 3 to 63 of a-z, 0-9, '.', '-'")
+        try require(s3SourceBuckets.allSatisfy(Self.isBucketName), "s3SourceBuckets must be bucket names: 3 to 63 of a-z, 0-9, '.', '-'")
+        try require(!s3Region.isEmpty && s3Region.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }, "s3Region must be a region name such as us-east-1")
         try require(!onlyPresets || !presets.isEmpty || !imgproxyPresets.isEmpty, "onlyPresets needs at least one preset")
         let checked = try Presets(presets, onlyPresets: false)
         for name in checked.names {
@@ -208,6 +232,19 @@ extension ServerConfiguration {
                 throw ConfigurationFileError(message: "presets: \(name): \(ServerError.from(error).message)")
             }
         }
+    }
+
+    /// `text` as an S3 endpoint: an http or https URL with a host, else `nil`.
+    public static func s3EndpointURL(_ text: String) -> URL? {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
+            let host = url.host, !host.isEmpty
+        else { return nil }
+        return url
+    }
+
+    /// Whether `name` is a valid S3 bucket name (3–63 of lower-case letters, digits, `.` and `-`).
+    static func isBucketName(_ name: String) -> Bool {
+        (3...63).contains(name.count) && name.allSatisfy { ($0.isASCII && ($0.isLowercase || $0.isNumber)) || $0 == "." || $0 == "-" }
     }
 
     /// The formats whose quality can be set.

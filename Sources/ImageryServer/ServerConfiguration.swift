@@ -105,6 +105,24 @@ public struct ServerConfiguration: Sendable {
     /// Watermark images by name (PNG with alpha, usually): `watermark=NAME` on `/image` lays one over
     /// the output. Read at start; default none.
     public var watermarkFiles: [String: URL] = [:]
+    /// An S3-compatible store (`http://127.0.0.1:8333`, `https://s3.eu-west-1.amazonaws.com`), for the
+    /// shared tier (``s3Bucket``) and `s3://` sources (``s3SourceBuckets``); path-style requests, signed
+    /// with SigV4. Credentials come from ``s3CredentialsFile`` or the environment (`AWS_ACCESS_KEY_ID`,
+    /// `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`), never from the command line. Default `nil`: none.
+    public var s3Endpoint: URL?
+    /// The store's region (part of every signature); default `us-east-1`.
+    public var s3Region = "us-east-1"
+    /// The bucket of the tier shared by every instance: originals and stored responses, looked up
+    /// after the instance's memory and disk and before the origin (`PersistentTiers`). Default `nil`:
+    /// no shared tier.
+    public var s3Bucket: String?
+    /// The prefix of the shared tier's object names; default `imagery/`.
+    public var s3Prefix = "imagery/"
+    /// An AWS shared credentials file (`[default]` with `aws_access_key_id`, `aws_secret_access_key`);
+    /// default `nil`: the environment.
+    public var s3CredentialsFile: URL?
+    /// The buckets `s3://BUCKET/KEY` sources may be read from (any other is 403); default none.
+    public var s3SourceBuckets: [String] = []
     /// The images of this directory are shown on the gallery page at `/` and served at
     /// `/files/NAME` (everything with an image extension in it is public); default `nil`.
     public var galleryDirectory: URL?
@@ -126,7 +144,7 @@ extension ServerConfiguration {
     public var residentCeiling: Int { memoryLimit + 100 << 20 }
 
     /// `text` as a source URL the proxy fetches (absolute, `http` or `https`, with a host and a
-    /// valid port: `SourceGuard/endpoint(of:)`), else `nil`.
+    /// valid port, or `s3://BUCKET/KEY`: `SourceGuard/endpoint(of:)`), else `nil`.
     /// The one check behind `url=`, `--gallery-url` and `galleryURLs`.
     public static func sourceURL(_ text: String) -> URL? {
         guard let url = URL(string: text), (try? SourceGuard.endpoint(of: url)) != nil else { return nil }

@@ -40,7 +40,7 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
             case .timedOut:
                 return ServerError(.gatewayTimeout, "origin_timeout", "the origin did not answer in time")
             case .unsupportedScheme, .invalidURL:
-                return badParameter("url must be an absolute http or https URL")
+                return badParameter("url must be an absolute http, https or s3 URL")
             case .tooManyRedirects(let limit):
                 return ServerError(.badGateway, "origin_failed", "the origin redirected more than \(limit) times")
             case .transport, .fileNotFound:

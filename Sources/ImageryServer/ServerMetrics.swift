@@ -24,13 +24,14 @@ final class ServerMetrics: ImagePipelineObserver {
     private let decodeDurations: (ok: Metrics.Timer, error: Metrics.Timer, derived: Metrics.Timer)
     private let originBytes: Metrics.Counter
     private let responseBytes: Metrics.Counter
+    private let sharedStoreRequests = Mutex<[String: Metrics.Counter]>([:])
 
     init() {
         let factory = PrometheusMetricsFactory(registry: registry)
         self.factory = factory
         duration = Metrics.Timer(label: "imagery_request_duration_seconds", factory: factory)
         inFlight = Metrics.Gauge(label: "imagery_requests_in_flight", factory: factory)
-        let tiers = ImagePipelineEvent.CacheTier.allCases.map(\.rawValue) + ["response", "response_disk"]
+        let tiers = ImagePipelineEvent.CacheTier.allCases.map(\.rawValue) + ["response", "response_disk", "shared"]
         lookups = Dictionary(uniqueKeysWithValues: tiers.map { tier in
             let counter = { (result: String) in
                 Metrics.Counter(label: "imagery_cache_lookups_total", dimensions: [("tier", tier), ("result", result)], factory: factory)
@@ -71,6 +72,21 @@ final class ServerMetrics: ImagePipelineObserver {
     func cacheLookup(_ tier: String, hit: Bool) {
         guard let counters = lookups[tier] else { return }
         (hit ? counters.hit : counters.miss).increment()
+    }
+
+    /// A request to the shared S3 store: `operation` get/put/update/delete, `outcome` hit, miss,
+    /// damaged, stored, dropped (too many bytes in flight), skipped (paused after failures) or failed.
+    func sharedStoreRequest(_ operation: String, outcome: String) {
+        let name = operation + "|" + outcome
+        let counter = sharedStoreRequests.withLock { counters in
+            if let counter = counters[name] { return counter }
+            let counter = Metrics.Counter(
+                label: "imagery_shared_store_requests_total", dimensions: [("operation", operation), ("outcome", outcome)], factory: factory
+            )
+            counters[name] = counter
+            return counter
+        }
+        counter.increment()
     }
 
     func requestStarted() {

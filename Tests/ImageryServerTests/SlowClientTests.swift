@@ -69,7 +69,7 @@ struct SlowClientTests {
             #expect(status == .gatewayTimeout)
             #expect(headers[.cacheControl] == "no-store")
             #expect((try? JSONDecoder().decode(ErrorBody.self, from: body))?.error == "timeout")
-            #expect(ContinuousClock.now - start < .seconds(5), "answered at the timeout, not when the 24 s download ends")
+            #expect(ContinuousClock.now - start < .seconds(10), "answered at the timeout, not when the 24 s download ends (10 s: a loaded machine)")
             var counted: [String: Double] = [:]
             // Every download that started is aborted (on a loaded machine the timeout may come before
             // the download starts: then there is none).

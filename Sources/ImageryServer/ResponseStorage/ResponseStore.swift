@@ -44,14 +44,14 @@ final class ResponseStore: Sendable {
     func remember(_ requestKey: String, as alias: Alias) {
         aliases[requestKey] = alias
     }
-    private let disk: DiskCache?
+    private let disk: PersistentTiers?
     private let policy: HTTPCachePolicy
 
     /// - Parameters:
     ///   - memoryLimit: Bytes of bodies kept in memory.
-    ///   - disk: Where bodies persist; `nil`: memory only.
+    ///   - disk: Where bodies persist (the instance's disk, then the shared tier); `nil`: memory only.
     ///   - policy: Judges the freshness of what is read from disk.
-    init(memoryLimit: Int, disk: DiskCache?, policy: HTTPCachePolicy) {
+    init(memoryLimit: Int, disk: PersistentTiers?, policy: HTTPCachePolicy) {
         memory = MemoryCache(costLimit: memoryLimit)
         self.disk = disk
         self.policy = policy

@@ -30,7 +30,7 @@ extension ImageParameters {
         )
     }
 
-    /// The `url` parameter: an absolute http or https URL, or `/files/NAME` of the gallery.
+    /// The `url` parameter: an absolute http or https URL, `s3://BUCKET/KEY`, or `/files/NAME` of the gallery.
     /// - Throws: A 400 ``ServerError`` saying what `url` must be; 404 for a gallery name that is not there.
     static func sourceURL(_ query: [String: String], gallery: Gallery?) throws -> URL {
         guard let text = query["url"], !text.isEmpty else {
@@ -40,7 +40,7 @@ extension ImageParameters {
             return try gallery.fileURL(forParameter: text)
         }
         guard let url = ServerConfiguration.sourceURL(text) else {
-            throw ServerError.badParameter("url must be an absolute http or https URL, or /files/NAME for a gallery file")
+            throw ServerError.badParameter("url must be an absolute http or https URL, s3://BUCKET/KEY, or /files/NAME for a gallery file")
         }
         return url
     }

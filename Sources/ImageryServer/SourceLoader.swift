@@ -1,0 +1,25 @@
+import Foundation
+import Imagery
+import ImageryHTTP
+import ImageryS3
+
+/// The proxy's one loader of sources: `s3://` URLs through the S3 client (when the server has an
+/// S3 endpoint), everything else through the HTTP loader. Both ask ``SourceGuard`` first.
+struct SourceLoader: DataLoading {
+    let http: HTTPDataLoader
+    let s3: S3DataLoader?
+
+    func load(_ request: DataRequest, progress: @escaping @Sendable (TransferProgress) -> Void) async throws -> DataResponse {
+        guard request.url.scheme?.lowercased() == "s3" else { return try await http.load(request, progress: progress) }
+        guard let s3 else {
+            throw ServerError(.forbidden, "forbidden_source", "this server reads no S3 sources (it has no --s3-endpoint)")
+        }
+        return try await s3.load(request, progress: progress)
+    }
+
+    /// Stops both clients.
+    func shutdown() async throws {
+        try await http.shutdown()
+        try await s3?.client.shutdown()
+    }
+}

@@ -1,0 +1,177 @@
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Imagery
+import ImageryS3
+@testable import ImageryServer
+import ImageryTestSupport
+import Testing
+
+/// The tier every instance shares (a real S3 store: SeaweedFS on 127.0.0.1), and `s3://` sources.
+@Suite("Shared S3 tier and S3 sources", .enabled(if: SeaweedFS.isAvailable, "needs weed (scripts/install-dependencies installs it)"))
+struct SharedTierTests {
+    /// The run's bucket (one for every test: a store makes room for each new bucket on its first
+    /// write), a credentials file for it, and a client. Each test keeps to keys and prefixes of its own.
+    static func withBucket(_ body: (SeaweedFS, String, URL, S3Client) async throws -> Void) async throws {
+        let store = try await SeaweedFS.shared()
+        let credentials = S3Credentials(accessKeyID: store.accessKeyID, secretAccessKey: store.secretAccessKey)
+        let client = try S3Client(configuration: .init(endpoint: store.endpoint, credentials: credentials))
+        let bucket = "imagery-tests"
+        do {
+            try await client.createBucket(bucket)
+            try await withTemporaryDirectory { directory in
+                let file = directory.appendingPathComponent("credentials")
+                try "[default]\naws_access_key_id = \(store.accessKeyID)\naws_secret_access_key = \(store.secretAccessKey)\n"
+                    .write(to: file, atomically: true, encoding: .utf8)
+                try await body(store, bucket, file, client)
+            }
+        } catch {
+            try? await client.shutdown()
+            throw error
+        }
+        try await client.shutdown()
+    }
+
+    /// Waits until the server's shared store has stored `count` objects (its writes run in the background).
+    static func waitForSharedWrites(_ client: any TestClientProtocol, count: Double) async throws {
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline {
+            let stored = try await metrics(client)[#"imagery_shared_store_requests_total{operation="put",outcome="stored"}"#] ?? 0
+            if stored >= count { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        Issue.record("the shared store did not get \(count) objects in 20 s")
+    }
+
+    @Test func aSecondInstanceAnswersFromTheSharedTierWithoutTheOriginOrADecode() async throws {
+        try await Self.withBucket { store, bucket, credentials, _ in
+            let prefix = "second-instance-\(UUID().uuidString)/"
+            try await withOriginAndDirectory { origin, directory in
+                let configure = { (instance: String) in
+                    { (configuration: inout ServerConfiguration) in
+                        configuration.cacheDirectory = directory.appendingPathComponent(instance)
+                        configuration.s3Endpoint = store.endpoint
+                        configuration.s3Bucket = bucket
+                        configuration.s3Prefix = prefix
+                        configuration.s3CredentialsFile = credentials
+                    }
+                }
+                let uri = imageURI(origin, "rocket.jpg?cc=max-age%3D600", "w=200")
+                let first = Box<(Data, String)>()
+                try await serve(origin: origin, configure: configure("a")) { client in
+                    let response = try await get(client, uri)
+                    #expect(response.status == .ok)
+                    first.value = (response.body, try #require(response.headers[.eTag]))
+                    try await Self.waitForSharedWrites(client, count: 2)  // the original and the response
+                }
+                #expect(origin.requestCount == 1)
+                let (body, etag) = try #require(first.value)
+                // Another instance, its own disk empty: the stored response comes from S3 as it was sent.
+                try await serve(origin: origin, configure: configure("b")) { client in
+                    let again = try await get(client, uri)
+                    #expect(again.status == .ok)
+                    #expect(again.body == body)
+                    #expect(again.headers[.eTag] == etag)
+                    #expect(again.headers[.cacheControl]?.contains("max-age=") == true)
+                    var counters = try await metrics(client)
+                    #expect(lookups(counters, "shared", "hit") == 1)
+                    #expect(counters[#"imagery_decode_duration_seconds_count{result="ok"}"#] ?? 0 == 0)
+                    // A new size: the original from S3, a decode, no origin fetch.
+                    let other = try await get(client, imageURI(origin, "rocket.jpg?cc=max-age%3D600", "w=150"))
+                    #expect(other.status == .ok)
+                    counters = try await metrics(client)
+                    #expect(lookups(counters, "shared", "hit") == 2)
+                    #expect(counters[#"imagery_decode_duration_seconds_count{result="ok"}"#] ?? 0 == 1)
+                    #expect(counters[#"imagery_origin_fetch_duration_seconds_count{result="ok"}"#] ?? 0 == 0)
+                }
+                #expect(origin.requestCount == 1, "one origin fetch for both instances")
+            }
+        }
+    }
+
+    @Test func noStoreSourcesAreNotShared() async throws {
+        try await Self.withBucket { store, bucket, credentials, _ in
+            try await withOriginAndDirectory { origin, directory in
+                try await serve(origin: origin, configure: {
+                    $0.cacheDirectory = directory
+                    ($0.s3Endpoint, $0.s3Bucket, $0.s3CredentialsFile) = (store.endpoint, bucket, credentials)
+                    $0.s3Prefix = "no-store-\(UUID().uuidString)/"
+                }) { client in
+                    #expect(try await get(client, imageURI(origin, "rocket.jpg?cc=no-store", "w=90")).status == .ok)
+                    #expect(try await get(client, imageURI(origin, "rocket.jpg?cc=max-age%3D60", "w=91")).status == .ok)
+                    try await Self.waitForSharedWrites(client, count: 2)
+                    try await Task.sleep(for: .milliseconds(300))
+                    let stored = try await metrics(client)[#"imagery_shared_store_requests_total{operation="put",outcome="stored"}"#]
+                    #expect(stored == 2, "the max-age source's original and response; nothing of the no-store one")
+                }
+            }
+        }
+    }
+
+    @Test func aStoreThatIsDownDegradesToTheOrigin() async throws {
+        try await withTemporaryDirectory { directory in
+            let credentials = directory.appendingPathComponent("credentials")
+            try "[default]\naws_access_key_id = a\naws_secret_access_key = b\n".write(to: credentials, atomically: true, encoding: .utf8)
+            try await withOriginAndDirectory { origin, cache in
+                try await serve(origin: origin, configure: {
+                    $0.cacheDirectory = cache
+                    // Nothing listens on port 9 (discard): every connection is refused.
+                    ($0.s3Endpoint, $0.s3Bucket, $0.s3CredentialsFile) = (URL(string: "http://127.0.0.1:9")!, "shared", credentials)
+                }) { client in
+                    for width in 100..<106 {
+                        let response = try await get(client, imageURI(origin, "rocket.jpg?cc=max-age%3D600", "w=\(width)"))
+                        #expect(response.status == .ok, "w=\(width)")
+                    }
+                    let counters = try await metrics(client)
+                    #expect((counters[#"imagery_shared_store_requests_total{operation="get",outcome="failed"}"#] ?? 0) >= 1)
+                    #expect((counters[#"imagery_shared_store_requests_total{operation="get",outcome="skipped"}"#] ?? 0) >= 1, "paused after failures in a row")
+                }
+                #expect(origin.requestCount == 1, "the original on local disk served the other sizes")
+            }
+        }
+    }
+
+    @Test func aDamagedSharedObjectIsAMissAndIsDeleted() async throws {
+        try await Self.withBucket { store, bucket, _, client in
+            let shared = SharedStore(client: client, bucket: bucket, prefix: "damaged-\(UUID().uuidString)/", observer: nil)
+            let data = try Fixtures.data("chelsea.webp")
+            shared.store(data, for: "original:x", metadata: CacheMetadata(contentType: "image/webp"))
+            await shared.waitUntilIdle()
+            #expect(await shared.checkedEntry(for: "original:x")?.entry.data == data)
+            // The same metadata over other bytes: the checksum no longer matches.
+            let name = shared.objectKey(for: "original:x")
+            let head = try #require(try await client.head(bucket: bucket, key: name))
+            var damaged = data
+            damaged[damaged.count / 2] ^= 0xFF
+            try await client.put(bucket: bucket, key: name, data: damaged, metadata: head.metadata)
+            #expect(await shared.checkedEntry(for: "original:x") == nil)
+            let deadline = ContinuousClock.now + .seconds(5)
+            while try await client.head(bucket: bucket, key: name) != nil, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(try await client.head(bucket: bucket, key: name) == nil, "deleted")
+        }
+    }
+
+    @Test func s3SourcesFromListedBucketsOnly() async throws {
+        try await Self.withBucket { store, bucket, credentials, client in
+            let key = "sources-\(UUID().uuidString)/chelsea.png"
+            try await client.put(bucket: bucket, key: key, data: try Fixtures.data("chelsea.png"), contentType: "image/png")
+            try await withServer(configure: {
+                ($0.s3Endpoint, $0.s3CredentialsFile, $0.s3SourceBuckets) = (store.endpoint, credentials, [bucket])
+            }) { client, _ in
+                let image = try await get(client, "/image?url=s3://\(bucket)/\(key)&w=100&format=png")
+                #expect(image.status == .ok)
+                #expect(ImageFormat(sniffing: image.body) == .png)
+                #expect(try await get(client, "/image?url=s3://\(bucket)/cats/missing.png&w=100").status == .notFound)
+                let other = try await get(client, "/image?url=s3://not-\(bucket)/\(key)&w=100")
+                #expect(other.status == .forbidden)
+            }
+            // A server with no S3 endpoint reads no s3:// source.
+            try await withServer { client, _ in
+                let response = try await get(client, "/image?url=s3://\(bucket)/\(key)&w=100")
+                #expect(response.status == .forbidden)
+            }
+        }
+    }
+}
