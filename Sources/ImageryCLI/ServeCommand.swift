@@ -12,6 +12,10 @@ struct ServeCommand: AsyncParsableCommand {
         discussion: """
             Sources on loopback, private, link-local and multicast addresses are refused unless their host \
             is named with --allow-private-host. Limits on source bytes, pixels and origin time are on by default.
+
+            Every option can also be set in the environment: IMAGERY_ and its name in capitals with _ for - \
+            (IMAGERY_MEMORY_LIMIT=1G, IMAGERY_NO_DISK_CACHE=true, IMAGERY_ALLOW_HOST=a.example,b.example \
+            for a repeatable one). Options on the command line win over the environment, which wins over --config.
             """
     )
 
@@ -60,10 +64,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("allow-private-host"), help: "Fetch from this host even if it resolves to a private or loopback address (repeatable).")
     var privateNetworkHosts: [String] = []
 
-    @Option(help: "Require every /image query to be signed: &sig=base64url(HMAC-SHA256(key, query before &sig=)). Default: $IMAGERY_SIGNING_KEY if set.")
+    @Option(help: "Require every /image query to be signed: &sig=base64url(HMAC-SHA256(key, query before &sig=)). Better given as $IMAGERY_SIGNING_KEY (ps shows arguments to every user).")
     var signingKey: String?
 
-    @Option(help: "thumbor's SECURITY_KEY: thumbor URLs must be signed with it (HMAC-SHA1, as libthumbor signs them); /unsafe/ is refused. Default: $IMAGERY_THUMBOR_KEY if set.")
+    @Option(help: "thumbor's SECURITY_KEY: thumbor URLs must be signed with it (HMAC-SHA1, as libthumbor signs them); /unsafe/ is refused. Better given as $IMAGERY_THUMBOR_KEY.")
     var thumborKey: String?
 
     @Option(help: "imgproxy's IMGPROXY_KEY: hex keys, comma-separated; imgproxy URLs must be signed (HMAC-SHA256 of salt + path). Default: $IMGPROXY_KEY if set.")
@@ -110,6 +114,9 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("s3-source-bucket"), help: "A bucket url=s3://BUCKET/KEY sources may be read from (repeatable; any other bucket is 403).")
     var s3SourceBuckets: [String] = []
+
+    @Option(help: "Log lines as text (default) or json (one object a line: time, level, label, message and the request's fields).")
+    var logFormat: ServerLogHandler.Format = .text
 
     func run() async throws {
         var configuration: ServerConfiguration
@@ -208,8 +215,8 @@ struct ServeCommand: AsyncParsableCommand {
             }
             configuration.watermarkFiles[String(watermark[..<equals])] = URL(fileURLWithPath: String(watermark[watermark.index(after: equals)...]))
         }
-        if let key = signingKey ?? ProcessInfo.processInfo.environment["IMAGERY_SIGNING_KEY"] { configuration.signingKey = key }
-        if let key = thumborKey ?? ProcessInfo.processInfo.environment["IMAGERY_THUMBOR_KEY"] { configuration.thumborSecurityKey = key }
+        if let key = signingKey { configuration.signingKey = key }
+        if let key = thumborKey { configuration.thumborSecurityKey = key }
         // imgproxy's own environment names, so that a deployment's settings carry over.
         let environment = ProcessInfo.processInfo.environment
         if let keys = imgproxyKey ?? environment["IMGPROXY_KEY"] { configuration.imgproxyKeys = keys.split(separator: ",").map(String.init) }
@@ -220,7 +227,8 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError(error.message)
         }
-        LoggingSystem.bootstrap { label in ServerLogHandler.standardOutput(label: label, metadataProvider: nil) }
+        let logFormat = logFormat
+        LoggingSystem.bootstrap { label in ServerLogHandler.standardOutput(label: label, metadataProvider: nil, format: logFormat) }
         raiseDescriptorLimit()
         ProcessMemory.limitArenas(to: 2)
         let application: any ApplicationProtocol
@@ -248,3 +256,5 @@ private func raiseDescriptorLimit() {
     limit.rlim_cur = limit.rlim_max
     _ = setrlimit(resource, &limit)
 }
+
+extension ServerLogHandler.Format: ExpressibleByArgument {}

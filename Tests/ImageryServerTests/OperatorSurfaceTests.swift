@@ -1,0 +1,147 @@
+import Foundation
+@testable import ImageryServer
+import ImageryTestSupport
+import Logging
+import Testing
+
+/// What an operator configures and reads: `IMAGERY_*` variables (the real executable), JSON log lines,
+/// and the nginx configuration of a cluster.
+@Suite("Operator surface")
+struct OperatorSurfaceTests {
+    struct Run {
+        let status: Int32
+        let output: String
+        let errors: String
+    }
+
+    /// Runs `imagery ARGUMENTS` with `environment` added to this process's, until it exits or
+    /// `until` says so (then it is sent SIGTERM).
+    static func imagery(_ arguments: [String], environment: [String: String], until: (@Sendable (String) -> Bool)? = nil) async throws -> Run {
+        try await runBlocking {
+            let process = Process()
+            process.executableURL = ServerCrashTests.executable
+            process.arguments = arguments
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            let (stdout, stderr) = (Pipe(), Pipe())
+            (process.standardOutput, process.standardError) = (stdout, stderr)
+            try process.run()
+            var output = Data()
+            if let until {
+                let deadline = Date().addingTimeInterval(30)
+                while Date() < deadline, process.isRunning {
+                    output += stdout.fileHandleForReading.availableData
+                    if until(String(decoding: output, as: UTF8.self)) { break }
+                }
+                kill(process.processIdentifier, SIGTERM)
+            }
+            output += stdout.fileHandleForReading.readDataToEndOfFile()
+            let errors = stderr.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            return Run(status: process.terminationStatus, output: String(decoding: output, as: UTF8.self), errors: String(decoding: errors, as: UTF8.self))
+        }
+    }
+
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: ServerCrashTests.executable.path)))
+    func everyServeOptionFromTheEnvironment() async throws {
+        // A bad value is reported under the option's name, as on the command line.
+        let bad = try await Self.imagery(["serve"], environment: ["IMAGERY_MEMORY_LIMIT": "lots"])
+        #expect(bad.status != 0)
+        #expect(bad.errors.contains("--memory-limit takes a byte count"), "\(bad.errors)")
+        let flag = try await Self.imagery(["serve"], environment: ["IMAGERY_NO_DISK_CACHE": "maybe"])
+        #expect(flag.status != 0)
+        #expect(flag.errors.contains("IMAGERY_NO_DISK_CACHE must be true or false"), "\(flag.errors)")
+        // The command line wins over the environment.
+        let overridden = try await Self.imagery(["serve", "--memory-limit", "lots-too"], environment: ["IMAGERY_MEMORY_LIMIT": "1G"])
+        #expect(overridden.errors.contains("--memory-limit takes a byte count"), "\(overridden.errors)")
+        // A whole server from the environment: port, no disk cache, repeatable hosts, JSON logs; an unknown name is reported.
+        let port = Int.random(in: 30_000..<40_000)
+        let run = try await Self.imagery(
+            ["serve"],
+            environment: [
+                "IMAGERY_PORT": "\(port)", "IMAGERY_NO_DISK_CACHE": "true", "IMAGERY_ALLOW_HOST": "a.example, *.b.example",
+                "IMAGERY_LOG_FORMAT": "json", "IMAGERY_MEMORY_LIMT": "1G",
+            ],
+            until: { $0.contains("\"message\":\"Server started") }
+        )
+        #expect(run.errors.contains("ignoring IMAGERY_MEMORY_LIMT"), "\(run.errors)")
+        let line = try #require(run.output.split(separator: "\n").first { $0.contains("Server started") }, "\(run.output)\(run.errors)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect(object["level"] as? String == "info")
+        #expect((object["message"] as? String)?.contains("127.0.0.1:\(port)") == true, "\(line)")
+    }
+
+    @Test func jsonLogLinesAreOneObjectEach() throws {
+        let pipe = Pipe()
+        var handler = ServerLogHandler(label: "imagery.server", descriptor: pipe.fileHandleForWriting.fileDescriptor, metadataProvider: nil, format: .json)
+        handler.metadata["instance"] = "a"
+        handler.log(event: LogEvent(
+            level: .info, message: "request \"quoted\"\n", metadata: ["status": "200", "ms": "1.5", "path": "/image", "odd": "007", "tab": "a\tb\u{1}"],
+            source: "test", file: #fileID, function: #function, line: #line
+        ))
+        try pipe.fileHandleForWriting.close()
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(text.hasSuffix("}\n"))
+        #expect(text.split(separator: "\n").count == 1)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        #expect(object["message"] as? String == "request \"quoted\"\n")
+        #expect(object["status"] as? Int == 200)
+        #expect(object["ms"] as? Double == 1.5)
+        #expect(object["odd"] as? String == "007", "not a JSON number: kept a string")
+        #expect(object["tab"] as? String == "a\tb\u{1}")
+        #expect(object["instance"] as? String == "a")
+        #expect(object["label"] as? String == "imagery.server")
+    }
+
+    /// The source each URL syntax is sharded by, read by the patterns nginx is given.
+    @Test(arguments: [
+        ("/image?w=200&url=https%3A%2F%2Fexample.com%2Fa.jpg", "$arg_url"),
+        ("/info?url=https://example.com/b.jpg", "$arg_url"),
+        ("/unsafe/300x200/smart/example.com/a.jpg", "example.com/a.jpg"),
+        ("/unsafe/fit-in/300x200/filters:quality(80)/https://example.com/a%20b.jpg", "https://example.com/a%20b.jpg"),
+        ("/unsafe/meta/trim/10x10:200x200/-300x-200/left/top/smart/filters:blur(2):format(webp)/example.com/c.png", "example.com/c.png"),
+        ("/AbCdEfGhIjKlMnOpQrStUvWxYz0=/300x0/example.com/a.jpg", "example.com/a.jpg"),
+        ("/unsafe/rs:fill:300:200/plain/https://example.com/a.jpg@webp", "https://example.com/a.jpg"),
+        ("/sig/rs:fill:300:200/g:sm/aHR0cHM6Ly9leGFtcGxlLmNvbS9hLmpwZw.webp", "aHR0cHM6Ly9leGFtcGxlLmNvbS9hLmpwZw"),
+        ("/health", "$request_uri"),
+    ])
+    func theSourceEachSyntaxIsShardedBy(uri: String, source: String) throws {
+        var found = "$request_uri"
+        for (_, pattern, value) in NginxClusterConfiguration.sourcePatterns {
+            let expression = try NSRegularExpression(pattern: pattern)
+            guard let match = expression.firstMatch(in: uri, range: NSRange(uri.startIndex..., in: uri)) else { continue }
+            if value.hasPrefix("$imagery") {
+                let group = match.range(withName: String(value.dropFirst()))
+                found = String(uri[Range(group, in: uri)!])
+            } else {
+                found = value
+            }
+            break
+        }
+        #expect(found == source)
+    }
+
+    @Test func theGeneratedConfigurationIsOneNginxTakes() async throws {
+        var configuration = NginxClusterConfiguration(instances: ["127.0.0.1:8081", "127.0.0.1:8082"], listen: "127.0.0.1:8080")
+        #expect(configuration.renderServerBlocks().contains("hash $imagery_source consistent;"))
+        configuration.balance = .roundRobin
+        #expect(!configuration.renderServerBlocks().contains("hash "))
+        guard let nginx = ["/usr/sbin/nginx", "/usr/local/sbin/nginx"].first(where: FileManager.default.isExecutableFile(atPath:)) else { return }
+        try await withTemporaryDirectory { directory in
+            configuration.balance = .consistent
+            let file = directory.appendingPathComponent("nginx.conf")
+            try configuration.renderStandalone(directory: directory.path).write(to: file, atomically: true, encoding: .utf8)
+            let check = try await runBlocking { () -> (Int32, String) in
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: nginx)
+                process.arguments = ["-t", "-c", file.path, "-p", directory.path]
+                let pipe = Pipe()
+                (process.standardOutput, process.standardError) = (pipe, pipe)
+                try process.run()
+                let output = pipe.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+            }
+            #expect(check.0 == 0, "\(check.1)")
+        }
+    }
+}
