@@ -33,6 +33,9 @@ public final class S3Client: Sendable {
         public var retryDelay: Duration = .milliseconds(50)
         /// The largest object read; default 64 MiB.
         public var maximumObjectBytes = 64 << 20
+        /// Connections to the store at once; more requests wait for one (within their deadline). Default 64
+        /// (AsyncHTTPClient's own default, 8, left a burst of writes timing out in its queue).
+        public var maximumConnections = 64
 
         public init(endpoint: URL, region: String = "us-east-1", credentials: S3Credentials) {
             (self.endpoint, self.region, self.credentials) = (endpoint, region, credentials)
@@ -68,6 +71,7 @@ public final class S3Client: Sendable {
         signer = SigV4Signer(credentials: configuration.credentials, region: configuration.region)
         var clientConfiguration = HTTPClient.Configuration(redirectConfiguration: .disallow)
         clientConfiguration.timeout.connect = .nanoseconds(configuration.connectTimeout.nanoseconds)
+        clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = configuration.maximumConnections
         client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: clientConfiguration)
     }
 

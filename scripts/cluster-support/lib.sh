@@ -74,6 +74,7 @@ EOF
 start_weed() {
     weed server -s3 -dir="$work/weed/data" -ip=127.0.0.1 -ip.bind=127.0.0.1 -master.port=9391 -volume.port=9392 \
         -filer.port=9393 -s3.port=$s3_port -s3.config="$work/weed/s3.json" -master.volumeSizeLimitMB=64 -volume.max=20 \
+        -s3.port.iceberg=0 -s3.port.lance=0 \
         > "$work/weed/weed.log" 2>&1 &
     weed_pid=$!
     pids+=($weed_pid)

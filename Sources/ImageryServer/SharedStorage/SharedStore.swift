@@ -3,7 +3,6 @@ import Foundation
 import Imagery
 import ImageryDiskCache
 import ImageryS3
-import Synchronization
 
 /// The tier shared by every instance: an S3 bucket holding originals and stored responses under the
 /// keys the local disk cache uses, with the same metadata, so one ``HTTPCachePolicy`` judges both.
@@ -33,7 +32,7 @@ final class SharedStore: Sendable {
         var pausedUntil: ContinuousClock.Instant?
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())  // not Mutex: ThreadSanitizer cannot see its futex (Locked)
 
     init(client: S3Client, bucket: String, prefix: String, maximumPendingBytes: Int = 64 << 20, observer: ServerMetrics?) {
         (self.client, self.bucket, self.prefix, self.maximumPendingBytes, self.observer) = (client, bucket, prefix, maximumPendingBytes, observer)
