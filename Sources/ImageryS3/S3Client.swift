@@ -79,8 +79,12 @@ public final class S3Client: Sendable {
 
     /// The object at `key`, or `nil` when there is none (404). `headers` may hold conditions
     /// (`If-None-Match`, `If-Modified-Since`): a 304 is returned with an empty body.
-    /// - Parameter willReceiveBody: Called with the body's announced length before a 2xx body is
-    ///   read (it may wait, or throw to stop the read: the error is passed on as it is).
+    /// - Parameters:
+    ///   - bucket: The bucket.
+    ///   - key: The object's key, as stored (the client encodes it).
+    ///   - headers: Extra request headers, conditions among them.
+    ///   - willReceiveBody: Called with the body's announced length before a 2xx body is
+    ///     read (it may wait, or throw to stop the read: the error is passed on as it is).
     /// - Throws: ``S3Error``, `willReceiveBody`'s error, or `CancellationError`.
     public func get(
         bucket: String, key: String, headers: [String: String] = [:],

@@ -1,7 +1,7 @@
 import Foundation
 import Imagery
 
-/// Loads `s3://BUCKET/KEY` through an ``S3Client``: the pipeline's ``DataLoading`` for sources in
+/// Loads `s3://BUCKET/KEY` through an ``S3Client``: the pipeline's `DataLoading` for sources in
 /// object storage. The object's `Cache-Control`, `Expires`, `ETag` and `Last-Modified` are its
 /// freshness as for any origin, and conditional requests are passed on (a 304 revalidates).
 ///

@@ -43,7 +43,7 @@ public struct NginxClusterConfiguration: Sendable {
     /// - `/image?...url=...`, `/info?...`: the `url` parameter.
     /// - imgproxy, plain: `/SIGNATURE/OPTION:ARGS/.../plain/SOURCE[@EXTENSION]`.
     /// - thumbor: `/(unsafe|HMAC)/[meta/][trim.../][LxT:RxB/][fit-in/][WxH/][halign/][valign/][smart/][filters:.../]IMAGE`,
-    ///   thumbor's own order (as ``ThumborURL`` reads it).
+    ///   thumbor's own order (as `ThumborURL` reads it).
     /// - imgproxy, encoded: `/SIGNATURE/OPTION:ARGS/.../BASE64URL[.EXTENSION]`.
     public static let sourcePatterns: [(name: String, pattern: String, value: String)] = [
         ("native", #"^/(?:image|info)\?"#, "$arg_url"),
