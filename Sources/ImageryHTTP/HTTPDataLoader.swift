@@ -252,14 +252,3 @@ private struct CallerError: Error {
     let error: any Error
 }
 
-/// A flag set once; `set()` says whether this call set it.
-final class OnceFlag: Sendable {
-    private let flag = NIOLockedValueBox(false)
-
-    func set() -> Bool {
-        flag.withLockedValue { value in
-            defer { value = true }
-            return !value
-        }
-    }
-}

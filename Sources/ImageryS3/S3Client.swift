@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import Imagery
 import NIOCore
 import NIOHTTP1
 
@@ -60,6 +61,7 @@ public final class S3Client: Sendable {
     private let signer: SigV4Signer
     private let client: HTTPClient
     private let host: String
+    private let isShutDown = OnceFlag()
 
     /// - Throws: ``S3Error/configuration(_:)`` unless the endpoint is an http or https URL with a host.
     public init(configuration: Configuration) throws(S3Error) {
@@ -75,7 +77,16 @@ public final class S3Client: Sendable {
         client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: clientConfiguration)
     }
 
-    public func shutdown() async throws { try await client.shutdown() }
+    public func shutdown() async throws {
+        guard isShutDown.set() else { return }
+        try await client.shutdown()
+    }
+
+    deinit {
+        // Not shut down by its owner (a server whose services never ran): start the client's shutdown
+        // without waiting, rather than leak it (a debug build of AsyncHTTPClient traps on that).
+        if isShutDown.set() { client.shutdown { _ in } }
+    }
 
     /// The object at `key`, or `nil` when there is none (404). `headers` may hold conditions
     /// (`If-None-Match`, `If-Modified-Since`): a 304 is returned with an empty body.
@@ -239,3 +250,4 @@ extension Duration {
         return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 }
+

@@ -65,9 +65,10 @@ struct PipelineCoalescingTests {
 
     @Test func cancellingEveryWaiterAbortsTheDownload() async throws {
         try await withHarness { harness in
-            // 112 KB in 1 KB chunks every 50 ms: over five seconds on the wire, so the
-            // cancellation arrives first even on a loaded machine (or under TSan).
-            let request = ImageRequest(url: harness.origin.url("rocket.jpg?chunk=1024&chunk_delay_ms=50"))
+            // 112 KB in 1 KB chunks every 200 ms: over twenty seconds on the wire, so the
+            // cancellation arrives first even on a loaded machine (or under TSan; the full suite on
+            // two cores once took more than the five seconds this had).
+            let request = ImageRequest(url: harness.origin.url("rocket.jpg?chunk=1024&chunk_delay_ms=200"))
             let tasks = (0..<3).map { _ in harness.pipeline.imageTask(for: request) }
             try await waitUntil { harness.origin.requestCount == 1 }
             for task in tasks { task.cancel() }

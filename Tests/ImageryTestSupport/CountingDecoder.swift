@@ -28,9 +28,10 @@ public final class Counter: Sendable {
     public var value: Int { atomic.load(ordering: .relaxed) }
 }
 
-/// Polls `condition` every 5 ms until it holds or `timeout` passes; returns whether it held.
+/// Polls `condition` every 5 ms until it holds or `timeout` passes; returns whether it held. Two
+/// minutes by default: the full suite on two cores has kept a waiting task from running for over 30 s.
 @discardableResult
-public func waitUntil(timeout: Duration = .seconds(30), _ condition: @Sendable () -> Bool) async throws -> Bool {
+public func waitUntil(timeout: Duration = .seconds(120), _ condition: @Sendable () -> Bool) async throws -> Bool {
     let deadline = ContinuousClock.now + timeout
     while !condition() {
         guard ContinuousClock.now < deadline else { return false }

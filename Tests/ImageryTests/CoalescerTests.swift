@@ -129,8 +129,9 @@ struct CoalescerTests {
     }
 }
 
-/// Polls `condition` every 5 ms for up to `timeout`.
-func waitUntil(timeout: Duration = .seconds(30), _ condition: @Sendable () -> Bool) async throws {
+/// Polls `condition` every 5 ms for up to `timeout` (two minutes: at the start of the full suite, tests
+/// whose bodies decode synchronously hold the cooperative pool, and a new task once waited over 30 s to run).
+func waitUntil(timeout: Duration = .seconds(120), _ condition: @Sendable () -> Bool) async throws {
     let deadline = ContinuousClock.now + timeout
     while !condition() {
         guard ContinuousClock.now < deadline else {
