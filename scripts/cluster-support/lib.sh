@@ -77,6 +77,7 @@ start_weed() {
         -s3.port.iceberg=0 -s3.port.lance=0 \
         > "$work/weed/weed.log" 2>&1 &
     weed_pid=$!
+    disown $weed_pid
     pids+=($weed_pid)
     for _ in $(seq 120); do (exec 3<>/dev/tcp/127.0.0.1/$s3_port) 2>/dev/null && break; sleep 0.5; done
     for _ in $(seq 60); do
@@ -101,11 +102,15 @@ start_instance() {  # start_instance INDEX [--no-shared] [MORE SERVE OPTIONS...]
         --allow-private-host 127.0.0.1 "${shared[@]}" "$@" > "$work/instance-$index.log" 2>&1 &
     instance_pid[$index]=$!
     pids+=($!)
+    disown $!  # killed on purpose later: no "Killed" line from the shell
     for _ in $(seq 100); do curl -fs -o /dev/null "http://127.0.0.1:$port/health" && return 0; sleep 0.1; done
     echo "instance $index did not start: $(tail -3 "$work/instance-$index.log")" >&2
     exit 1
 }
-stop_instance() { kill -9 "${instance_pid[$1]}" 2>/dev/null || true; wait "${instance_pid[$1]}" 2>/dev/null || true; }
+stop_instance() {  # SIGKILL, then wait until it is gone (its port free)
+    kill -9 "${instance_pid[$1]}" 2>/dev/null || true
+    while kill -0 "${instance_pid[$1]}" 2>/dev/null; do sleep 0.05; done
+}
 metric() {  # metric INDEX 'NAME{LABELS}': the value, 0 if absent
     curl -fs "http://127.0.0.1:${instance_ports[$1]}/metrics" | awk -v name="$2" '$1 == name { print $2; found = 1 } END { if (!found) print 0 }'
 }
