@@ -42,8 +42,11 @@ struct NginxConfigCommand: ParsableCommand {
     @Flag(help: "With --standalone: log requests to DIR/access.log.")
     var accessLog = false
 
+    /// Every `--instance`, comma-separated lists split.
+    private var allInstances: [String] { instances.flatMap { $0.split(separator: ",").map(String.init) } }
+
     func validate() throws {
-        let all = instances.flatMap { $0.split(separator: ",") }
+        let all = allInstances
         guard !all.isEmpty else { throw ValidationError("give at least one --instance HOST:PORT") }
         for instance in all {
             guard let colon = instance.lastIndex(of: ":"), colon != instance.startIndex,
@@ -58,7 +61,7 @@ struct NginxConfigCommand: ParsableCommand {
     }
 
     func run() throws {
-        var configuration = NginxClusterConfiguration(instances: instances.flatMap { $0.split(separator: ",").map(String.init) }, listen: listen)
+        var configuration = NginxClusterConfiguration(instances: allInstances, listen: listen)
         configuration.balance = balance
         configuration.failTimeout = failTimeout
         if let standalone {

@@ -63,13 +63,14 @@ public struct SigV4Signer: Sendable {
     /// are signed with the request's own headers.
     public func signatureHeaders(for request: Request, date: Date) -> [(name: String, value: String)] {
         var request = request
-        var added: [(name: String, value: String)] = [("x-amz-date", Self.amzDate(date))]
+        let amzDate = Self.amzDate(date)
+        var added: [(name: String, value: String)] = [("x-amz-date", amzDate)]
         if let token = credentials.sessionToken, !request.headers.contains(where: { $0.name.lowercased() == "x-amz-security-token" }) {
             added.append(("x-amz-security-token", token))
         }
         if service == "s3" { added.append(("x-amz-content-sha256", request.payloadHash)) }
         request.headers += added
-        added.append(("authorization", authorization(for: request, amzDate: Self.amzDate(date))))
+        added.append(("authorization", authorization(for: request, amzDate: amzDate)))
         return added
     }
 
@@ -160,9 +161,10 @@ public struct SigV4Signer: Sendable {
     }
 }
 
-func hex<D: Sequence>(_ digest: D) -> String where D.Element == UInt8 {
+/// Lower-case hex of `bytes` (a digest): what SigV4 writes, and what the server names shared objects with.
+package func hex<D: Sequence>(_ bytes: D) -> String where D.Element == UInt8 {
     var text = ""
-    for byte in digest { text += String(byte, radix: 16).leftPadded(to: 2) }
+    for byte in bytes { text += String(byte, radix: 16).leftPadded(to: 2) }
     return text
 }
 

@@ -40,10 +40,7 @@ final class SharedStore: Sendable {
 
     /// The object name of a cache key.
     func objectKey(for key: String) -> String {
-        prefix + SHA256.hash(data: Data(key.utf8)).map { byte in
-            let text = String(byte, radix: 16)
-            return byte < 16 ? "0" + text : text
-        }.joined()
+        prefix + hex(SHA256.hash(data: Data(key.utf8)))
     }
 
     /// The entry for `key` and the checksum of its bytes (checked), or `nil`: absent, damaged, or the store unreachable.
@@ -64,8 +61,9 @@ final class SharedStore: Sendable {
             observer?.sharedStoreRequest("get", outcome: "miss")
             return nil
         }
-        guard let metadata = object.metadata["imagery-metadata"].flatMap(Self.decodeMetadata),
-            let stated = object.metadata["imagery-checksum"].flatMap({ UInt64($0, radix: 16) }),
+        let userMetadata = object.metadata
+        guard let metadata = userMetadata["imagery-metadata"].flatMap(Self.decodeMetadata),
+            let stated = userMetadata["imagery-checksum"].flatMap({ UInt64($0, radix: 16) }),
             Checksum.of(object.data) == stated
         else {
             observer?.sharedStoreRequest("get", outcome: "damaged")
