@@ -82,7 +82,9 @@ start_weed() {
     for _ in $(seq 120); do (exec 3<>/dev/tcp/127.0.0.1/$s3_port) 2>/dev/null && break; sleep 0.5; done
     for _ in $(seq 60); do
         echo "s3.bucket.create -name imagery" | weed shell -master=127.0.0.1:9391 > "$work/weed/shell.log" 2>&1 || true
-        echo "s3.bucket.list" | weed shell -master=127.0.0.1:9391 2>/dev/null | grep -q imagery && return 0
+        # The gateway takes a few seconds more to serve signed writes after the bucket appears (the first
+        # ones failed, and the instances' tiers paused): let it settle.
+        echo "s3.bucket.list" | weed shell -master=127.0.0.1:9391 2>/dev/null | grep -q imagery && { sleep 5; return 0; }
         sleep 1
     done
     echo "SeaweedFS did not start: $(tail -5 "$work/weed/weed.log")" >&2
@@ -117,14 +119,14 @@ metric() {  # metric INDEX 'NAME{LABELS}': the value, 0 if absent
 requests_of() { metric "$1" 'imagery_requests_total{route="/image",status="200"}'; }
 decodes_of() { metric "$1" 'imagery_decode_duration_seconds_count{result="ok"}'; }
 shared_hits_of() { metric "$1" 'imagery_cache_lookups_total{tier="shared",result="hit"}'; }
-wait_for_shared_writes() {  # until no instance has shared writes in flight (its put count stops moving)
-    local before after
-    for _ in $(seq 60); do
-        before=$(for i in "$@"; do metric "$i" 'imagery_shared_store_requests_total{operation="put",outcome="stored"}'; done | awk '{ s += $1 } END { print s }')
-        sleep 0.5
-        after=$(for i in "$@"; do metric "$i" 'imagery_shared_store_requests_total{operation="put",outcome="stored"}'; done | awk '{ s += $1 } END { print s }')
-        [ "$before" = "$after" ] && return 0
+wait_for_shared_writes() {  # wait_for_shared_writes COUNT INDEX...: until those instances have stored COUNT objects in S3
+    local want=$1 stored=0; shift  # (their writes run in the background; a debug build's can lag by seconds)
+    for _ in $(seq 240); do
+        stored=$(for i in "$@"; do metric "$i" 'imagery_shared_store_requests_total{operation="put",outcome="stored"}'; done | awk '{ s += $1 } END { print s + 0 }')
+        [ "$stored" -ge "$want" ] && return 0
+        sleep 0.25
     done
+    echo "  (only $stored of $want objects reached the shared tier in 60 s)"
 }
 
 # --- The balancer.
