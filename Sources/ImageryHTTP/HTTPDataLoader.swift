@@ -132,7 +132,7 @@ public final class HTTPDataLoader: DataLoading {
     private func fetch(
         _ url: URL, connectingTo address: String?, headers: [String: String], deadline: NIODeadline,
         resuming partial: ResumableData.Partial?, resumeKey: String?,
-        willReceiveBody: (@Sendable (Int64?) async throws -> Void)?, progress: @Sendable (TransferProgress) -> Void
+        willReceiveBody: (@Sendable (Int64?) async throws -> Void)?, progress: @escaping @Sendable (TransferProgress) -> Void
     ) async throws -> Outcome {
         var request: HTTPClientRequest
         if let address, url.scheme?.lowercased() == "http", let pinned = Self.url(url, withHost: address), let host = url.host {
@@ -189,17 +189,19 @@ public final class HTTPDataLoader: DataLoading {
                 // Its error is the caller's (a memory budget's refusal), not a transport failure.
                 do { try await willReceiveBody(expected) } catch { throw CallerError(error: error) }
             }
-            data.reserveCapacity(Int(min(expected ?? 65_536, Int64(configuration.maximumSize))))
-            data.append(prefix)
             resumable = resumeKey == nil ? nil : validator
-            progress(TransferProgress(completed: Int64(data.count), total: expected))
-            for try await chunk in response.body {
-                guard data.count + chunk.readableBytes <= configuration.maximumSize else {
-                    resumable = nil
-                    throw DataLoadingError.tooLarge(limit: configuration.maximumSize)
-                }
-                chunk.withUnsafeReadableBytes { data.append(contentsOf: $0) }
-                progress(TransferProgress(completed: Int64(data.count), total: expected))
+            // AsyncHTTPClient's deadline ends with the response head (and is delivered through an
+            // actor hop, which a busy cooperative pool can delay past the head): the rest of the
+            // load's time is kept here, over the body too.
+            guard NIODeadline.now() < deadline else { throw DataLoadingError.timedOut }
+            let read = await Self.readBody(
+                response.body, after: prefix, expected: expected, maximumSize: configuration.maximumSize,
+                deadline: deadline, progress: progress
+            )
+            data = read.data
+            if let error = read.error {
+                if case DataLoadingError.tooLarge = error { resumable = nil }
+                throw error
             }
             // A cut connection can end a body early without an error: only a whole one is an answer.
             if let expected, Int64(data.count) < expected { throw DataLoadingError.transport("the connection closed before the body ended") }
@@ -219,6 +221,60 @@ public final class HTTPDataLoader: DataLoading {
                 if Task.isCancelled { throw CancellationError() }
                 throw Self.translate(error)
             }
+        }
+    }
+
+    /// A body read until it ended, failed, or the load's deadline passed: the bytes so far
+    /// (to be kept for resuming) and why it stopped early, if it did.
+    private struct BodyRead: Sendable {
+        var data: Data
+        var error: (any Error)?
+    }
+
+    /// Reads `body` after `prefix` (the kept bytes a range answer continues), racing the deadline:
+    /// when it passes first, the read is cancelled (AsyncHTTPClient then closes the connection)
+    /// and what arrived is returned with ``DataLoadingError/timedOut``.
+    private static func readBody(
+        _ body: HTTPClientResponse.Body, after prefix: Data, expected: Int64?, maximumSize: Int,
+        deadline: NIODeadline, progress: @escaping @Sendable (TransferProgress) -> Void
+    ) async -> BodyRead {
+        await withTaskGroup(of: BodyRead?.self) { group in
+            group.addTask {
+                var data = Data()
+                data.reserveCapacity(Int(min(expected ?? 65_536, Int64(maximumSize))))
+                data.append(prefix)
+                progress(TransferProgress(completed: Int64(data.count), total: expected))
+                do {
+                    for try await chunk in body {
+                        guard data.count + chunk.readableBytes <= maximumSize else {
+                            return BodyRead(data: data, error: DataLoadingError.tooLarge(limit: maximumSize))
+                        }
+                        chunk.withUnsafeReadableBytes { data.append(contentsOf: $0) }
+                        progress(TransferProgress(completed: Int64(data.count), total: expected))
+                    }
+                    // A cancelled read ends as if the body were whole: unless all of it came, it is not.
+                    if Task.isCancelled, expected.map({ Int64(data.count) < $0 }) ?? true { throw CancellationError() }
+                    return BodyRead(data: data, error: nil)
+                } catch {
+                    return BodyRead(data: data, error: error)
+                }
+            }
+            group.addTask {
+                let remaining = (deadline - NIODeadline.now()).nanoseconds
+                try? await Task.sleep(for: .nanoseconds(max(0, remaining)))
+                return nil
+            }
+            let first = await group.next()
+            group.cancelAll()
+            if case .some(.some(let read)) = first { return read }
+            // The deadline came first (or the load was cancelled): stop the read, keep its bytes.
+            let cancelled = Task.isCancelled
+            while let next = await group.next() {
+                guard var read = next else { continue }
+                if !cancelled { read.error = DataLoadingError.timedOut }
+                return read
+            }
+            return BodyRead(data: prefix, error: cancelled ? CancellationError() : DataLoadingError.timedOut)
         }
     }
 

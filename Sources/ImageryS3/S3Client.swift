@@ -74,6 +74,9 @@ public final class S3Client: Sendable {
         var clientConfiguration = HTTPClient.Configuration(redirectConfiguration: .disallow)
         clientConfiguration.timeout.connect = .nanoseconds(configuration.connectTimeout.nanoseconds)
         clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = configuration.maximumConnections
+        // A request's deadline ends with the response head: a store that stalls mid-body (or
+        // before a write's answer) is cut off by this read timeout instead.
+        clientConfiguration.timeout.read = .nanoseconds(max(configuration.timeout, configuration.writeTimeout).nanoseconds)
         client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: clientConfiguration)
     }
 

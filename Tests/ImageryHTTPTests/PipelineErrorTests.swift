@@ -52,6 +52,18 @@ struct PipelineErrorTests {
         }
     }
 
+    /// The timeout covers the body too: an origin that answers its head at once and then
+    /// trickles the bytes (12 chunks, 200 ms apart) is cut off.
+    @Test func aSlowBodyTimesOutToo() async throws {
+        var configuration = HTTPDataLoader.Configuration()
+        configuration.timeout = .milliseconds(300)
+        try await withHarness(loader: configuration) { harness in
+            await #expect(throws: DataLoadingError.timedOut) {
+                try await harness.pipeline.data(for: ImageRequest(url: harness.origin.url("rocket.jpg?chunk=10000&chunk_delay_ms=200")))
+            }
+        }
+    }
+
     @Test func redirectsAreFollowedAndLimited() async throws {
         let origin = try await TestOrigin.start { request in
             switch request.path {

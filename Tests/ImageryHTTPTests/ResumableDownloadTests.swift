@@ -64,7 +64,8 @@ struct ResumableDownloadTests {
 
     @Test func aCancelledTransferKeepsItsBytes() async throws {
         try await withRangeOrigin { origin, loader in
-            let url = origin.url("rocket.jpg?chunk=16384&chunk_delay_ms=200")
+            // Three chunks, then the origin stops: the cancel lands mid-transfer however busy the machine is.
+            let url = origin.url("rocket.jpg?chunk=16384&stall_after=49152")
             let received = Counter()
             let task = Task { try await loader.loadData(for: url) { _ in received.increment() } }
             try await waitUntil { received.value >= 3 }  // the start and two chunks at least
@@ -74,7 +75,7 @@ struct ResumableDownloadTests {
             #expect(data == Self.fixture)
             let range = try #require(origin.requests.last?.headers["range"])
             let start = try #require(Int(range.dropFirst(6).dropLast()))
-            #expect(start >= 16384 && start < 112_525, "\(range)")
+            #expect(start >= 16384 && start <= 49152, "\(range)")
         }
     }
 
@@ -132,7 +133,7 @@ struct ResumableDownloadTests {
     @Test func aCancelledImageTaskResumesLater() async throws {
         let origin = try await TestOrigin.ranges()
         try await withHarness(origin: origin) { harness in
-            let request = ImageRequest(url: origin.url("rocket.jpg?chunk=16384&chunk_delay_ms=200"), thumbnail: .init(width: 32, height: 32))
+            let request = ImageRequest(url: origin.url("rocket.jpg?chunk=16384&stall_after=49152"), thumbnail: .init(width: 32, height: 32))
             let task = harness.pipeline.imageTask(for: request)
             var chunks = 0
             for await event in task.events {

@@ -18,7 +18,8 @@ extension TestOrigin {
     /// version), `Accept-Ranges: bytes`, and byte ranges (`Range: bytes=N-`, honoured only when
     /// `If-Range` names the current ETag, else the whole body with 200). The query can ask for
     /// `cut` (bytes: the first response to that URL closes its connection after that many), `chunk`
-    /// and `chunk_delay_ms` (a slow body).
+    /// and `chunk_delay_ms` (a slow body), `stall_after` (bytes: a whole answer stops there for a
+    /// minute; ranges are served at once).
     public static func ranges(version: SourceVersion = SourceVersion()) async throws -> TestOrigin {
         let cutOnce = NIOLockedValueBox(Set<String>())
         return try await TestOrigin.start { request in
@@ -40,7 +41,9 @@ extension TestOrigin {
             }
             let uri = request.path + "?" + request.query.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: "&")
             let cut = request.query["cut"].flatMap(Int.init).flatMap { cutOnce.withLockedValue { $0.insert(uri).inserted } ? $0 : nil }
-            return TestOrigin.Response(headers: headers, body: body, chunkSize: chunk, chunkDelay: chunkDelay, closeAfter: cut)
+            var response = TestOrigin.Response(headers: headers, body: body, chunkSize: chunk, chunkDelay: chunkDelay, closeAfter: cut)
+            response.stallAfter = request.query["stall_after"].flatMap(Int.init)
+            return response
         }
     }
 }

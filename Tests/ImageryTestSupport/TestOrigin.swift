@@ -32,6 +32,10 @@ public final class TestOrigin: Sendable {
         public var chunkDelay: Duration
         /// Close the connection once this many body bytes are sent (a transfer cut short); `nil`: never.
         public var closeAfter: Int?
+        /// Once this many body bytes are sent, wait ``stall`` before the rest (a transfer that
+        /// stops part way, for a test to act on while it is stopped); `nil`: never.
+        public var stallAfter: Int?
+        public var stall: Duration = .seconds(60)
 
         public init(
             status: Int = 200, headers: [(String, String)] = [], body: Data = Data(),
@@ -211,7 +215,7 @@ private final class OriginHandler: ChannelInboundHandler {
         responding = true
         let loop = context.eventLoop.assumeIsolated()
         let held = request.query["held"]
-        loop.scheduleTask(in: .nanoseconds(Int64(response.delay.components.seconds * 1_000_000_000 + response.delay.components.attoseconds / 1_000_000_000))) {
+        loop.scheduleTask(in: .nanoseconds(response.delay.nanosecondCount)) {
             self.sendHead(response, held: held, context: context)
         }
     }
@@ -244,16 +248,28 @@ private final class OriginHandler: ChannelInboundHandler {
             context.close(promise: nil)  // channelInactive counts it as aborted
             return
         }
-        let end = min(response.body.count, offset + response.chunkSize, response.closeAfter ?? Int.max)
+        if var stalled = response.stallAfter.map({ _ in response }), let stallAfter = response.stallAfter, offset >= stallAfter {
+            stalled.stallAfter = nil
+            context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(response.stall.nanosecondCount)) {
+                self.sendBody(stalled, from: offset, context: context)
+            }
+            return
+        }
+        let end = min(response.body.count, offset + response.chunkSize, response.closeAfter ?? Int.max, response.stallAfter ?? Int.max)
         let buffer = context.channel.allocator.buffer(bytes: response.body[response.body.startIndex + offset ..< response.body.startIndex + end])
         context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
         if response.chunkDelay == .zero {
             sendBody(response, from: end, context: context)
         } else {
-            let nanos = response.chunkDelay.components.seconds * 1_000_000_000 + response.chunkDelay.components.attoseconds / 1_000_000_000
-            context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(nanos)) {
+            context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(response.chunkDelay.nanosecondCount)) {
                 self.sendBody(response, from: end, context: context)
             }
         }
+    }
+}
+
+extension Duration {
+    fileprivate var nanosecondCount: Int64 {
+        components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
     }
 }
