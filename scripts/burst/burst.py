@@ -8,9 +8,10 @@ T holds {n} (the request's number, for a new source each) and {name} (a source, 
 --names). Every request starts at once (one thread each). Meanwhile the resident memory of the
 PIDs (summed) is read every 100 ms, and --health is asked every 100 ms. Prints one JSON line:
 answered by status, Retry-After seen on 503s, latency p50/p99/max of 200s and of all, peak RSS
-during the burst, RSS --settle seconds after its last answer, /health max latency, wall time.
+during the burst, RSS --settle seconds after its last answer, /health max latency, wall time,
+and the server's CPU use over it (cores busy on average).
 """
-import argparse, json, threading, time, urllib.request, urllib.error
+import argparse, json, os, threading, time, urllib.request, urllib.error
 
 
 def rss_mb(pids):
@@ -24,6 +25,19 @@ def rss_mb(pids):
         except FileNotFoundError:
             pass
     return total / 1024
+
+
+def cpu_seconds(pids):
+    """User + system CPU time the PIDs have used so far (their threads included)."""
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+                total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14, 15)
+        except FileNotFoundError:
+            pass
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def percentile(values, p):
@@ -98,6 +112,7 @@ def main():
     for thread in threads:
         thread.start()
     start = time.monotonic()
+    cpu_start = cpu_seconds(pids)
     if args.sustain:
         counter = [args.count]
 
@@ -120,6 +135,7 @@ def main():
     for worker in workers:
         worker.join()
     wall = time.monotonic() - start
+    cpu = cpu_seconds(pids) - cpu_start
     done.set()
     time.sleep(args.settle)
     settled = rss_mb(pids)
@@ -147,6 +163,8 @@ def main():
         "health_max_ms": round(max(h[0] for h in health) * 1000) if health else None,
         "health_failures": sum(1 for h in health if not h[1]),
         "wall_seconds": round(wall, 2),
+        # The server's CPU over the wall time, in cores (2.0: both cores busy throughout).
+        "cpu_cores": round(cpu / wall, 2) if wall else None,
     }))
 
 
