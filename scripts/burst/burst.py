@@ -70,9 +70,12 @@ def main():
     peak = [rss_mb(pids)]
     health = []
 
+    cpu_samples = []
+
     def sample():
         while not done.is_set():
             peak[0] = max(peak[0], rss_mb(pids))
+            cpu_samples.append((time.monotonic(), cpu_seconds(pids)))
             time.sleep(0.1)
 
     def probe():
@@ -100,7 +103,7 @@ def main():
             retry_after = error.headers.get("Retry-After")
         except Exception as error:
             body, status, kind = b"", f"error:{type(error).__name__}", ""
-        record = {"n": n, "status": status, "seconds": time.monotonic() - start,
+        record = {"n": n, "status": status, "seconds": time.monotonic() - start, "start": start,
                   "retry_after": retry_after, "bytes": len(body), "type": kind}
         with lock:
             results.append(record)
@@ -165,6 +168,14 @@ def main():
         "wall_seconds": round(wall, 2),
         # The server's CPU over the wall time, in cores (2.0: both cores busy throughout).
         "cpu_cores": round(cpu / wall, 2) if wall else None,
+        # When each admitted request was answered, seconds after the start (with --timeline).
+        **({"admitted_at": sorted(round(r["start"] - start + r["seconds"], 2) for r in results if r["status"] == 200)}
+           if os.environ.get("BURST_TIMELINE") else {}),
+        # The server's CPU in each half second from the start, in cores (with --timeline).
+        **({"cores_by_half_second": [
+            round((b[1] - a[1]) / (b[0] - a[0]), 1)
+            for a, b in zip(cpu_samples[::5], cpu_samples[5::5]) if a[0] >= start and b[0] <= start + wall]}
+           if os.environ.get("BURST_TIMELINE") else {}),
     }))
 
 
