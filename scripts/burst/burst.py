@@ -103,7 +103,7 @@ def main():
             retry_after = error.headers.get("Retry-After")
         except Exception as error:
             body, status, kind = b"", f"error:{type(error).__name__}", ""
-        record = {"n": n, "status": status, "seconds": time.monotonic() - start, "start": start,
+        record = {"n": n, "name": names[n % len(names)], "status": status, "seconds": time.monotonic() - start, "start": start,
                   "retry_after": retry_after, "bytes": len(body), "type": kind}
         with lock:
             results.append(record)
@@ -168,6 +168,9 @@ def main():
         "wall_seconds": round(wall, 2),
         # The server's CPU over the wall time, in cores (2.0: both cores busy throughout).
         "cpu_cores": round(cpu / wall, 2) if wall else None,
+        # How many of each source were answered 200: the work done, to weigh by each source's cost.
+        "admitted_sources": {name: sum(1 for r in results if r["status"] == 200 and r["name"] == name)
+                             for name in sorted(set(r["name"] for r in results))},
         # When each admitted request was answered, seconds after the start (with --timeline).
         **({"admitted_at": sorted(round(r["start"] - start + r["seconds"], 2) for r in results if r["status"] == 200)}
            if os.environ.get("BURST_TIMELINE") else {}),
