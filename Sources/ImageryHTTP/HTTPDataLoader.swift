@@ -30,6 +30,10 @@ public final class HTTPDataLoader: DataLoading {
         public var timeout: Duration = .seconds(30)
         /// The most time to open a connection; default 10 s.
         public var connectTimeout: Duration = .seconds(10)
+        /// The most connections open to one host (and port) at once; more loads wait for one.
+        /// Default 8 (AsyncHTTPClient's). Set it to the pipeline's concurrent downloads when they
+        /// mostly go to one origin, or those beyond it wait here, unseen by the pipeline's queue.
+        public var maximumConnectionsPerHost: Int = 8
         /// The most redirects followed; default 5.
         public var maximumRedirects: Int = 5
         /// The `User-Agent` header; default `"Imagery"`.
@@ -66,6 +70,7 @@ public final class HTTPDataLoader: DataLoading {
         var clientConfiguration = HTTPClient.Configuration(redirectConfiguration: .disallow)
         clientConfiguration.timeout.connect = .nanoseconds(Int64(configuration.connectTimeout.nanoseconds))
         clientConfiguration.decompression = .disabled
+        clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = max(1, configuration.maximumConnectionsPerHost)
         self.client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: clientConfiguration)
         self.files = FileDataLoader(maximumSize: configuration.maximumSize)
         self.logger = logger

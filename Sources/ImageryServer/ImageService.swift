@@ -65,6 +65,8 @@ final class ImageService: Sendable {
         loaderConfiguration.maximumSize = configuration.maximumSourceBytes
         loaderConfiguration.timeout = configuration.originTimeout
         loaderConfiguration.userAgent = "Imagery image proxy"
+        // The pipeline's download slots are the bound: every one may go to the same origin.
+        loaderConfiguration.maximumConnectionsPerHost = configuration.maximumConcurrentFetches
         loaderConfiguration.validateURL = { try await sourceGuard.check($0) }  // the URL and every redirect
         // A source download cut short (its clients left, the origin's connection broke) keeps its
         // bytes on disk, never in memory outside the budget: the next request asks for the rest.

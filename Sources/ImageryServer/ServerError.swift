@@ -96,6 +96,13 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
             case .failed:
                 return ServerError(.internalServerError, "internal", "the image could not be encoded")
             }
+        case is CancellationError:
+            // The work was cancelled because its client closed the connection: nobody reads this
+            // answer, but logs and metrics say what happened (nginx's 499), not a server error.
+            return ServerError(
+                HTTPResponse.Status(code: 499, reasonPhrase: "Client Closed Request"), "client_closed",
+                "the client closed the connection before the answer was ready"
+            )
         default:
             return ServerError(.internalServerError, "internal", "internal error")
         }

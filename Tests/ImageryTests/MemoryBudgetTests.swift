@@ -61,14 +61,15 @@ struct MemoryBudgetStateMachineTests {
         #expect(machine.remove(id: 6).removed == nil)
     }
 
-    /// Before any decode has told its size, a decode is assumed to need a slot's share of the
-    /// limit: a cold start downloads one source ahead of the decoders at a time.
-    @Test func aColdStartDownloadsOneSourceAheadAtATime() {
+    /// Before any decode has told its size, a decode is assumed to need a slot's share of half
+    /// the limit: a cold start's downloads take at most the other half.
+    @Test func aColdStartsDownloadsTakeHalfTheLimit() {
         var machine = Machine(limit: 400, maximumQueueLength: 10, decodeSlots: 2)
-        #expect(machine.typicalDecode == 200)
-        #expect(machine.reserve(id: 1, bytes: 50, stage: .source) == .admitted)
-        #expect(machine.reserve(id: 2, bytes: 50, stage: .source) == .enqueued)
-        #expect(machine.release(50, reserved: 50, stage: .source).map(\.id) == [2])  // its download done
+        #expect(machine.typicalDecode == 100)
+        #expect(machine.reserve(id: 1, bytes: 150, stage: .source) == .admitted)
+        #expect(machine.reserve(id: 2, bytes: 60, stage: .source) == .enqueued)  // 210 > 400 - 2 × 100
+        #expect(machine.release(150, reserved: 150, stage: .source).map(\.id) == [2])  // its download done
+        #expect(machine.reserve(id: 3, bytes: 140, stage: .source) == .admitted)  // 200
     }
 
     /// Downloads take at most what decodes of the typical size in every slot leave, and a free
