@@ -177,6 +177,19 @@ struct MemoryBudgetTests {
         held.release()
     }
 
+    /// The deadline bounds waiting behind others: work that reaches the budget past it with
+    /// nothing ahead (its own download was slow) is admitted, not thrown away.
+    @Test func nothingAheadIsNeverLateEvenPastTheDeadline() async throws {
+        let budget = MemoryBudget(configuration: .init(limit: 1_000, maximumConcurrentDecodes: 2, initialDecodeHold: .seconds(1)))
+        let past = ContinuousClock.now - .seconds(1)
+        try budget.refuseIfLate(alsoAhead: 0, deadline: past)
+        let decode = try await budget.reserve(10, for: .decode, deadline: past)
+        #expect(budget.snapshot.refusedOverloaded == 0 && budget.snapshot.used == 10)
+        // With work ahead that must finish first, the same deadline refuses.
+        #expect(throws: MemoryBudgetError.self) { try budget.refuseIfLate(alsoAhead: 2, deadline: past) }
+        decode.release()
+    }
+
     @Test func tooLargeAndAFullLineAreRefusedAtOnce() async throws {
         let budget = MemoryBudget(configuration: .init(limit: 100, maximumQueueLength: 0))
         await #expect(throws: MemoryBudgetError.tooLarge(bytes: 101, limit: 100)) { _ = try await budget.reserve(101, for: .source) }

@@ -184,8 +184,12 @@ public final class MemoryBudget: Sendable {
 
     /// The refusal (counted) of a reservation of `stage` that the decodes ahead of it, and
     /// `alsoAhead` more, cannot reach by `deadline`; `nil` when they can or nothing predicts it.
+    /// Nothing ahead (no wait predicted) is never late, even past `deadline`: the request's own
+    /// download or a busy machine used its time, and refusing it now would only waste that work
+    /// (CI saw a lone request on an idle server answered 503 while the suite's start loaded the machine).
     private func lateRefusal(for stage: Stage, _ state: inout State, alsoAhead: Int, deadline: ContinuousClock.Instant) -> MemoryBudgetError? {
-        guard let wait = expectedWait(for: stage, state, alsoAhead: alsoAhead), ContinuousClock.now + wait > deadline else { return nil }
+        guard let wait = expectedWait(for: stage, state, alsoAhead: alsoAhead), wait > .zero, ContinuousClock.now + wait > deadline
+        else { return nil }
         state.refusedOverloaded += 1
         return .overloaded(retryAfter: Self.seconds(wait))
     }
