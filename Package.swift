@@ -43,7 +43,9 @@ let package = Package(
         ),
         // JPEG at a DCT scale on libjpeg(-turbo), skipping the progressive scans the scale never reads.
         .target(name: "CJPEG", linkerSettings: [.linkedLibrary("jpeg")]),
-        .target(name: "ImageryVips", dependencies: ["Imagery", "CVips", "CJPEG"], swiftSettings: strictSwift),
+        // Animated GIFs: frames shrunk by area averaging; output with one palette for every frame (libimagequant), written by cgif.
+        .target(name: "CGIFFrames", linkerSettings: [.linkedLibrary("cgif"), .linkedLibrary("imagequant")]),
+        .target(name: "ImageryVips", dependencies: ["Imagery", "CVips", "CJPEG", "CGIFFrames"], swiftSettings: strictSwift),
 
         // The persistent disk cache: blobs in files, its index in SQLite (the system libsqlite3).
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),

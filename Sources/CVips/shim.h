@@ -160,11 +160,9 @@ static inline int imagery_vips_jxlsave(VipsImage *in, void **buffer, size_t *len
                                "strip", strip, NULL);
 }
 
-/// `fast`: libimagequant's quickest palettes (effort 1) and no dithering, for animations: the same
-/// mean error as the defaults (effort 7, full dithering) on the benchmark's GIFs, 4 times faster,
-/// and no dither noise changing from frame to frame (BENCHMARKS.md, issue 10).
-static inline int imagery_vips_gifsave(VipsImage *in, void **buffer, size_t *length, int fast) {
-    if (fast) return vips_gifsave_buffer(in, buffer, length, "effort", 1, "dither", 0.0, NULL);
+/// Still GIFs: libimagequant's palette (effort 7) with Floyd-Steinberg dithering. Animations are written
+/// by CGIFFrames instead (one palette for all frames, no dithering).
+static inline int imagery_vips_gifsave(VipsImage *in, void **buffer, size_t *length) {
     return vips_gifsave_buffer(in, buffer, length, NULL);
 }
 

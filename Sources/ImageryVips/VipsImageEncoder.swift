@@ -7,7 +7,7 @@ import Imagery
 /// (`ImageMetadata`: its copyright notice as EXIF in JPEG and WebP, a kept ICC profile). JPEG has
 /// no alpha: transparent pixels are flattened onto black (a recipe's background chooses another colour).
 /// An animated image stays animated in GIF and WebP (every frame, its delays and loop count); other
-/// formats get its first frame.
+/// formats get its first frame. Animated GIFs have one palette for all frames (``AnimatedGIFWriter``).
 public struct VipsImageEncoder: ImageEncoding {
     /// Quality for lossy formats when a call gives none; default 80.
     public var defaultQuality: Int
@@ -58,6 +58,7 @@ public struct VipsImageEncoder: ImageEncoding {
     }
 
     private func encode(_ image: Image, as format: ImageFormat, quality: Int, options: EncodingOptions) throws -> Data {
+        if format == .gif, image.animation != nil { return try AnimatedGIFWriter.encode(image) }
         do {
             try Vips.start()
             let quality = Int32(quality)
@@ -77,7 +78,7 @@ public struct VipsImageEncoder: ImageEncoding {
             case .webp: imagery_vips_webpsave(vipsImage, &buffer, &length, quality, lossless, strip)
             case .avif: imagery_vips_avifsave(vipsImage, &buffer, &length, quality, lossless, strip)
             case .jxl: imagery_vips_jxlsave(vipsImage, &buffer, &length, quality, lossless, strip)
-            case .gif: imagery_vips_gifsave(vipsImage, &buffer, &length, image.animation != nil ? 1 : 0)
+            case .gif: imagery_vips_gifsave(vipsImage, &buffer, &length)
             case .heic: throw ImageEncodingError.unsupportedFormat(.heic)
             }
             guard status == 0, let buffer else {

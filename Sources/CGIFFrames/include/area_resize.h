@@ -1,0 +1,14 @@
+#ifndef IMAGERY_AREA_RESIZE_H
+#define IMAGERY_AREA_RESIZE_H
+
+#include <stdint.h>
+
+/// Shrinks `source` (`source_width` x `source_height`, `bands` 8-bit channels interleaved) to
+/// `width` x `height` (each no larger than the source's) by area averaging: every output pixel is the
+/// mean of the source area it covers, fractional pixels weighted by how much of them it covers (as
+/// gifsicle's default resize, "mix"). Premultiplied input gives premultiplied output.
+/// Returns 0, or -1 when a size is out of range or memory runs out.
+int imagery_area_resize(const uint8_t *source, int source_width, int source_height, int bands,
+                        uint8_t *output, int width, int height);
+
+#endif
