@@ -10,17 +10,18 @@
 #define GRID_CELLS (1 << (3 * GRID_BITS))
 #define UNKNOWN_CELL (-1)
 
-// The shared palette's histogram takes about this many pixels at most: longer animations give it
-// every k-th frame.
+// A histogram takes about this many pixels at most: longer animations give it every k-th frame, larger
+// frames every k-th row.
 #define HISTOGRAM_PIXELS (4 * 1024 * 1024)
 
 // A frame the shared palette fits worse than this (root mean square, levels a channel) gets a palette
 // of its own: a slideshow of unrelated pictures, not the frames of one scene.
 #define LOCAL_PALETTE_ERROR 4.0
 
+/// One grid cell of a histogram (at most HISTOGRAM_PIXELS pixels: the sums cannot overflow).
 typedef struct {
-    uint64_t sum[3];
-    uint64_t count;
+    uint32_t sum[3];
+    uint32_t count;
 } Cell;
 
 /// A palette in output order: the transparent colour, when there is one, first.
@@ -34,10 +35,8 @@ typedef struct {
 typedef struct {
     const uint8_t *pixels;
     size_t frame_pixels;
-    int bands, frames, any_transparent;
+    int height, bands, frames, any_transparent;
     liq_attr *attr;
-    Cell *cells;                   // GRID_CELLS
-    liq_histogram_entry *entries;  // GRID_CELLS
     int16_t *grid;                 // GRID_CELLS: palette entry of each cell, or UNKNOWN_CELL
     uint64_t sums[256][4];         // per entry: the pixels mapped to it (r, g, b, count)
 } Encoder;
@@ -68,36 +67,49 @@ static inline int cell_key(const uint8_t rgba[4]) {
 /// cells, each cell given to libimagequant as the mean of its pixels (thousands of colours instead of
 /// every pixel: 4 times faster than its own histogram of the pixels, and as close).
 static int make_palette(Encoder *e, int first, int end, int stride, Palette *palette, const char **error) {
-    memset(e->cells, 0, sizeof(Cell) * GRID_CELLS);
+    // Zeroed pages from the kernel: only the cells colours fall in are ever touched.
+    Cell *cells = calloc(GRID_CELLS, sizeof(Cell));
+    liq_histogram_entry *entries = NULL;
+    liq_histogram *histogram = NULL;
+    liq_result *result = NULL;
+    int status = -1;
+    *error = "out of memory";
+    if (!cells) return -1;
     const size_t frame_bytes = e->frame_pixels * e->bands;
+    const size_t row_stride = e->frame_pixels > HISTOGRAM_PIXELS ? (e->frame_pixels + HISTOGRAM_PIXELS - 1) / HISTOGRAM_PIXELS : 1;
+    const size_t width = e->frame_pixels / e->height;
     for (int f = first; f < end; f += stride) {
-        const uint8_t *p = e->pixels + frame_bytes * f;
-        for (size_t i = 0; i < e->frame_pixels; i++, p += e->bands) {
-            uint8_t rgba[4];
-            pixel_at(p, e->bands, rgba);
-            if (rgba[3] == 0) continue;
-            Cell *cell = &e->cells[cell_key(rgba)];
-            cell->sum[0] += rgba[0];
-            cell->sum[1] += rgba[1];
-            cell->sum[2] += rgba[2];
-            cell->count += 1;
+        for (size_t y = 0; y < (size_t)e->height; y += row_stride) {
+            const uint8_t *p = e->pixels + frame_bytes * f + y * width * e->bands;
+            for (size_t x = 0; x < width; x++, p += e->bands) {
+                uint8_t rgba[4];
+                pixel_at(p, e->bands, rgba);
+                if (rgba[3] == 0) continue;
+                Cell *cell = &cells[cell_key(rgba)];
+                cell->sum[0] += rgba[0];
+                cell->sum[1] += rgba[1];
+                cell->sum[2] += rgba[2];
+                cell->count += 1;
+            }
         }
     }
     int count = 0;
+    for (int i = 0; i < GRID_CELLS; i++) count += cells[i].count != 0;
+    entries = malloc(sizeof(liq_histogram_entry) * (count ? count : 1));
+    if (!entries) goto done;
+    count = 0;
     for (int i = 0; i < GRID_CELLS; i++) {
-        const uint64_t n = e->cells[i].count;
+        const uint32_t n = cells[i].count;
         if (!n) continue;
-        e->entries[count].color = (liq_color){ (uint8_t)((e->cells[i].sum[0] + n / 2) / n), (uint8_t)((e->cells[i].sum[1] + n / 2) / n),
-                                               (uint8_t)((e->cells[i].sum[2] + n / 2) / n), 255 };
-        e->entries[count].count = n > UINT32_MAX ? UINT32_MAX : (unsigned)n;
+        entries[count].color = (liq_color){ (uint8_t)((cells[i].sum[0] + n / 2) / n), (uint8_t)((cells[i].sum[1] + n / 2) / n),
+                                            (uint8_t)((cells[i].sum[2] + n / 2) / n), 255 };
+        entries[count].count = n;
         count++;
     }
-    liq_histogram *histogram = liq_histogram_create(e->attr);
-    liq_result *result = NULL;
-    int status = -1;
     *error = "the GIF palette could not be made";
-    if (!histogram) return -1;
-    if (count && liq_histogram_add_colors(histogram, e->attr, e->entries, count, 0) != LIQ_OK) goto done;
+    histogram = liq_histogram_create(e->attr);
+    if (!histogram) goto done;
+    if (count && liq_histogram_add_colors(histogram, e->attr, entries, count, 0) != LIQ_OK) goto done;
     // Transparency anywhere in the animation: every palette keeps a transparent colour.
     if (e->any_transparent && liq_histogram_add_fixed_color(histogram, (liq_color){ 0, 0, 0, 0 }, 0) != LIQ_OK) goto done;
     if (liq_histogram_quantize(histogram, e->attr, &result) != LIQ_OK) goto done;
@@ -128,7 +140,9 @@ static int make_palette(Encoder *e, int first, int end, int stride, Palette *pal
     *error = NULL;
 done:
     if (result) liq_result_destroy(result);
-    liq_histogram_destroy(histogram);
+    if (histogram) liq_histogram_destroy(histogram);
+    free(entries);
+    free(cells);
     return status;
 }
 
@@ -229,18 +243,17 @@ int imagery_gif_encode(const uint8_t *pixels, int width, int height, int bands, 
     if (!e || !shared) goto done;
     e->pixels = pixels;
     e->frame_pixels = (size_t)width * height;
+    e->height = height;
     e->bands = bands;
     e->frames = frames;
     if (bands == 2 || bands == 4) {
         for (size_t i = 0; i < e->frame_pixels * frames && !e->any_transparent; i++) e->any_transparent = pixels[i * bands + bands - 1] < 128;
     }
     e->attr = liq_attr_create();
-    e->cells = malloc(sizeof(Cell) * GRID_CELLS);
-    e->entries = malloc(sizeof(liq_histogram_entry) * GRID_CELLS);
     e->grid = malloc(sizeof(int16_t) * GRID_CELLS);
     indices = malloc(e->frame_pixels * frames);
     has_local = calloc(frames, 1);
-    if (!e->attr || !e->cells || !e->entries || !e->grid || !indices || !has_local) goto done;
+    if (!e->attr || !e->grid || !indices || !has_local) goto done;
     // Fastest palettes; one index stays free for cgif's frame-to-frame transparency.
     liq_set_speed(e->attr, 10);
     liq_set_max_colors(e->attr, 255);
@@ -330,8 +343,6 @@ done:
     free(locals);
     if (e) {
         if (e->attr) liq_attr_destroy(e->attr);
-        free(e->cells);
-        free(e->entries);
         free(e->grid);
         free(e);
     }
