@@ -349,6 +349,29 @@ static inline VipsImage *imagery_vips_load_trusted(const void *buffer, size_t le
     return vips_image_new_from_buffer(buffer, length, "", "access", VIPS_ACCESS_RANDOM, NULL);
 }
 
+/// A line of text drawn by Pango in colour (r, g, b) on transparency: an sRGB image whose alpha is the
+/// letters' coverage times `alpha` / 255. The text is escaped: it is drawn as written, never read as
+/// Pango markup. NULL on failure.
+static inline VipsImage *imagery_vips_text_mark(const char *text, const char *font, double r, double g, double b, double alpha) {
+    gchar *escaped = g_markup_escape_text(text, -1);
+    VipsImage *mask = NULL;
+    int failed = vips_text(&mask, escaped, "font", font, "dpi", 72, NULL);
+    g_free(escaped);
+    if (failed) return NULL;
+    double colour[3] = {r, g, b};
+    VipsImage *letters = vips_image_new_from_image(mask, colour, 3);
+    VipsImage *coverage = NULL, *joined = NULL, *tagged = NULL;
+    if (letters && !vips_linear1(mask, &coverage, alpha / 255.0, 0, "uchar", TRUE, NULL) &&
+        !vips_bandjoin2(letters, coverage, &joined, NULL)) {
+        vips_copy(joined, &tagged, "interpretation", VIPS_INTERPRETATION_sRGB, NULL);
+    }
+    if (joined) g_object_unref(joined);
+    if (coverage) g_object_unref(coverage);
+    if (letters) g_object_unref(letters);
+    g_object_unref(mask);
+    return tagged;
+}
+
 // MARK: Animation (frames stacked top to bottom, each `page-height` rows)
 
 /// The height of one frame (page): the image's height when it is not animated.

@@ -129,8 +129,11 @@ public struct VipsImageProcessor: ImageProcessing {
                 throw ImageProcessingError.invalidValue("sharpen must be from 0.3 to 10")
             }
             if let watermark = recipe.watermark {
-                guard watermarks[watermark.name] != nil else {
-                    throw ImageProcessingError.invalidValue("there is no watermark \(watermark.name)")
+                switch watermark.mark {
+                case .image(let name):
+                    guard watermarks[name] != nil else { throw ImageProcessingError.invalidValue("there is no watermark \(name)") }
+                case .text(let text):
+                    if let problem = text.problem { throw ImageProcessingError.invalidValue(problem) }
                 }
                 guard (0...1).contains(watermark.opacity), watermark.scale.map({ $0 > 0 && $0 <= 1 }) ?? true else {
                     throw ImageProcessingError.invalidValue("a watermark's opacity is from 0 to 1 and its scale above 0 and at most 1")
@@ -217,21 +220,19 @@ public struct VipsImageProcessor: ImageProcessing {
             let values = Vips.values(of: background, bands: Int(vips_image_get_bands(image)) - 1)
             image = try Vips.apply(image) { imagery_vips_flatten_onto($0, $1, values, Int32(values.count)) }
         }
-        if let watermark = recipe.watermark, let data = watermarks[watermark.name] {
-            image = try watermarked(image, watermark, data)
-        }
+        if let watermark = recipe.watermark { image = try watermarked(image, watermark) }
         return image
     }
 
-    /// `watermark` (`data` decoded) laid over `image`: sized, made translucent, placed, composited.
+    /// `watermark` laid over `image`: drawn or decoded, sized, made translucent, placed, composited.
     /// Consumes `image` (released on failure too).
     private func watermarked(
-        _ image: UnsafeMutablePointer<VipsImage>, _ watermark: ImageRecipe.Watermark, _ data: Data
+        _ image: UnsafeMutablePointer<VipsImage>, _ watermark: ImageRecipe.Watermark
     ) throws -> UnsafeMutablePointer<VipsImage> {
         let (outputWidth, outputHeight) = (Int(vips_image_get_width(image)), Int(vips_image_get_height(image)))
         let mark: UnsafeMutablePointer<VipsImage>
         do {
-            mark = try prepared(watermark, data, outputWidth: outputWidth, outputHeight: outputHeight, colour: vips_image_get_bands(image) > 2)
+            mark = try prepared(watermark, outputWidth: outputWidth, outputHeight: outputHeight, colour: vips_image_get_bands(image) > 2)
         } catch {
             imagery_vips_unref(image)
             throw error
@@ -253,16 +254,26 @@ public struct VipsImageProcessor: ImageProcessing {
         return result
     }
 
-    /// The watermark image decoded, sized for the output (its longer side a fraction of the output's
-    /// shorter side, or its own size within the output), with alpha scaled by the opacity, in colour
-    /// when the output is.
+    /// The watermark image decoded or its text drawn, sized for the output (its longer side a fraction
+    /// of the output's shorter side, or its own size within the output), with alpha scaled by the
+    /// opacity, in colour when the output is.
     private func prepared(
-        _ watermark: ImageRecipe.Watermark, _ data: Data, outputWidth: Int, outputHeight: Int, colour: Bool
+        _ watermark: ImageRecipe.Watermark, outputWidth: Int, outputHeight: Int, colour: Bool
     ) throws -> UnsafeMutablePointer<VipsImage> {
-        guard var mark = data.withUnsafeBytes({ imagery_vips_load_trusted($0.baseAddress, $0.count) }) else {
-            throw VipsError(message: Vips.takeError())
+        var mark: UnsafeMutablePointer<VipsImage>
+        switch watermark.mark {
+        case .image(let name):
+            guard let data = watermarks[name], let opened = data.withUnsafeBytes({ imagery_vips_load_trusted($0.baseAddress, $0.count) }) else {
+                throw VipsError(message: Vips.takeError())
+            }
+            mark = try Vips.normalize(opened)
+        case .text(let text):
+            let c = text.color
+            guard let drawn = imagery_vips_text_mark(text.string, text.font, Double(c.red), Double(c.green), Double(c.blue), Double(c.alpha)) else {
+                throw VipsError(message: Vips.takeError())
+            }
+            mark = drawn
         }
-        mark = try Vips.normalize(mark)
         let (width, height) = (Double(vips_image_get_width(mark)), Double(vips_image_get_height(mark)))
         let factor = watermark.scale.map { $0 * Double(min(outputWidth, outputHeight)) / max(width, height) }
             ?? min(1, Double(outputWidth) / width, Double(outputHeight) / height)

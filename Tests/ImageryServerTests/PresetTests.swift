@@ -82,7 +82,24 @@ struct PresetTests {
                     #expect(GeneratedImages.pixel(image, 10, 10) == [255, 0, 0], "\(query)")
                     #expect(GeneratedImages.pixel(image, 150, 100) != [255, 0, 0], "\(query)")
                 }
-                for query in ["watermark=nope", "watermark_opacity=0.5", "watermark=logo&watermark_gravity=smart", "watermark=logo&watermark_offset=1"] {
+                // Text, with a colour: red letters on the image, nothing but them changed in the corner.
+                let text = try await client.execute(
+                    uri: imageURI(origin, "rocket.jpg", "w=200&format=png&watermark_text=Imagery&watermark_color=ff0000&watermark_gravity=northwest&watermark_scale=0.5"),
+                    method: .get
+                ) { response in
+                    #expect(response.status == .ok, "\(String(buffer: response.body))")
+                    return try VipsImageDecoder().decode(response.data, thumbnail: nil)
+                }
+                let plain = try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=200&format=png"), method: .get) {
+                    try VipsImageDecoder().decode($0.data, thumbnail: nil)
+                }
+                func red(_ image: Image) -> Int { GeneratedImages.count(image) { $0[0] > 200 && $0[1] < 60 && $0[2] < 60 } }
+                #expect(red(text) > red(plain) + 100, "red letters: \(red(text)) red pixels, \(red(plain)) without")
+                for query in [
+                    "watermark=nope", "watermark_opacity=0.5", "watermark=logo&watermark_gravity=smart", "watermark=logo&watermark_offset=1",
+                    "watermark_font=sans", "watermark_color=fff", "watermark=logo&watermark_text=hi", "watermark_text=hi&watermark_font=sans%209999",
+                    "watermark_text=", "watermark_text=hi&watermark_color=red",
+                ] {
                     try await client.execute(uri: imageURI(origin, "rocket.jpg", query), method: .get) { response in
                         #expect(response.status == .badRequest, "\(query)")
                         #expect(response.errorBody?.message.contains("watermark") == true, "\(query)")

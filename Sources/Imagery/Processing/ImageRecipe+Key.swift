@@ -28,7 +28,12 @@ extension ImageRecipe: CustomStringConvertible {
         if let background { parts.append("bg:\(background)") }
         if keepsColorProfile { parts.append("profile:keep") }
         if let watermark {
-            parts.append("wm:\(watermark.name):\(watermark.gravity.key):\(watermark.offsetX):\(watermark.offsetY):\(watermark.opacity)"
+            let mark = switch watermark.mark {
+            case .image(let name): name
+            // Length-prefixed: the text may hold any separator.
+            case .text(let text): "text(\(text.string.utf8.count):\(text.string):\(text.font):\(text.color))"
+            }
+            parts.append("wm:\(mark):\(watermark.gravity.key):\(watermark.offsetX):\(watermark.offsetY):\(watermark.opacity)"
                 + (watermark.scale.map { ":\($0)" } ?? ""))
         }
         return parts.joined(separator: ",")

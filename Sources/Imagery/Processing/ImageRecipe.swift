@@ -19,7 +19,7 @@ import Foundation
 /// 6. ``extend``, then ``padding``, in ``background`` (transparent when none);
 /// 7. ``blur``, ``sharpen``, ``grayscale``;
 /// 8. ``background``: alpha flattened onto it;
-/// 9. ``watermark``: an image laid over the result.
+/// 9. ``watermark``: an image or a line of text laid over the result.
 ///
 /// Shrink-on-load follows from the whole recipe (``decodeShrink(sourceWidth:sourceHeight:)``): a crop
 /// of a small region needs more of the source's pixels than a resize of all of it.
@@ -171,12 +171,10 @@ extension ImageRecipe {
         public init(all: Int) { self.init(top: all, right: all, bottom: all, left: all) }
     }
 
-    /// An image laid over the output: which (the processor is given the images by name), where, how
-    /// large and how opaque.
+    /// An image or a line of text laid over the output: which, where, how large and how opaque.
     public struct Watermark: Sendable, Hashable {
-        /// The watermark image's name among those the processor has (``ImageProcessing`` backends take
-        /// them as encoded images); a name should change when its image does (it is part of cache keys).
-        public var name: String
+        /// What is laid over the output.
+        public var mark: Mark
         /// Its place in the output: an edge, a corner or the centre (a focal point puts its centre there).
         public var gravity: Gravity
         /// Pixels from the edges gravity puts it against (towards the centre).
@@ -188,8 +186,59 @@ extension ImageRecipe {
         /// outputs get the same relative size; `nil`: its own size (shrunk to fit when larger than the output).
         public var scale: Double?
 
+        /// A watermark image the processor has by `name`.
         public init(name: String, gravity: Gravity = .southEast, offsetX: Int = 0, offsetY: Int = 0, opacity: Double = 1, scale: Double? = nil) {
-            (self.name, self.gravity, self.offsetX, self.offsetY, self.opacity, self.scale) = (name, gravity, offsetX, offsetY, opacity, scale)
+            self.init(mark: .image(name), gravity: gravity, offsetX: offsetX, offsetY: offsetY, opacity: opacity, scale: scale)
+        }
+
+        public init(mark: Mark, gravity: Gravity = .southEast, offsetX: Int = 0, offsetY: Int = 0, opacity: Double = 1, scale: Double? = nil) {
+            (self.mark, self.gravity, self.offsetX, self.offsetY, self.opacity, self.scale) = (mark, gravity, offsetX, offsetY, opacity, scale)
+        }
+
+        /// An image or text.
+        public enum Mark: Sendable, Hashable {
+            /// The watermark image's name among those the processor has (``ImageProcessing`` backends
+            /// take them as encoded images); a name should change when its image does (it is part of cache keys).
+            case image(String)
+            /// A line of text, drawn by the backend (libvips: Pango), in a colour.
+            case text(Text)
+        }
+
+        /// A line of text to draw.
+        public struct Text: Sendable, Hashable {
+            /// The words: 1 to ``maximumLength`` characters, drawn as they are (no markup), without line breaks.
+            public var string: String
+            /// A font description, family then style then size in pixels (`sans bold 32`,
+            /// `serif italic 24`): letters, digits, spaces, `,`, `.` and `-`, the size from 1 to ``maximumSize``;
+            /// default `sans bold 32`.
+            public var font: String
+            /// The colour of the letters; default white. Its alpha multiplies the watermark's opacity.
+            public var color: Color
+
+            public init(_ string: String, font: String = "sans bold 32", color: Color = .white) {
+                (self.string, self.font, self.color) = (string, font, color)
+            }
+
+            /// The longest text, in characters.
+            public static let maximumLength = 100
+            /// The largest font size, in pixels.
+            public static let maximumSize = 256
+
+            /// Why the text cannot be drawn, or `nil` when it can.
+            public var problem: String? {
+                guard (1...Self.maximumLength).contains(string.count) else { return "watermark text must be 1 to \(Self.maximumLength) characters" }
+                guard !string.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+                    return "watermark text cannot contain control characters or line breaks"
+                }
+                let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ,.-".unicodeScalars)
+                guard (1...100).contains(font.count), font.unicodeScalars.allSatisfy(allowed.contains),
+                      font.contains(where: \.isLetter)
+                else { return "a watermark font is a family, a style and a size (sans bold 32): letters, digits, spaces, commas, dots and hyphens" }
+                if let size = font.split(separator: " ").last.flatMap({ Double($0) }), !(1...Double(Self.maximumSize)).contains(size) {
+                    return "a watermark font's size must be from 1 to \(Self.maximumSize) pixels"
+                }
+                return nil
+            }
         }
 
         /// Where a `width` × `height` watermark goes on an `outputWidth` × `outputHeight` output: its top-left corner.

@@ -90,21 +90,37 @@ extension ImageParameters {
 }
 
 extension ImageParameters {
-    /// `watermark=NAME` and its `watermark_gravity` (default `southeast`), `watermark_offset` (`X,Y`
-    /// pixels, × `dpr`), `watermark_opacity` (0 to 1) and `watermark_scale` (its longer side as a
-    /// fraction of the output's shorter side).
+    /// `watermark=NAME` (a configured image) or `watermark_text=TEXT` (drawn in `watermark_font`, default
+    /// `sans bold 32`, and `watermark_color`, default white), and their `watermark_gravity` (default
+    /// `southeast`), `watermark_offset` (`X,Y` pixels, × `dpr`), `watermark_opacity` (0 to 1) and
+    /// `watermark_scale` (its longer side as a fraction of the output's shorter side).
     static func watermark(from query: QueryReader, dpr: Double, watermarks: [String: String]) throws -> ImageRecipe.Watermark? {
-        guard let name = query.query["watermark"] else {
+        let (name, text) = (query.query["watermark"], query.query["watermark_text"])
+        for option in ["watermark_font", "watermark_color"] where query.query[option] != nil && text == nil {
+            throw ServerError.badParameter("\(option) needs watermark_text=TEXT")
+        }
+        var watermark: ImageRecipe.Watermark
+        switch (name, text) {
+        case (nil, nil):
             for option in ["watermark_gravity", "watermark_offset", "watermark_opacity", "watermark_scale"] where query.query[option] != nil {
-                throw ServerError.badParameter("\(option) needs watermark=NAME")
+                throw ServerError.badParameter("\(option) needs watermark=NAME or watermark_text=TEXT")
             }
             return nil
+        case (.some, .some):
+            throw ServerError.badParameter("watermark and watermark_text cannot both be given: one watermark per image")
+        case (let name?, nil):
+            guard let id = watermarks[name] else {
+                let known = watermarks.isEmpty ? "none are configured" : "one of \(watermarks.keys.sorted().joined(separator: ", "))"
+                throw ServerError.badParameter("watermark must name a configured watermark (\(known))")
+            }
+            watermark = ImageRecipe.Watermark(name: id)
+        case (nil, let string?):
+            var mark = ImageRecipe.Watermark.Text(string)
+            if let font = query.query["watermark_font"] { mark.font = font }
+            if let color = try query.color("watermark_color") { mark.color = color }
+            if let problem = mark.problem { throw ServerError.badParameter(problem) }
+            watermark = ImageRecipe.Watermark(mark: .text(mark))
         }
-        guard let id = watermarks[name] else {
-            let known = watermarks.isEmpty ? "none are configured" : "one of \(watermarks.keys.sorted().joined(separator: ", "))"
-            throw ServerError.badParameter("watermark must name a configured watermark (\(known))")
-        }
-        var watermark = ImageRecipe.Watermark(name: id)
         if let gravity = try query.gravity("watermark_gravity") {
             if case .smart = gravity { throw ServerError.badParameter("watermark_gravity cannot be smart or entropy") }
             watermark.gravity = gravity
