@@ -27,7 +27,7 @@ static void make_spans(int source, int output, Span *spans, float *weights) {
     }
 }
 
-int imagery_area_resize(const uint8_t *source, int source_width, int source_height, int bands,
+int imagery_area_resize(const uint8_t *source, int source_width, int source_height, size_t source_stride, int bands,
                         uint8_t *output, int width, int height) {
     if (width < 1 || height < 1 || width > source_width || height > source_height || bands < 1 || bands > 4) return -1;
     // At most ceil(scale) + 1 source pixels per output pixel.
@@ -44,7 +44,7 @@ int imagery_area_resize(const uint8_t *source, int source_width, int source_heig
     make_spans(source_height, height, rows, row_weights);
     const int line = width * bands;
     for (int y = 0; y < source_height; y++) {
-        const uint8_t *row = source + (size_t)y * source_width * bands;
+        const uint8_t *row = source + (size_t)y * source_stride;
         float *out = narrow + (size_t)y * line;
         for (int x = 0; x < width; x++) {
             float acc[4] = { 0, 0, 0, 0 };

@@ -456,6 +456,24 @@ static inline VipsImage *imagery_vips_new_frames(int width, int height, int band
     return image;
 }
 
+/// Computes all of `in` on the calling thread, without a thread pool, into a region the caller reads
+/// in place (`*pixels`, rows `*stride` bytes apart) and then unrefs; NULL on failure.
+static inline VipsRegion *imagery_vips_compute_region(VipsImage *in, const void **pixels, size_t *stride) {
+    VipsRegion *region = vips_region_new(in);
+    VipsRect all = {0, 0, in->Xsize, in->Ysize};
+    if (vips_region_prepare(region, &all)) {
+        g_object_unref(region);
+        return NULL;
+    }
+    *pixels = VIPS_REGION_ADDR(region, 0, 0);
+    *stride = VIPS_REGION_LSKIP(region);
+    return region;
+}
+
+static inline void imagery_vips_region_unref(VipsRegion *region) {
+    g_object_unref(region);
+}
+
 /// Computes all of `in` (uchar) on the calling thread, without a thread pool, into `pixels` (its
 /// width x height x bands bytes): for one frame of many, where a pool per frame costs more than the frame.
 static inline int imagery_vips_render_into(VipsImage *in, void *pixels) {

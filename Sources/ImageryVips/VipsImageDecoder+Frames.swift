@@ -84,21 +84,23 @@ extension VipsImageDecoder {
                 let interpretation = vips_image_get_interpretation(opened)
                 image = try Vips.apply(strip) { imagery_vips_set_interpretation($0, $1, interpretation) }
             }
-            // Shrinking: each frame rendered whole into one buffer, then area-averaged into its place.
+            // Shrinking: each frame computed whole, then area-averaged from libvips' buffer into its place.
             let shrinks = width <= Int(fullWidth) && height <= Int(frameHeight)
-            let full = shrinks ? UnsafeMutableRawPointer.allocate(byteCount: Int(fullWidth) * Int(frameHeight) * Int(bands), alignment: 16) : nil
-            defer { full?.deallocate() }
             do {
                 for index in 0..<frames {
                     let frame = try Vips.apply(opened, releasingInput: false) {
                         imagery_vips_extract($0, $1, 0, Int32(index) * frameHeight, fullWidth, frameHeight)
                     }
                     let target = pixels + index * width * height * Int(bands)
-                    if let full {
+                    if shrinks {
                         defer { imagery_vips_unref(frame) }
-                        guard imagery_vips_render_into(frame, full) == 0 else { throw VipsError(message: Vips.takeError()) }
+                        var (source, stride): (UnsafeRawPointer?, Int) = (nil, 0)
+                        guard let region = imagery_vips_compute_region(frame, &source, &stride), let source else {
+                            throw VipsError(message: Vips.takeError())
+                        }
+                        defer { imagery_vips_region_unref(region) }
                         guard imagery_area_resize(
-                            full.assumingMemoryBound(to: UInt8.self), fullWidth, frameHeight, bands,
+                            source.assumingMemoryBound(to: UInt8.self), fullWidth, frameHeight, stride, bands,
                             target.assumingMemoryBound(to: UInt8.self), Int32(width), Int32(height)
                         ) == 0 else { throw VipsError(message: "a GIF frame could not be resized") }
                         continue
