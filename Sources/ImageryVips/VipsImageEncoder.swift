@@ -7,7 +7,7 @@ import Imagery
 /// (`ImageMetadata`: its copyright notice as EXIF in JPEG and WebP, a kept ICC profile). JPEG has
 /// no alpha: transparent pixels are flattened onto black (a recipe's background chooses another colour).
 /// An animated image stays animated in GIF and WebP (every frame, its delays and loop count); other
-/// formats get its first frame. Animated GIFs have one palette for all frames (``AnimatedGIFWriter``).
+/// formats get its first frame. Animated GIFs have one palette for all frames (`CGIFFrames`).
 public struct VipsImageEncoder: ImageEncoding {
     /// Quality for lossy formats when a call gives none; default 80.
     public var defaultQuality: Int
