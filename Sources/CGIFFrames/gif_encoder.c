@@ -35,7 +35,7 @@ typedef struct {
 typedef struct {
     const uint8_t *pixels;
     size_t frame_pixels;
-    int height, bands, frames, any_transparent;
+    int height, bands, any_transparent;
     liq_attr *attr;
     int16_t *grid;                 // GRID_CELLS: palette entry of each cell, or UNKNOWN_CELL
     uint64_t sums[256][4];         // per entry: the pixels mapped to it (r, g, b, count)
@@ -245,7 +245,6 @@ int imagery_gif_encode(const uint8_t *pixels, int width, int height, int bands, 
     e->frame_pixels = (size_t)width * height;
     e->height = height;
     e->bands = bands;
-    e->frames = frames;
     if (bands == 2 || bands == 4) {
         for (size_t i = 0; i < e->frame_pixels * frames && !e->any_transparent; i++) e->any_transparent = pixels[i * bands + bands - 1] < 128;
     }
