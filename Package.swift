@@ -45,7 +45,9 @@ let package = Package(
         .target(name: "CJPEG", linkerSettings: [.linkedLibrary("jpeg")]),
         // Animated GIFs: frames shrunk by area averaging; output with one palette for every frame (libimagequant), written by cgif.
         .target(name: "CGIFFrames", linkerSettings: [.linkedLibrary("cgif"), .linkedLibrary("imagequant")]),
-        .target(name: "ImageryVips", dependencies: ["Imagery", "CVips", "CJPEG", "CGIFFrames"], swiftSettings: strictSwift),
+        // ICC profiles to sRGB on 8-bit RGB pixels with little cms, its transforms cached by profile.
+        .target(name: "CColorTransform", linkerSettings: [.linkedLibrary("lcms2")]),
+        .target(name: "ImageryVips", dependencies: ["Imagery", "CVips", "CJPEG", "CGIFFrames", "CColorTransform"], swiftSettings: strictSwift),
 
         // The persistent disk cache: blobs in files, its index in SQLite (the system libsqlite3).
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
@@ -145,7 +147,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ImageryVipsTests",
-            dependencies: ["Imagery", "ImageryVips", "ImageryTestSupport"],
+            dependencies: ["Imagery", "ImageryVips", "ImageryTestSupport", "CJPEG", "CColorTransform"],
             swiftSettings: strictSwift
         ),
         .testTarget(

@@ -188,6 +188,17 @@ static inline void imagery_vips_set_icc(VipsImage *image, const void *data, size
     vips_image_set_blob_copy(image, VIPS_META_ICC_NAME, data, length);
 }
 
+/// The sRGB profile libvips converts to (its built-in "srgb"), loaded once and kept; 0 on success.
+static inline int imagery_vips_srgb_profile(const void **data, size_t *length) {
+    static VipsBlob *profile;  // the first caller's (callers serialise: `Vips.sRGBProfile` is a Swift `static let`)
+    if (!profile && vips_profile_load("srgb", &profile, NULL)) {
+        vips_error_clear();
+        return -1;
+    }
+    *data = vips_blob_get(profile, length);
+    return 0;
+}
+
 /// `in` converted from its embedded ICC profile to sRGB (relative colorimetric, 8 bits), the
 /// profile removed. A profile lcms cannot use is ignored (the pixels are taken as sRGB): a broken
 /// profile must not make an image undecodable.

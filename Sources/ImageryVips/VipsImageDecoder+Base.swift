@@ -56,12 +56,19 @@ extension VipsImageDecoder: ThumbnailDeriving {
         }
         defer { imagery_jpeg_free(&decoded) }  // after the pixels are rendered into their own buffer
         let length = Int(decoded.width) * Int(decoded.height) * Int(decoded.components)
+        // The profile to sRGB here, on the decoder's own buffer with a kept transform; a profile that
+        // cannot be used so stays attached for `normalize` (libvips) to deal with.
+        var profile = decoded.icc_profile.map { UnsafeRawBufferPointer(start: $0, count: Int(decoded.icc_length)) }
+        if let embedded = profile, !keepingProfile, decoded.components == 3,
+           ColorTransform.convertToSRGB(decoded.pixels, count: Int(decoded.width) * Int(decoded.height), bands: 3, profile: embedded) {
+            profile = nil
+        }
         guard let wrapped = imagery_vips_wrap_pixels(decoded.pixels, length, decoded.width, decoded.height, decoded.components) else {
             throw VipsError(message: Vips.takeError())
         }
         let interpretation = decoded.components == 1 ? VIPS_INTERPRETATION_B_W : VIPS_INTERPRETATION_sRGB
         var image = try Vips.apply(wrapped) { imagery_vips_set_interpretation($0, $1, interpretation) }
-        if let profile = decoded.icc_profile { imagery_vips_set_icc(image, profile, Int(decoded.icc_length)) }  // normalize converts by it
+        if let profile { imagery_vips_set_icc(image, profile.baseAddress, profile.count) }  // normalize converts by it
         let (width, height) = (max(1, storedSize.width / scale), max(1, storedSize.height / scale))
         if (width, height) != (Int(decoded.width), Int(decoded.height)), width <= Int(decoded.width), height <= Int(decoded.height) {
             image = try Vips.apply(image) { imagery_vips_extract($0, $1, 0, 0, Int32(width), Int32(height)) }
