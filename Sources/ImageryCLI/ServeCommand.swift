@@ -231,6 +231,7 @@ struct ServeCommand: AsyncParsableCommand {
         LoggingSystem.bootstrap { label in ServerLogHandler.standardOutput(label: label, metadataProvider: nil, format: logFormat) }
         raiseDescriptorLimit()
         ProcessMemory.limitArenas(to: 2)
+        ProcessMemory.keepFreedMemory()
         let application: any ApplicationProtocol
         do {
             application = try buildApplication(configuration: configuration)

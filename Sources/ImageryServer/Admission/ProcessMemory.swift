@@ -26,6 +26,26 @@ public enum ProcessMemory {
         _ = mallopt?(-8, Int32(count))  // M_ARENA_MAX
     }
 
+    /// Lets glibc keep and reuse the memory requests free, instead of giving each large block back
+    /// to the kernel and faulting fresh zeroed pages in for the next request: large blocks (up to
+    /// 32 MiB: a decode's pixels, a source's bytes) come from the heap rather than from `mmap`
+    /// (`M_MMAP_THRESHOLD`), and a heap's free top is kept up to 256 MiB (`M_TRIM_THRESHOLD`).
+    /// What this keeps is given back by ``MemoryReclaimer``: when the server falls idle, and under
+    /// load whenever resident memory passes its ceiling. Does nothing when the environment already
+    /// tunes glibc's malloc (`GLIBC_TUNABLES`, `MALLOC_MMAP_THRESHOLD_`, `MALLOC_TRIM_THRESHOLD_`).
+    ///
+    /// Measured on the proxy benchmark's cold-sources path (every request a new JPEG source): glibc's
+    /// own thresholds cost ~1 500 page faults a request (6 MB of fresh pages), these ~500–750, and
+    /// the server's CPU time a request fell 13–20% (BENCHMARKS.md, issue 8, session 13).
+    public static func keepFreedMemory() {
+        let environment = ProcessInfo.processInfo.environment
+        guard environment["GLIBC_TUNABLES"] == nil, environment["MALLOC_MMAP_THRESHOLD_"] == nil,
+            environment["MALLOC_TRIM_THRESHOLD_"] == nil
+        else { return }
+        _ = mallopt?(-3, 32 << 20)  // M_MMAP_THRESHOLD (glibc's largest)
+        _ = mallopt?(-1, 256 << 20)  // M_TRIM_THRESHOLD
+    }
+
     private static let mallopt: (@convention(c) (Int32, Int32) -> Int32)? = {
         #if os(Linux)
         guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return nil }
