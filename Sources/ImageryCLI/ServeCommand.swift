@@ -231,7 +231,7 @@ struct ServeCommand: AsyncParsableCommand {
         LoggingSystem.bootstrap { label in ServerLogHandler.standardOutput(label: label, metadataProvider: nil, format: logFormat) }
         raiseDescriptorLimit()
         ProcessMemory.limitArenas(to: 2)
-        ProcessMemory.keepFreedMemory()
+        ProcessMemory.keepFreedMemory(trimThreshold: configuration.memoryLimit / 4)
         let application: any ApplicationProtocol
         do {
             application = try buildApplication(configuration: configuration)

@@ -29,21 +29,24 @@ public enum ProcessMemory {
     /// Lets glibc keep and reuse the memory requests free, instead of giving each large block back
     /// to the kernel and faulting fresh zeroed pages in for the next request: large blocks (up to
     /// 32 MiB: a decode's pixels, a source's bytes) come from the heap rather than from `mmap`
-    /// (`M_MMAP_THRESHOLD`), and a heap's free top is kept up to 256 MiB (`M_TRIM_THRESHOLD`).
+    /// (`M_MMAP_THRESHOLD`), and a heap's free top is kept up to `trimThreshold` bytes
+    /// (`M_TRIM_THRESHOLD`; glibc's own follows the largest block freed, 64 MiB at most).
     /// What this keeps is given back by ``MemoryReclaimer``: when the server falls idle, and under
     /// load whenever resident memory passes its ceiling. Does nothing when the environment already
     /// tunes glibc's malloc (`GLIBC_TUNABLES`, `MALLOC_MMAP_THRESHOLD_`, `MALLOC_TRIM_THRESHOLD_`).
     ///
     /// Measured on the proxy benchmark's cold-sources path (every request a new JPEG source): glibc's
-    /// own thresholds cost ~1 500 page faults a request (6 MB of fresh pages), these ~500–750, and
-    /// the server's CPU time a request fell 13–20% (BENCHMARKS.md, issue 8, session 13).
-    public static func keepFreedMemory() {
+    /// own thresholds cost ~1 500 page faults a request (6 MB of fresh pages), these (with 256 MiB)
+    /// ~500–750, and the server's CPU time a request fell 13–20% (BENCHMARKS.md, issue 8, session 13).
+    /// `serve` keeps up to a quarter of its memory limit (128 MiB by default), so that what a burst
+    /// frees stays well within the resident ceiling.
+    public static func keepFreedMemory(trimThreshold: Int) {
         let environment = ProcessInfo.processInfo.environment
         guard environment["GLIBC_TUNABLES"] == nil, environment["MALLOC_MMAP_THRESHOLD_"] == nil,
             environment["MALLOC_TRIM_THRESHOLD_"] == nil
         else { return }
         _ = mallopt?(-3, 32 << 20)  // M_MMAP_THRESHOLD (glibc's largest)
-        _ = mallopt?(-1, 256 << 20)  // M_TRIM_THRESHOLD
+        _ = mallopt?(-1, Int32(clamping: trimThreshold))  // M_TRIM_THRESHOLD
     }
 
     private static let mallopt: (@convention(c) (Int32, Int32) -> Int32)? = {
