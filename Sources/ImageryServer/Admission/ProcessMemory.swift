@@ -31,7 +31,7 @@ public enum ProcessMemory {
     /// 32 MiB: a decode's pixels, a source's bytes) come from the heap rather than from `mmap`
     /// (`M_MMAP_THRESHOLD`), and a heap's free top is kept up to `trimThreshold` bytes
     /// (`M_TRIM_THRESHOLD`; glibc's own follows the largest block freed, 64 MiB at most).
-    /// What this keeps is given back by ``MemoryReclaimer``: when the server falls idle, and under
+    /// What this keeps is given back by the server's memory reclaimer: when the server falls idle, and under
     /// load whenever resident memory passes its ceiling. Does nothing when the environment already
     /// tunes glibc's malloc (`GLIBC_TUNABLES`, `MALLOC_MMAP_THRESHOLD_`, `MALLOC_TRIM_THRESHOLD_`).
     ///
