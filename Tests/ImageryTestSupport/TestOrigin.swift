@@ -257,7 +257,13 @@ private final class OriginHandler: ChannelInboundHandler {
         }
         let end = min(response.body.count, offset + response.chunkSize, response.closeAfter ?? Int.max, response.stallAfter ?? Int.max)
         let buffer = context.channel.allocator.buffer(bytes: response.body[response.body.startIndex + offset ..< response.body.startIndex + end])
-        context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+        let written = context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(buffer))))
+        if let closeAfter = response.closeAfter, end >= closeAfter {
+            // Closed once the bytes before the cut are with the kernel: a close with writes still
+            // pending would drop them, so a busy machine would cut earlier than asked.
+            written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }  // channelInactive counts it as aborted
+            return
+        }
         if response.chunkDelay == .zero {
             sendBody(response, from: end, context: context)
         } else {
