@@ -57,37 +57,59 @@ public struct ServerLogHandler: LogHandler {
 
     public func log(event: LogEvent) {
         // The handler's, the provider's, then the event's metadata, a later key replacing an earlier
-        // one: gathered in an array and sorted (cheaper than merging dictionaries for a few keys).
-        var all: [(key: String, value: Logger.MetadataValue)] = []
-        all.reserveCapacity(metadata.count + (event.metadata?.count ?? 0))
-        all.append(contentsOf: metadata.lazy.map { ($0.key, $0.value) })
-        if let provided = metadataProvider?.get() { all.append(contentsOf: provided.lazy.map { ($0.key, $0.value) }) }
-        if let explicit = event.metadata { all.append(contentsOf: explicit.lazy.map { ($0.key, $0.value) }) }
-        all = all.enumerated().sorted { ($0.element.key, $0.offset) < ($1.element.key, $1.offset) }.map(\.element)
-        let fields = all.enumerated().filter { index, field in index + 1 == all.count || all[index + 1].key != field.key }.map(\.element)
+        // one, kept sorted by key as they are added: a few fields a line, so an insertion into a
+        // small array of a concrete type is cheapest (no dictionary merging, no generic sort of tuples).
+        var fields: [Field] = []
+        fields.reserveCapacity(metadata.count + (event.metadata?.count ?? 0))
+        for (key, value) in metadata { Self.insert(Field(key: key, value: value), into: &fields) }
+        if let provided = metadataProvider?.get() {
+            for (key, value) in provided { Self.insert(Field(key: key, value: value), into: &fields) }
+        }
+        if let explicit = event.metadata {
+            for (key, value) in explicit { Self.insert(Field(key: key, value: value), into: &fields) }
+        }
         var bytes = format == .json ? jsonLine(event, fields) : textLine(event, fields)
         emit(&bytes)
     }
 
-    private func textLine(_ event: LogEvent, _ fields: [(key: String, value: Logger.MetadataValue)]) -> String {
-        var line = Self.timestamps.current()
+    /// One metadata field of a line.
+    struct Field {
+        let key: String
+        let value: Logger.MetadataValue
+    }
+
+    /// Inserts `field` into `fields` (sorted by key), replacing a field of the same key.
+    static func insert(_ field: Field, into fields: inout [Field]) {
+        var index = fields.endIndex
+        while index > fields.startIndex, field.key < fields[index - 1].key { index -= 1 }
+        if index > fields.startIndex, fields[index - 1].key == field.key {
+            fields[index - 1] = field
+        } else {
+            fields.insert(field, at: index)
+        }
+    }
+
+    private func textLine(_ event: LogEvent, _ fields: [Field]) -> String {
+        var line = ""
+        line.reserveCapacity(256)  // a request's line, grown once at most
+        line += Self.timestamps.current()
         line += " "
         line += event.level.rawValue
         line += " "
         line += label
         line += ": "
         line += event.message.description
-        for (key, value) in fields {
+        for field in fields {
             line += " "
-            line += key
+            line += field.key
             line += "="
-            line += value.description
+            line += field.value.description
         }
         line += "\n"
         return line
     }
 
-    private func jsonLine(_ event: LogEvent, _ fields: [(key: String, value: Logger.MetadataValue)]) -> String {
+    private func jsonLine(_ event: LogEvent, _ fields: [Field]) -> String {
         var line = "{\"time\":\""
         line += Self.timestamps.current()
         line += "\",\"level\":\""
@@ -96,11 +118,11 @@ public struct ServerLogHandler: LogHandler {
         Self.appendJSONString(label, to: &line)
         line += ",\"message\":"
         Self.appendJSONString(event.message.description, to: &line)
-        for (key, value) in fields where !["time", "level", "label", "message"].contains(key) {
+        for field in fields where !["time", "level", "label", "message"].contains(field.key) {
             line += ","
-            Self.appendJSONString(key, to: &line)
+            Self.appendJSONString(field.key, to: &line)
             line += ":"
-            let text = value.description
+            let text = field.value.description
             if Self.isJSONNumber(text) { line += text } else { Self.appendJSONString(text, to: &line) }
         }
         line += "}\n"

@@ -25,6 +25,7 @@ final class ServerMetrics: ImagePipelineObserver {
     private let originBytes: Metrics.Counter
     private let responseBytes: Metrics.Counter
     private let sharedStoreRequests = Locked<[String: Metrics.Counter]>([:])
+    private let requestCounters = Locked<[String: Metrics.Counter]>([:])
 
     init() {
         let factory = PrometheusMetricsFactory(registry: registry)
@@ -93,10 +94,22 @@ final class ServerMetrics: ImagePipelineObserver {
         inFlight.record(inFlightCount.add(1, ordering: .relaxed).newValue)
     }
 
+    /// The counter of requests to `route` answered with `status`, made once (the registry's lookup
+    /// by label and dimensions costs more than the increment).
+    private func requestCounter(route: String, status: Int) -> Metrics.Counter {
+        let key = route + " " + String(status)
+        return requestCounters.withLock { counters in
+            if let counter = counters[key] { return counter }
+            let counter = Metrics.Counter(label: "imagery_requests_total", dimensions: [("route", route), ("status", String(status))], factory: factory)
+            counters[key] = counter
+            return counter
+        }
+    }
+
     func requestFinished(path: String, status: Int, bytesSent: Int, after elapsed: Duration) {
         inFlight.record(inFlightCount.subtract(1, ordering: .relaxed).newValue)
         let route = ["/image", "/health", "/metrics", "/", "/files"].contains(path) ? path : (path.hasPrefix("/files/") ? "/files" : "other")
-        Metrics.Counter(label: "imagery_requests_total", dimensions: [("route", route), ("status", String(status))], factory: factory).increment()
+        requestCounter(route: route, status: status).increment()
         duration.record(elapsed)
         if route == "/image" { responseBytes.increment(by: Int64(bytesSent)) }
     }
@@ -174,8 +187,8 @@ struct RequestObservationMiddleware: RouterMiddleware {
         // Milliseconds with one decimal, without String(format:) (slow on Linux).
         let tenths = elapsed.components.seconds * 10_000 + elapsed.components.attoseconds / 100_000_000_000_000
         context.logger.info("request", metadata: [
-            "method": "\(request.method)", "path": "\(request.uri.path)", "status": "\(status)",
-            "ms": "\(tenths / 10).\(tenths % 10)", "bytes": "\(bytes)",
+            "method": .string(request.method.rawValue), "path": .string(request.uri.path), "status": .string(String(status)),
+            "ms": .string(String(tenths / 10) + "." + String(tenths % 10)), "bytes": .string(String(bytes)),
         ])
     }
 }

@@ -92,6 +92,26 @@ struct OperatorSurfaceTests {
         #expect(object["label"] as? String == "imagery.server")
     }
 
+    /// A text line: metadata sorted by key, the handler's, then the provider's, then the event's,
+    /// a later one replacing an earlier one of the same key.
+    @Test func textLogLinesSortMetadataAndLaterSourcesWin() throws {
+        let pipe = Pipe()
+        let provider = Logger.MetadataProvider { ["trace": "p", "zone": "provided"] }
+        var handler = ServerLogHandler(label: "imagery.server", descriptor: pipe.fileHandleForWriting.fileDescriptor, metadataProvider: provider)
+        handler.metadata["zone"] = "handler"
+        handler.metadata["instance"] = "a"
+        handler.metadata["status"] = "0"
+        handler.log(event: LogEvent(
+            level: .info, message: "request", metadata: ["status": "200", "method": "GET", "bytes": "12"],
+            source: "test", file: #fileID, function: #function, line: #line
+        ))
+        try pipe.fileHandleForWriting.close()
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let fields = try #require(text.split(separator: ": ", maxSplits: 1).last)
+        #expect(fields == "request bytes=12 instance=a method=GET status=200 trace=p zone=provided\n")
+        #expect(text.contains(" info imagery.server: "))
+    }
+
     /// The source each URL syntax is sharded by, read by the patterns nginx is given.
     @Test(arguments: [
         ("/image?w=200&url=https%3A%2F%2Fexample.com%2Fa.jpg", "$arg_url"),
