@@ -5,8 +5,9 @@
 //   gcc -O2 -pthread decode_limit.c ../../Sources/CJPEG/jpeg_scaled.c -o /tmp/decode_limit $(pkg-config --cflags --libs vips) -ljpeg
 // Run:
 //   /tmp/decode_limit -t 2 -d 10 /work/shared/corpus/*.jpg            imagery_jpeg_decode_scaled
-//   /tmp/decode_limit -t 2 -d 10 -m vips /work/shared/corpus/*.jpg    vips_jpegload_buffer (today's decoder)
-// Options: -t threads (default 1), -d seconds (default 5), -m jpeg|vips, -s (strict: warnings are
+//   /tmp/decode_limit -t 2 -d 10 -m vips /work/shared/corpus/*.jpg    vips_jpegload_buffer (libvips' decode)
+//   /tmp/decode_limit -t 2 -d 10 -m full /work/shared/corpus/*.jpg    libjpeg alone, every scan decoded
+// Options: -t threads (default 1), -d seconds (default 5), -m jpeg|vips|full, -s (strict: warnings are
 // errors), -M (keep freed memory in glibc's malloc heap: M_ARENA_MAX 1, M_MMAP_THRESHOLD 32 MiB,
 // M_TRIM_THRESHOLD 1 GiB, so that libjpeg's big whole-image coefficient buffer for progressive
 // files is not fresh, kernel-zeroed pages every time; GLIBC_TUNABLES can do the same to any process).
@@ -39,7 +40,7 @@ typedef struct {
 
 static source_file *files;
 static int file_count;
-static int use_vips, strict;
+static int use_vips, use_full, strict;
 static atomic_int stop;
 static atomic_long next_index;
 
@@ -93,8 +94,46 @@ static int thumbnail_scale(int width) {
     return 1;
 }
 
+// The whole file through libjpeg at 1/`scale` (every scan, libjpeg's default options: what a decoder
+// that does not skip scans does), into one buffer of RGB or grey rows. Returns as decode_once does.
+static int decode_full(const source_file *file, double *pixels) {
+    struct jpeg_decompress_struct cinfo;
+    header_error error;
+    unsigned char *volatile buffer = NULL;
+    cinfo.err = jpeg_std_error(&error.pub);
+    error.pub.error_exit = header_fail;
+    error.pub.emit_message = header_quiet;
+    if (setjmp(error.jump)) {
+        jpeg_destroy_decompress(&cinfo);
+        free(buffer);
+        return -1;
+    }
+    jpeg_create_decompress(&cinfo);
+    jpeg_mem_src(&cinfo, file->data, (unsigned long)file->length);
+    jpeg_read_header(&cinfo, TRUE);
+    if (cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK) {  // as the jpeg mode: refused
+        jpeg_destroy_decompress(&cinfo);
+        return 1;
+    }
+    cinfo.scale_num = 1;
+    cinfo.scale_denom = (unsigned)file->scale;
+    jpeg_start_decompress(&cinfo);
+    size_t row_bytes = (size_t)cinfo.output_width * (size_t)cinfo.output_components;
+    buffer = malloc(row_bytes * cinfo.output_height);
+    while (cinfo.output_scanline < cinfo.output_height) {
+        JSAMPROW row = buffer + row_bytes * cinfo.output_scanline;
+        jpeg_read_scanlines(&cinfo, &row, 1);
+    }
+    *pixels += (double)cinfo.output_width * cinfo.output_height;
+    jpeg_finish_decompress(&cinfo);
+    jpeg_destroy_decompress(&cinfo);
+    free(buffer);
+    return 0;
+}
+
 // One decode; returns 0 (decoded), 1 (refused: unsupported, the caller would fall back), -1 (failed).
 static int decode_once(const source_file *file, double *pixels) {
+    if (use_full) return decode_full(file, pixels);
     if (use_vips) {
         VipsImage *image = NULL;
         if (vips_jpegload_buffer(file->data, file->length, &image, "shrink", file->scale, "fail_on",
@@ -145,16 +184,19 @@ int main(int argc, char **argv) {
         switch (option) {
         case 't': threads = atoi(optarg); break;
         case 'd': duration = atof(optarg); break;
-        case 'm': use_vips = strcmp(optarg, "vips") == 0; break;
+        case 'm':
+            use_vips = strcmp(optarg, "vips") == 0;
+            use_full = strcmp(optarg, "full") == 0;
+            break;
         case 's': strict = 1; break;
         case 'M': keep_heap = 1; break;
         default:
-            fprintf(stderr, "usage: %s [-t threads] [-d seconds] [-m jpeg|vips] [-s] [-M] files...\n", argv[0]);
+            fprintf(stderr, "usage: %s [-t threads] [-d seconds] [-m jpeg|vips|full] [-s] [-M] files...\n", argv[0]);
             return 2;
         }
     }
     if (threads < 1 || optind >= argc) {
-        fprintf(stderr, "usage: %s [-t threads] [-d seconds] [-m jpeg|vips] [-s] [-M] files...\n", argv[0]);
+        fprintf(stderr, "usage: %s [-t threads] [-d seconds] [-m jpeg|vips|full] [-s] [-M] files...\n", argv[0]);
         return 2;
     }
     if (keep_heap) {
@@ -210,7 +252,7 @@ int main(int argc, char **argv) {
     }
 
     printf("%s, %d thread%s, %.1f s, %d files%s: %.1f images/s (%ld decoded, %.1f Mpx/s out), %ld refused, %ld failed\n",
-           use_vips ? "vips_jpegload_buffer" : "imagery_jpeg_decode_scaled", threads, threads == 1 ? "" : "s", elapsed,
+           use_vips ? "vips_jpegload_buffer" : use_full ? "libjpeg, every scan" : "imagery_jpeg_decode_scaled", threads, threads == 1 ? "" : "s", elapsed,
            file_count, keep_heap ? ", heap kept" : "", (double)total.decoded / elapsed, total.decoded,
            total.output_pixels / elapsed / 1e6, total.refused, total.failed);
     for (int i = 0; i < file_count; i++) free(files[i].data);
