@@ -127,10 +127,13 @@ package struct BlobStore: Sendable {
         guard let buffer = malloc(capacity) else { return nil }
         var offset = 0
         while offset < capacity {
-            let result = pread(file.descriptor, buffer + offset, capacity - offset, off_t(offset))
+            let requested = capacity - offset
+            let result = pread(file.descriptor, buffer + offset, requested, off_t(offset))
             if result < 0, errno == EINTR { continue }
             if result <= 0 { break }
             offset += result
+            // Short: the file ends there (a regular file is read in full up to its end): no second call to see 0.
+            if result < requested { break }
         }
         guard offset == size else {  // short: truncated; long: not what was written
             free(buffer)
