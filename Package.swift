@@ -147,7 +147,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ImageryVipsTests",
-            dependencies: ["Imagery", "ImageryVips", "ImageryTestSupport", "CJPEG", "CColorTransform"],
+            dependencies: ["Imagery", "ImageryVips", "ImageryTestSupport", "CJPEG", "CColorTransform", "CGIFFrames"],
             swiftSettings: strictSwift
         ),
         .testTarget(

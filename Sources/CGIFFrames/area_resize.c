@@ -30,6 +30,8 @@ static void make_spans(int source, int output, Span *spans, float *weights) {
 int imagery_area_resize(const uint8_t *source, int source_width, int source_height, size_t source_stride, int bands,
                         uint8_t *output, int width, int height) {
     if (width < 1 || height < 1 || width > source_width || height > source_height || bands < 1 || bands > 4) return -1;
+    // The largest buffer below, counted without overflowing: more than memory can hold is out of memory.
+    if ((size_t)width * bands > SIZE_MAX / sizeof(float) / (size_t)source_height) return -2;
     // At most ceil(scale) + 1 source pixels per output pixel.
     const int horizontal_taps = source_width / width + 2, vertical_taps = source_height / height + 2;
     Span *columns = malloc(sizeof(Span) * width), *rows = malloc(sizeof(Span) * height);
@@ -38,7 +40,7 @@ int imagery_area_resize(const uint8_t *source, int source_width, int source_heig
     // The source's rows shrunk horizontally, then the columns of that, one output row at a time.
     float *narrow = malloc(sizeof(float) * (size_t)width * bands * source_height);
     float *sum = malloc(sizeof(float) * (size_t)width * bands);
-    int status = -1;
+    int status = -2;  // memory ran out
     if (!columns || !rows || !column_weights || !row_weights || !narrow || !sum) goto done;
     make_spans(source_width, width, columns, column_weights);
     make_spans(source_height, height, rows, row_weights);

@@ -283,6 +283,8 @@ static int status_for(int code) {
     case JERR_FRACT_SAMPLE_NOTIMPL:  // odd sampling factors
     case JERR_CONVERSION_NOTIMPL:
         return IMAGERY_JPEG_UNSUPPORTED;
+    case JERR_OUT_OF_MEMORY:
+        return IMAGERY_JPEG_NO_MEMORY;
     default:
         return IMAGERY_JPEG_CORRUPT;
     }
@@ -507,11 +509,11 @@ static int decode(const void *bytes, size_t length, int scale, int strict, size_
     }
 
     decoder *d = calloc(1, sizeof *d);
-    if (d == NULL) return fail(IMAGERY_JPEG_CORRUPT, error, error_capacity, "out of memory");
+    if (d == NULL) return fail(IMAGERY_JPEG_NO_MEMORY, error, error_capacity, "out of memory");
     layout_kind kind = parse_layout(data, length, &d->layout);
     if (kind == LAYOUT_NO_MEMORY) {
         destroy(d);
-        return fail(IMAGERY_JPEG_CORRUPT, error, error_capacity, "out of memory");
+        return fail(IMAGERY_JPEG_NO_MEMORY, error, error_capacity, "out of memory");
     }
     if (kind == LAYOUT_TRUNCATED && strict) {
         destroy(d);

@@ -64,6 +64,12 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
                 return badParameter("w and h must be positive")
             case .empty, .corrupt:
                 return ServerError(.unprocessableContent, "undecodable", "the source could not be decoded: it is corrupt or truncated")
+            case .outOfMemory:
+                // The server's fault, not the source's: the same request may succeed once memory is free.
+                return ServerError(
+                    .serviceUnavailable, "out_of_memory", "the server had no memory to decode this source: try again in 5 s",
+                    retryAfter: 5
+                )
             }
         case let error as ImageProcessingError:
             switch error {

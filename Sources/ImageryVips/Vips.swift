@@ -1,5 +1,6 @@
 import CVips
 import Foundation
+import Imagery
 
 /// libvips, started once per process.
 enum Vips {
@@ -42,7 +43,22 @@ enum Vips {
 /// A libvips failure, with libvips' message.
 struct VipsError: Error, CustomStringConvertible {
     let message: String
+    /// An allocation failed, rather than the data or the operation.
+    let isOutOfMemory: Bool
     var description: String { message }
+
+    /// - Parameter outOfMemory: Whether an allocation failed; `nil`: as `message` says. libvips has no
+    ///   error codes, only text: its allocator says "out of memory", libjpeg "Insufficient memory".
+    init(message: String, outOfMemory: Bool? = nil) {
+        self.message = message
+        isOutOfMemory = outOfMemory ?? (message.localizedCaseInsensitiveContains("out of memory") || message.contains("Insufficient memory"))
+    }
+
+    /// What a decoder reports for it: ``ImageDecodingError/outOfMemory(reason:)`` when an allocation
+    /// failed, else the data of `format` is taken to be corrupt.
+    func decodingError(format: ImageFormat?) -> ImageDecodingError {
+        isOutOfMemory ? .outOfMemory(reason: message) : .corrupt(format: format, reason: message)
+    }
 }
 
 /// The memory libvips tracks (its pixel buffers and working areas; its operation cache is off),

@@ -26,7 +26,7 @@ extension VipsImageDecoder: ThumbnailDeriving {
                 pixels.metadata.copyright = header.copyright
                 return ThumbnailBase(image: pixels, scale: scale, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
             } catch let error as VipsError {
-                throw ImageDecodingError.corrupt(format: .jpeg, reason: error.message)
+                throw error.decodingError(format: .jpeg)
             }
         }
         // A base in the source's own colour space serves only recipes that keep it: none is kept.
@@ -50,9 +50,10 @@ extension VipsImageDecoder: ThumbnailDeriving {
         switch Int(status) {
         case IMAGERY_JPEG_OK: break
         case IMAGERY_JPEG_UNSUPPORTED: return nil
+        case IMAGERY_JPEG_NO_MEMORY: throw VipsError(message: "out of memory decoding the JPEG", outOfMemory: true)
         default:
             let reason = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            throw VipsError(message: reason.isEmpty ? "the JPEG data is corrupt" : reason)
+            throw VipsError(message: reason.isEmpty ? "the JPEG data is corrupt" : reason, outOfMemory: false)
         }
         defer { imagery_jpeg_free(&decoded) }  // after the pixels are rendered into their own buffer
         let length = Int(decoded.width) * Int(decoded.height) * Int(decoded.components)

@@ -21,7 +21,7 @@ extension VipsImageDecoder: DecodeCostEstimating {
             do {
                 return try checkHeader(base, buffer.count, format: format)
             } catch let error as VipsError {
-                throw ImageDecodingError.corrupt(format: format, reason: error.message)
+                throw error.decodingError(format: format)
             }
         }
         let (width, height) = header.orientedSize

@@ -99,10 +99,14 @@ extension VipsImageDecoder {
                             throw VipsError(message: Vips.takeError())
                         }
                         defer { imagery_vips_region_unref(region) }
-                        guard imagery_area_resize(
+                        switch imagery_area_resize(
                             source.assumingMemoryBound(to: UInt8.self), fullWidth, frameHeight, stride, bands,
                             target.assumingMemoryBound(to: UInt8.self), Int32(width), Int32(height)
-                        ) == 0 else { throw VipsError(message: "a GIF frame could not be resized") }
+                        ) {
+                        case 0: break
+                        case -2: throw VipsError(message: "out of memory resizing a GIF frame", outOfMemory: true)
+                        default: throw VipsError(message: "a GIF frame could not be resized", outOfMemory: false)
+                        }
                         continue
                     }
                     let small = try Vips.apply(frame) { imagery_vips_resize($0, $1, hscale, vscale) }

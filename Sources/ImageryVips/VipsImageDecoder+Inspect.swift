@@ -12,7 +12,7 @@ extension VipsImageDecoder: ImageInspecting {
             do {
                 image = try openHeader(base, buffer.count)
             } catch let error as VipsError {
-                throw ImageDecodingError.corrupt(format: format, reason: error.message)
+                throw error.decodingError(format: format)
             }
             defer { imagery_vips_unref(image) }
             let (width, height) = (Int(vips_image_get_width(image)), Int(vips_image_get_height(image)))

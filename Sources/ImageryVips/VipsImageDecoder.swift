@@ -81,7 +81,7 @@ public struct VipsImageDecoder: ImageDecoding {
                 decoded.metadata.copyright = header.copyright
                 return decoded
             } catch let error as VipsError {
-                throw ImageDecodingError.corrupt(format: format, reason: error.message)
+                throw error.decodingError(format: format)
             }
         }
     }

@@ -17,6 +17,25 @@ struct PipelineErrorTests {
         }
     }
 
+    /// A decode that fails for want of memory keeps its source (the bytes are not known to be bad),
+    /// so the next request decodes again without the origin; a corrupt one is forgotten and fetched again.
+    @Test(arguments: [
+        (ImageDecodingError.outOfMemory(reason: "vips__malloc: out of memory"), 1),
+        (ImageDecodingError.corrupt(format: .jpeg, reason: "Premature end of JPEG file"), 2),
+    ])
+    func aFailedAllocationKeepsTheSourceACorruptDecodeDoesNot(failure: ImageDecodingError, fetches: Int) async throws {
+        let first = Counter()
+        try await withHarness(configure: { configuration in
+            configuration.decoder = FailingFirstDecoder(base: configuration.decoder, failure: failure, calls: first)
+        }) { harness in
+            let request = ImageRequest(url: harness.origin.url("rocket.jpg"), thumbnail: .init(width: 64, height: 64))
+            await #expect(throws: failure) { try await harness.pipeline.image(for: request) }
+            let image = try await harness.pipeline.image(for: request)
+            #expect(image.width == 64)
+            #expect(harness.origin.requestCount(path: "/rocket.jpg") == fetches)
+        }
+    }
+
     @Test func aResponseOverTheSizeCapIsRefusedFromContentLength() async throws {
         var configuration = HTTPDataLoader.Configuration()
         configuration.maximumSize = 50_000
@@ -171,5 +190,19 @@ struct PipelineErrorTests {
                 }
             }
         }
+    }
+}
+
+/// The real decoder, but its first decode fails with `failure` (an allocation failure cannot be
+/// provoked on demand).
+private struct FailingFirstDecoder: ImageDecoding {
+    let base: any ImageDecoding
+    let failure: ImageDecodingError
+    let calls: Counter
+
+    func decode(_ data: Data, recipe: ImageRecipe) throws -> Image {
+        calls.increment()
+        if calls.value == 1 { throw failure }
+        return try base.decode(data, recipe: recipe)
     }
 }

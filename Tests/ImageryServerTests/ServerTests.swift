@@ -169,6 +169,16 @@ struct ServerTests {
         }
     }
 
+    @Test func outOfMemoryIsA503WithRetryAfterNotACorruptSource() {
+        let error = ServerError.from(ImageDecodingError.outOfMemory(reason: "vips__malloc: out of memory --- size == 2048MB"))
+        #expect(error.status == .serviceUnavailable)
+        #expect(error.retryAfter == 5)
+        let response = error.response()
+        #expect(response.headers[.retryAfter] == "5")
+        #expect(!error.message.contains("vips"))  // no internals
+        #expect(ServerError.from(ImageDecodingError.corrupt(format: .jpeg, reason: "x")).status == .unprocessableContent)
+    }
+
     @Test func badImagesGet415Or422Or413AndNoInternals() async throws {
         let broken = try BrokenImages.all()
         let origin = try await TestOrigin.start { request in

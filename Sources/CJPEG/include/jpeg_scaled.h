@@ -21,6 +21,8 @@ enum {
     IMAGERY_JPEG_UNSUPPORTED = 2,
     /// The header declares more than `max_pixels` pixels; nothing was decoded.
     IMAGERY_JPEG_TOO_LARGE = 3,
+    /// Memory could not be allocated (the data may be fine: try again later, or with less in flight).
+    IMAGERY_JPEG_NO_MEMORY = 4,
 };
 
 typedef struct {

@@ -35,6 +35,9 @@ public enum ImageDecodingError: Error, Sendable, Hashable, CustomStringConvertib
     case invalidSize(width: Int, height: Int)
     /// The bytes claim a known format but are broken (truncated, corrupt).
     case corrupt(format: ImageFormat?, reason: String)
+    /// Memory for decoding could not be allocated: nothing is known to be wrong with the bytes,
+    /// and the same decode may succeed later, with less in flight.
+    case outOfMemory(reason: String)
 
     public var description: String {
         switch self {
@@ -48,6 +51,7 @@ public enum ImageDecodingError: Error, Sendable, Hashable, CustomStringConvertib
         case .invalidSize(let width, let height): "invalid target size \(width)x\(height)"
         case .corrupt(let format, let reason):
             "the \(format?.rawValue ?? "image") data is corrupt or truncated: \(reason)"
+        case .outOfMemory(let reason): "there was not enough memory to decode the image: \(reason)"
         }
     }
 }

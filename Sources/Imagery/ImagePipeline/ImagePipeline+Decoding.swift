@@ -55,8 +55,9 @@ extension ImagePipeline {
                 image = try await decode(entry, for: request, priority: job.priority, deadline: deadline)
             } catch let error as ImageDecodingError {
                 // Bytes that are no image (an error page sent with 200, a truncated file) must not
-                // stay cached: the next request asks the origin again.
-                await forgetSource(of: request)
+                // stay cached: the next request asks the origin again. Bytes whose decode only met a
+                // failed allocation stay: nothing says they are bad.
+                if case .outOfMemory = error {} else { await forgetSource(of: request) }
                 throw error
             }
             let decoded = response(image, source: entry.metadata)
