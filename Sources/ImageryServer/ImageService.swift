@@ -73,7 +73,8 @@ final class ImageService: Sendable {
         loaderConfiguration.resumableData = diskCache.map { ResumableData(memoryLimit: 0, disk: $0) }
         loader = SourceLoader(
             http: HTTPDataLoader(configuration: loaderConfiguration),
-            s3: s3Client.map { client in S3DataLoader(client: client, validateURL: { _ = try await sourceGuard.check($0) }) }
+            s3: s3Client.map { client in S3DataLoader(client: client, validateURL: { _ = try await sourceGuard.check($0) }) },
+            local: configuration.localFilesystemRoot.map { LocalFiles(root: $0, maximumSize: configuration.maximumSourceBytes) }
         )
         let shared = try configuration.s3Bucket.flatMap { bucket in
             try Self.s3Client(configuration, forSources: false).map {
@@ -92,6 +93,7 @@ final class ImageService: Sendable {
             maximumPixels: configuration.maximumSourcePixels, maximumThumbnailSide: configuration.maximumOutputSide, rejectsCorruptData: true
         )
         decoder.maximumFrames = configuration.maximumFrames
+        decoder.maximumFramePixels = configuration.maximumFramePixels
         (decoder.watermarks, watermarkIDs) = try Self.loadWatermarks(configuration.watermarkFiles)
         var pipelineConfiguration = ImagePipeline.Configuration(decoder: decoder, dataLoader: loader)
         // Memory: the in-flight budget (downloads and decodes wait for it), and the caches share

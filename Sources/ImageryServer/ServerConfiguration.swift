@@ -37,6 +37,9 @@ public struct ServerConfiguration: Sendable {
     /// WebP outputs); default 1 000. All its frames together count against ``maximumSourcePixels``.
     /// An animation over either limit is 413 before a frame is decoded (`frame=N` still takes one).
     public var maximumFrames = 1_000
+    /// The most pixels of each frame of an animation (imgproxy's `IMGPROXY_MAX_ANIMATION_FRAME_RESOLUTION`);
+    /// default `nil`: each frame is bounded by ``maximumSourcePixels`` with the others.
+    public var maximumFramePixels: Int?
     /// The largest `w` or `h`; default 8192.
     public var maximumOutputSide = 8192
     /// The most time an origin fetch may take; default 10 s.
@@ -79,6 +82,15 @@ public struct ServerConfiguration: Sendable {
     public var imgproxySalts: [String] = []
     /// imgproxy's `IMGPROXY_SIGNATURE_SIZE`: signature bytes kept, 1...32; default 32.
     public var imgproxySignatureSize = 32
+    /// imgproxy's `IMGPROXY_LOCAL_FILESYSTEM_ROOT`: imgproxy URLs may name `local:///PATH` sources,
+    /// files under this directory (never outside it); default `nil`: no `local://` sources.
+    public var localFilesystemRoot: URL?
+    /// imgproxy's `IMGPROXY_TRUSTED_SIGNATURES`: signatures accepted for any path (with keys); default none.
+    public var imgproxyTrustedSignatures: [String] = []
+    /// imgproxy's `IMGPROXY_ALLOW_SECURITY_OPTIONS`: whether imgproxy URLs may set `max_src_resolution`,
+    /// `max_src_file_size`, `max_animation_frames` and `max_animation_frame_resolution` (never above
+    /// this server's own limits); default `false`: such a URL is refused (403), as imgproxy does.
+    public var imgproxyAllowsSecurityOptions = false
     /// imgproxy's `IMGPROXY_PRESETS`: name to options (`rs:fill:300:300/q:80`); a preset named
     /// `default` applies to every imgproxy URL first. Default none.
     public var imgproxyPresets: [String: String] = [:]

@@ -8,8 +8,14 @@ import ImageryS3
 struct SourceLoader: DataLoading {
     let http: HTTPDataLoader
     let s3: S3DataLoader?
+    /// imgproxy's `local://` sources, when the server has a root for them.
+    var local: LocalFiles?
 
     func load(_ request: DataRequest, progress: @escaping @Sendable (TransferProgress) -> Void) async throws -> DataResponse {
+        if LocalFiles.isLocal(request.url) {
+            guard let local else { throw ServerError(.forbidden, "forbidden_source", "this server reads no local:// sources (it has no local root)") }
+            return try await local.load(request, progress: progress)
+        }
         guard request.url.scheme?.lowercased() == "s3" else { return try await http.load(request, progress: progress) }
         guard let s3 else {
             throw ServerError(.forbidden, "forbidden_source", "this server reads no S3 sources (it has no --s3-endpoint)")

@@ -10,8 +10,8 @@ import Imagery
 extension VipsImageDecoder: ThumbnailDeriving {
     public func decodeKeepingBase(_ data: Data, recipe: ImageRecipe) throws -> (image: Image, base: ThumbnailBase?) {
         // Other formats have no cheap decode scale here: their base would be the full image.
-        guard try startedFormat(of: data) == .jpeg, let resize = recipe.resize else { return (try decode(data, recipe: recipe), nil) }
-        try validate(resize)
+        guard try startedFormat(of: data) == .jpeg, recipe.resizes else { return (try decode(data, recipe: recipe), nil) }
+        if let resize = recipe.resize { try validate(resize) }
         let base: ThumbnailBase = try data.withUnsafeBytes { buffer in
             guard let bytes = buffer.baseAddress else { throw ImageDecodingError.empty }
             do {

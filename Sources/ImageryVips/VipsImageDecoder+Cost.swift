@@ -30,7 +30,7 @@ extension VipsImageDecoder: DecodeCostEstimating {
             return animationMemory(header, frames: frames, recipe: recipe)
         }
         // The image, and its copy into an Image; a recipe that fails on this image costs nothing more.
-        guard recipe.resize != nil, recipe.trim == nil else { return 2 * fullSize }
+        guard recipe.resizes, recipe.trim == nil else { return 2 * fullSize }
         guard let layout = try? recipe.layout(sourceWidth: width, sourceHeight: height, maximumSide: .max) else { return fullSize }
         let result = 2 * layout.outputWidth * layout.outputHeight * max(3, header.bands)
         switch format {

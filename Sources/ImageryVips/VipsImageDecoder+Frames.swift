@@ -37,7 +37,7 @@ extension VipsImageDecoder {
         guard count > 1 else { return .still }
         let pixelLimit = maximumAnimationPixels ?? maximumPixels
         let (pixels, overflow) = (header.width * header.height).multipliedReportingOverflow(by: count)
-        guard count <= maximumFrames, !overflow, pixels <= pixelLimit else {
+        guard count <= maximumFrames, !overflow, pixels <= pixelLimit, header.width * header.height <= maximumFramePixels ?? .max else {
             throw ImageDecodingError.tooManyFrames(
                 frames: count, width: header.width, height: header.height, pixelLimit: pixelLimit, frameLimit: maximumFrames
             )

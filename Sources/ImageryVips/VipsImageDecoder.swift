@@ -38,6 +38,9 @@ public struct VipsImageDecoder: ImageDecoding {
     /// The most pixels of all an animation's frames together (frames × width × height); `nil`:
     /// ``maximumPixels`` (as imgproxy counts an animation's resolution). Checked with ``maximumFrames``.
     public var maximumAnimationPixels: Int?
+    /// The most pixels of each frame of an animation (imgproxy's `max_animation_frame_resolution`);
+    /// `nil`: no limit beyond ``maximumAnimationPixels``. Checked with ``maximumFrames``.
+    public var maximumFramePixels: Int?
 
     /// A decoder with limits.
     /// - Parameters:
@@ -53,7 +56,7 @@ public struct VipsImageDecoder: ImageDecoding {
     public func decode(_ data: Data, recipe: ImageRecipe) throws -> Image {
         let format = try startedFormat(of: data)
         // JPEG: DCT-scaled decode, then the recipe (VipsImageDecoder+Base.swift).
-        if format == .jpeg, recipe.resize != nil { return try decodeKeepingBase(data, recipe: recipe).image }
+        if format == .jpeg, recipe.resizes { return try decodeKeepingBase(data, recipe: recipe).image }
         if let resize = recipe.resize { try validate(resize) }
         if rejectsCorruptData, format == .gif, Self.lacksGIFTrailer(data) {
             // libvips decodes the frames before the cut without a warning: a frame would go missing.
@@ -100,7 +103,7 @@ public struct VipsImageDecoder: ImageDecoding {
     static func decodeSize(for recipe: ImageRecipe, sourceWidth: Int, sourceHeight: Int) -> (width: Int, height: Int)? {
         let scale = recipe.decodeScale(sourceWidth: sourceWidth, sourceHeight: sourceHeight)
         guard scale.x < 1 || scale.y < 1 else { return nil }
-        if recipe.crop == nil, let layout = try? recipe.layout(sourceWidth: sourceWidth, sourceHeight: sourceHeight, maximumSide: .max) {
+        if recipe.crop == nil, recipe.sizing?.crop == nil, let layout = try? recipe.layout(sourceWidth: sourceWidth, sourceHeight: sourceHeight, maximumSide: .max) {
             return recipe.rotation.swapsSides ? (layout.scaledHeight, layout.scaledWidth) : (layout.scaledWidth, layout.scaledHeight)
         }
         return (max(1, Int((Double(sourceWidth) * scale.x).rounded(.up))), max(1, Int((Double(sourceHeight) * scale.y).rounded(.up))))

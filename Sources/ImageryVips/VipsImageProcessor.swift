@@ -201,7 +201,7 @@ public struct VipsImageProcessor: ImageProcessing {
                 image = try onBlurredCopy(image, canvas)
             }
         }
-        if let padding = recipe.padding {
+        if let padding = layout.padding {
             let (width, height) = (Int(vips_image_get_width(image)), Int(vips_image_get_height(image)))
             image = try embed(
                 image, x: padding.left, y: padding.top,

@@ -95,7 +95,7 @@ extension ImagePipeline {
         let admission = try await admitDecode(of: entry.data, recipe: request.recipe, deadline: deadline)
         defer { admission.forEach { $0.release() } }
         let recipe = request.recipe
-        guard recipe.resize != nil, let bases, !request.options.contains(.disableMemoryCacheWrites),
+        guard recipe.resizes, let bases, !request.options.contains(.disableMemoryCacheWrites),
               let deriving = configuration.decoder as? any ThumbnailDeriving
         else { return try await decode(entry.data, recipe: recipe, priority: priority) }
         let data = entry.data
@@ -166,7 +166,7 @@ extension ImagePipeline {
         _ request: ImageRequest, priority: PriorityCell, loadSource: () async throws -> CacheEntry
     ) async throws -> ImageResponse? {
         let recipe = request.recipe
-        guard recipe.resize != nil, let bases, !request.options.contains(.disableMemoryCacheReads),
+        guard recipe.resizes, let bases, !request.options.contains(.disableMemoryCacheReads),
               let deriving = configuration.decoder as? any ThumbnailDeriving
         else { return nil }
         guard var kept = bases[request.sourceKey] else {

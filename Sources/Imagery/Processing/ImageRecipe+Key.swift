@@ -19,6 +19,7 @@ extension ImageRecipe: CustomStringConvertible {
         if flip { parts.append("flip") }
         if flop { parts.append("flop") }
         if let resize { parts.append(resize.description) }
+        if let sizing { parts.append(sizing.description) }
         if boxFill != .background { parts.append("fill:\(boxFill.rawValue)") }
         if let extend { parts.append("extend:\(extend.width)x\(extend.height)~\(extend.gravity.key)") }
         if let padding { parts.append("pad:\(padding.top):\(padding.right):\(padding.bottom):\(padding.left)") }

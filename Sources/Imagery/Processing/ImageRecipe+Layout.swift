@@ -37,6 +37,8 @@ extension ImageRecipe {
         /// For ``ImageRequest/Thumbnail/Fit/contain`` and ``ImageRecipe/extend``: the box (its size), and
         /// where the resized (and cover-cropped) image sits in it (its origin).
         public var canvas: Rect?
+        /// Space added around the result (``ImageRecipe/padding``, or a ``Sizing``'s scaled by its dpr).
+        public var padding: Insets?
         /// The final size, padding included.
         public var outputWidth: Int
         public var outputHeight: Int
@@ -53,6 +55,7 @@ extension ImageRecipe {
     public func layout(sourceWidth: Int, sourceHeight: Int, trimmed: Rect? = nil, maximumSide: Int = 16_384) throws -> Layout {
         let whole = trimmed ?? Rect(x: 0, y: 0, width: sourceWidth, height: sourceHeight)
         guard whole.width > 0, whole.height > 0 else { throw ImageProcessingError.emptyResult }
+        if let sizing { return try layout(sizing, whole: whole, maximumSide: maximumSide) }
         var region = whole
         var smartRegion: Gravity.SmartStrategy?
         if let crop {
@@ -147,7 +150,7 @@ extension ImageRecipe {
         }
         return Layout(
             region: region, smartRegion: smartRegion, scale: scale, scaledWidth: scaledWidth, scaledHeight: scaledHeight,
-            coverCrop: coverCrop, smartCover: smartCover, canvas: canvas, outputWidth: outputWidth, outputHeight: outputHeight
+            coverCrop: coverCrop, smartCover: smartCover, canvas: canvas, padding: padding, outputWidth: outputWidth, outputHeight: outputHeight
         )
     }
 
@@ -196,7 +199,7 @@ extension ImageRecipe {
     /// back to the source's sides through the rotation. 1 when ``trim`` is set (what it keeps is
     /// unknown until the pixels are read) or the layout fails (the processor reports why).
     public func decodeScale(sourceWidth: Int, sourceHeight: Int) -> (x: Double, y: Double) {
-        guard trim == nil, resize != nil,
+        guard trim == nil, resizes,
               let layout = try? layout(sourceWidth: sourceWidth, sourceHeight: sourceHeight, maximumSide: .max)
         else { return (1, 1) }
         let (x, y) = rotation.swapsSides ? (layout.scale.y, layout.scale.x) : (layout.scale.x, layout.scale.y)

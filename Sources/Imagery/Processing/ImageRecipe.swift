@@ -40,6 +40,9 @@ public struct ImageRecipe: Sendable, Hashable {
     public var flop = false
     /// The size and how the image fits it; `nil`: the size of what the crop left.
     public var resize: ImageRequest.Thumbnail?
+    /// imgproxy's sizing (crop, resize, result crop, extension, padding, a largest side), in place of
+    /// ``resize``, ``crop``, ``extend`` and ``padding``; `nil`: none.
+    public var sizing: Sizing?
     /// The resized image placed in a larger box when it is smaller than that; `nil`: none.
     public var extend: Extend?
     /// Space added around the resized image, in output pixels, in ``background``.
@@ -70,6 +73,9 @@ public struct ImageRecipe: Sendable, Hashable {
 
     /// Whether the recipe leaves the decoded source as it is.
     public var isIdentity: Bool { self == ImageRecipe() }
+
+    /// Whether the recipe changes the source's size by a scale (``resize`` or ``sizing``).
+    public var resizes: Bool { resize != nil || sizing != nil }
 
     /// Whether the recipe does nothing but resize (what every decoder can do by itself).
     public var isResizeOnly: Bool { ImageRecipe(resize: resize) == self }

@@ -7,22 +7,12 @@ import Imagery
 /// Options with no equivalent here are refused with a 400 that names them, as imgproxy refuses
 /// options it does not know.
 struct ImgproxyOptions {
-    enum ResizingType: String {
-        case fit, fill, force, auto
-        case fillDown = "fill-down"
-    }
-
-    var resizingType = ResizingType.fit
-    var width = 0
-    var height = 0
-    var dpr = 1.0
-    var enlarge = false
-    var extend: ImageRecipe.Gravity?
-    var gravity = ImageRecipe.Gravity.center
-    /// `crop`'s width and height (0: the whole side; below 1: a fraction; else pixels) and gravity (`nil`: ``gravity``).
-    var crop: (width: Double, height: Double, gravity: ImageRecipe.Gravity?)?
+    /// The geometry (size, dpr, zoom, minimum sides, crop, gravity, extension, padding, largest
+    /// result side): laid out by the recipe as imgproxy lays it out.
+    var sizing = ImageRecipe.Sizing()
+    /// `crop`'s own gravity (`nil`: ``ImageRecipe/Sizing/gravity``, as imgproxy falls back to it).
+    var cropGravity: ImageRecipe.OffsetGravity?
     var trim: ImageRecipe.Trim?
-    var padding: ImageRecipe.Insets?
     var rotate = 0
     var flipHorizontal = false
     var flipVertical = false
@@ -82,42 +72,58 @@ struct ImgproxyOptions {
         switch option.name {
         case "resize", "rs":
             try reader.count(1...8)
-            if !reader[0].isEmpty { resizingType = try reader.resizingType(0) }
+            if !reader[0].isEmpty { sizing.mode = try reader.resizingType(0) }
             try applySize(reader, from: 1)
         case "size", "s":
             try reader.count(1...7)
             try applySize(reader, from: 0)
         case "resizing_type", "rt":
             try reader.count(1...1)
-            resizingType = try reader.resizingType(0)
+            sizing.mode = try reader.resizingType(0)
         case "width", "w":
             try reader.count(1...1)
-            width = try reader.integer(0)
+            sizing.width = try reader.integer(0)
         case "height", "h":
             try reader.count(1...1)
-            height = try reader.integer(0)
+            sizing.height = try reader.integer(0)
+        case "min-width", "mw":
+            try reader.count(1...1)
+            sizing.minimumWidth = try reader.integer(0)
+        case "min-height", "mh":
+            try reader.count(1...1)
+            sizing.minimumHeight = try reader.integer(0)
+        case "zoom", "z":
+            try reader.count(1...2)
+            sizing.zoomX = try reader.number(0, "a number above 0") { $0 > 0 }
+            sizing.zoomY = reader.arguments.count > 1 ? try reader.number(1, "a number above 0") { $0 > 0 } : sizing.zoomX
         case "dpr":
             try reader.count(1...1)
-            dpr = try reader.number(0, "a number above 0, at most 100") { $0 > 0 && $0 <= 100 }
+            sizing.dpr = try reader.number(0, "a number above 0, at most 100") { $0 > 0 && $0 <= 100 }
         case "enlarge", "el":
             try reader.count(1...1)
-            enlarge = reader.bool(0)
+            sizing.enlarge = reader.bool(0)
         case "extend", "ex":
-            try applyExtend(reader, from: 0)
+            sizing.extend = try reader.extend(from: 0)
+        case "extend_aspect_ratio", "extend_ar", "exar":
+            sizing.extendAspectRatio = try reader.extend(from: 0)
         case "gravity", "g":
-            gravity = try reader.gravity(from: 0, smart: true)
+            sizing.gravity = try reader.gravity(from: 0, smart: true)
         case "crop", "c":
             try reader.count(1...5)
             let width = try reader.number(0, "a number, 0 or more") { $0 >= 0 }
             let height = reader.arguments.count > 1 ? try reader.number(1, "a number, 0 or more") { $0 >= 0 } : 0
-            crop = (width, height, reader.arguments.count > 2 ? try reader.gravity(from: 2, smart: true) : nil)
+            sizing.crop = ImageRecipe.Sizing.Crop(width: width, height: height)
+            cropGravity = reader.arguments.count > 2 ? try reader.gravity(from: 2, smart: true) : nil
+        case "max_result_dimension", "mrd":
+            try reader.count(1...1)
+            sizing.maximumResultSide = try reader.integer(0)
         case "trim", "t":
             try reader.count(1...4)
             guard !reader[0].isEmpty else { trim = nil; return }
             var trim = ImageRecipe.Trim(threshold: min(255, try reader.number(0, "a number, 0 or more") { $0 >= 0 }))
             if reader.arguments.count > 1, !reader[1].isEmpty {
-                guard let color = ImageRecipe.Color(hex: String(reader[1])), reader[1].count == 6 else {
-                    throw reader.invalid(1, "a hex colour (RRGGBB)")
+                guard let color = ImageRecipe.Color(hex: String(reader[1])), [3, 6].contains(reader[1].count), !reader[1].hasPrefix("#") else {
+                    throw reader.invalid(1, "a hex colour (RGB or RRGGBB)")
                 }
                 trim.color = color
             }
@@ -133,7 +139,7 @@ struct ImgproxyOptions {
             let top = try side(0, else: 0)
             let right = try side(1, else: top)
             let bottom = try side(2, else: top)
-            padding = ImageRecipe.Insets(top: top, right: right, bottom: bottom, left: try side(3, else: right))
+            sizing.padding = ImageRecipe.Insets(top: top, right: right, bottom: bottom, left: try side(3, else: right))
         case "auto_rotate", "ar":
             try reader.count(1...1)
             guard reader.bool(0) else { throw ServerError.badParameter("imgproxy auto_rotate:0 is not supported here: EXIF orientation is always applied") }
@@ -200,16 +206,10 @@ struct ImgproxyOptions {
     /// `WIDTH:HEIGHT:ENLARGE:EXTEND:GRAVITY...` from argument `start` of `reader`: empty arguments leave values as they are.
     private mutating func applySize(_ reader: Reader, from start: Int) throws {
         let count = reader.arguments.count
-        if start < count, !reader[start].isEmpty { width = try reader.integer(start) }
-        if start + 1 < count, !reader[start + 1].isEmpty { height = try reader.integer(start + 1) }
-        if start + 2 < count, !reader[start + 2].isEmpty { enlarge = reader.bool(start + 2) }
-        if start + 3 < count, !reader[start + 3].isEmpty { try applyExtend(reader, from: start + 3) }
-    }
-
-    /// `EXTEND[:GRAVITY:X:Y]`.
-    private mutating func applyExtend(_ reader: Reader, from start: Int) throws {
-        guard start < reader.arguments.count, reader.arguments.count - start <= 4 else { throw reader.invalidCount() }
-        extend = reader.bool(start) ? (reader.arguments.count > start + 1 ? try reader.gravity(from: start + 1, smart: false) : .center) : nil
+        if start < count, !reader[start].isEmpty { sizing.width = try reader.integer(start) }
+        if start + 1 < count, !reader[start + 1].isEmpty { sizing.height = try reader.integer(start + 1) }
+        if start + 2 < count, !reader[start + 2].isEmpty { sizing.enlarge = reader.bool(start + 2) }
+        if start + 3 < count, !reader[start + 3].isEmpty { sizing.extend = try reader.extend(from: start + 3) }
     }
 }
 
@@ -255,9 +255,16 @@ extension ImgproxyOptions {
             return value
         }
 
-        func resizingType(_ index: Int) throws -> ResizingType {
-            guard let type = ResizingType(rawValue: String(self[index])) else { throw invalid(index, "fit, fill, fill-down, force or auto") }
+        func resizingType(_ index: Int) throws -> ImageRecipe.Sizing.Mode {
+            guard let type = ImageRecipe.Sizing.Mode(rawValue: String(self[index])) else { throw invalid(index, "fit, fill, fill-down, force or auto") }
             return type
+        }
+
+        /// `EXTEND[:GRAVITY[:X:Y]]` from argument `start`: the gravity to extend by, or `nil` (not extended).
+        func extend(from start: Int) throws -> ImageRecipe.OffsetGravity? {
+            guard start < arguments.count, arguments.count - start <= 4 else { throw invalidCount() }
+            guard bool(start) else { return nil }
+            return arguments.count > start + 1 ? try gravity(from: start + 1, smart: false) : ImageRecipe.OffsetGravity(.center)
         }
 
         func format(_ index: Int) throws -> ImageFormat {
@@ -268,9 +275,9 @@ extension ImgproxyOptions {
             return format
         }
 
-        /// `TYPE[:X:Y]` from argument `start`: `ce`, `no`, `so`, `ea`, `we`, `noea`, `nowe`, `soea`, `sowe`,
-        /// `sm` (smart, where `smart` allows it) and `fp:X:Y` (a focal point); offsets must be 0.
-        func gravity(from start: Int, smart: Bool) throws -> ImageRecipe.Gravity {
+        /// `TYPE[:X:Y]` from argument `start`: `ce`, `no`, `so`, `ea`, `we`, `noea`, `nowe`, `soea`, `sowe`
+        /// with offsets, `sm` (smart, where `smart` allows it) and `fp:X:Y` (a focal point).
+        func gravity(from start: Int, smart: Bool) throws -> ImageRecipe.OffsetGravity {
             let named: [Substring: ImageRecipe.Gravity] = [
                 "ce": .center, "no": .north, "so": .south, "ea": .east, "we": .west,
                 "noea": .northEast, "nowe": .northWest, "soea": .southEast, "sowe": .southWest,
@@ -280,30 +287,33 @@ extension ImgproxyOptions {
             switch self[start] {
             case "sm" where smart:
                 guard rest == 1 else { throw invalidCount() }
-                return .smart(.attention)
+                return ImageRecipe.OffsetGravity(.smart(.attention))
             case "fp":
                 guard rest == 3 else { throw invalidCount() }
-                let x = try number(start + 1, "a fraction from 0 to 1") { (0...1).contains($0) }
-                let y = try number(start + 2, "a fraction from 0 to 1") { (0...1).contains($0) }
-                return .focalPoint(x: x, y: y)
+                let x = self[start + 1].isEmpty ? 0 : try number(start + 1, "a fraction from 0 to 1") { (0...1).contains($0) }
+                let y = self[start + 2].isEmpty ? 0 : try number(start + 2, "a fraction from 0 to 1") { (0...1).contains($0) }
+                return ImageRecipe.OffsetGravity(.focalPoint(x: x, y: y))
             default:
                 guard let gravity = named[self[start]] else {
                     throw invalid(start, "a gravity (ce, no, so, ea, we, noea, nowe, soea, sowe\(smart ? ", sm" : ""), fp:X:Y)")
                 }
                 guard rest <= 3 else { throw invalidCount() }
-                for index in arguments.indices.dropFirst(start + 1) where !self[index].isEmpty && QueryReader.number(self[index]) != 0 {
-                    throw ServerError.badParameter("imgproxy \(option.name): gravity offsets are not supported here (give 0 or leave them out)")
+                func offset(_ index: Int) throws -> Double {
+                    guard index < arguments.count, !self[index].isEmpty else { return 0 }
+                    return try number(index, "a number (pixels, or a fraction of the side below 1)") { $0.isFinite }
                 }
-                return gravity
+                return ImageRecipe.OffsetGravity(gravity, x: try offset(start + 1), y: try offset(start + 2))
             }
         }
 
-        /// `RRGGBB`, `R:G:B` (0...255 each), or nothing (no background).
+        /// `RGB` or `RRGGBB` hex, `R:G:B` (0...255 each), or nothing (no background).
         func color() throws -> ImageRecipe.Color? {
             switch arguments.count {
             case 1:
                 if self[0].isEmpty { return nil }
-                guard self[0].count == 6, let color = ImageRecipe.Color(hex: String(self[0])) else { throw invalid(0, "a hex colour (RRGGBB)") }
+                guard [3, 6].contains(self[0].count), !self[0].hasPrefix("#"), let color = ImageRecipe.Color(hex: String(self[0])) else {
+                    throw invalid(0, "a hex colour (RGB or RRGGBB)")
+                }
                 return color
             case 3:
                 let values = try (0..<3).map { index in

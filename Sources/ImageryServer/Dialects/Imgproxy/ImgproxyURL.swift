@@ -76,10 +76,11 @@ struct ImgproxyURL {
     /// options (the first one a name imgproxy has), then `plain/...` or base64url with at most one
     /// `.` (with `onlyPresets`: a signature, preset names and a source).
     static func mayBe(_ path: Substring, onlyPresets: Bool = false) -> Bool {
-        let segments = path.drop { $0 == "/" }.split(separator: "/", omittingEmptySubsequences: false)
-        guard segments.count >= 3, !segments[0].isEmpty else { return false }
+        guard let (_, signed) = try? signature(of: path) else { return false }
+        let segments = signed.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
+        guard segments.count >= 2 else { return false }
         if onlyPresets { return true }
-        var rest = segments.dropFirst()
+        var rest = segments[...]
         if let colon = rest.first?.firstIndex(of: ":"), !names.contains(rest.first![..<colon]) { return false }
         while let segment = rest.first, segment.contains(":") { rest = rest.dropFirst() }
         guard let first = rest.first, !first.isEmpty else { return false }
@@ -105,14 +106,59 @@ struct ImgproxyURL {
         return false
     }
 
-    /// The signature and the signed rest of `path` (from its `/`), before anything else is read:
-    /// a forged URL is refused before its options are.
+    /// The signature and the signed rest of `path` (from its `/`, normalised as imgproxy normalises
+    /// it: ``normalized(_:)``), before anything else is read: a forged URL is refused before its options are.
     static func signature(of path: Substring) throws -> (signature: Substring, signed: Substring) {
         let path = path.drop { $0 == "/" }
-        guard let slash = path.firstIndex(of: "/") else {
+        guard let slash = path.firstIndex(of: "/"), slash > path.startIndex, path.index(after: slash) < path.endIndex else {
             throw ServerError.badParameter("an imgproxy URL is /SIGNATURE/OPTIONS/plain/SOURCE_URL or /SIGNATURE/OPTIONS/BASE64URL_SOURCE")
         }
-        return (path[..<slash], path[slash...])
+        return (path[..<slash], normalized(path[slash...]))
+    }
+
+    /// What proxies and browsers may have done to an imgproxy path, undone as imgproxy undoes it
+    /// (its `RedenormalizePath`): `%3A` in the options back to `:`, a plain source's `scheme:/host`
+    /// back to `scheme://host` (`local:///`), and an empty segment before `plain/` dropped. `signed`
+    /// starts with `/`; most paths are returned as they are, without a copy.
+    static func normalized(_ signed: Substring) -> Substring {
+        let rest = signed.dropFirst()
+        var options: Substring
+        var plain: Substring?
+        if rest.hasPrefix("plain/") {
+            (options, plain) = ("", rest.dropFirst(6))
+        } else if let range = rest.firstRange(of: "/plain/") {
+            (options, plain) = (rest[..<range.lowerBound], rest[range.upperBound...])
+        } else {
+            options = rest
+        }
+        let escaped = options.contains("%3A")
+        let repair = plain.flatMap(schemeRepair(_:))
+        guard escaped || repair != nil || rest.first == "/" else { return signed }
+        if escaped { options = Substring(options.replacingOccurrences(of: "%3A", with: ":")) }
+        guard var plain else { return "/" + options.drop { $0 == "/" } }
+        if let (colon, scheme) = repair {
+            let after = plain.index(colon, offsetBy: 2)
+            plain = plain[..<colon] + (scheme == "local" ? ":///" : "://") + plain[after...]
+        }
+        let joined = options + "/plain/" + plain
+        return "/" + joined.drop { $0 == "/" }
+    }
+
+    /// In a plain source, the `:/` of `scheme:/x` (one slash, then not a slash) that imgproxy's
+    /// `^(\S+):/([^/])` finds (the last one after a run without white space) and the scheme before it.
+    private static func schemeRepair(_ plain: Substring) -> (colon: Substring.Index, scheme: Substring)? {
+        let run = plain.prefix { !$0.isWhitespace }
+        var found: Substring.Index?
+        var index = run.startIndex
+        while index < run.endIndex {
+            let next = run.index(after: index)
+            if run[index] == ":", index > run.startIndex, next < plain.endIndex, plain[next] == "/" {
+                let third = plain.index(after: next)
+                if third < plain.endIndex, plain[third] != "/" { found = index }
+            }
+            index = next
+        }
+        return found.map { ($0, plain[..<$0]) }
     }
 
     /// The `expires`/`exp` timestamp of `path`'s options, if any, without parsing the rest: checked

@@ -7,7 +7,7 @@ extension PathDialects {
     func imgproxyParameters(_ path: Substring) throws -> ImageParameters {
         let (signature, signed) = try ImgproxyURL.signature(of: path)
         if let signer = imgproxy.signer {
-            guard signer.isValid(signature, for: signed) else {
+            guard configuration.imgproxyTrustedSignatures.contains(String(signature)) || signer.isValid(signature, for: signed) else {
                 throw ServerError(.forbidden, "bad_signature", "the imgproxy URL's signature is missing or wrong")
             }
         } else {
@@ -23,6 +23,9 @@ extension PathDialects {
         if let fileExtension = url.fileExtension {
             options.format = try ImgproxyOptions.Reader(option: .init(name: "extension", arguments: [Substring(fileExtension)])).format(0)
         }
-        return try options.parameters(source: url.source, maximumSide: configuration.maximumOutputSide, negotiates: configuration.imgproxyAutoFormat)
+        return try options.parameters(
+            source: url.source, maximumSide: configuration.maximumOutputSide, negotiates: configuration.imgproxyAutoFormat,
+            localFiles: configuration.localFilesystemRoot != nil
+        )
     }
 }
