@@ -125,6 +125,18 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             throw CommandFailure(message: "\(error)")
         }
+        // imgproxy's own environment names, so that a deployment's settings carry over (the command line wins: read first).
+        do {
+            let report = try ImgproxyEnvironment.apply(ProcessInfo.processInfo.environment, to: &configuration)
+            for name in report.unsupported {
+                FileHandle.standardError.write(Data("imagery serve: \(name) is imgproxy's but not supported here: its setting is not applied\n".utf8))
+            }
+            for name in report.unknown {
+                FileHandle.standardError.write(Data("imagery serve: \(name) is no imgproxy setting: ignored\n".utf8))
+            }
+        } catch {
+            throw ValidationError(error.message)
+        }
         if let host { configuration.host = host }
         if let port { configuration.port = port }
         if let cacheDir { configuration.cacheDirectory = URL(fileURLWithPath: cacheDir) }
@@ -217,11 +229,8 @@ struct ServeCommand: AsyncParsableCommand {
         }
         if let key = signingKey { configuration.signingKey = key }
         if let key = thumborKey { configuration.thumborSecurityKey = key }
-        // imgproxy's own environment names, so that a deployment's settings carry over.
-        let environment = ProcessInfo.processInfo.environment
-        if let keys = imgproxyKey ?? environment["IMGPROXY_KEY"] { configuration.imgproxyKeys = keys.split(separator: ",").map(String.init) }
-        if let salts = imgproxySalt ?? environment["IMGPROXY_SALT"] { configuration.imgproxySalts = salts.split(separator: ",").map(String.init) }
-        if let size = environment["IMGPROXY_SIGNATURE_SIZE"].flatMap({ Int($0) }) { configuration.imgproxySignatureSize = size }
+        if let keys = imgproxyKey { configuration.imgproxyKeys = keys.split(separator: ",").map(String.init) }
+        if let salts = imgproxySalt { configuration.imgproxySalts = salts.split(separator: ",").map(String.init) }
         do {
             try configuration.validate()
         } catch {

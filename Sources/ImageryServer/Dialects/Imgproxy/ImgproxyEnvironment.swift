@@ -19,7 +19,9 @@ package enum ImgproxyEnvironment {
     /// - Throws: ``ConfigurationFileError`` naming the variable whose value is not valid.
     package static func apply(_ environment: [String: String], to configuration: inout ServerConfiguration) throws(ConfigurationFileError) -> Report {
         var report = Report()
-        for (name, raw) in environment.sorted(by: { $0.key < $1.key }) where name.hasPrefix("IMGPROXY_") {
+        // In name order, but the general quality before the per-format ones it stands behind.
+        let ordered = environment.sorted { ($0.key == "IMGPROXY_QUALITY" ? "" : $0.key) < ($1.key == "IMGPROXY_QUALITY" ? "" : $1.key) }
+        for (name, raw) in ordered where name.hasPrefix("IMGPROXY_") {
             let value = raw.trimmingCharacters(in: .whitespaces)
             if let read = readers[name] {
                 guard !value.isEmpty else { continue }

@@ -1,0 +1,82 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Imagery
+@testable import ImageryServer
+import ImageryTestSupport
+import ImageryVips
+import Testing
+
+/// imgproxy's configuration (`IMGPROXY_*`) and its `local://` sources.
+@Suite("imgproxy settings and local sources")
+struct ImgproxySettingsTests {
+    @Test func variablesAreReadWithImgproxysSyntax() throws {
+        var configuration = ServerConfiguration()
+        let report = try ImgproxyEnvironment.apply([
+            "IMGPROXY_KEY": "746573742d6b6579, 746573742d6b657932", "IMGPROXY_SALT": "746573742d73616c74,746573742d73616c7432",
+            "IMGPROXY_SIGNATURE_SIZE": "8", "IMGPROXY_PRESETS": "thumb=rs:fill:100:100/q:70, #skipped=w:1,default=q:90",
+            "IMGPROXY_QUALITY": "70", "IMGPROXY_FORMAT_QUALITY": "webp=60, avif=50", "IMGPROXY_MAX_SRC_RESOLUTION": "12.5",
+            "IMGPROXY_MAX_SRC_FILE_SIZE": "1048576", "IMGPROXY_MAX_ANIMATION_FRAMES": "50", "IMGPROXY_AUTO_WEBP": "true",
+            "IMGPROXY_TTL": "3600", "IMGPROXY_ONLY_PRESETS": "", "IMGPROXY_WATERMARK_OPACITY": "0.5", "IMGPROXY_NOT_A_SETTING": "1",
+            "IMAGERY_PORT": "9000",
+        ], to: &configuration)
+        #expect(configuration.imgproxyKeys == ["746573742d6b6579", "746573742d6b657932"])
+        #expect(configuration.imgproxySignatureSize == 8)
+        #expect(configuration.imgproxyPresets == ["thumb": "rs:fill:100:100/q:70", "default": "q:90"])
+        #expect(configuration.formatQualities == [.jpeg: 70, .webp: 60, .avif: 50, .jxl: 70, .heic: 70])
+        #expect(configuration.maximumSourcePixels == 12_500_000 && configuration.maximumSourceBytes == 1_048_576)
+        #expect(configuration.maximumFrames == 50 && configuration.imgproxyAutoFormat && configuration.responseMaxAge == 3600)
+        #expect(configuration.onlyPresets == false)  // empty: unset, as imgproxy reads it
+        #expect(report == .init(unsupported: ["IMGPROXY_WATERMARK_OPACITY"], unknown: ["IMGPROXY_NOT_A_SETTING"]))
+    }
+
+    @Test(arguments: [
+        ("IMGPROXY_SIGNATURE_SIZE", "64"), ("IMGPROXY_QUALITY", "high"), ("IMGPROXY_AUTO_WEBP", "yes"),
+        ("IMGPROXY_PRESETS", "thumb"), ("IMGPROXY_FORMAT_QUALITY", "webp:60"), ("IMGPROXY_MAX_SRC_RESOLUTION", "-1"),
+    ])
+    func aBadValueNamesItsVariable(name: String, value: String) {
+        var configuration = ServerConfiguration()
+        #expect {
+            try ImgproxyEnvironment.apply([name: value], to: &configuration)
+        } throws: { error in
+            (error as? ConfigurationFileError)?.message.hasPrefix("\(name)=\(value) is not valid") == true
+        }
+    }
+
+    @Test func keysAndSaltsMustPair() {
+        var configuration = ServerConfiguration()
+        #expect(throws: ConfigurationFileError.self) {
+            try ImgproxyEnvironment.apply(["IMGPROXY_KEY": "00,11", "IMGPROXY_SALT": "22"], to: &configuration)
+        }
+    }
+
+    /// `local:///PATH` reads files under the root and nothing outside it: `..` stops at the root, an
+    /// absolute path is taken from the root, a symbolic link out of it is not found.
+    @Test func localSourcesStayUnderTheirRoot() async throws {
+        try await withTemporaryDirectory { directory in
+            let root = directory.appendingPathComponent("root")
+            try FileManager.default.createDirectory(at: root.appendingPathComponent("sub"), withIntermediateDirectories: true)
+            try FileManager.default.copyItem(at: Fixtures.url("rocket.jpg"), to: root.appendingPathComponent("sub/rocket.jpg"))
+            try FileManager.default.copyItem(at: Fixtures.url("chelsea.png"), to: directory.appendingPathComponent("secret.png"))
+            try FileManager.default.createSymbolicLink(at: root.appendingPathComponent("escape.png"), withDestinationURL: directory.appendingPathComponent("secret.png"))
+            try FileManager.default.createSymbolicLink(at: root.appendingPathComponent("inside.jpg"), withDestinationURL: root.appendingPathComponent("sub/rocket.jpg"))
+            try await withServer(configure: { $0.localFilesystemRoot = root }) { client, _ in
+                for path in ["local:///sub/rocket.jpg", "local:///sub/../sub/rocket.jpg", "local://anyhost/sub/rocket.jpg", "local:/inside.jpg"] {
+                    let (status, headers, _) = try await get(client, "/_/w:100/plain/\(path)")
+                    #expect(status == .ok && headers[.contentType] == "image/jpeg", "\(path)")
+                }
+                for path in ["local:///../secret.png", "local:///sub/../../secret.png", "local:///escape.png", "local:///nothing.png", "local:///sub"] {
+                    let (status, _, body) = try await get(client, "/_/w:100/plain/\(path)")
+                    #expect(status == .notFound, "\(path): \(status)")
+                    #expect(!String(decoding: body, as: UTF8.self).contains(directory.path), "\(path): the body names a directory")
+                }
+            }
+            // Without a root, local:// is no source.
+            try await withServer { client, _ in
+                let (status, _, _) = try await get(client, "/_/w:100/plain/local:///sub/rocket.jpg")
+                #expect(status == .badRequest)
+            }
+        }
+    }
+}
