@@ -59,9 +59,10 @@ static inline const char *imagery_vips_loader_name(const void *buffer, size_t le
 /// checksums, is an error instead of a partly grey or garbled image; "n=-1": every frame, each
 /// resized to width x height; "page=2": that frame).
 static inline int imagery_vips_thumbnail(const void *buffer, size_t length, VipsImage **out,
-                                         int width, int height, VipsSize size, VipsInteresting crop, const char *options) {
+                                         int width, int height, VipsSize size, VipsInteresting crop, const char *options,
+                                         int no_rotate) {
     return vips_thumbnail_buffer((void *)buffer, length, out, width,
-                                 "height", height, "size", size, "crop", crop,
+                                 "height", height, "size", size, "crop", crop, "no_rotate", no_rotate ? TRUE : FALSE,
                                  "option_string", options, NULL);
 }
 

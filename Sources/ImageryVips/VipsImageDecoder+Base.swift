@@ -10,7 +10,8 @@ import Imagery
 extension VipsImageDecoder: ThumbnailDeriving {
     public func decodeKeepingBase(_ data: Data, recipe: ImageRecipe) throws -> (image: Image, base: ThumbnailBase?) {
         // Other formats have no cheap decode scale here: their base would be the full image.
-        guard try startedFormat(of: data) == .jpeg, recipe.resizes else { return (try decode(data, recipe: recipe), nil) }
+        // Bases are oriented: a recipe that leaves the orientation as stored is decoded on its own.
+        guard try startedFormat(of: data) == .jpeg, recipe.resizes, !recipe.ignoresOrientation else { return (try decode(data, recipe: recipe), nil) }
         if let resize = recipe.resize { try validate(resize) }
         let base: ThumbnailBase = try data.withUnsafeBytes { buffer in
             guard let bytes = buffer.baseAddress else { throw ImageDecodingError.empty }
@@ -93,6 +94,7 @@ extension VipsImageDecoder: ThumbnailDeriving {
     public func image(_ recipe: ImageRecipe, from base: ThumbnailBase) throws -> Image? {
         if let resize = recipe.resize { try validate(resize) }
         guard !recipe.keepsColorProfile, base.image.metadata.iccProfile == nil else { return nil }  // bases are sRGB
+        guard !recipe.ignoresOrientation else { return nil }  // and oriented
         // Only a base at the very scale a decode for this recipe would use: then the result is the
         // one a decode gives, byte for byte, whichever variant came first (a finer base would give
         // slightly different pixels, so a response's bytes would depend on the order of requests).

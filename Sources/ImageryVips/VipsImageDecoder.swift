@@ -56,7 +56,7 @@ public struct VipsImageDecoder: ImageDecoding {
     public func decode(_ data: Data, recipe: ImageRecipe) throws -> Image {
         let format = try startedFormat(of: data)
         // JPEG: DCT-scaled decode, then the recipe (VipsImageDecoder+Base.swift).
-        if format == .jpeg, recipe.resizes { return try decodeKeepingBase(data, recipe: recipe).image }
+        if format == .jpeg, recipe.resizes, !recipe.ignoresOrientation { return try decodeKeepingBase(data, recipe: recipe).image }
         if let resize = recipe.resize { try validate(resize) }
         if rejectsCorruptData, format == .gif, Self.lacksGIFTrailer(data) {
             // libvips decodes the frames before the cut without a warning: a frame would go missing.
@@ -66,15 +66,17 @@ public struct VipsImageDecoder: ImageDecoding {
             guard let base = buffer.baseAddress else { throw ImageDecodingError.empty }
             do {
                 let header = try checkHeader(base, buffer.count, format: format)
-                let (sourceWidth, sourceHeight) = header.orientedSize
+                let (sourceWidth, sourceHeight) = recipe.ignoresOrientation ? (header.width, header.height) : header.orientedSize
                 let options = loaderOptions(for: try frames(of: header, for: recipe))
                 var image: UnsafeMutablePointer<VipsImage>
                 if let size = Self.decodeSize(for: recipe, sourceWidth: sourceWidth, sourceHeight: sourceHeight) {
                     image = format == .gif
                         ? try decodeGIFResized(base, buffer.count, width: size.width, height: size.height, options: options)
-                        : try decodeResized(base, buffer.count, width: size.width, height: size.height, options: options)
+                        : try decodeResized(
+                            base, buffer.count, width: size.width, height: size.height, options: options, oriented: !recipe.ignoresOrientation
+                        )
                 } else {
-                    image = try decodeFullSize(base, buffer.count, options: options)
+                    image = try decodeFullSize(base, buffer.count, options: options, oriented: !recipe.ignoresOrientation)
                 }
                 let keepsProfile = recipe.keepsColorProfile
                 image = try Vips.normalize(image, keepingProfile: keepsProfile)
@@ -184,21 +186,24 @@ public struct VipsImageDecoder: ImageDecoding {
         }
     }
 
-    /// The source resized to width × height on load (shrink-on-load where the format has it), oriented;
-    /// each frame so when `options` loads several.
+    /// The source resized to width × height on load (shrink-on-load where the format has it), oriented
+    /// unless `oriented` is false; each frame so when `options` loads several.
     private func decodeResized(
-        _ base: UnsafeRawPointer, _ count: Int, width: Int, height: Int, options: String
+        _ base: UnsafeRawPointer, _ count: Int, width: Int, height: Int, options: String, oriented: Bool = true
     ) throws -> UnsafeMutablePointer<VipsImage> {
         var output: UnsafeMutablePointer<VipsImage>?
-        let status = imagery_vips_thumbnail(base, count, &output, Int32(width), Int32(height), VIPS_SIZE_FORCE, VIPS_INTERESTING_NONE, options)
+        let status = imagery_vips_thumbnail(
+            base, count, &output, Int32(width), Int32(height), VIPS_SIZE_FORCE, VIPS_INTERESTING_NONE, options, oriented ? 0 : 1
+        )
         guard status == 0, let output else { throw VipsError(message: Vips.takeError()) }
         return output
     }
 
-    private func decodeFullSize(_ base: UnsafeRawPointer, _ count: Int, options: String) throws -> UnsafeMutablePointer<VipsImage> {
+    private func decodeFullSize(_ base: UnsafeRawPointer, _ count: Int, options: String, oriented: Bool = true) throws -> UnsafeMutablePointer<VipsImage> {
         guard let image = imagery_vips_open_buffer(base, count, options) else {
             throw VipsError(message: Vips.takeError())
         }
+        guard oriented else { return image }
         return try Vips.apply(image) { imagery_vips_autorot($0, $1) }
     }
 

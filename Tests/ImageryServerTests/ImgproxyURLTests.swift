@@ -270,7 +270,7 @@ struct ImgproxyURLTests {
         ("fq:webp", "pairs of a format and a quality"),
         ("f:bmp", "imgproxy f: bmp is not a format written here"),
         ("sm:0", "strip_metadata:0 is not supported"),
-        ("ar:0", "auto_rotate:0 is not supported"),
+        ("ar:1:1", "imgproxy ar has the wrong number of arguments"),
         ("wm:0.5", "imgproxy option wm is not supported here"),
         ("nope:1", "imgproxy option nope is unknown"),
         ("w:1:2", "imgproxy w has the wrong number of arguments"),

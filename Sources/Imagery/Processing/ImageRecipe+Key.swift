@@ -7,6 +7,7 @@ extension ImageRecipe: CustomStringConvertible {
     public var description: String {
         var parts: [String] = []
         if let frame { parts.append("frame:\(frame)") }
+        if ignoresOrientation { parts.append("orient:none") }
         if let trim { parts.append("trim:\(trim.threshold)" + (trim.color.map { ":\($0)" } ?? "") + (trim.fromBottomRight ? ":br" : "")) }
         if let crop {
             let placement = switch crop.placement {

@@ -10,7 +10,7 @@ import Foundation
 ///
 /// 0. ``frame``: one frame of an animated source (else every frame goes through the steps below,
 ///    and pixel-dependent choices, trim and smart gravity, are made once, on the first frame);
-/// 1. EXIF orientation (always; the decoder applies it);
+/// 1. EXIF orientation (the decoder applies it, unless ``ignoresOrientation``);
 /// 2. ``trim``: a uniform border removed;
 /// 3. ``crop``: a rectangle of what is left (pixels or fractions, placed or by gravity);
 /// 4. ``rotation``, then ``flip`` and ``flop``;
@@ -61,6 +61,9 @@ public struct ImageRecipe: Sendable, Hashable {
     public var boxFill = BoxFill.background
     /// An image laid over the result, last; `nil`: none.
     public var watermark: Watermark?
+    /// Leaves the source as stored, its EXIF orientation not applied (imgproxy's `auto_rotate:0`);
+    /// default `false`: the source as displayed.
+    public var ignoresOrientation = false
     /// Keeps the source's ICC profile (pixels left in its colour space, the profile written with the
     /// output) instead of converting to sRGB. Default `false`: convert (what browsers assume of
     /// untagged images, and smaller outputs).

@@ -19,6 +19,7 @@ extension ImgproxyOptions {
         }
         var recipe = ImageRecipe()
         recipe.trim = trim
+        recipe.ignoresOrientation = !autoRotate
         recipe.rotation = ImageRecipe.Rotation(rawValue: rotate) ?? .none
         recipe.flop = flipHorizontal
         recipe.flip = flipVertical

@@ -24,6 +24,8 @@ struct ImgproxyOptions {
     var maximumBytes = 0
     var format: ImageFormat?
     var keepsColorProfile = false
+    /// `auto_rotate`: whether the source's EXIF orientation is applied (imgproxy's default: yes).
+    var autoRotate = true
     var cacheBuster: String?
     var expires: Int?
 
@@ -142,7 +144,7 @@ struct ImgproxyOptions {
             sizing.padding = ImageRecipe.Insets(top: top, right: right, bottom: bottom, left: try side(3, else: right))
         case "auto_rotate", "ar":
             try reader.count(1...1)
-            guard reader.bool(0) else { throw ServerError.badParameter("imgproxy auto_rotate:0 is not supported here: EXIF orientation is always applied") }
+            autoRotate = reader.bool(0)
         case "rotate", "rot":
             try reader.count(1...1)
             guard let angle = Int(reader[0]), angle % 90 == 0 else { throw reader.invalid(0, "a multiple of 90") }
