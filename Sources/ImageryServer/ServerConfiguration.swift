@@ -85,6 +85,25 @@ public struct ServerConfiguration: Sendable {
     /// imgproxy's `IMGPROXY_LOCAL_FILESYSTEM_ROOT`: imgproxy URLs may name `local:///PATH` sources,
     /// files under this directory (never outside it); default `nil`: no `local://` sources.
     public var localFilesystemRoot: URL?
+    /// imgproxy's `IMGPROXY_PATH_PREFIX`: imgproxy URLs start with it (`/imgproxy`); default none.
+    public var imgproxyPathPrefix = ""
+    /// imgproxy's `IMGPROXY_ARGUMENTS_SEPARATOR`: what separates an option's name and arguments; default `:`.
+    public var imgproxyArgumentsSeparator: Character = ":"
+    /// imgproxy's `IMGPROXY_BASE64_URL_INCLUDES_FILENAME`: a base64 source split by `/` ends with a file
+    /// name that is not part of it; default `false`.
+    public var imgproxyBase64URLIncludesFilename = false
+    /// imgproxy's `IMGPROXY_BASE_URL`: put before every source that does not start with it; default none.
+    public var imgproxyBaseURL = ""
+    /// imgproxy's `IMGPROXY_URL_REPLACEMENTS`: `PATTERN=REPLACEMENT` rules applied in order to sources
+    /// (a pattern is a prefix in which `*` is any run without `/`; `${1}` in the replacement is the first
+    /// `*`'s text); default none.
+    public var imgproxyURLReplacements: [String] = []
+    /// imgproxy's `IMGPROXY_ALLOWED_SOURCES`: source prefixes (with `*` as in replacements) imgproxy URLs
+    /// may name; default none: any (this server's host rules still apply).
+    public var imgproxyAllowedSources: [String] = []
+    /// imgproxy's `IMGPROXY_ALLOWED_PROCESSING_OPTIONS`: the option names imgproxy URLs may use (presets
+    /// may use any); default none: all.
+    public var imgproxyAllowedOptions: [String] = []
     /// imgproxy's `IMGPROXY_TRUSTED_SIGNATURES`: signatures accepted for any path (with keys); default none.
     public var imgproxyTrustedSignatures: [String] = []
     /// imgproxy's `IMGPROXY_ALLOW_SECURITY_OPTIONS`: whether imgproxy URLs may set `max_src_resolution`,

@@ -79,4 +79,41 @@ struct ImgproxySettingsTests {
             }
         }
     }
+
+    /// imgproxy's source patterns: a prefix, `*` any run without `/` (longest first, given back as needed).
+    @Test func sourcePatternsReplaceAndAllowAsImgproxys() {
+        let rules = ImgproxySourceRules(
+            replacements: [
+                .init(pattern: .init("test://*/"), replacement: "test2:///${1}."),
+                .init(pattern: .init("test2://"), replacement: "local://"),
+                .init(pattern: .init("s://*.*/"), replacement: "https://$2.example/$1/"),
+            ],
+            baseURL: "", allowed: [.init("https://*.example.com/"), .init("local:///")]
+        )
+        #expect(rules.rewritten("test://geometry/png") == "local:///geometry.png")
+        #expect(rules.rewritten("s://a.b.c/x.jpg") == "https://c.example/a.b/x.jpg")  // the first * takes what it can
+        #expect(rules.rewritten("http://example.com/a.jpg") == "http://example.com/a.jpg")
+        #expect(rules.allows("https://cdn.example.com/a.jpg") && rules.allows("local:///a.png"))
+        #expect(!rules.allows("https://example.com.evil/a.jpg") && !rules.allows("https://a/b.example.com/a.jpg"))
+        let based = ImgproxySourceRules(replacements: [], baseURL: "https://images.example/", allowed: [])
+        #expect(based.rewritten("a/b.jpg") == "https://images.example/a/b.jpg")
+        #expect(based.rewritten("https://images.example/c.jpg") == "https://images.example/c.jpg")
+    }
+
+    /// A URL that starts with an imgproxy Pro option is imgproxy's: 400 naming it, not 404; options
+    /// outside IMGPROXY_ALLOWED_PROCESSING_OPTIONS are refused by name; a path prefix is honoured.
+    @Test func proAndForbiddenOptionsAreNamed() async throws {
+        try await withServer(configure: {
+            $0.imgproxyAllowedOptions = ["w", "h", "pr", "aq"]
+            $0.imgproxyPathPrefix = "/img"
+        }) { client, origin in
+            let source = "plain/" + origin.url("rocket.jpg").absoluteString
+            let (pro, _, proBody) = try await get(client, "/img/_/aq:dssim:0.02/\(source)")
+            #expect(pro == .badRequest && String(decoding: proBody, as: UTF8.self).contains("aq is an imgproxy Pro option"))
+            let (forbidden, _, forbiddenBody) = try await get(client, "/img/_/w:10/bl:2/\(source)")
+            #expect(forbidden == .badRequest && String(decoding: forbiddenBody, as: UTF8.self).contains("bl is not allowed here"))
+            #expect(try await get(client, "/img/_/w:10/\(source)").status == .ok)
+            #expect(try await get(client, "/_/w:10/\(source)").status == .notFound)  // without the prefix: no imgproxy URL
+        }
+    }
 }

@@ -76,7 +76,7 @@ struct ImgproxyURLTests {
         let bare = try ImgproxyURL(path: "/sig/aHR0cDovL2V4YW1wbGUuY29tL2EuanBn")
         #expect(bare.options.isEmpty && bare.source == "http://example.com/a.jpg")
         // Only presets: the segment after the signature names presets.
-        let presets = try ImgproxyURL(path: "/sig/thumb:small/plain/http://example.com/a.jpg", onlyPresets: true)
+        let presets = try ImgproxyURL(path: "/sig/thumb:small/plain/http://example.com/a.jpg", syntax: .init(onlyPresets: true))
         #expect(presets.options == [.init(name: "preset", arguments: ["thumb", "small"])])
     }
 

@@ -29,7 +29,7 @@ package struct PathDialects: Sendable {
     /// The syntax `path` is written in (imgproxy's options are told apart by their `name:args`
     /// segments, so it is tried first), or `nil`: no syntax that is on here (404).
     package func syntax(of path: Substring) -> Syntax? {
-        if configuration.imgproxyURLs, ImgproxyURL.mayBe(path, onlyPresets: configuration.onlyPresets) { return .imgproxy }
+        if configuration.imgproxyURLs, let path = imgproxyPath(path), ImgproxyURL.mayBe(path, syntax: imgproxy.syntax) { return .imgproxy }
         if configuration.thumborURLs, ThumborURL.mayBe(path) { return .thumbor }
         return nil
     }
@@ -40,7 +40,7 @@ package struct PathDialects: Sendable {
     package func parameters(_ path: Substring, in syntax: Syntax) throws -> ImageParameters {
         switch syntax {
         case .thumbor: try thumborParameters(path)
-        case .imgproxy: try imgproxyParameters(path)
+        case .imgproxy: try imgproxyParameters(imgproxyPath(path) ?? path)
         }
     }
 }

@@ -1,10 +1,17 @@
 import Foundation
 
-/// What the server knows of imgproxy's configuration: its signature keys and its presets, read once.
+/// What the server knows of imgproxy's configuration, read once: its signature keys, its presets,
+/// how its URLs are written and what its sources become and may be.
 struct ImgproxyDialect: Sendable {
     let signer: ImgproxySigner?
     /// imgproxy presets, their options split.
     let presets: [String: [ImgproxyURL.Option]]
+    /// How URLs are split (separator, only presets, file names after base64 sources).
+    let syntax: ImgproxyURL.Syntax
+    /// Replacements, base URL, allowed sources.
+    let sources: ImgproxySourceRules
+    /// The option names URLs may use (`nil`: all).
+    let allowedOptions: Set<Substring>?
 
     /// - Throws: ``ConfigurationFileError`` for keys that are not hex pairs or a preset that is not options.
     init(_ configuration: ServerConfiguration) throws(ConfigurationFileError) {
@@ -18,17 +25,32 @@ struct ImgproxyDialect: Sendable {
             }
             self.signer = signer
         }
+        let separator = configuration.imgproxyArgumentsSeparator
+        syntax = ImgproxyURL.Syntax(
+            separator: separator, onlyPresets: configuration.onlyPresets, base64IncludesFilename: configuration.imgproxyBase64URLIncludesFilename
+        )
         var presets: [String: [ImgproxyURL.Option]] = [:]
         for (name, text) in configuration.imgproxyPresets {
             let segments = text.split(separator: "/")
-            guard !name.isEmpty, !name.contains(":"), !segments.isEmpty, segments.allSatisfy({ $0.contains(":") }) else {
+            guard !name.isEmpty, !name.contains(separator), !segments.isEmpty, segments.allSatisfy({ $0.contains(separator) }) else {
                 throw ConfigurationFileError(message: "imgproxyPresets: \(name) must be options written as in a URL (rs:fill:300:300/q:80)")
             }
             presets[name] = segments.map { segment in
-                let parts = segment.split(separator: ":", omittingEmptySubsequences: false)
+                let parts = segment.split(separator: separator, omittingEmptySubsequences: false)
                 return ImgproxyURL.Option(name: parts[0], arguments: Array(parts.dropFirst()))
             }
         }
         self.presets = presets
+        var sources = ImgproxySourceRules()
+        sources.baseURL = configuration.imgproxyBaseURL
+        sources.allowed = configuration.imgproxyAllowedSources.map(ImgproxySourceRules.Pattern.init)
+        sources.replacements = try configuration.imgproxyURLReplacements.map { rule throws(ConfigurationFileError) in
+            guard let equals = rule.firstIndex(of: "=") else {
+                throw ConfigurationFileError(message: "imgproxyURLReplacements: \(rule) is not PATTERN=REPLACEMENT")
+            }
+            return .init(pattern: .init(String(rule[..<equals])), replacement: String(rule[rule.index(after: equals)...]))
+        }
+        self.sources = sources
+        allowedOptions = configuration.imgproxyAllowedOptions.isEmpty ? nil : Set(configuration.imgproxyAllowedOptions.map { Substring($0) })
     }
 }

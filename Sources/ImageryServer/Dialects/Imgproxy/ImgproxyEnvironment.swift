@@ -96,6 +96,22 @@ package enum ImgproxyEnvironment {
         },
         "IMGPROXY_ALLOW_SECURITY_OPTIONS": { value, configuration in configuration.imgproxyAllowsSecurityOptions = try boolean(value) },
         "IMGPROXY_LOCAL_FILESYSTEM_ROOT": { value, configuration in configuration.localFilesystemRoot = URL(fileURLWithPath: value) },
+        "IMGPROXY_PATH_PREFIX": { value, configuration in configuration.imgproxyPathPrefix = value },
+        "IMGPROXY_ARGUMENTS_SEPARATOR": { value, configuration in
+            guard value.count == 1, let separator = value.first, separator != "/" else {
+                throw ConfigurationFileError(message: "expected one character other than /")
+            }
+            configuration.imgproxyArgumentsSeparator = separator
+        },
+        "IMGPROXY_BASE64_URL_INCLUDES_FILENAME": { value, configuration in configuration.imgproxyBase64URLIncludesFilename = try boolean(value) },
+        "IMGPROXY_BASE_URL": { value, configuration in configuration.imgproxyBaseURL = value },
+        "IMGPROXY_URL_REPLACEMENTS": { value, configuration in
+            let rules = value.split(separator: ";", omittingEmptySubsequences: false).map(String.init)
+            guard rules.allSatisfy({ $0.contains("=") }) else { throw ConfigurationFileError(message: "expected PATTERN=REPLACEMENT rules separated by ;") }
+            configuration.imgproxyURLReplacements = rules
+        },
+        "IMGPROXY_ALLOWED_SOURCES": { value, configuration in configuration.imgproxyAllowedSources = list(value) },
+        "IMGPROXY_ALLOWED_PROCESSING_OPTIONS": { value, configuration in configuration.imgproxyAllowedOptions = list(value) },
         "IMGPROXY_TTL": { value, configuration in configuration.responseMaxAge = try integer(value, in: 0...Int.max) },
     ]
 
@@ -108,11 +124,10 @@ package enum ImgproxyEnvironment {
     /// imgproxy's other variables (open-source and Pro), named so that a deployment's setting this
     /// server does not honour is reported as unsupported rather than unknown.
     private static let imgproxyNames: Set<String> = [
-        "IMGPROXY_BIND", "IMGPROXY_NETWORK", "IMGPROXY_PATH_PREFIX", "IMGPROXY_TIMEOUT", "IMGPROXY_DOWNLOAD_TIMEOUT",
+        "IMGPROXY_BIND", "IMGPROXY_NETWORK", "IMGPROXY_TIMEOUT", "IMGPROXY_DOWNLOAD_TIMEOUT",
         "IMGPROXY_READ_REQUEST_TIMEOUT", "IMGPROXY_KEEP_ALIVE_TIMEOUT", "IMGPROXY_CLIENT_KEEP_ALIVE_TIMEOUT", "IMGPROXY_MAX_REDIRECTS",
-        "IMGPROXY_USER_AGENT", "IMGPROXY_SECRET", "IMGPROXY_ALLOW_ORIGIN", "IMGPROXY_HEALTH_CHECK_PATH", "IMGPROXY_ALLOWED_SOURCES",
-        "IMGPROXY_BASE_URL", "IMGPROXY_URL_REPLACEMENTS", "IMGPROXY_BASE64_URL_INCLUDES_FILENAME", "IMGPROXY_ARGUMENTS_SEPARATOR",
-        "IMGPROXY_PRESETS_SEPARATOR", "IMGPROXY_PRESETS_PATH", "IMGPROXY_ALLOWED_PROCESSING_OPTIONS", "IMGPROXY_ENFORCE_WEBP",
+        "IMGPROXY_USER_AGENT", "IMGPROXY_SECRET", "IMGPROXY_ALLOW_ORIGIN", "IMGPROXY_HEALTH_CHECK_PATH",
+        "IMGPROXY_PRESETS_SEPARATOR", "IMGPROXY_PRESETS_PATH", "IMGPROXY_ENFORCE_WEBP",
         "IMGPROXY_ENFORCE_AVIF", "IMGPROXY_ENFORCE_JXL", "IMGPROXY_PREFERRED_FORMATS", "IMGPROXY_SKIP_PROCESSING_FORMATS",
         "IMGPROXY_JPEG_PROGRESSIVE", "IMGPROXY_PNG_INTERLACED", "IMGPROXY_PNG_QUANTIZE", "IMGPROXY_PNG_QUANTIZATION_COLORS",
         "IMGPROXY_WEBP_EFFORT", "IMGPROXY_WEBP_PRESET", "IMGPROXY_AVIF_SPEED", "IMGPROXY_JXL_EFFORT",

@@ -41,6 +41,20 @@ struct ImgproxyOptions {
         "max_animation_frames", "maf", "max_animation_frame_resolution", "mafr", "max_result_dimension", "mrd",
     ]
 
+    /// imgproxy Pro's option names and short forms (its documentation's), refused with a 400 that says
+    /// so: a URL that starts with one is still read as imgproxy's.
+    static let proNames: Set<String> = [
+        "resizing_algorithm", "ra", "objects_position", "obj_pos", "op", "crop_aspect_ratio", "crop_ar", "car", "crop_objects", "co",
+        "background_alpha", "bga", "adjust", "a", "brightness", "br", "contrast", "saturation", "sa", "monochrome", "mc",
+        "duotone", "dt", "colorize", "col", "gradient", "gr", "unsharp_masking", "ush", "blur_areas", "ba", "progressive_blur", "pbl",
+        "blur_detections", "bd", "draw_detections", "dd", "watermark_url", "wmu", "watermark_text", "wmt", "watermark_size", "wms",
+        "watermark_rotate", "wm_rot", "wmr", "watermark_shadow", "wmsh", "style", "st", "dpi", "color_profile", "cp", "icc",
+        "autoquality", "aq", "jpeg_options", "jpgo", "png_options", "pngo", "webp_options", "webpo", "avif_options", "avifo",
+        "page", "pg", "pages", "pgs", "disable_animation", "da", "video_thumbnail_second", "vts", "video_thumbnail_keyframes", "vtk",
+        "video_thumbnail_tile", "vtt", "video_thumbnail_animation", "vta", "fallback_image_url", "fiu", "bypass_cache", "bc",
+        "cache_tags", "ct", "hashsum", "hs",
+    ]
+
     /// The options of a URL, after the `default` preset (as imgproxy applies it to every URL).
     /// - Parameters:
     ///   - presets: imgproxy's presets, by name (`IMGPROXY_PRESETS`), each a list of options.
@@ -198,6 +212,9 @@ struct ImgproxyOptions {
             expires = timestamp > 0 ? timestamp : nil
         default:
             let name = String(option.name)
+            if Self.proNames.contains(name) {
+                throw ServerError.badParameter("imgproxy option \(name) is an imgproxy Pro option, not supported here")
+            }
             guard Self.names.contains(name) else {
                 throw ServerError.badParameter("imgproxy option \(name) is unknown")
             }

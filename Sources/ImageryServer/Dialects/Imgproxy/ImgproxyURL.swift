@@ -26,23 +26,32 @@ struct ImgproxyURL {
         let arguments: [Substring]
     }
 
-    /// - Parameter onlyPresets: Reads the segment after the signature as preset names (`thumb:small`),
-    ///   as imgproxy's `IMGPROXY_ONLY_PRESETS` does, instead of options.
+    /// How URLs are written on a server (imgproxy's settings for it).
+    struct Syntax: Sendable {
+        /// Between an option's name and its arguments (`IMGPROXY_ARGUMENTS_SEPARATOR`).
+        var separator: Character = ":"
+        /// The segment after the signature names presets (`thumb:small`), as imgproxy's `IMGPROXY_ONLY_PRESETS`.
+        var onlyPresets = false
+        /// A base64 source split by `/` ends with a file name (`IMGPROXY_BASE64_URL_INCLUDES_FILENAME`).
+        var base64IncludesFilename = false
+    }
+
     /// - Throws: A 400 ``ServerError`` naming what is malformed.
-    init(path: Substring, onlyPresets: Bool = false) throws {
+    init(path: Substring, syntax: Syntax = Syntax()) throws {
         (signature, signed) = try Self.signature(of: path)
         var options: [Option] = []
         var segments = signed.dropFirst().split(separator: "/", omittingEmptySubsequences: false)[...]
-        if onlyPresets, let names = segments.first, segments.count > 1 {
-            options.append(Option(name: "preset", arguments: names.split(separator: ":", omittingEmptySubsequences: false)))
+        if syntax.onlyPresets, let names = segments.first, segments.count > 1 {
+            options.append(Option(name: "preset", arguments: names.split(separator: syntax.separator, omittingEmptySubsequences: false)))
             segments = segments.dropFirst()
         }
-        while !onlyPresets, let segment = segments.first, segment.contains(":") {
-            let parts = segment.split(separator: ":", omittingEmptySubsequences: false)
+        while !syntax.onlyPresets, let segment = segments.first, segment.contains(syntax.separator) {
+            let parts = segment.split(separator: syntax.separator, omittingEmptySubsequences: false)
             options.append(Option(name: parts[0], arguments: Array(parts.dropFirst())))
             segments = segments.dropFirst()
         }
         self.options = options
+        if syntax.base64IncludesFilename, segments.first != "plain", segments.count > 1 { segments = segments.dropLast() }
         (source, fileExtension) = try Self.source(segments)
     }
 
@@ -75,21 +84,22 @@ struct ImgproxyURL {
     /// (whose `trim:10` or `10x20:30x40` also hold colons) or a stray path: a signature, imgproxy
     /// options (the first one a name imgproxy has), then `plain/...` or base64url with at most one
     /// `.` (with `onlyPresets`: a signature, preset names and a source).
-    static func mayBe(_ path: Substring, onlyPresets: Bool = false) -> Bool {
+    static func mayBe(_ path: Substring, syntax: Syntax = Syntax()) -> Bool {
         guard let (_, signed) = try? signature(of: path) else { return false }
         let segments = signed.dropFirst().split(separator: "/", omittingEmptySubsequences: false)
         guard segments.count >= 2 else { return false }
-        if onlyPresets { return true }
+        if syntax.onlyPresets { return true }
         var rest = segments[...]
-        if let colon = rest.first?.firstIndex(of: ":"), !names.contains(rest.first![..<colon]) { return false }
-        while let segment = rest.first, segment.contains(":") { rest = rest.dropFirst() }
+        if let colon = rest.first?.firstIndex(of: syntax.separator), !names.contains(rest.first![..<colon]) { return false }
+        while let segment = rest.first, segment.contains(syntax.separator) { rest = rest.dropFirst() }
         guard let first = rest.first, !first.isEmpty else { return false }
         if first == "plain" { return rest.count > 1 }
+        if syntax.base64IncludesFilename, rest.count > 1 { rest = rest.dropLast() }
         let base64 = rest.joined()
         return base64.utf8.allSatisfy { Self.base64URLBytes.contains($0) } && base64.utf8.filter({ $0 == UInt8(ascii: ".") }).count <= 1
     }
 
-    private static let names = Set(ImgproxyOptions.names.map { Substring($0) })
+    private static let names = Set(ImgproxyOptions.names.union(ImgproxyOptions.proNames).map { Substring($0) })
     private static let base64URLBytes = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_=.".utf8)
 
     /// Whether `/exp` occurs in `bytes` (every path on the warm path is checked: no Foundation, no allocation).

@@ -18,14 +18,29 @@ extension PathDialects {
                 throw ServerError(.forbidden, "bad_signature", "an imgproxy URL starts with its signature (any string without : when unsigned)")
             }
         }
-        let url = try ImgproxyURL(path: path, onlyPresets: configuration.onlyPresets)
+        let url = try ImgproxyURL(path: path, syntax: imgproxy.syntax)
+        if let allowed = imgproxy.allowedOptions, let refused = url.options.first(where: { !allowed.contains($0.name) }) {
+            throw ServerError.badParameter("imgproxy option \(refused.name) is not allowed here (IMGPROXY_ALLOWED_PROCESSING_OPTIONS)")
+        }
         var options = try ImgproxyOptions(url.options, presets: imgproxy.presets)
         if let fileExtension = url.fileExtension {
             options.format = try ImgproxyOptions.Reader(option: .init(name: "extension", arguments: [Substring(fileExtension)])).format(0)
         }
+        let source = imgproxy.sources.rewritten(url.source)
+        guard imgproxy.sources.allows(source) else {
+            throw ServerError(.forbidden, "forbidden_source", "this imgproxy source is not among the allowed sources (IMGPROXY_ALLOWED_SOURCES)")
+        }
         return try options.parameters(
-            source: url.source, maximumSide: configuration.maximumOutputSide, negotiates: configuration.imgproxyAutoFormat,
+            source: source, maximumSide: configuration.maximumOutputSide, negotiates: configuration.imgproxyAutoFormat,
             localFiles: configuration.localFilesystemRoot != nil
         )
+    }
+
+    /// `path` without imgproxy's path prefix (`IMGPROXY_PATH_PREFIX`); `nil` when it does not start with it.
+    func imgproxyPath(_ path: Substring) -> Substring? {
+        let prefix = configuration.imgproxyPathPrefix
+        guard !prefix.isEmpty else { return path }
+        guard path.hasPrefix(prefix), path.dropFirst(prefix.count).first == "/" else { return nil }
+        return path.dropFirst(prefix.count)
     }
 }
