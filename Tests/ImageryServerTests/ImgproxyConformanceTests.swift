@@ -77,6 +77,8 @@ enum ImgproxyConformance {
         let status: Int
         let width: Int?
         let height: Int?
+        /// libvips' interpretation of the output (`srgb`, `b-w`, `rgb16`, `grey16`), when the case checks it.
+        let interpretation: String?
     }
 
     static func cases() throws -> [Case] {
@@ -85,7 +87,11 @@ enum ImgproxyConformance {
         return try lines.map { line in
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
             guard fields.count == 9, let status = Int(fields[4]) else { throw ConformanceError("malformed row: \(line)") }
-            return Case(id: fields[0], kind: fields[1], settings: fields[2], path: fields[3], status: status, width: Int(fields[5]), height: Int(fields[6]))
+            let interpretation = fields[7] == "-" || fields[7] == "multiband" ? nil : fields[7]
+            return Case(
+                id: fields[0], kind: fields[1], settings: fields[2], path: fields[3], status: status,
+                width: Int(fields[5]), height: Int(fields[6]), interpretation: interpretation
+            )
         }
     }
 
@@ -146,7 +152,12 @@ enum ImgproxyConformance {
         guard acceptable.contains(status) else {
             return "status \(status), expected \(testCase.status): \(String(decoding: body.prefix(300), as: UTF8.self))"
         }
-        guard status == 200, let width = testCase.width, let height = testCase.height else { return nil }
+        guard status == 200 else { return nil }
+        if let expected = testCase.interpretation {
+            guard let header = try? VipsImageDecoder().inspect(body) else { return "the answer is no image" }
+            if header.colorSpace != expected { return "interpretation \(header.colorSpace), expected \(expected)" }
+        }
+        guard let width = testCase.width, let height = testCase.height else { return nil }
         guard let image = try? VipsImageDecoder().decode(body, recipe: ImageRecipe()) else { return "the answer is no image" }
         return (image.width, image.height) == (width, height) ? nil : "size \(image.width)x\(image.height), expected \(width)x\(height)"
     }

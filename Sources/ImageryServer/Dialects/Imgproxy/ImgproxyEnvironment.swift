@@ -33,6 +33,12 @@ package enum ImgproxyEnvironment {
                 }
             } else if ignored.contains(name) {
                 continue
+            } else if let behaviour = fixed[name] {
+                // Honoured when it asks for what this server does; another value is not supported.
+                guard (try? boolean(value)) == behaviour || value.isEmpty else {
+                    report.unsupported.append(name)
+                    continue
+                }
             } else if imgproxyNames.contains(name) {
                 report.unsupported.append(name)
             } else {
@@ -121,6 +127,12 @@ package enum ImgproxyEnvironment {
         "IMGPROXY_DEVELOPMENT_ERRORS_MODE", "IMGPROXY_LOG_LEVEL", "IMGPROXY_LOG_FORMAT", "IMGPROXY_WORKERS", "IMGPROXY_REQUESTS_QUEUE_SIZE",
     ]
 
+    /// imgproxy's switches this server has one setting of (`true`: what it always does), with that setting.
+    private static let fixed: [String: Bool] = [
+        "IMGPROXY_PRESERVE_HDR": false, "IMGPROXY_STRIP_METADATA": true, "IMGPROXY_KEEP_COPYRIGHT": true,
+        "IMGPROXY_USE_LINEAR_COLORSPACE": false, "IMGPROXY_SANITIZE_SVG": true,
+    ]
+
     /// imgproxy's other variables (open-source and Pro), named so that a deployment's setting this
     /// server does not honour is reported as unsupported rather than unknown.
     private static let imgproxyNames: Set<String> = [
@@ -135,9 +147,9 @@ package enum ImgproxyEnvironment {
         "IMGPROXY_SET_CANONICAL_HEADER", "IMGPROXY_USE_ETAG", "IMGPROXY_USE_LAST_MODIFIED", "IMGPROXY_ETAG_BUSTER",
         "IMGPROXY_LAST_MODIFIED_BUSTER", "IMGPROXY_ENABLE_DEBUG_HEADERS", "IMGPROXY_FALLBACK_IMAGE_DATA", "IMGPROXY_FALLBACK_IMAGE_PATH",
         "IMGPROXY_FALLBACK_IMAGE_URL", "IMGPROXY_FALLBACK_IMAGE_HTTP_CODE", "IMGPROXY_FALLBACK_IMAGE_TTL", "IMGPROXY_WATERMARK_DATA",
-        "IMGPROXY_WATERMARK_PATH", "IMGPROXY_WATERMARK_URL", "IMGPROXY_WATERMARK_OPACITY", "IMGPROXY_STRIP_METADATA",
-        "IMGPROXY_KEEP_COPYRIGHT", "IMGPROXY_STRIP_COLOR_PROFILE", "IMGPROXY_AUTO_ROTATE", "IMGPROXY_ENFORCE_THUMBNAIL",
-        "IMGPROXY_PRESERVE_HDR", "IMGPROXY_USE_LINEAR_COLORSPACE", "IMGPROXY_DISABLE_SHRINK_ON_LOAD", "IMGPROXY_SANITIZE_SVG",
+        "IMGPROXY_WATERMARK_PATH", "IMGPROXY_WATERMARK_URL", "IMGPROXY_WATERMARK_OPACITY", 
+        "IMGPROXY_STRIP_COLOR_PROFILE", "IMGPROXY_AUTO_ROTATE", "IMGPROXY_ENFORCE_THUMBNAIL",
+        "IMGPROXY_DISABLE_SHRINK_ON_LOAD", 
         "IMGPROXY_ALWAYS_RASTERIZE_SVG", "IMGPROXY_SOURCE_URL_QUERY_SEPARATOR", "IMGPROXY_ALLOW_LOOPBACK_SOURCE_ADDRESSES",
         "IMGPROXY_ALLOW_LINK_LOCAL_SOURCE_ADDRESSES", "IMGPROXY_ALLOW_PRIVATE_SOURCE_ADDRESSES", "IMGPROXY_ENABLE_CLIENT_HINTS",
         "IMGPROXY_PNG_UNLIMITED", "IMGPROXY_SVG_UNLIMITED", "IMGPROXY_TIFF_UNLIMITED", "IMGPROXY_ENV_LOCAL_FILE_PATH",
