@@ -167,6 +167,11 @@ static inline int imagery_vips_gifsave(VipsImage *in, void **buffer, size_t *len
     return vips_gifsave_buffer(in, buffer, length, NULL);
 }
 
+/// TIFF, deflate-compressed (lossless; small for thumbnails), metadata stripped when asked.
+static inline int imagery_vips_tiffsave(VipsImage *in, void **buffer, size_t *length, int strip) {
+    return vips_tiffsave_buffer(in, buffer, length, "compression", VIPS_FOREIGN_TIFF_COMPRESSION_DEFLATE, "strip", strip, NULL);
+}
+
 // MARK: Colour
 
 /// Whether `image` carries an ICC profile.
@@ -279,6 +284,20 @@ static inline int imagery_vips_embed(VipsImage *in, VipsImage **out, int x, int 
     VipsArrayDouble *array = vips_array_double_new(background, count);
     int status = vips_embed(in, out, x, y, width, height, "extend", VIPS_EXTEND_BACKGROUND, "background", array, NULL);
     vips_area_unref(VIPS_AREA(array));
+    return status;
+}
+
+/// `in` in blocks of `size` × `size` pixels, each its average (imgproxy's pixelate): the edges
+/// mirrored out to whole blocks, shrunk by `size`, zoomed back, cut to the size it had.
+static inline int imagery_vips_pixelate(VipsImage *in, VipsImage **out, int size) {
+    int width = in->Xsize, height = in->Ysize;
+    int paddedWidth = (width + size - 1) / size * size, paddedHeight = (height + size - 1) / size * size;
+    VipsImage *t[3] = {NULL, NULL, NULL};
+    int status = vips_embed(in, &t[0], 0, 0, paddedWidth, paddedHeight, "extend", VIPS_EXTEND_MIRROR, NULL)
+        || vips_shrink(t[0], &t[1], size, size, NULL)
+        || vips_zoom(t[1], &t[2], size, size, NULL)
+        || vips_extract_area(t[2], out, 0, 0, width, height, NULL);
+    for (int i = 0; i < 3; i++) if (t[i]) g_object_unref(t[i]);
     return status;
 }
 

@@ -10,6 +10,8 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
     case heic
     /// JPEG XL (an output here: libvips' loader for it is not among the trusted ones).
     case jxl
+    /// TIFF (its first page).
+    case tiff
 
     /// The format these bytes start with, or `nil` when they are no image
     /// format Imagery knows (an HTML error page, say).
@@ -28,6 +30,8 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
             self = .gif
         } else if starts(Array("RIFF".utf8)) && starts(Array("WEBP".utf8), at: 8) {
             self = .webp
+        } else if starts([0x49, 0x49, 0x2A, 0x00]) || starts([0x4D, 0x4D, 0x00, 0x2A]) {
+            self = .tiff  // little- or big-endian
         } else if starts([0xFF, 0x0A]) || starts([0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A]) {
             self = .jxl  // a bare codestream, or the ISO container's signature box
         } else if starts(Array("ftyp".utf8), at: 4), bytes.count >= 12 {
@@ -57,6 +61,7 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
         case .avif: "image/avif"
         case .heic: "image/heic"
         case .jxl: "image/jxl"
+        case .tiff: "image/tiff"
         }
     }
 
@@ -90,6 +95,7 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
         case "avif": self = .avif
         case "heic", "heif": self = .heic
         case "jxl": self = .jxl
+        case "tif", "tiff": self = .tiff
         default: return nil
         }
     }

@@ -53,7 +53,7 @@ public struct VipsImageEncoder: ImageEncoding {
         switch format {
         case .jpeg: true
         case .webp, .avif, .jxl: !options.lossless
-        case .png, .gif, .heic: false
+        case .png, .gif, .heic, .tiff: false
         }
     }
 
@@ -79,6 +79,7 @@ public struct VipsImageEncoder: ImageEncoding {
             case .avif: imagery_vips_avifsave(vipsImage, &buffer, &length, quality, lossless, strip)
             case .jxl: imagery_vips_jxlsave(vipsImage, &buffer, &length, quality, lossless, strip)
             case .gif: imagery_vips_gifsave(vipsImage, &buffer, &length)
+            case .tiff: imagery_vips_tiffsave(vipsImage, &buffer, &length, strip)
             case .heic: throw ImageEncodingError.unsupportedFormat(.heic)
             }
             guard status == 0, let buffer else {

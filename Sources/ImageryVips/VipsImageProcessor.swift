@@ -189,6 +189,10 @@ public struct VipsImageProcessor: ImageProcessing {
                 image = try extract(image, crop)
             }
         }
+        if let size = recipe.pixelate {
+            let side = min(size, max(Int(vips_image_get_width(image)), Int(vips_image_get_height(image))))
+            if side > 1 { image = try Vips.apply(image) { imagery_vips_pixelate($0, $1, Int32(side)) } }
+        }
         if let canvas = layout.canvas, (canvas.width, canvas.height) != (Int(vips_image_get_width(image)), Int(vips_image_get_height(image))) {
             switch recipe.boxFill {
             case .background:
@@ -396,7 +400,17 @@ public struct VipsImageProcessor: ImageProcessing {
             throw VipsError(message: Vips.takeError())
         }
         guard width > 0, height > 0 else { return nil }
-        return ImageRecipe.Rect(x: Int(left), y: Int(top), width: Int(width), height: Int(height))
+        var rect = ImageRecipe.Rect(x: Int(left), y: Int(top), width: Int(width), height: Int(height))
+        let (imageWidth, imageHeight) = (Int(vips_image_get_width(image)), Int(vips_image_get_height(image)))
+        if trim.equalHorizontal {  // both borders the smaller one
+            let border = min(rect.x, imageWidth - rect.x - rect.width)
+            (rect.x, rect.width) = (border, imageWidth - 2 * border)
+        }
+        if trim.equalVertical {
+            let border = min(rect.y, imageHeight - rect.y - rect.height)
+            (rect.y, rect.height) = (border, imageHeight - 2 * border)
+        }
+        return rect
     }
 }
 

@@ -116,4 +116,18 @@ struct ImgproxySettingsTests {
             #expect(try await get(client, "/_/w:10/\(source)").status == .notFound)  // without the prefix: no imgproxy URL
         }
     }
+
+    /// TIFF sources are read (their first page), and TIFF is an output imgproxy URLs may ask for.
+    @Test func tiffInAndOut() async throws {
+        try await withServer { client, origin in
+            let source = "plain/" + origin.url("chelsea.tiff").absoluteString
+            let (status, headers, body) = try await get(client, "/_/rs:fit:80:80/\(source)")
+            #expect(status == .ok && headers[.contentType] == "image/png")  // a TIFF source gives PNG by default
+            let image = try VipsImageDecoder().decode(body, recipe: ImageRecipe())
+            #expect((image.width, image.height) == (80, 53))
+            let (tiffStatus, tiffHeaders, tiffBody) = try await get(client, "/_/rs:fit:80:80/\(source)@tiff")
+            #expect(tiffStatus == .ok && tiffHeaders[.contentType] == "image/tiff" && ImageFormat(sniffing: tiffBody) == .tiff)
+            #expect(try VipsImageDecoder().inspect(tiffBody).width == 80)
+        }
+    }
 }

@@ -8,7 +8,10 @@ extension ImageRecipe: CustomStringConvertible {
         var parts: [String] = []
         if let frame { parts.append("frame:\(frame)") }
         if ignoresOrientation { parts.append("orient:none") }
-        if let trim { parts.append("trim:\(trim.threshold)" + (trim.color.map { ":\($0)" } ?? "") + (trim.fromBottomRight ? ":br" : "")) }
+        if let trim {
+            parts.append("trim:\(trim.threshold)" + (trim.color.map { ":\($0)" } ?? "") + (trim.fromBottomRight ? ":br" : "")
+                + (trim.equalHorizontal ? ":eh" : "") + (trim.equalVertical ? ":ev" : ""))
+        }
         if let crop {
             let placement = switch crop.placement {
             case .origin(let x, let y): "@\(x.key),\(y.key)"
@@ -23,6 +26,7 @@ extension ImageRecipe: CustomStringConvertible {
         if let sizing { parts.append(sizing.description) }
         if boxFill != .background { parts.append("fill:\(boxFill.rawValue)") }
         if let extend { parts.append("extend:\(extend.width)x\(extend.height)~\(extend.gravity.key)") }
+        if let pixelate { parts.append("pixelate:\(pixelate)") }
         if let padding { parts.append("pad:\(padding.top):\(padding.right):\(padding.bottom):\(padding.left)") }
         if let blur { parts.append("blur:\(blur)") }
         if let sharpen { parts.append("sharpen:\(sharpen)") }

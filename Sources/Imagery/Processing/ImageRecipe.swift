@@ -53,6 +53,9 @@ public struct ImageRecipe: Sendable, Hashable {
     public var sharpen: Double?
     /// Converts to grey.
     public var grayscale = false
+    /// Blocks of this many output pixels a side, each their average (2 or more); `nil`: none.
+    /// Applied after the resize and its crop, before the box and padding are added.
+    public var pixelate: Int?
     /// The colour of padding and of `contain`'s bars; when set, alpha is flattened onto it.
     /// `nil`: padding and bars are transparent (black where the output has no alpha).
     public var background: Color?
@@ -270,6 +273,10 @@ extension ImageRecipe {
         public var color: Color?
         /// Takes the border colour from the bottom-right pixel instead of the top-left one (thumbor's `trim:bottom-right`).
         public var fromBottomRight = false
+        /// Trims left and right by the same amount, the smaller of the two borders (imgproxy's `equal_hor`).
+        public var equalHorizontal = false
+        /// Trims top and bottom by the same amount, the smaller of the two borders (imgproxy's `equal_ver`).
+        public var equalVertical = false
 
         public init(threshold: Double = 10, color: Color? = nil, fromBottomRight: Bool = false) {
             self.threshold = threshold

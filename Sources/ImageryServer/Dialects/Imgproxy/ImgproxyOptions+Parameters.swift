@@ -32,6 +32,7 @@ extension ImgproxyOptions {
         sizing.maximumResultSide = sizing.maximumResultSide > 0 ? min(sizing.maximumResultSide, maximumSide) : maximumSide
         recipe.sizing = sizing
         recipe.background = background
+        recipe.pixelate = pixelate
         if blur > 0 { recipe.blur = max(0.3, min(100, blur)) }
         if sharpen > 0 { recipe.sharpen = max(0.3, min(10, sharpen)) }
         recipe.keepsColorProfile = keepsColorProfile

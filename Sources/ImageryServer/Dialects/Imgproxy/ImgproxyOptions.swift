@@ -18,6 +18,7 @@ struct ImgproxyOptions {
     var flipVertical = false
     var background: ImageRecipe.Color?
     var blur = 0.0
+    var pixelate: Int?
     var sharpen = 0.0
     var quality = 0
     var formatQualities: [ImageFormat: Int] = [:]
@@ -143,9 +144,8 @@ struct ImgproxyOptions {
                 }
                 trim.color = color
             }
-            if reader.arguments.indices.dropFirst(2).contains(where: { reader.bool($0) }) {
-                throw ServerError.badParameter("imgproxy trim's equal_hor and equal_ver are not supported here")
-            }
+            trim.equalHorizontal = reader.arguments.count > 2 && reader.bool(2)
+            trim.equalVertical = reader.arguments.count > 3 && reader.bool(3)
             self.trim = trim
         case "padding", "pd":
             try reader.count(1...4)
@@ -169,6 +169,10 @@ struct ImgproxyOptions {
             if reader.arguments.count > 1, !reader[1].isEmpty { flipVertical = reader.bool(1) }
         case "background", "bg":
             background = try reader.color()
+        case "pixelate", "pix":
+            try reader.count(1...1)
+            let size = try reader.integer(0)
+            pixelate = size > 1 ? size : nil
         case "blur", "bl":
             try reader.count(1...1)
             blur = try reader.number(0, "a number, 0 or more") { $0 >= 0 }
@@ -287,9 +291,11 @@ extension ImgproxyOptions {
         }
 
         func format(_ index: Int) throws -> ImageFormat {
-            let formats: [Substring: ImageFormat] = ["jpg": .jpeg, "jpeg": .jpeg, "png": .png, "webp": .webp, "avif": .avif, "gif": .gif, "jxl": .jxl]
+            let formats: [Substring: ImageFormat] = [
+                "jpg": .jpeg, "jpeg": .jpeg, "png": .png, "webp": .webp, "avif": .avif, "gif": .gif, "jxl": .jxl, "tiff": .tiff,
+            ]
             guard let format = formats[self[index].lowercased()[...]] else {
-                throw invalid(index, "a format written here (jpg, png, webp, avif, gif, jxl)")
+                throw invalid(index, "a format written here (jpg, png, webp, avif, gif, jxl, tiff)")
             }
             return format
         }
