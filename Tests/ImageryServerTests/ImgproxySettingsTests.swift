@@ -130,4 +130,24 @@ struct ImgproxySettingsTests {
             #expect(try VipsImageDecoder().inspect(tiffBody).width == 80)
         }
     }
+
+    /// pixelate: blocks of one colour (from the output's top-left corner), the size kept.
+    @Test func pixelateMakesBlocksOfOneColour() async throws {
+        try await withServer { client, origin in
+            let source = "plain/" + origin.url("chelsea.png").absoluteString
+            let (status, _, body) = try await get(client, "/_/rs:fit:100:100/pix:10/\(source)@png")
+            #expect(status == .ok)
+            let image = try VipsImageDecoder().decode(body, recipe: ImageRecipe())
+            #expect((image.width, image.height) == (100, 67))
+            let bytes = [UInt8](image.pixels), pixel = image.pixelFormat.bytesPerPixel
+            func value(_ x: Int, _ y: Int) -> ArraySlice<UInt8> { bytes[(y * image.width + x) * pixel..<(y * image.width + x + 1) * pixel] }
+            for (blockX, blockY) in [(0, 0), (3, 2), (9, 5)] {
+                let corner = value(blockX * 10, blockY * 10)
+                for y in blockY * 10..<min(image.height, blockY * 10 + 10) {
+                    for x in blockX * 10..<blockX * 10 + 10 { #expect(value(x, y) == corner, "block \(blockX),\(blockY) at \(x),\(y)") }
+                }
+            }
+            #expect(value(0, 0) != value(50, 30))  // not one colour for all
+        }
+    }
 }
