@@ -365,6 +365,11 @@ static inline int imagery_vips_composite_over(VipsImage *base, VipsImage *overla
     return vips_composite2(base, overlay, out, VIPS_BLEND_MODE_OVER, "x", x, "y", y, NULL);
 }
 
+/// `in` repeated `across` × `down` times.
+static inline int imagery_vips_replicate(VipsImage *in, VipsImage **out, int across, int down) {
+    return vips_replicate(in, out, across, down, NULL);
+}
+
 /// The value below which `percent` % of `in`'s pixels fall (one band).
 static inline int imagery_vips_percent(VipsImage *in, double percent, int *threshold) {
     return vips_percent(in, percent, threshold, NULL);

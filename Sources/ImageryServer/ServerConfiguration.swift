@@ -104,6 +104,9 @@ public struct ServerConfiguration: Sendable {
     /// imgproxy's `IMGPROXY_ALLOWED_PROCESSING_OPTIONS`: the option names imgproxy URLs may use (presets
     /// may use any); default none: all.
     public var imgproxyAllowedOptions: [String] = []
+    /// imgproxy's `IMGPROXY_WATERMARK_OPACITY`: multiplies the opacity of imgproxy URLs' `watermark`
+    /// (whose image is ``watermarkFiles``' `imgproxy`, imgproxy's `IMGPROXY_WATERMARK_PATH`); default 1.
+    public var imgproxyWatermarkOpacity = 1.0
     /// imgproxy's `IMGPROXY_TRUSTED_SIGNATURES`: signatures accepted for any path (with keys); default none.
     public var imgproxyTrustedSignatures: [String] = []
     /// imgproxy's `IMGPROXY_ALLOW_SECURITY_OPTIONS`: whether imgproxy URLs may set `max_src_resolution`,

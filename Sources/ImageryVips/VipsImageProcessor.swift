@@ -224,14 +224,14 @@ public struct VipsImageProcessor: ImageProcessing {
             let values = Vips.values(of: background, bands: Int(vips_image_get_bands(image)) - 1)
             image = try Vips.apply(image) { imagery_vips_flatten_onto($0, $1, values, Int32(values.count)) }
         }
-        if let watermark = recipe.watermark { image = try watermarked(image, watermark) }
+        if let watermark = recipe.watermark { image = try watermarked(image, watermark, dpr: layout.dprScale) }
         return image
     }
 
     /// `watermark` laid over `image`: drawn or decoded, sized, made translucent, placed, composited.
     /// Consumes `image` (released on failure too).
     private func watermarked(
-        _ image: UnsafeMutablePointer<VipsImage>, _ watermark: ImageRecipe.Watermark
+        _ image: UnsafeMutablePointer<VipsImage>, _ watermark: ImageRecipe.Watermark, dpr: Double
     ) throws -> UnsafeMutablePointer<VipsImage> {
         let (outputWidth, outputHeight) = (Int(vips_image_get_width(image)), Int(vips_image_get_height(image)))
         let mark: UnsafeMutablePointer<VipsImage>
@@ -247,15 +247,51 @@ public struct VipsImageProcessor: ImageProcessing {
         if vips_image_get_bands(mark) > 2, vips_image_get_bands(base) <= 2 {  // a colour mark on a grey image
             base = try Vips.apply(base) { imagery_vips_colourspace($0, $1, VIPS_INTERPRETATION_sRGB) }
         }
-        let origin = watermark.origin(
-            width: Int(vips_image_get_width(mark)), height: Int(vips_image_get_height(mark)), outputWidth: outputWidth, outputHeight: outputHeight
-        )
-        var result = try Vips.apply(base) { imagery_vips_composite_over($0, mark, $1, Int32(origin.x), Int32(origin.y)) }
+        let (markWidth, markHeight) = (Int(vips_image_get_width(mark)), Int(vips_image_get_height(mark)))
+        let overlay: UnsafeMutablePointer<VipsImage>
+        let origin: (x: Int, y: Int)
+        switch watermark.placement {
+        case .edges:
+            (overlay, origin) = (mark, watermark.origin(width: markWidth, height: markHeight, outputWidth: outputWidth, outputHeight: outputHeight))
+        case .offset(let gravity):
+            (overlay, origin) = (mark, gravity.position(in: outputWidth, outputHeight, of: markWidth, markHeight, dpr: dpr, overflow: true))
+        case .tiled(let spacingX, let spacingY):
+            do {
+                overlay = try tiled(mark, spacing: (spacingX, spacingY), dpr: dpr, outputWidth: outputWidth, outputHeight: outputHeight)
+            } catch {
+                imagery_vips_unref(base)
+                throw error
+            }
+            origin = (0, 0)
+        }
+        defer { if overlay != mark { imagery_vips_unref(overlay) } }
+        var result = try Vips.apply(base) { imagery_vips_composite_over($0, overlay, $1, Int32(origin.x), Int32(origin.y)) }
         if opaqueBase {  // the result is opaque: drop the alpha band compositing added
             let bands = vips_image_get_bands(result) - 1
             result = try Vips.apply(result) { imagery_vips_extract_bands($0, $1, 0, bands) }
         }
         return result
+    }
+
+    /// `mark` repeated over an `outputWidth` × `outputHeight` output as imgproxy replicates it: each copy
+    /// with the spacing around it (half before, half after), an odd number of copies each way so that
+    /// one is centred, cut to the output. Leaves `mark` as it is.
+    private func tiled(
+        _ mark: UnsafeMutablePointer<VipsImage>, spacing: (x: Double, y: Double), dpr: Double, outputWidth: Int, outputHeight: Int
+    ) throws -> UnsafeMutablePointer<VipsImage> {
+        func space(_ value: Double, _ side: Int) -> Int {
+            abs(value) >= 1 ? Int((value * dpr).rounded(.toNearestOrEven)) : ImageRecipe.scaleToEven(side, value)
+        }
+        let (spaceX, spaceY) = (max(0, space(spacing.x, outputWidth)), max(0, space(spacing.y, outputHeight)))
+        let (tileWidth, tileHeight) = (Int(vips_image_get_width(mark)) + spaceX, Int(vips_image_get_height(mark)) + spaceY)
+        var tile = try Vips.apply(mark, releasingInput: false) {
+            imagery_vips_embed($0, $1, Int32(spaceX / 2), Int32(spaceY / 2), Int32(tileWidth), Int32(tileHeight), [0, 0, 0, 0], 4)
+        }
+        func odd(_ count: Int) -> Int { count % 2 == 0 ? count + 1 : count }
+        let across = odd((outputWidth + tileWidth - 1) / tileWidth), down = odd((outputHeight + tileHeight - 1) / tileHeight)
+        tile = try Vips.apply(tile) { imagery_vips_replicate($0, $1, Int32(across), Int32(down)) }
+        let (x, y) = ((across * tileWidth - outputWidth) / 2, (down * tileHeight - outputHeight) / 2)
+        return try extract(tile, ImageRecipe.Rect(x: x, y: y, width: outputWidth, height: outputHeight))
     }
 
     /// The watermark image decoded or its text drawn, sized for the output (its longer side a fraction
@@ -279,8 +315,14 @@ public struct VipsImageProcessor: ImageProcessing {
             mark = drawn
         }
         let (width, height) = (Double(vips_image_get_width(mark)), Double(vips_image_get_height(mark)))
-        let factor = watermark.scale.map { $0 * Double(min(outputWidth, outputHeight)) / max(width, height) }
-            ?? min(1, Double(outputWidth) / width, Double(outputHeight) / height)
+        let factor: Double
+        if let fraction = watermark.fraction {  // imgproxy: fit in that part of each side, enlarged if need be
+            let box = (max(1, ImageRecipe.scaleToEven(outputWidth, fraction)), max(1, ImageRecipe.scaleToEven(outputHeight, fraction)))
+            factor = min(Double(box.0) / width, Double(box.1) / height)
+        } else {
+            factor = watermark.scale.map { $0 * Double(min(outputWidth, outputHeight)) / max(width, height) }
+                ?? (watermark.placement == .edges ? min(1, Double(outputWidth) / width, Double(outputHeight) / height) : 1)
+        }
         let size = (max(1, Int((width * factor).rounded())), max(1, Int((height * factor).rounded())))
         if size != (Int(width), Int(height)) {
             mark = try Vips.apply(mark) { imagery_vips_thumbnail_image($0, $1, Int32(size.0), Int32(size.1), VIPS_SIZE_FORCE, VIPS_INTERESTING_NONE) }

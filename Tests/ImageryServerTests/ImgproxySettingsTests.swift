@@ -18,7 +18,7 @@ struct ImgproxySettingsTests {
             "IMGPROXY_SIGNATURE_SIZE": "8", "IMGPROXY_PRESETS": "thumb=rs:fill:100:100/q:70, #skipped=w:1,default=q:90",
             "IMGPROXY_QUALITY": "70", "IMGPROXY_FORMAT_QUALITY": "webp=60, avif=50", "IMGPROXY_MAX_SRC_RESOLUTION": "12.5",
             "IMGPROXY_MAX_SRC_FILE_SIZE": "1048576", "IMGPROXY_MAX_ANIMATION_FRAMES": "50", "IMGPROXY_AUTO_WEBP": "true",
-            "IMGPROXY_TTL": "3600", "IMGPROXY_ONLY_PRESETS": "", "IMGPROXY_WATERMARK_OPACITY": "0.5", "IMGPROXY_NOT_A_SETTING": "1",
+            "IMGPROXY_TTL": "3600", "IMGPROXY_ONLY_PRESETS": "", "IMGPROXY_WATERMARK_URL": "https://example.com/a.png", "IMGPROXY_NOT_A_SETTING": "1",
             "IMAGERY_PORT": "9000",
         ], to: &configuration)
         #expect(configuration.imgproxyKeys == ["746573742d6b6579", "746573742d6b657932"])
@@ -28,7 +28,7 @@ struct ImgproxySettingsTests {
         #expect(configuration.maximumSourcePixels == 12_500_000 && configuration.maximumSourceBytes == 1_048_576)
         #expect(configuration.maximumFrames == 50 && configuration.imgproxyAutoFormat && configuration.responseMaxAge == 3600)
         #expect(configuration.onlyPresets == false)  // empty: unset, as imgproxy reads it
-        #expect(report == .init(unsupported: ["IMGPROXY_WATERMARK_OPACITY"], unknown: ["IMGPROXY_NOT_A_SETTING"]))
+        #expect(report == .init(unsupported: ["IMGPROXY_WATERMARK_URL"], unknown: ["IMGPROXY_NOT_A_SETTING"]))
     }
 
     @Test(arguments: [
@@ -148,6 +148,47 @@ struct ImgproxySettingsTests {
                 }
             }
             #expect(value(0, 0) != value(50, 30))  // not one colour for all
+        }
+    }
+
+    /// `wm` with imgproxy's watermark image (IMGPROXY_WATERMARK_PATH): placed by gravity and offsets
+    /// (× dpr), scaled to a fraction of the output, repeated with `re`, opacity times IMGPROXY_WATERMARK_OPACITY.
+    @Test func watermarksAsImgproxyPlacesThem() async throws {
+        try await withTemporaryDirectory { directory in
+            let mark = directory.appendingPathComponent("mark.png")
+            let red = GeneratedImages.image(width: 20, height: 10) { _, _ in [255, 0, 0, 255] }
+            try VipsImageEncoder().encode(red, as: .png).write(to: mark)
+            var configuration = ServerConfiguration()
+            _ = try ImgproxyEnvironment.apply(["IMGPROXY_WATERMARK_PATH": mark.path, "IMGPROXY_WATERMARK_OPACITY": "1"], to: &configuration)
+            try await withServer(configure: { $0.watermarkFiles = configuration.watermarkFiles }) { client, origin in
+                let source = "plain/" + origin.url("rocket.jpg").absoluteString  // 640x427
+                func image(_ options: String) async throws -> Image {
+                    let (status, _, body) = try await get(client, "/_/\(options)/\(source)@png")
+                    #expect(status == .ok, "\(options): \(String(decoding: body, as: UTF8.self))")
+                    return try VipsImageDecoder().decode(body, recipe: ImageRecipe())
+                }
+                func red(_ image: Image, _ x: Int, _ y: Int) -> Bool { GeneratedImages.pixel(image, x, y) == [255, 0, 0] }
+                // North-east, 10 px in from the right and 5 down: x 170...189, y 5...14 of a 200 px output.
+                let corner = try await image("rs:fit:200:0/wm:1:noea:10:5")
+                #expect(red(corner, 170, 5) && red(corner, 189, 14) && !red(corner, 190, 5) && !red(corner, 169, 5) && !red(corner, 170, 4))
+                // dpr 2: the output 400 wide, offsets doubled, the mark its own size.
+                let doubled = try await image("rs:fit:200:0/dpr:2/wm:1:noea:10:5")
+                #expect(doubled.width == 400 && red(doubled, 360, 10) && red(doubled, 379, 19) && !red(doubled, 380, 10))
+                // Scale 0.5: the mark fits in half of each side (100x67 of 200x134: 100x50), centred.
+                let scaled = try await image("rs:fit:200:0/wm:1:ce:0:0:0.5")
+                #expect(red(scaled, 50, 42) && red(scaled, 149, 91) && !red(scaled, 49, 67) && !red(scaled, 150, 67))
+                // Replicated: copies with 10 px between them, one centred.
+                let tiled = try await image("rs:fit:200:0/wm:1:re:10:10")
+                #expect(red(tiled, 100, 67) && red(tiled, 5, 2) && !red(tiled, 85, 67) && !red(tiled, 100, 75))  // copies at x 30k...30k+19, y 20k+2...20k+11
+                // Half opacity: neither red nor the photo.
+                let faint = try await image("rs:fit:200:0/wm:0.5:nowe")
+                #expect(!red(faint, 5, 5) && GeneratedImages.pixel(faint, 5, 5)[0] > 120)
+            }
+            // Without a watermark image, wm is refused by name (imgproxy skips it).
+            try await withServer { client, origin in
+                let (status, _, body) = try await get(client, "/_/wm:1/plain/\(origin.url("rocket.jpg").absoluteString)")
+                #expect(status == .badRequest && String(decoding: body, as: UTF8.self).contains("IMGPROXY_WATERMARK_PATH"))
+            }
         }
     }
 }

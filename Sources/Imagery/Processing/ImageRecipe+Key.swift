@@ -39,8 +39,13 @@ extension ImageRecipe: CustomStringConvertible {
             // Length-prefixed: the text may hold any separator.
             case .text(let text): "text(\(text.string.utf8.count):\(text.string):\(text.font):\(text.color))"
             }
+            let placement = switch watermark.placement {
+            case .edges: ""
+            case .offset(let gravity): ":at\(gravity)"
+            case .tiled(let x, let y): ":tiled(\(x),\(y))"
+            }
             parts.append("wm:\(mark):\(watermark.gravity.key):\(watermark.offsetX):\(watermark.offsetY):\(watermark.opacity)"
-                + (watermark.scale.map { ":\($0)" } ?? ""))
+                + (watermark.scale.map { ":\($0)" } ?? "") + placement + (watermark.fraction.map { ":fit\($0)" } ?? ""))
         }
         return parts.joined(separator: ",")
     }

@@ -42,6 +42,8 @@ extension ImageRecipe {
         /// The final size, padding included.
         public var outputWidth: Int
         public var outputHeight: Int
+        /// A ``Sizing``'s dpr as far as it applies (what its offsets and padding are multiplied by); 1 without one.
+        public var dprScale = 1.0
     }
 
     /// The geometry of this recipe on a source `sourceWidth` × `sourceHeight` (oriented).

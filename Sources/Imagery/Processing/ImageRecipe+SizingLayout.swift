@@ -85,7 +85,7 @@ extension ImageRecipe {
         return Layout(
             region: region, smartRegion: smartRegion, scale: SIMD2(geometry.widthScale, geometry.heightScale),
             scaledWidth: scaledWidth, scaledHeight: scaledHeight, coverCrop: coverCrop, smartCover: smartCover,
-            canvas: canvas, padding: padding, outputWidth: outputWidth, outputHeight: outputHeight
+            canvas: canvas, padding: padding, outputWidth: outputWidth, outputHeight: outputHeight, dprScale: geometry.dprScale
         )
     }
 
@@ -102,10 +102,10 @@ extension ImageRecipe {
     static func minNonZero(_ a: Int, _ b: Int) -> Int { a == 0 ? b : b == 0 ? a : min(a, b) }
 
     /// `side` × `factor`, rounded half away from zero (0 stays 0).
-    static func scale(_ side: Int, _ factor: Double) -> Int { side == 0 ? 0 : Int((Double(side) * factor).rounded()) }
+    package static func scale(_ side: Int, _ factor: Double) -> Int { side == 0 ? 0 : Int((Double(side) * factor).rounded()) }
 
     /// `side` × `factor`, rounded half to even (0 stays 0).
-    static func scaleToEven(_ side: Int, _ factor: Double) -> Int {
+    package static func scaleToEven(_ side: Int, _ factor: Double) -> Int {
         side == 0 ? 0 : Int((Double(side) * factor).rounded(.toNearestOrEven))
     }
 }
@@ -250,7 +250,8 @@ extension ImageRecipe.OffsetGravity {
     /// Where a part `part` × `partHeight` goes in `width` × `height` (imgproxy's `calcPosition`,
     /// without overflow): offsets of magnitude 1 or more are pixels × `dpr`, below 1 fractions of the
     /// side; the result is kept inside. Smart gravity is placed by the backend: the centre here.
-    func position(in width: Int, _ height: Int, of part: Int, _ partHeight: Int, dpr: Double) -> (x: Int, y: Int) {
+    /// With `overflow`, the part may hang off the edges, at least a pixel of it inside.
+    public func position(in width: Int, _ height: Int, of part: Int, _ partHeight: Int, dpr: Double, overflow: Bool = false) -> (x: Int, y: Int) {
         var (left, top): (Int, Int)
         if case .focalPoint(let pointX, let pointY) = gravity {
             left = ImageRecipe.scaleToEven(width, pointX) - part / 2
@@ -273,6 +274,7 @@ extension ImageRecipe.OffsetGravity {
             default: break
             }
         }
+        if overflow { return (max(1 - part, min(left, width - 1)), max(1 - partHeight, min(top, height - 1))) }
         return (max(0, min(left, width - part)), max(0, min(top, height - partHeight)))
     }
 

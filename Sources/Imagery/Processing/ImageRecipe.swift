@@ -197,6 +197,23 @@ extension ImageRecipe {
         /// Its longer side as a fraction of the output's shorter side (0...1), so portrait and landscape
         /// outputs get the same relative size; `nil`: its own size (shrunk to fit when larger than the output).
         public var scale: Double?
+        /// How it is placed; default ``Placement/edges`` (``gravity`` and the offsets, inside the output).
+        public var placement = Placement.edges
+        /// imgproxy's watermark scale, in place of ``scale``: it fits in this fraction (above 0) of each
+        /// side of the output, enlarged if need be; `nil`: none.
+        public var fraction: Double?
+
+        /// Where a watermark goes.
+        public enum Placement: Sendable, Hashable {
+            /// ``Watermark/gravity`` and the offsets, kept inside the output.
+            case edges
+            /// By gravity and offsets as imgproxy places them (pixel offsets × a ``Sizing``'s dpr as far as
+            /// it applies); it may hang off the edges, at least a pixel of it on the output.
+            case offset(OffsetGravity)
+            /// Repeated over the whole output, one copy centred, the spacing between copies in pixels
+            /// (× a ``Sizing``'s dpr) or, below 1, fractions of the output's sides, as imgproxy's `re`.
+            case tiled(spacingX: Double, spacingY: Double)
+        }
 
         /// A watermark image the processor has by `name`.
         public init(name: String, gravity: Gravity = .southEast, offsetX: Int = 0, offsetY: Int = 0, opacity: Double = 1, scale: Double? = nil) {

@@ -52,6 +52,9 @@ package enum ImgproxyEnvironment {
         return report
     }
 
+    /// The name imgproxy's watermark image has among the server's watermarks (``ServerConfiguration/watermarkFiles``).
+    package static let watermarkName = "imgproxy"
+
     private typealias Reader = @Sendable (String, inout ServerConfiguration) throws -> Void
 
     /// The variables read, each with imgproxy's syntax.
@@ -118,6 +121,11 @@ package enum ImgproxyEnvironment {
         },
         "IMGPROXY_ALLOWED_SOURCES": { value, configuration in configuration.imgproxyAllowedSources = list(value) },
         "IMGPROXY_ALLOWED_PROCESSING_OPTIONS": { value, configuration in configuration.imgproxyAllowedOptions = list(value) },
+        "IMGPROXY_WATERMARK_PATH": { value, configuration in configuration.watermarkFiles[watermarkName] = URL(fileURLWithPath: value) },
+        "IMGPROXY_WATERMARK_OPACITY": { value, configuration in
+            guard let opacity = Double(value), opacity > 0, opacity <= 1 else { throw ConfigurationFileError(message: "expected a number above 0, at most 1") }
+            configuration.imgproxyWatermarkOpacity = opacity
+        },
         "IMGPROXY_TTL": { value, configuration in configuration.responseMaxAge = try integer(value, in: 0...Int.max) },
     ]
 
@@ -147,7 +155,7 @@ package enum ImgproxyEnvironment {
         "IMGPROXY_SET_CANONICAL_HEADER", "IMGPROXY_USE_ETAG", "IMGPROXY_USE_LAST_MODIFIED", "IMGPROXY_ETAG_BUSTER",
         "IMGPROXY_LAST_MODIFIED_BUSTER", "IMGPROXY_ENABLE_DEBUG_HEADERS", "IMGPROXY_FALLBACK_IMAGE_DATA", "IMGPROXY_FALLBACK_IMAGE_PATH",
         "IMGPROXY_FALLBACK_IMAGE_URL", "IMGPROXY_FALLBACK_IMAGE_HTTP_CODE", "IMGPROXY_FALLBACK_IMAGE_TTL", "IMGPROXY_WATERMARK_DATA",
-        "IMGPROXY_WATERMARK_PATH", "IMGPROXY_WATERMARK_URL", "IMGPROXY_WATERMARK_OPACITY", 
+        "IMGPROXY_WATERMARK_URL", 
         "IMGPROXY_STRIP_COLOR_PROFILE", "IMGPROXY_AUTO_ROTATE", "IMGPROXY_ENFORCE_THUMBNAIL",
         "IMGPROXY_DISABLE_SHRINK_ON_LOAD", 
         "IMGPROXY_ALWAYS_RASTERIZE_SVG", "IMGPROXY_SOURCE_URL_QUERY_SEPARATOR", "IMGPROXY_ALLOW_LOOPBACK_SOURCE_ADDRESSES",

@@ -12,7 +12,10 @@ extension ImgproxyOptions {
     ///     (imgproxy's `AUTO_WEBP`/`AUTO_AVIF`); otherwise the source's.
     /// - Throws: A 400 ``ServerError`` for a source that is no http(s) URL or a combination not supported.
     ///   - localFiles: Whether `local://` sources are read here.
-    func parameters(source: String, maximumSide: Int, negotiates: Bool, localFiles: Bool = false) throws -> ImageParameters {
+    ///   - watermark: The recipe name of imgproxy's watermark image, if the server has one, and what its opacity is multiplied by.
+    func parameters(
+        source: String, maximumSide: Int, negotiates: Bool, localFiles: Bool = false, watermark mark: (id: String, opacity: Double)? = nil
+    ) throws -> ImageParameters {
         let local = URL(string: source).flatMap { localFiles && LocalFiles.isLocal($0) ? $0 : nil }
         guard let url = local ?? ServerConfiguration.sourceURL(source) else {
             throw ServerError.badParameter("the source of an imgproxy URL must be an http or https URL" + (localFiles ? " or local:///PATH" : ""))
@@ -33,6 +36,17 @@ extension ImgproxyOptions {
         recipe.sizing = sizing
         recipe.background = background
         recipe.pixelate = pixelate
+        if let watermark {
+            guard let mark else {
+                throw ServerError.badParameter("imgproxy watermark needs a watermark image here (IMGPROXY_WATERMARK_PATH)")
+            }
+            var laid = ImageRecipe.Watermark(name: mark.id, opacity: min(1, watermark.opacity * mark.opacity))
+            laid.placement = watermark.position == "re"
+                ? .tiled(spacingX: watermark.x, spacingY: watermark.y)
+                : .offset(ImgproxyOptions.Reader.offsetGravity(watermark.position, x: watermark.x, y: watermark.y))
+            laid.fraction = watermark.scale
+            recipe.watermark = laid
+        }
         if blur > 0 { recipe.blur = max(0.3, min(100, blur)) }
         if sharpen > 0 { recipe.sharpen = max(0.3, min(10, sharpen)) }
         recipe.keepsColorProfile = keepsColorProfile

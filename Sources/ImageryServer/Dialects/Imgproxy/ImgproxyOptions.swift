@@ -19,6 +19,8 @@ struct ImgproxyOptions {
     var background: ImageRecipe.Color?
     var blur = 0.0
     var pixelate: Int?
+    /// `watermark`: opacity (0 to 1), position (a gravity or `re`), offsets, scale (`nil`: its own size).
+    var watermark: (opacity: Double, position: Substring, x: Double, y: Double, scale: Double?)?
     var sharpen = 0.0
     var quality = 0
     var formatQualities: [ImageFormat: Int] = [:]
@@ -169,6 +171,20 @@ struct ImgproxyOptions {
             if reader.arguments.count > 1, !reader[1].isEmpty { flipVertical = reader.bool(1) }
         case "background", "bg":
             background = try reader.color()
+        case "watermark", "wm":
+            try reader.count(1...7)
+            let opacity = try reader.number(0, "an opacity from 0 to 1") { (0...1).contains($0) }
+            let position = reader.arguments.count > 1 && !reader[1].isEmpty ? reader[1] : "ce"
+            let positions: Set<Substring> = ["ce", "no", "so", "ea", "we", "noea", "nowe", "soea", "sowe", "re"]
+            guard positions.contains(position) else {
+                throw reader.invalid(1, "a watermark position (ce, no, so, ea, we, noea, nowe, soea, sowe, re)")
+            }
+            func number(_ index: Int) throws -> Double? {
+                index < reader.arguments.count && !reader[index].isEmpty ? try reader.number(index, "a number") { $0.isFinite } : nil
+            }
+            let scale = try number(4)
+            if let scale, scale <= 0 { throw reader.invalid(4, "a scale above 0") }
+            watermark = opacity > 0 ? (opacity, position, try number(2) ?? 0, try number(3) ?? 0, scale) : nil
         case "pixelate", "pix":
             try reader.count(1...1)
             let size = try reader.integer(0)
@@ -329,6 +345,15 @@ extension ImgproxyOptions {
                 }
                 return ImageRecipe.OffsetGravity(gravity, x: try offset(start + 1), y: try offset(start + 2))
             }
+        }
+
+        /// A gravity by imgproxy's short name (`ce`, `no`, ..., `sowe`) with offsets.
+        static func offsetGravity(_ name: Substring, x: Double, y: Double) -> ImageRecipe.OffsetGravity {
+            let named: [Substring: ImageRecipe.Gravity] = [
+                "ce": .center, "no": .north, "so": .south, "ea": .east, "we": .west,
+                "noea": .northEast, "nowe": .northWest, "soea": .southEast, "sowe": .southWest,
+            ]
+            return ImageRecipe.OffsetGravity(named[name] ?? .center, x: x, y: y)
         }
 
         /// `RGB` or `RRGGBB` hex, `R:G:B` (0...255 each), or nothing (no background).
