@@ -104,18 +104,46 @@ package struct ImageController: Sendable {
         if let (stored, negotiated) = await service.storedResponse(forRequestKey: requestKey) {
             return response(for: stored, maxAge: maxAge, negotiated: negotiated, request: request)
         }
+        var parsed: ImageParameters?
         do {
             let parameters = try parse()
-            let image = switch await service.lookUp(parameters, accept: request.headers[.accept], requestKey: requestKey) {
-            case .stored(let stored): stored
-            case .missing(let missing):
-                try await watcher.cancellingOnClose(channel, within: service.configuration.requestTimeout) { [service] in
-                    try await service.make(missing)
-                }
-            }
+            parsed = parameters
+            let image = try await image(parameters, requestKey: requestKey, request: request, channel: channel)
             return response(for: image, maxAge: maxAge, negotiated: parameters.isNegotiated, request: request)
         } catch {
-            return ServerError.from(error).response()
+            let failure = ServerError.from(error)
+            if let fallback = service.fallback, let parameters = parsed, FallbackImage.replacedErrors.contains(failure.code) {
+                return await fallbackResponse(fallback, for: parameters, replacing: failure, request: request, channel: channel)
+            }
+            return failure.response()
+        }
+    }
+
+    /// The stored response for `parameters`, or made now (cancelled when the client leaves).
+    private func image(_ parameters: ImageParameters, requestKey: String?, request: Request, channel: any Channel) async throws -> StoredResponse {
+        switch await service.lookUp(parameters, accept: request.headers[.accept], requestKey: requestKey) {
+        case .stored(let stored): stored
+        case .missing(let missing):
+            try await watcher.cancellingOnClose(channel, within: service.configuration.requestTimeout) { [service] in
+                try await service.make(missing)
+            }
+        }
+    }
+
+    /// The fallback image made as `parameters` asked, in place of `failure`: its status (or the
+    /// failure's), a short max-age and a header that says so. Never remembered for the request's
+    /// text: the next request tries the source again.
+    private func fallbackResponse(
+        _ fallback: FallbackImage, for parameters: ImageParameters, replacing failure: ServerError, request: Request, channel: any Channel
+    ) async -> Response {
+        do {
+            let image = try await image(parameters.from(fallback.url), requestKey: nil, request: request, channel: channel)
+            var response = response(for: image, maxAge: fallback.maximumAge, negotiated: parameters.isNegotiated, request: request)
+            if response.status == .ok { response.status = fallback.status == 0 ? failure.status : HTTPResponse.Status(code: fallback.status) }
+            response.headers[.init(FallbackImage.header)!] = "1"
+            return response
+        } catch {
+            return failure.response()  // the fallback cannot be made this way either: the source's error
         }
     }
 

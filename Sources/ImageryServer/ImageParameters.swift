@@ -7,7 +7,7 @@ import Imagery
 /// ``ImgproxyURL``), and everything after it (result storage, the pipeline, admission, headers) is
 /// one path, so that one output asked for in any syntax is one variant in every cache.
 package struct ImageParameters: Sendable, Hashable {
-    package let url: URL
+    package internal(set) var url: URL
     /// What to make of the source (for a placeholder: its small version).
     package let recipe: ImageRecipe
     /// `placeholder=`: a hash or a tiny image instead of the image.
@@ -29,6 +29,14 @@ package struct ImageParameters: Sendable, Hashable {
     package init(url: URL, recipe: ImageRecipe, format: ImageFormat?, encoding: EncodingOptions, negotiates: Bool) {
         (self.url, self.format, self.encoding, self.negotiates, placeholder) = (url, format, encoding, negotiates, nil)
         self.recipe = Self.framed(recipe, for: format)
+    }
+
+    /// The same output made from another source (the fallback image).
+    func from(_ source: URL) -> ImageParameters {
+        var parameters = self
+        parameters.url = source
+        parameters.cacheBuster = nil
+        return parameters
     }
 
     /// `recipe` taking the first frame when `format` cannot animate (no other frame is decoded then).

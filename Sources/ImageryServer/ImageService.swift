@@ -28,6 +28,8 @@ final class ImageService: Sendable {
     /// Each configured watermark's name in recipes: its name and a checksum of its bytes (a changed
     /// file is another variant), by the name `/image` uses.
     let watermarkIDs: [String: String]
+    /// The image answered for a source that cannot be fetched or decoded, if configured.
+    let fallback: FallbackImage?
 
     /// The watermark files read, by recipe name, and those names by configured name.
     /// - Throws: ``ConfigurationFileError`` naming a file that cannot be read or is no image.
@@ -71,10 +73,13 @@ final class ImageService: Sendable {
         // A source download cut short (its clients left, the origin's connection broke) keeps its
         // bytes on disk, never in memory outside the budget: the next request asks for the rest.
         loaderConfiguration.resumableData = diskCache.map { ResumableData(memoryLimit: 0, disk: $0) }
+        let fallback = try FallbackImage(configuration)
+        self.fallback = fallback
         loader = SourceLoader(
             http: HTTPDataLoader(configuration: loaderConfiguration),
             s3: s3Client.map { client in S3DataLoader(client: client, validateURL: { _ = try await sourceGuard.check($0) }) },
-            local: configuration.localFilesystemRoot.map { LocalFiles(root: $0, maximumSize: configuration.maximumSourceBytes) }
+            local: configuration.localFilesystemRoot.map { LocalFiles(root: $0, maximumSize: configuration.maximumSourceBytes) },
+            fallback: fallback
         )
         let shared = try configuration.s3Bucket.flatMap { bucket in
             try Self.s3Client(configuration, forSources: false).map {

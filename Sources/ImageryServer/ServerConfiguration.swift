@@ -104,6 +104,15 @@ public struct ServerConfiguration: Sendable {
     /// imgproxy's `IMGPROXY_ALLOWED_PROCESSING_OPTIONS`: the option names imgproxy URLs may use (presets
     /// may use any); default none: all.
     public var imgproxyAllowedOptions: [String] = []
+    /// An image answered in place of a source that cannot be fetched or decoded (imgproxy's
+    /// `IMGPROXY_FALLBACK_IMAGE_PATH`), made with the request's own options; default `nil`: the error.
+    public var fallbackImageFile: URL?
+    /// The status of a fallback response (imgproxy's `IMGPROXY_FALLBACK_IMAGE_HTTP_CODE`); 0: the
+    /// error's own status. Default 200.
+    public var fallbackImageStatus = 200
+    /// The longest `Cache-Control` max-age of a fallback response, in seconds (imgproxy's
+    /// `IMGPROXY_FALLBACK_IMAGE_TTL`); default 60, so that no cache keeps a placeholder for long.
+    public var fallbackImageMaxAge = 60
     /// imgproxy's `IMGPROXY_WATERMARK_OPACITY`: multiplies the opacity of imgproxy URLs' `watermark`
     /// (whose image is ``watermarkFiles``' `imgproxy`, imgproxy's `IMGPROXY_WATERMARK_PATH`); default 1.
     public var imgproxyWatermarkOpacity = 1.0

@@ -10,8 +10,14 @@ struct SourceLoader: DataLoading {
     let s3: S3DataLoader?
     /// imgproxy's `local://` sources, when the server has a root for them.
     var local: LocalFiles?
+    /// The fallback image, when the server has one.
+    var fallback: FallbackImage?
 
     func load(_ request: DataRequest, progress: @escaping @Sendable (TransferProgress) -> Void) async throws -> DataResponse {
+        if let fallback, request.url == fallback.url {
+            progress(TransferProgress(completed: Int64(fallback.data.count), total: Int64(fallback.data.count)))
+            return DataResponse(data: fallback.data)
+        }
         if LocalFiles.isLocal(request.url) {
             guard let local else { throw ServerError(.forbidden, "forbidden_source", "this server reads no local:// sources (it has no local root)") }
             return try await local.load(request, progress: progress)

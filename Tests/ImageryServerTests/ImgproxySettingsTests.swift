@@ -191,4 +191,36 @@ struct ImgproxySettingsTests {
             }
         }
     }
+
+    /// The fallback image answers a source that cannot be fetched or decoded, made as the request
+    /// asked, with its status, a short max-age and a header; the next request tries the source again.
+    @Test func theFallbackImageStandsInForAFailingSource() async throws {
+        for status in [200, 0] {
+            var configuration = ServerConfiguration()
+            _ = try ImgproxyEnvironment.apply(
+                ["IMGPROXY_FALLBACK_IMAGE_PATH": Fixtures.url("chelsea.png").path, "IMGPROXY_FALLBACK_IMAGE_HTTP_CODE": "\(status)"], to: &configuration
+            )
+            try await withServer(configure: {
+                ($0.fallbackImageFile, $0.fallbackImageStatus, $0.fallbackImageMaxAge) =
+                    (configuration.fallbackImageFile, configuration.fallbackImageStatus, configuration.fallbackImageMaxAge)
+            }) { client, origin in
+                for (name, error) in [("missing.jpg", 404), ("README.md", 415)] {
+                    for _ in 0..<2 {
+                        let (answer, headers, body) = try await get(client, "/_/rs:fill:50:40/plain/\(origin.url(name).absoluteString)@png")
+                        #expect(answer.code == (status == 0 ? error : 200), "\(name)")
+                        #expect(headers[.init(FallbackImage.header)!] == "1")
+                        #expect(headers[.cacheControl]?.contains("max-age=60") == true, "\(headers[.cacheControl] ?? "")")
+                        let image = try VipsImageDecoder().decode(body, recipe: ImageRecipe())
+                        #expect((image.width, image.height) == (50, 40))
+                    }
+                    #expect(origin.requestCount(path: "/\(name)") == 2)  // not remembered: each request tries the source
+                }
+                // A bad request keeps its own answer; so does a good source.
+                let (bad, badHeaders, _) = try await get(client, "/_/rs:squash:50:40/plain/\(origin.url("missing.jpg").absoluteString)")
+                #expect(bad == .badRequest && badHeaders[.init(FallbackImage.header)!] == nil)
+                let (good, goodHeaders, _) = try await get(client, "/_/rs:fill:50:40/plain/\(origin.url("rocket.jpg").absoluteString)")
+                #expect(good == .ok && goodHeaders[.init(FallbackImage.header)!] == nil)
+            }
+        }
+    }
 }

@@ -126,6 +126,16 @@ package enum ImgproxyEnvironment {
             guard let opacity = Double(value), opacity > 0, opacity <= 1 else { throw ConfigurationFileError(message: "expected a number above 0, at most 1") }
             configuration.imgproxyWatermarkOpacity = opacity
         },
+        "IMGPROXY_FALLBACK_IMAGE_PATH": { value, configuration in configuration.fallbackImageFile = URL(fileURLWithPath: value) },
+        "IMGPROXY_FALLBACK_IMAGE_HTTP_CODE": { value, configuration in
+            let status = try integer(value, in: 0...599)
+            guard status == 0 || status >= 100 else { throw ConfigurationFileError(message: "expected 0 (the error's status) or 100 to 599") }
+            configuration.fallbackImageStatus = status
+        },
+        "IMGPROXY_FALLBACK_IMAGE_TTL": { value, configuration in
+            let seconds = try integer(value, in: 0...Int.max)
+            if seconds > 0 { configuration.fallbackImageMaxAge = seconds }  // 0: imgproxy's default; this server keeps its short one
+        },
         "IMGPROXY_TTL": { value, configuration in configuration.responseMaxAge = try integer(value, in: 0...Int.max) },
     ]
 
@@ -153,8 +163,8 @@ package enum ImgproxyEnvironment {
         "IMGPROXY_WEBP_EFFORT", "IMGPROXY_WEBP_PRESET", "IMGPROXY_AVIF_SPEED", "IMGPROXY_JXL_EFFORT",
         "IMGPROXY_USE_S3", "IMGPROXY_USE_GCS", "IMGPROXY_USE_ABS", "IMGPROXY_USE_SWIFT", "IMGPROXY_CACHE_CONTROL_PASSTHROUGH",
         "IMGPROXY_SET_CANONICAL_HEADER", "IMGPROXY_USE_ETAG", "IMGPROXY_USE_LAST_MODIFIED", "IMGPROXY_ETAG_BUSTER",
-        "IMGPROXY_LAST_MODIFIED_BUSTER", "IMGPROXY_ENABLE_DEBUG_HEADERS", "IMGPROXY_FALLBACK_IMAGE_DATA", "IMGPROXY_FALLBACK_IMAGE_PATH",
-        "IMGPROXY_FALLBACK_IMAGE_URL", "IMGPROXY_FALLBACK_IMAGE_HTTP_CODE", "IMGPROXY_FALLBACK_IMAGE_TTL", "IMGPROXY_WATERMARK_DATA",
+        "IMGPROXY_LAST_MODIFIED_BUSTER", "IMGPROXY_ENABLE_DEBUG_HEADERS", "IMGPROXY_FALLBACK_IMAGE_DATA",
+        "IMGPROXY_FALLBACK_IMAGE_URL", "IMGPROXY_WATERMARK_DATA",
         "IMGPROXY_WATERMARK_URL", 
         "IMGPROXY_STRIP_COLOR_PROFILE", "IMGPROXY_AUTO_ROTATE", "IMGPROXY_ENFORCE_THUMBNAIL",
         "IMGPROXY_DISABLE_SHRINK_ON_LOAD", 
