@@ -271,7 +271,8 @@ struct ImgproxyURLTests {
         ("f:bmp", "imgproxy f: bmp is not a format written here"),
         ("sm:0", "strip_metadata:0 is not supported"),
         ("ar:1:1", "imgproxy ar has the wrong number of arguments"),
-        ("wm:0.5", "imgproxy option wm is not supported here"),
+        ("wm:0.5", "imgproxy watermark needs a watermark image here"), ("wm:2", "imgproxy wm: 2 is not an opacity from 0 to 1"),
+        ("wm:1:sm", "imgproxy wm: sm is not a watermark position"), ("aq:dssim", "aq is an imgproxy Pro option"),
         ("nope:1", "imgproxy option nope is unknown"),
         ("w:1:2", "imgproxy w has the wrong number of arguments"),
     ])

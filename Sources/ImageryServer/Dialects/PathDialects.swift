@@ -56,8 +56,9 @@ extension PathDialects {
             let signed = trimmed[trimmed.index(after: slash)...]
             return thumborSigner.map { "/" + $0.signature(of: signed) + "/" + signed }
         case .imgproxy:
+            // imgproxy signs the path as it normalises it (`%3A`, `scheme:/`): the path is sent as it is.
             let signed = trimmed[slash...]
-            return imgproxy.signer.map { "/" + $0.signature(of: signed) + signed }
+            return imgproxy.signer.map { "/" + $0.signature(of: ImgproxyURL.normalized(signed)) + signed }
         }
     }
 }
