@@ -56,7 +56,8 @@ package struct ImageController: Sendable {
                 guard left > 0 else { return ServerError(.notFound, "expired", "this imgproxy URL expired").response() }
                 maxAge = min(left, service.configuration.responseMaxAge)
             }
-            return await respond(to: request, on: context.channel, requestKey: "#" + path, maxAge: maxAge) {
+            let disposition = service.configuration.imgproxyURLs ? dialects.imgproxyDisposition(path) : nil
+            return await respond(to: request, on: context.channel, requestKey: "#" + path, maxAge: maxAge, disposition: disposition) {
                 guard let syntax = dialects.syntax(of: path) else { throw UnmatchedRouteMiddleware.notFound(path) }
                 return try dialects.parameters(path, in: syntax)
             }
@@ -96,6 +97,17 @@ package struct ImageController: Sendable {
     ///   `nil`: the configuration's.
     func respond(
         to request: Request, on channel: any Channel, requestKey requestText: some StringProtocol, maxAge: Int? = nil,
+        disposition: ContentDisposition? = nil, parse: () throws -> ImageParameters
+    ) async -> Response {
+        var response = await respond(to: request, on: channel, requestKey: requestText, maxAge: maxAge, parse: parse)
+        if let disposition, response.status == .ok || response.status == .notModified {
+            response.headers[.contentDisposition] = disposition.value(contentType: response.headers[.contentType])
+        }
+        return response
+    }
+
+    private func respond(
+        to request: Request, on channel: any Channel, requestKey requestText: some StringProtocol, maxAge: Int?,
         parse: () throws -> ImageParameters
     ) async -> Response {
         let maxAge = maxAge ?? service.configuration.responseMaxAge

@@ -223,4 +223,22 @@ struct ImgproxySettingsTests {
             }
         }
     }
+
+    /// `filename` and `return_attachment`: imgproxy's Content-Disposition (the output's extension), on
+    /// a made response and on the same request answered from result storage.
+    @Test func fileNamesAndAttachmentsAsImgproxyWritesThem() async throws {
+        try await withServer { client, origin in
+            let source = "plain/" + origin.url("rocket.jpg").absoluteString
+            for _ in 0..<2 {
+                let (status, headers, _) = try await get(client, "/_/w:50/fn:my%20\"pic\"/att:1/\(source)@webp")
+                #expect(status == .ok && headers[.contentDisposition] == "attachment; filename=\"my%20%22pic%22.webp\"")
+            }
+            let named = try await get(client, "/_/w:50/att:0/\(source)")
+            #expect(named.headers[.contentDisposition] == "inline; filename=\"rocket.jpg\"")
+            let encoded = try await get(client, "/_/w:50/fn:c3VtbWVyIDIwMjY:1/\(source)@png")  // base64url of "summer 2026"
+            #expect(encoded.headers[.contentDisposition] == "inline; filename=\"summer 2026.png\"")
+            #expect(try await get(client, "/_/w:50/\(source)").headers[.contentDisposition] == nil)
+            #expect(try await get(client, "/_/w:50/fn:bad!:1/\(source)").status == .badRequest)
+        }
+    }
 }

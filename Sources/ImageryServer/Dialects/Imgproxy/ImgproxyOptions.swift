@@ -185,6 +185,10 @@ struct ImgproxyOptions {
             let scale = try number(4)
             if let scale, scale <= 0 { throw reader.invalid(4, "a scale above 0") }
             watermark = opacity > 0 ? (opacity, position, try number(2) ?? 0, try number(3) ?? 0, scale) : nil
+        case "filename", "fn":
+            _ = try reader.fileName()  // the response's header (ImgproxyURL.disposition), not the image
+        case "return_attachment", "att":
+            try reader.count(1...1)
         case "pixelate", "pix":
             try reader.count(1...1)
             let size = try reader.integer(0)

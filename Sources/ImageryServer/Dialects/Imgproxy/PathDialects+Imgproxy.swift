@@ -44,4 +44,9 @@ extension PathDialects {
         guard path.hasPrefix(prefix), path.dropFirst(prefix.count).first == "/" else { return nil }
         return path.dropFirst(prefix.count)
     }
+
+    /// The `Content-Disposition` an imgproxy path asks for (`filename`, `return_attachment`), if any.
+    func imgproxyDisposition(_ path: Substring) -> ContentDisposition? {
+        imgproxyPath(path).flatMap { ImgproxyURL.disposition(of: $0, syntax: imgproxy.syntax) }
+    }
 }

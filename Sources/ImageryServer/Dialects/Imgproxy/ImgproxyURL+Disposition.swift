@@ -1,0 +1,63 @@
+import Foundation
+import Imagery
+
+/// `Content-Disposition` as imgproxy writes it: `inline` or `attachment`, and a file name (the
+/// `filename` option, else the source's, its extension the output format's).
+struct ContentDisposition: Sendable, Equatable {
+    let attachment: Bool
+    /// The name without its extension.
+    let stem: String
+
+    /// The header's value for an output of `contentType`.
+    func value(contentType: String?) -> String {
+        let fileExtension = contentType.flatMap(ImageFormat.init(mimeType:)).map { "." + $0.fileExtension } ?? ""
+        return "\(attachment ? "attachment" : "inline"); filename=\"\(stem.replacingOccurrences(of: "\"", with: "%22"))\(fileExtension)\""
+    }
+}
+
+extension ImgproxyURL {
+    /// The `Content-Disposition` an imgproxy path asks for with `filename`/`fn` or
+    /// `return_attachment`/`att` (none without them), read from the path's text alone: a response
+    /// answered from result storage gets it too.
+    static func disposition(of path: Substring, syntax: Syntax = Syntax()) -> ContentDisposition? {
+        let separator = String(syntax.separator)
+        guard ["/fn", "/filename", "/att", "/return_attachment"].contains(where: { path.contains($0 + separator) }),
+              let url = try? ImgproxyURL(path: path, syntax: syntax)
+        else { return nil }
+        var (asked, attachment, name) = (false, false, String?.none)
+        for option in url.options {
+            let reader = ImgproxyOptions.Reader(option: option)
+            switch option.name {
+            case "filename", "fn":
+                asked = true
+                name = try? reader.fileName()
+            case "return_attachment", "att":
+                asked = true
+                attachment = !option.arguments.isEmpty && reader.bool(0)
+            default: continue
+            }
+        }
+        guard asked else { return nil }
+        return ContentDisposition(attachment: attachment, stem: name.flatMap { $0.isEmpty ? nil : $0 } ?? sourceStem(url.source))
+    }
+
+    /// The source's file name (after its last `/`, its query included, as imgproxy takes it) without
+    /// its extension; `image` when that leaves nothing.
+    static func sourceStem(_ source: String) -> String {
+        let last = source.split(separator: "/", omittingEmptySubsequences: false).last.map(String.init) ?? ""
+        let stem = last.lastIndex(of: ".").map { String(last[..<$0]) } ?? last
+        return stem.isEmpty ? "image" : stem
+    }
+}
+
+extension ImgproxyOptions.Reader {
+    /// `filename`'s `NAME[:ENCODED]`: the name as written, or base64url-decoded when `ENCODED` is true.
+    func fileName() throws -> String {
+        try count(1...2)
+        guard arguments.count > 1, bool(1) else { return String(self[0]) }
+        guard let data = ImgproxySigner.data(base64URL: self[0]), let name = String(data: data, encoding: .utf8) else {
+            throw invalid(0, "base64url of a file name")
+        }
+        return name
+    }
+}
