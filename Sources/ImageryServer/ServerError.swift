@@ -64,6 +64,8 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
                 return badParameter("w and h must be positive")
             case .empty, .corrupt:
                 return ServerError(.unprocessableContent, "undecodable", "the source could not be decoded: it is corrupt or truncated")
+            case .overRequestLimit(let reason):
+                return ServerError(.unprocessableContent, "source_over_limit", reason)
             case .outOfMemory:
                 // The server's fault, not the source's: the same request may succeed once memory is free.
                 return ServerError(

@@ -17,6 +17,7 @@ extension VipsImageDecoder: ThumbnailDeriving {
             guard let bytes = buffer.baseAddress else { throw ImageDecodingError.empty }
             do {
                 let header = try checkHeader(bytes, buffer.count, format: .jpeg)
+                try check(recipe.sourceLimits, header, bytes: buffer.count)
                 let (width, height, swapped, orientation) = (header.width, header.height, header.swapped, header.orientation)
                 let (sourceWidth, sourceHeight) = swapped ? (height, width) : (width, height)
                 let scale = Self.decodeScale(sourceWidth: sourceWidth, sourceHeight: sourceHeight, for: recipe)
@@ -95,6 +96,7 @@ extension VipsImageDecoder: ThumbnailDeriving {
         if let resize = recipe.resize { try validate(resize) }
         guard !recipe.keepsColorProfile, base.image.metadata.iccProfile == nil else { return nil }  // bases are sRGB
         guard !recipe.ignoresOrientation else { return nil }  // and oriented
+        guard recipe.sourceLimits == nil else { return nil }  // a limited recipe decodes anew, checking the source
         // Only a base at the very scale a decode for this recipe would use: then the result is the
         // one a decode gives, byte for byte, whichever variant came first (a finer base would give
         // slightly different pixels, so a response's bytes would depend on the order of requests).

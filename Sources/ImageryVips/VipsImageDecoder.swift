@@ -66,6 +66,7 @@ public struct VipsImageDecoder: ImageDecoding {
             guard let base = buffer.baseAddress else { throw ImageDecodingError.empty }
             do {
                 let header = try checkHeader(base, buffer.count, format: format)
+                try check(recipe.sourceLimits, header, bytes: buffer.count)
                 let (sourceWidth, sourceHeight) = recipe.ignoresOrientation ? (header.width, header.height) : header.orientedSize
                 let options = loaderOptions(for: try frames(of: header, for: recipe))
                 var image: UnsafeMutablePointer<VipsImage>
@@ -177,6 +178,14 @@ public struct VipsImageDecoder: ImageDecoding {
         }
         guard let header = imagery_vips_open_buffer(base, count, "") else { throw VipsError(message: Vips.takeError()) }
         return header
+    }
+
+    /// Refuses a source over the limits its recipe sets (before any pixel is decoded).
+    func check(_ limits: ImageRecipe.SourceLimits?, _ header: Header, bytes: Int) throws {
+        let (width, height) = header.orientedSize
+        if let problem = limits?.problem(bytes: bytes, width: width, height: height, frames: header.frames) {
+            throw ImageDecodingError.overRequestLimit(problem)
+        }
     }
 
     func validate(_ thumbnail: ImageRequest.Thumbnail) throws {

@@ -241,4 +241,27 @@ struct ImgproxySettingsTests {
             #expect(try await get(client, "/_/w:50/fn:bad!:1/\(source)").status == .badRequest)
         }
     }
+
+    /// imgproxy's security options: refused unless IMGPROXY_ALLOW_SECURITY_OPTIONS; then they tighten
+    /// the server's limits (422 for a source over them), never loosen them.
+    @Test func securityOptionsOnlyTighten() async throws {
+        try await withServer { client, origin in
+            let (status, _, _) = try await get(client, "/_/msr:1/plain/\(origin.url("rocket.jpg").absoluteString)")
+            #expect(status == .forbidden)
+        }
+        try await withServer(configure: { ($0.imgproxyAllowsSecurityOptions, $0.maximumSourcePixels) = (true, 200_000) }) { client, origin in
+            let source = "plain/" + origin.url("rocket.jpg").absoluteString  // 640x427: 273 280 pixels
+            #expect(try await get(client, "/_/w:50/\(source)").status == .contentTooLarge)  // the server's own limit
+            #expect(try await get(client, "/_/w:50/msr:100/\(source)").status == .contentTooLarge)  // not loosened
+            let chelsea = "plain/" + origin.url("chelsea.png").absoluteString  // 451x300: 135 300 pixels
+            #expect(try await get(client, "/_/w:50/msr:0.2/\(chelsea)").status == .ok)
+            let (tight, _, body) = try await get(client, "/_/w:50/msr:0.1/\(chelsea)")
+            #expect(tight == .unprocessableContent && String(decoding: body, as: UTF8.self).contains("over the request's limit of 100000"))
+            #expect(try await get(client, "/_/w:50/msfs:1000/\(chelsea)").status == .unprocessableContent)
+            let gif = "plain/" + origin.url("no-time-for-that.gif").absoluteString  // 24 frames of 14x25
+            #expect(try await get(client, "/_/w:10/maf:10/\(gif)").status == .unprocessableContent)
+            #expect(try await get(client, "/_/w:10/maf:30/\(gif)").status == .ok)
+            #expect(try await get(client, "/_/w:10/mafr:0.0003/\(gif)").status == .unprocessableContent)  // 350 pixels a frame
+        }
+    }
 }

@@ -38,6 +38,8 @@ public enum ImageDecodingError: Error, Sendable, Hashable, CustomStringConvertib
     /// Memory for decoding could not be allocated: nothing is known to be wrong with the bytes,
     /// and the same decode may succeed later, with less in flight.
     case outOfMemory(reason: String)
+    /// The source is over a limit its request set (``ImageRecipe/SourceLimits``), tighter than the decoder's own.
+    case overRequestLimit(String)
 
     public var description: String {
         switch self {
@@ -52,6 +54,7 @@ public enum ImageDecodingError: Error, Sendable, Hashable, CustomStringConvertib
         case .corrupt(let format, let reason):
             "the \(format?.rawValue ?? "image") data is corrupt or truncated: \(reason)"
         case .outOfMemory(let reason): "there was not enough memory to decode the image: \(reason)"
+        case .overRequestLimit(let reason): reason
         }
     }
 }

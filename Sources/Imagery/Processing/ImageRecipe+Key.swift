@@ -8,6 +8,9 @@ extension ImageRecipe: CustomStringConvertible {
         var parts: [String] = []
         if let frame { parts.append("frame:\(frame)") }
         if ignoresOrientation { parts.append("orient:none") }
+        if let limits = sourceLimits {
+            parts.append("limits:\(limits.pixels ?? 0):\(limits.framePixels ?? 0):\(limits.frames ?? 0):\(limits.bytes ?? 0)")
+        }
         if let trim {
             parts.append("trim:\(trim.threshold)" + (trim.color.map { ":\($0)" } ?? "") + (trim.fromBottomRight ? ":br" : "")
                 + (trim.equalHorizontal ? ":eh" : "") + (trim.equalVertical ? ":ev" : ""))

@@ -36,6 +36,7 @@ extension ImgproxyOptions {
         recipe.sizing = sizing
         recipe.background = background
         recipe.pixelate = pixelate
+        if sourceLimits != ImageRecipe.SourceLimits() { recipe.sourceLimits = sourceLimits }
         if let watermark {
             guard let mark else {
                 throw ServerError.badParameter("imgproxy watermark needs a watermark image here (IMGPROXY_WATERMARK_PATH)")

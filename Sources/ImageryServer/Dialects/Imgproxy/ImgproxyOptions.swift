@@ -19,6 +19,10 @@ struct ImgproxyOptions {
     var background: ImageRecipe.Color?
     var blur = 0.0
     var pixelate: Int?
+    /// `max_src_resolution`, `max_src_file_size`, `max_animation_frames`, `max_animation_frame_resolution`.
+    var sourceLimits = ImageRecipe.SourceLimits()
+    /// Whether any of those was given (imgproxy's "security options": allowed only when the server says so).
+    var setsSourceLimits = false
     /// `watermark`: opacity (0 to 1), position (a gravity or `re`), offsets, scale (`nil`: its own size).
     var watermark: (opacity: Double, position: Substring, x: Double, y: Double, scale: Double?)?
     var sharpen = 0.0
@@ -185,6 +189,24 @@ struct ImgproxyOptions {
             let scale = try number(4)
             if let scale, scale <= 0 { throw reader.invalid(4, "a scale above 0") }
             watermark = opacity > 0 ? (opacity, position, try number(2) ?? 0, try number(3) ?? 0, scale) : nil
+        case "max_src_resolution", "msr":
+            setsSourceLimits = true
+            try reader.count(1...1)
+            sourceLimits.pixels = Int(try reader.number(0, "megapixels, 0 or more") { $0 >= 0 && $0 < 1e9 } * 1_000_000)
+        case "max_src_file_size", "msfs":
+            setsSourceLimits = true
+            try reader.count(1...1)
+            guard let bytes = Int(reader[0]) else { throw reader.invalid(0, "a number of bytes") }
+            sourceLimits.bytes = bytes > 0 ? bytes : nil
+        case "max_animation_frames", "maf":
+            setsSourceLimits = true
+            try reader.count(1...1)
+            sourceLimits.frames = Int(try reader.number(0, "a whole number above 0") { $0 >= 1 && $0 == $0.rounded() && $0 < 1e9 })
+        case "max_animation_frame_resolution", "mafr":
+            setsSourceLimits = true
+            try reader.count(1...1)
+            let pixels = Int(try reader.number(0, "megapixels, 0 or more") { $0 >= 0 && $0 < 1e9 } * 1_000_000)
+            sourceLimits.framePixels = pixels > 0 ? pixels : nil
         case "filename", "fn":
             _ = try reader.fileName()  // the response's header (ImgproxyURL.disposition), not the image
         case "return_attachment", "att":

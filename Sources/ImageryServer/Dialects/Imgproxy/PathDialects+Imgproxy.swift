@@ -1,4 +1,5 @@
 import Foundation
+import Imagery
 
 extension PathDialects {
     /// An imgproxy URL's parameters, its signature checked: with imgproxy keys, its HMAC; without,
@@ -23,6 +24,12 @@ extension PathDialects {
             throw ServerError.badParameter("imgproxy option \(refused.name) is not allowed here (IMGPROXY_ALLOWED_PROCESSING_OPTIONS)")
         }
         var options = try ImgproxyOptions(url.options, presets: imgproxy.presets)
+        if options.setsSourceLimits {
+            guard configuration.imgproxyAllowsSecurityOptions else {
+                throw ServerError(.forbidden, "forbidden_option", "imgproxy's security options (max_src_*, max_animation_*) are off here (IMGPROXY_ALLOW_SECURITY_OPTIONS)")
+            }
+            options.sourceLimits = options.sourceLimits.tightening(configuration)
+        }
         if let fileExtension = url.fileExtension {
             options.format = try ImgproxyOptions.Reader(option: .init(name: "extension", arguments: [Substring(fileExtension)])).format(0)
         }
@@ -48,5 +55,18 @@ extension PathDialects {
     /// The `Content-Disposition` an imgproxy path asks for (`filename`, `return_attachment`), if any.
     func imgproxyDisposition(_ path: Substring) -> ContentDisposition? {
         imgproxyPath(path).flatMap { ImgproxyURL.disposition(of: $0, syntax: imgproxy.syntax) }
+    }
+}
+
+extension ImageRecipe.SourceLimits {
+    /// Only the limits tighter than `configuration`'s own (a URL may not loosen the server's).
+    func tightening(_ configuration: ServerConfiguration) -> Self {
+        func tighter(_ value: Int?, _ own: Int?) -> Int? { value.flatMap { value in own.map { value < $0 } ?? true ? value : nil } }
+        return Self(
+            pixels: tighter(pixels, configuration.maximumSourcePixels),
+            framePixels: tighter(framePixels, configuration.maximumFramePixels),
+            frames: tighter(frames, configuration.maximumFrames),
+            bytes: tighter(bytes, configuration.maximumSourceBytes)
+        )
     }
 }
