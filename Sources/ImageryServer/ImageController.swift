@@ -50,7 +50,8 @@ package struct ImageController: Sendable {
         router.getAndHead("**") { request, context -> Response in
             let path = Substring(request.uri.path)
             var maxAge: Int?
-            if service.configuration.imgproxyURLs, let expiry = ImgproxyURL.expiry(of: path), expiry > 0 {
+            if service.configuration.imgproxyURLs, let imgproxyPath = dialects.imgproxyPath(path),
+               let expiry = ImgproxyURL.expiry(of: imgproxyPath), expiry > 0 {
                 // An imgproxy URL answered before may have expired since; else no longer than it lives.
                 let left = expiry - Int(Date().timeIntervalSince1970)
                 guard left > 0 else { return ServerError(.notFound, "expired", "this imgproxy URL expired").response() }

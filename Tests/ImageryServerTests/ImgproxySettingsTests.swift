@@ -104,7 +104,7 @@ struct ImgproxySettingsTests {
     /// outside IMGPROXY_ALLOWED_PROCESSING_OPTIONS are refused by name; a path prefix is honoured.
     @Test func proAndForbiddenOptionsAreNamed() async throws {
         try await withServer(configure: {
-            $0.imgproxyAllowedOptions = ["w", "h", "pr", "aq"]
+            $0.imgproxyAllowedOptions = ["w", "h", "pr", "aq", "exp"]
             $0.imgproxyPathPrefix = "/img"
         }) { client, origin in
             let source = "plain/" + origin.url("rocket.jpg").absoluteString
@@ -114,6 +114,11 @@ struct ImgproxySettingsTests {
             #expect(forbidden == .badRequest && String(decoding: forbiddenBody, as: UTF8.self).contains("bl is not allowed here"))
             #expect(try await get(client, "/img/_/w:10/\(source)").status == .ok)
             #expect(try await get(client, "/_/w:10/\(source)").status == .notFound)  // without the prefix: no imgproxy URL
+            // An expired URL under the prefix is 404, also once its answer is stored.
+            let future = Int(Date().timeIntervalSince1970) + 2
+            #expect(try await get(client, "/img/_/w:11/exp:\(future)/\(source)").status == .ok)
+            try await Task.sleep(for: .seconds(3))
+            #expect(try await get(client, "/img/_/w:11/exp:\(future)/\(source)").status == .notFound)
         }
     }
 

@@ -45,7 +45,7 @@ extension PathDialects {
     }
 
     /// `path` without imgproxy's path prefix (`IMGPROXY_PATH_PREFIX`); `nil` when it does not start with it.
-    func imgproxyPath(_ path: Substring) -> Substring? {
+    package func imgproxyPath(_ path: Substring) -> Substring? {
         let prefix = configuration.imgproxyPathPrefix
         guard !prefix.isEmpty else { return path }
         guard path.hasPrefix(prefix), path.dropFirst(prefix.count).first == "/" else { return nil }
