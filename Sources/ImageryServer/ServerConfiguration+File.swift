@@ -12,7 +12,11 @@ extension ServerConfiguration {
     /// named keep their defaults), `presets` (an object: name to query), `onlyPresets`, `watermarkFiles` (an
     /// object: name to file path), `s3Endpoint`, `s3Region`, `s3Bucket`, `s3Prefix`, `s3CredentialsFile`,
     /// `s3SourceBuckets`, `galleryDirectory`,
-    /// `galleryURLs`); absent keys keep their defaults.
+    /// `galleryURLs`, `maximumFramePixels`, `localFilesystemRoot`, `fallbackImageFile`, `fallbackImageStatus`,
+    /// `fallbackImageMaxAge`, `imgproxyTrustedSignatures`, `imgproxyAllowsSecurityOptions`, `imgproxyPathPrefix`,
+    /// `imgproxyArgumentsSeparator`, `imgproxyBase64URLIncludesFilename`, `imgproxyBaseURL`,
+    /// `imgproxyURLReplacements`, `imgproxyAllowedSources`, `imgproxyAllowedOptions`,
+    /// `imgproxyWatermarkOpacity`); absent keys keep their defaults.
     package struct File: Decodable {
         var host: String?
         var port: Int?
@@ -59,6 +63,21 @@ extension ServerConfiguration {
         var s3SourceBuckets: [String]?
         var galleryDirectory: String?
         var galleryURLs: [String]?
+        var maximumFramePixels: Int?
+        var localFilesystemRoot: String?
+        var fallbackImageFile: String?
+        var fallbackImageStatus: Int?
+        var fallbackImageMaxAge: Int?
+        var imgproxyTrustedSignatures: [String]?
+        var imgproxyAllowsSecurityOptions: Bool?
+        var imgproxyPathPrefix: String?
+        var imgproxyArgumentsSeparator: String?
+        var imgproxyBase64URLIncludesFilename: Bool?
+        var imgproxyBaseURL: String?
+        var imgproxyURLReplacements: [String]?
+        var imgproxyAllowedSources: [String]?
+        var imgproxyAllowedOptions: [String]?
+        var imgproxyWatermarkOpacity: Double?
     }
 
     /// The defaults overridden by the JSON configuration file at `url`.
@@ -133,6 +152,34 @@ extension ServerConfiguration {
                 throw ConfigurationFileError(message: "\(name): formatQualities: \(formatName) is not one of jpeg, webp, avif, jxl")
             }
             formatQualities[format] = quality
+        }
+        if let value = file.maximumFramePixels { maximumFramePixels = value }
+        if let value = file.localFilesystemRoot { localFilesystemRoot = URL(fileURLWithPath: value) }
+        if let value = file.fallbackImageFile { fallbackImageFile = URL(fileURLWithPath: value) }
+        if let value = file.fallbackImageStatus {
+            guard value == 0 || (100...599).contains(value) else {
+                throw ConfigurationFileError(message: "\(name): fallbackImageStatus must be 0 (the error's status) or 100 to 599")
+            }
+            fallbackImageStatus = value
+        }
+        if let value = file.fallbackImageMaxAge { fallbackImageMaxAge = value }
+        if let value = file.imgproxyTrustedSignatures { imgproxyTrustedSignatures = value }
+        if let value = file.imgproxyAllowsSecurityOptions { imgproxyAllowsSecurityOptions = value }
+        if let value = file.imgproxyPathPrefix { imgproxyPathPrefix = value }
+        if let value = file.imgproxyArgumentsSeparator {
+            guard value.count == 1, let separator = value.first, separator != "/" else {
+                throw ConfigurationFileError(message: "\(name): imgproxyArgumentsSeparator must be one character other than /")
+            }
+            imgproxyArgumentsSeparator = separator
+        }
+        if let value = file.imgproxyBase64URLIncludesFilename { imgproxyBase64URLIncludesFilename = value }
+        if let value = file.imgproxyBaseURL { imgproxyBaseURL = value }
+        if let value = file.imgproxyURLReplacements { imgproxyURLReplacements = value }
+        if let value = file.imgproxyAllowedSources { imgproxyAllowedSources = value }
+        if let value = file.imgproxyAllowedOptions { imgproxyAllowedOptions = value }
+        if let value = file.imgproxyWatermarkOpacity {
+            guard value > 0, value <= 1 else { throw ConfigurationFileError(message: "\(name): imgproxyWatermarkOpacity must be above 0, at most 1") }
+            imgproxyWatermarkOpacity = value
         }
         if let value = file.presets { presets = value }
         if let value = file.onlyPresets { onlyPresets = value }

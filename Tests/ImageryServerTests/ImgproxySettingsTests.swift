@@ -24,7 +24,7 @@ struct ImgproxySettingsTests {
         #expect(configuration.imgproxyKeys == ["746573742d6b6579", "746573742d6b657932"])
         #expect(configuration.imgproxySignatureSize == 8)
         #expect(configuration.imgproxyPresets == ["thumb": "rs:fill:100:100/q:70", "default": "q:90"])
-        #expect(configuration.formatQualities == [.jpeg: 70, .webp: 60, .avif: 50, .jxl: 70, .heic: 70])
+        #expect(configuration.formatQualities == [.jpeg: 70, .webp: 60, .avif: 50, .jxl: 70])
         #expect(configuration.maximumSourcePixels == 12_500_000 && configuration.maximumSourceBytes == 1_048_576)
         #expect(configuration.maximumFrames == 50 && configuration.imgproxyAutoFormat && configuration.responseMaxAge == 3600)
         #expect(configuration.onlyPresets == false)  // empty: unset, as imgproxy reads it

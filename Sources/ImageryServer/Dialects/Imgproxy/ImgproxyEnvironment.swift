@@ -75,7 +75,7 @@ package enum ImgproxyEnvironment {
         "IMGPROXY_ONLY_PRESETS": { value, configuration in configuration.onlyPresets = try boolean(value) },
         "IMGPROXY_QUALITY": { value, configuration in
             let quality = try integer(value, in: 1...100)
-            for format in ImageFormat.allCases where format.isLossy { configuration.formatQualities[format] = quality }
+            for format in ServerConfiguration.lossyFormats { configuration.formatQualities[format] = quality }
         },
         "IMGPROXY_FORMAT_QUALITY": { value, configuration in
             for entry in list(value) {
@@ -199,9 +199,4 @@ package enum ImgproxyEnvironment {
         guard let number = Double(value), number >= 0, number < 1e12 else { throw ConfigurationFileError(message: "expected megapixels (50, 10.5)") }
         return Int(number * 1_000_000)
     }
-}
-
-extension ImageFormat {
-    /// Whether the format's encoder takes a quality.
-    var isLossy: Bool { self == .jpeg || self == .webp || self == .avif || self == .jxl || self == .heic }
 }
