@@ -230,6 +230,13 @@ extension ServerConfiguration {
         }
         let longest = Duration.seconds(Int64(Self.longestDuration))
         try require((0...65535).contains(port), "port must be from 0 to 65535")
+        if let root = localFilesystemRoot {
+            var isDirectory: ObjCBool = false
+            try require(
+                FileManager.default.fileExists(atPath: root.path, isDirectory: &isDirectory) && isDirectory.boolValue,
+                "localFilesystemRoot (IMGPROXY_LOCAL_FILESYSTEM_ROOT) \(root.path) is not a directory"
+            )
+        }
         let bytes = 1...(1 << 50)  // up to a pebibyte: sums of limits never overflow
         try require((1 << 20...1 << 50).contains(memoryLimit), "memoryLimit must be from 1 MiB to 1 PiB")
         if let inflight = maximumInflightMemory {

@@ -44,6 +44,22 @@ struct ImgproxySettingsTests {
         }
     }
 
+    /// A local root that is no directory stops the start with its name; imgproxy's logging settings
+    /// are reported as not applied, not taken silently.
+    @Test func aMissingLocalRootAndLoggingSettingsAreSaid() throws {
+        var configuration = ServerConfiguration()
+        let report = try ImgproxyEnvironment.apply(
+            ["IMGPROXY_LOCAL_FILESYSTEM_ROOT": "/nonexistent/images", "IMGPROXY_LOG_FORMAT": "json", "IMGPROXY_DEVELOPMENT_ERRORS_MODE": "1"],
+            to: &configuration
+        )
+        #expect(report.unsupported == ["IMGPROXY_LOG_FORMAT"] && report.unknown.isEmpty)
+        #expect {
+            try configuration.validate()
+        } throws: { error in
+            (error as? ConfigurationFileError)?.message.contains("/nonexistent/images is not a directory") == true
+        }
+    }
+
     @Test func keysAndSaltsMustPair() {
         var configuration = ServerConfiguration()
         #expect(throws: ConfigurationFileError.self) {

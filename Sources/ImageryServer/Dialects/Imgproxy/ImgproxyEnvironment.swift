@@ -139,11 +139,10 @@ package enum ImgproxyEnvironment {
         "IMGPROXY_TTL": { value, configuration in configuration.responseMaxAge = try integer(value, in: 0...Int.max) },
     ]
 
-    /// imgproxy's variables that change nothing a client sees here: errors are always JSON with a
-    /// message and never leak internals (`DEVELOPMENT_ERRORS_MODE`); logging has its own options.
-    private static let ignored: Set<String> = [
-        "IMGPROXY_DEVELOPMENT_ERRORS_MODE", "IMGPROXY_LOG_LEVEL", "IMGPROXY_LOG_FORMAT", "IMGPROXY_WORKERS", "IMGPROXY_REQUESTS_QUEUE_SIZE",
-    ]
+    /// imgproxy's variables that change nothing here: errors are always JSON with a message and never
+    /// leak internals (`DEVELOPMENT_ERRORS_MODE`). Logging and concurrency settings are not among them:
+    /// they have this server's own options, and are reported as not applied.
+    private static let ignored: Set<String> = ["IMGPROXY_DEVELOPMENT_ERRORS_MODE"]
 
     /// imgproxy's switches this server has one setting of (`true`: what it always does), with that setting.
     private static let fixed: [String: Bool] = [
@@ -154,7 +153,8 @@ package enum ImgproxyEnvironment {
     /// imgproxy's other variables (open-source and Pro), named so that a deployment's setting this
     /// server does not honour is reported as unsupported rather than unknown.
     private static let imgproxyNames: Set<String> = [
-        "IMGPROXY_BIND", "IMGPROXY_NETWORK", "IMGPROXY_TIMEOUT", "IMGPROXY_DOWNLOAD_TIMEOUT",
+        "IMGPROXY_BIND", "IMGPROXY_NETWORK", "IMGPROXY_TIMEOUT", "IMGPROXY_LOG_LEVEL", "IMGPROXY_LOG_FORMAT", "IMGPROXY_WORKERS",
+        "IMGPROXY_REQUESTS_QUEUE_SIZE", "IMGPROXY_DOWNLOAD_TIMEOUT",
         "IMGPROXY_READ_REQUEST_TIMEOUT", "IMGPROXY_KEEP_ALIVE_TIMEOUT", "IMGPROXY_CLIENT_KEEP_ALIVE_TIMEOUT", "IMGPROXY_MAX_REDIRECTS",
         "IMGPROXY_USER_AGENT", "IMGPROXY_SECRET", "IMGPROXY_ALLOW_ORIGIN", "IMGPROXY_HEALTH_CHECK_PATH",
         "IMGPROXY_PRESETS_SEPARATOR", "IMGPROXY_PRESETS_PATH", "IMGPROXY_ENFORCE_WEBP",
