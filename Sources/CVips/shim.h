@@ -87,9 +87,9 @@ static inline int imagery_vips_extract(VipsImage *in, VipsImage **out, int left,
     return vips_extract_area(in, out, left, top, width, height, NULL);
 }
 
-/// Wraps 8-bit pixels without copying: they must outlive the image and everything made from it.
-static inline VipsImage *imagery_vips_wrap_pixels(const void *pixels, size_t length, int width, int height, int bands) {
-    return vips_image_new_from_memory(pixels, length, width, height, bands, VIPS_FORMAT_UCHAR);
+/// Wraps 8-bit pixels (16-bit when `sixteen`) without copying: they must outlive the image and everything made from it.
+static inline VipsImage *imagery_vips_wrap_pixels(const void *pixels, size_t length, int width, int height, int bands, int sixteen) {
+    return vips_image_new_from_memory(pixels, length, width, height, bands, sixteen ? VIPS_FORMAT_USHORT : VIPS_FORMAT_UCHAR);
 }
 
 /// The EXIF orientation libvips read from the header (1 to 8; 1 when there is none).
@@ -114,6 +114,35 @@ static inline int imagery_vips_cast_uchar(VipsImage *in, VipsImage **out) {
     return vips_cast_uchar(in, out, NULL);
 }
 
+static inline int imagery_vips_cast_ushort(VipsImage *in, VipsImage **out) {
+    return vips_cast_ushort(in, out, NULL);
+}
+
+/// Whether `image` has more than 8 bits per sample (16-bit, 32-bit, floating point).
+static inline int imagery_vips_is_deep(VipsImage *image) {
+    VipsBandFormat format = vips_image_get_format(image);
+    return format != VIPS_FORMAT_UCHAR && format != VIPS_FORMAT_CHAR;
+}
+
+/// `in` resized to exactly width x height in its own sample format (vips_thumbnail_image makes 8-bit sRGB):
+/// Lanczos 3 as vips_resize does, alpha premultiplied around it.
+static inline int imagery_vips_resize_exact(VipsImage *in, VipsImage **out, int width, int height) {
+    VipsImage *t[4] = { NULL, NULL, NULL, NULL };
+    int status = 0;
+    VipsImage *current = in;
+    gboolean alpha = vips_image_hasalpha(in);
+    double hscale = (double) width / in->Xsize, vscale = (double) height / in->Ysize;
+    if (alpha) { status = vips_premultiply(current, &t[0], NULL); current = t[0]; }
+    if (!status) { status = vips_resize(current, &t[1], hscale, "vscale", vscale, NULL); current = t[1]; }
+    if (!status && alpha) { status = vips_unpremultiply(current, &t[2], NULL); current = t[2]; }
+    if (!status) status = vips_cast(current, &t[3], in->BandFmt, NULL);
+    if (!status && (t[3]->Xsize != width || t[3]->Ysize != height))
+        status = vips_embed(t[3], out, 0, 0, width, height, "extend", VIPS_EXTEND_COPY, NULL);
+    else if (!status) { *out = t[3]; t[3] = NULL; }
+    for (int i = 0; i < 4; i++) if (t[i]) g_object_unref(t[i]);
+    return status;
+}
+
 /// Places `in` at the centre of a width x height canvas filled with zeros
 /// (black, or transparent when the image has alpha).
 static inline int imagery_vips_center_on_canvas(VipsImage *in, VipsImage **out, int width, int height) {
@@ -126,8 +155,8 @@ static inline int imagery_vips_flatten(VipsImage *in, VipsImage **out) {
 }
 
 static inline VipsImage *imagery_vips_from_pixels(const void *pixels, size_t length,
-                                                  int width, int height, int bands) {
-    return vips_image_new_from_memory_copy(pixels, length, width, height, bands, VIPS_FORMAT_UCHAR);
+                                                  int width, int height, int bands, int sixteen) {
+    return vips_image_new_from_memory_copy(pixels, length, width, height, bands, sixteen ? VIPS_FORMAT_USHORT : VIPS_FORMAT_UCHAR);
 }
 
 /// Tags `in` with a colour interpretation (no pixel changes).
@@ -150,9 +179,12 @@ static inline int imagery_vips_webpsave(VipsImage *in, void **buffer, size_t *le
     return vips_webpsave_buffer(in, buffer, length, "Q", quality, "lossless", lossless ? TRUE : FALSE, "strip", strip, NULL);
 }
 
+/// 16-bit pixels as 12-bit AVIF, others as 8-bit. Not 10: this libaom aborts the process on every 10-bit
+/// encode libheif asks of it (an assertion on the chroma subsampling, whatever the subsample mode or Q).
 static inline int imagery_vips_avifsave(VipsImage *in, void **buffer, size_t *length, int quality, int lossless, int strip) {
     return vips_heifsave_buffer(in, buffer, length, "Q", quality, "lossless", lossless ? TRUE : FALSE,
-                                "compression", VIPS_FOREIGN_HEIF_COMPRESSION_AV1, "strip", strip, NULL);
+                                "compression", VIPS_FOREIGN_HEIF_COMPRESSION_AV1, "strip", strip,
+                                "bitdepth", vips_image_get_format(in) == VIPS_FORMAT_USHORT ? 12 : 8, NULL);
 }
 
 /// JPEG XL at effort 4 (libjxl's default is 7; BENCHMARKS.md, issue 10, has the measurement).
@@ -205,11 +237,11 @@ static inline int imagery_vips_srgb_profile(const void **data, size_t *length) {
     return 0;
 }
 
-/// `in` converted from its embedded ICC profile to sRGB (relative colorimetric, 8 bits), the
+/// `in` converted from its embedded ICC profile to sRGB (relative colorimetric, `depth` 8 or 16 bits), the
 /// profile removed. A profile lcms cannot use is ignored (the pixels are taken as sRGB): a broken
 /// profile must not make an image undecodable.
-static inline int imagery_vips_icc_to_srgb(VipsImage *in, VipsImage **out) {
-    if (vips_icc_transform(in, out, "srgb", "embedded", TRUE, "intent", VIPS_INTENT_RELATIVE, NULL)) {
+static inline int imagery_vips_icc_to_srgb(VipsImage *in, VipsImage **out, int depth) {
+    if (vips_icc_transform(in, out, "srgb", "embedded", TRUE, "intent", VIPS_INTENT_RELATIVE, "depth", depth, NULL)) {
         vips_error_clear();
         if (vips_copy(in, out, NULL)) return -1;
     }
@@ -375,9 +407,14 @@ static inline int imagery_vips_percent(VipsImage *in, double percent, int *thres
     return vips_percent(in, percent, threshold, NULL);
 }
 
-/// `in` × a + b, per pixel, as unsigned 8-bit.
-static inline int imagery_vips_linear1(VipsImage *in, VipsImage **out, double a, double b) {
-    return vips_linear1(in, out, a, b, "uchar", TRUE, NULL);
+/// `in` × a + b, per pixel, as unsigned 8-bit (16-bit when `sixteen`).
+static inline int imagery_vips_linear1(VipsImage *in, VipsImage **out, double a, double b, int sixteen) {
+    if (!sixteen) return vips_linear1(in, out, a, b, "uchar", TRUE, NULL);
+    VipsImage *t = NULL;
+    if (vips_linear1(in, &t, a, b, NULL)) return -1;
+    int status = vips_cast_ushort(t, out, NULL);
+    g_object_unref(t);
+    return status;
 }
 
 /// An image of ours (a watermark the operator configured), opened from encoded bytes; NULL on failure.

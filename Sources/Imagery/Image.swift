@@ -3,7 +3,8 @@ import Foundation
 /// A decoded image: pixels in memory, ready to draw or to encode again.
 ///
 /// Rows are tightly packed (`bytesPerRow == width * pixelFormat.bytesPerPixel`),
-/// top row first, 8 bits per channel, colour in sRGB (unless ``ImageMetadata/iccProfile`` says
+/// top row first, 8 bits per channel (16 for the `…16` pixel formats: a high bit depth kept on purpose,
+/// ``ImageRecipe/keepsHighBitDepth``), colour in sRGB (unless ``ImageMetadata/iccProfile`` says
 /// otherwise: a kept profile), alpha (when present) not premultiplied. EXIF orientation has already been applied.
 ///
 /// An animated image (``animation`` set) holds all its frames, each `width` × `height`, one after
@@ -98,7 +99,10 @@ extension Image {
     }
 }
 
-/// The layout of one pixel: 8 bits per channel, channels in the order named.
+/// The layout of one pixel: its channels, in the order named, of 8 or 16 bits each.
+///
+/// 16-bit samples are stored in the machine's byte order. They come only from a source of that depth decoded
+/// for a recipe that keeps it (``ImageRecipe/keepsHighBitDepth``); everything else is 8-bit.
 public enum PixelFormat: String, Sendable, Hashable, CaseIterable {
     /// One channel: grey.
     case gray8
@@ -108,30 +112,59 @@ public enum PixelFormat: String, Sendable, Hashable, CaseIterable {
     case rgb8
     /// Four channels: red, green, blue, alpha.
     case rgba8
+    /// One 16-bit channel: grey.
+    case gray16
+    /// Two 16-bit channels: grey, alpha.
+    case grayAlpha16
+    /// Three 16-bit channels: red, green, blue.
+    case rgb16
+    /// Four 16-bit channels: red, green, blue, alpha.
+    case rgba16
 
-    /// Bytes per pixel, one per channel.
-    public var bytesPerPixel: Int {
+    /// Channels per pixel (alpha included).
+    public var channels: Int {
         switch self {
-        case .gray8: 1
-        case .grayAlpha8: 2
-        case .rgb8: 3
-        case .rgba8: 4
+        case .gray8, .gray16: 1
+        case .grayAlpha8, .grayAlpha16: 2
+        case .rgb8, .rgb16: 3
+        case .rgba8, .rgba16: 4
         }
     }
+
+    /// Bytes per channel: 1 or 2.
+    public var bytesPerChannel: Int { isHighBitDepth ? 2 : 1 }
+
+    /// Whether each channel has 16 bits.
+    public var isHighBitDepth: Bool {
+        switch self {
+        case .gray16, .grayAlpha16, .rgb16, .rgba16: true
+        case .gray8, .grayAlpha8, .rgb8, .rgba8: false
+        }
+    }
+
+    /// Bytes per pixel.
+    public var bytesPerPixel: Int { channels * bytesPerChannel }
 
     /// Whether the last channel is alpha.
-    public var hasAlpha: Bool { self == .grayAlpha8 || self == .rgba8 }
+    public var hasAlpha: Bool { channels == 2 || channels == 4 }
 
-    /// The format with this many 8-bit channels, if any.
-    public init?(channels: Int) {
-        switch channels {
-        case 1: self = .gray8
-        case 2: self = .grayAlpha8
-        case 3: self = .rgb8
-        case 4: self = .rgba8
+    /// Whether the pixels are grey (one channel, or grey and alpha).
+    public var isGray: Bool { channels <= 2 }
+
+    /// The format with this many channels of `bytesPerChannel` bytes each (1 or 2), if any.
+    public init?(channels: Int, bytesPerChannel: Int = 1) {
+        let formats: [PixelFormat]
+        switch bytesPerChannel {
+        case 1: formats = [.gray8, .grayAlpha8, .rgb8, .rgba8]
+        case 2: formats = [.gray16, .grayAlpha16, .rgb16, .rgba16]
         default: return nil
         }
+        guard (1...4).contains(channels) else { return nil }
+        self = formats[channels - 1]
     }
+
+    /// The format with the same channels, 8 bits each.
+    public var eightBit: PixelFormat { PixelFormat(channels: channels)! }
 }
 
 /// The little of a source's metadata an image carries to its encoding: by default its copyright

@@ -52,6 +52,10 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
     /// sequences are not written by libvips here): an animated image encoded as another gets its first frame.
     public var canAnimate: Bool { self == .gif || self == .webp }
 
+    /// Whether the format holds more than 8 bits per channel as Imagery writes it (16-bit PNG and TIFF,
+    /// 12-bit AVIF, 16-bit JPEG XL): what ``ImageRecipe/keepsHighBitDepth`` is for (imgproxy's HDR formats).
+    public var holdsHighBitDepth: Bool { self == .png || self == .avif || self == .jxl || self == .tiff }
+
     public var mimeType: String {
         switch self {
         case .jpeg: "image/jpeg"

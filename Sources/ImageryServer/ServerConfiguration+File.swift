@@ -13,7 +13,7 @@ extension ServerConfiguration {
     /// object: name to file path), `s3Endpoint`, `s3Region`, `s3Bucket`, `s3Prefix`, `s3CredentialsFile`,
     /// `s3SourceBuckets`, `galleryDirectory`,
     /// `galleryURLs`, `maximumFramePixels`, `localFilesystemRoot`, `fallbackImageFile`, `fallbackImageStatus`,
-    /// `fallbackImageMaxAge`, `imgproxyTrustedSignatures`, `imgproxyAllowsSecurityOptions`, `imgproxyPathPrefix`,
+    /// `fallbackImageMaxAge`, `imgproxyTrustedSignatures`, `imgproxyAllowsSecurityOptions`, `imgproxyPreservesHDR`, `imgproxyPathPrefix`,
     /// `imgproxyArgumentsSeparator`, `imgproxyBase64URLIncludesFilename`, `imgproxyBaseURL`,
     /// `imgproxyURLReplacements`, `imgproxyAllowedSources`, `imgproxyAllowedOptions`,
     /// `imgproxyWatermarkOpacity`); absent keys keep their defaults.
@@ -70,6 +70,7 @@ extension ServerConfiguration {
         var fallbackImageMaxAge: Int?
         var imgproxyTrustedSignatures: [String]?
         var imgproxyAllowsSecurityOptions: Bool?
+        var imgproxyPreservesHDR: Bool?
         var imgproxyPathPrefix: String?
         var imgproxyArgumentsSeparator: String?
         var imgproxyBase64URLIncludesFilename: Bool?
@@ -165,6 +166,7 @@ extension ServerConfiguration {
         if let value = file.fallbackImageMaxAge { fallbackImageMaxAge = value }
         if let value = file.imgproxyTrustedSignatures { imgproxyTrustedSignatures = value }
         if let value = file.imgproxyAllowsSecurityOptions { imgproxyAllowsSecurityOptions = value }
+        if let value = file.imgproxyPreservesHDR { imgproxyPreservesHDR = value }
         if let value = file.imgproxyPathPrefix { imgproxyPathPrefix = value }
         if let value = file.imgproxyArgumentsSeparator {
             guard value.count == 1, let separator = value.first, separator != "/" else {

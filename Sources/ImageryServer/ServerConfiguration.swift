@@ -122,6 +122,10 @@ public struct ServerConfiguration: Sendable {
     /// `max_src_file_size`, `max_animation_frames` and `max_animation_frame_resolution` (never above
     /// this server's own limits); default `false`: such a URL is refused (403), as imgproxy does.
     public var imgproxyAllowsSecurityOptions = false
+    /// imgproxy's `IMGPROXY_PRESERVE_HDR`: whether imgproxy URLs keep a 16-bit source's 16 bits in a
+    /// format that holds them (PNG, AVIF, JPEG XL, TIFF) when they say nothing (`preserve_hdr`);
+    /// default `false`: 8 bits, as imgproxy.
+    public var imgproxyPreservesHDR = false
     /// imgproxy's `IMGPROXY_PRESETS`: name to options (`rs:fill:300:300/q:80`); a preset named
     /// `default` applies to every imgproxy URL first. Default none.
     public var imgproxyPresets: [String: String] = [:]

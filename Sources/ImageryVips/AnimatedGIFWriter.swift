@@ -13,6 +13,7 @@ import Imagery
 enum AnimatedGIFWriter {
     /// `image`'s frames as an animated GIF with its frame delays and loop count.
     static func encode(_ image: Image) throws -> Data {
+        let image = image.withEightBitChannels()  // GIF has 8 bits per channel at most
         let delays = (image.animation?.frameDelays ?? []).map { Int32(clamping: $0) }
         let loop = Int32(clamping: image.animation?.loopCount ?? 0)
         var output: UnsafeMutablePointer<UInt8>?

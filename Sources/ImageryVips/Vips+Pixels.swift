@@ -7,11 +7,12 @@ extension Vips {
     /// `image`'s pixels as a libvips image, without copying: `buffer` must outlive it and everything made from it.
     /// An animated image's frames stay stacked, with their timing (``setAnimation(_:on:frameHeight:)``).
     static func wrap(_ image: Image, _ buffer: UnsafeRawBufferPointer) throws -> UnsafeMutablePointer<VipsImage> {
+        let format = image.pixelFormat
         guard let wrapped = imagery_vips_wrap_pixels(
-            buffer.baseAddress, buffer.count, Int32(image.width), Int32(image.height * image.frameCount), Int32(image.pixelFormat.bytesPerPixel)
+            buffer.baseAddress, buffer.count, Int32(image.width), Int32(image.height * image.frameCount), Int32(format.channels),
+            format.isHighBitDepth ? 1 : 0
         ) else { throw VipsError(message: takeError()) }
-        let interpretation = image.pixelFormat.bytesPerPixel <= 2 ? VIPS_INTERPRETATION_B_W : VIPS_INTERPRETATION_sRGB
-        let tagged = try apply(wrapped) { imagery_vips_set_interpretation($0, $1, interpretation) }
+        let tagged = try apply(wrapped) { imagery_vips_set_interpretation($0, $1, interpretation(of: format)) }
         if let profile = image.metadata.iccProfile {
             profile.withUnsafeBytes { imagery_vips_set_icc(tagged, $0.baseAddress, $0.count) }
         }
@@ -28,24 +29,62 @@ extension Vips {
         return trimmed.isEmpty || trimmed == "[None]" ? nil : trimmed
     }
 
+    /// The libvips interpretation of pixels laid out as `format`: sRGB or B_W, RGB16 or GREY16.
+    static func interpretation(of format: PixelFormat) -> VipsInterpretation {
+        switch (format.isGray, format.isHighBitDepth) {
+        case (true, false): VIPS_INTERPRETATION_B_W
+        case (false, false): VIPS_INTERPRETATION_sRGB
+        case (true, true): VIPS_INTERPRETATION_GREY16
+        case (false, true): VIPS_INTERPRETATION_RGB16
+        }
+    }
+
+    /// Whether `image` has 16-bit samples (after ``normalize(_:keepingProfile:keepingHighBitDepth:)``: more than 8 bits).
+    static func isHighBitDepth(_ image: UnsafeMutablePointer<VipsImage>) -> Bool {
+        imagery_vips_is_deep(image) != 0
+    }
+
+    /// The interpretation a colour image at `image`'s bit depth has: sRGB, or RGB16.
+    static func colourInterpretation(for image: UnsafeMutablePointer<VipsImage>) -> VipsInterpretation {
+        isHighBitDepth(image) ? VIPS_INTERPRETATION_RGB16 : VIPS_INTERPRETATION_sRGB
+    }
+
+    /// The interpretation a grey image at `image`'s bit depth has: B_W, or GREY16.
+    static func greyInterpretation(for image: UnsafeMutablePointer<VipsImage>) -> VipsInterpretation {
+        isHighBitDepth(image) ? VIPS_INTERPRETATION_GREY16 : VIPS_INTERPRETATION_B_W
+    }
+
     /// Converts to 8-bit sRGB (or 8-bit grey for grey images): colour images with an embedded ICC
     /// profile through it (a Display P3 or Adobe RGB photo keeps its colours; CMYK is converted
     /// by its profile), others by libvips' colour space conversion.
-    /// - Parameter keepingProfile: Leave RGB pixels in their profile's colour space, the profile attached
-    ///   (``makeImage(consuming:format:)`` carries it into the ``Image``); CMYK is converted regardless.
-    static func normalize(_ image: UnsafeMutablePointer<VipsImage>, keepingProfile: Bool = false) throws -> UnsafeMutablePointer<VipsImage> {
+    /// - Parameters:
+    ///   - keepingProfile: Leave RGB pixels in their profile's colour space, the profile attached
+    ///     (``makeImage(consuming:format:)`` carries it into the ``Image``); CMYK is converted regardless.
+    ///   - keepingHighBitDepth: Give an image of more than 8 bits per sample 16 (RGB16 or GREY16)
+    ///     instead of 8 (``ImageRecipe/keepsHighBitDepth``; imgproxy's `preserve_hdr`); CMYK gets 8.
+    static func normalize(
+        _ image: UnsafeMutablePointer<VipsImage>, keepingProfile: Bool = false, keepingHighBitDepth: Bool = false
+    ) throws -> UnsafeMutablePointer<VipsImage> {
         var image = image
         let isCMYK = vips_image_get_interpretation(image) == VIPS_INTERPRETATION_CMYK
+        let deep = keepingHighBitDepth && !isCMYK && isHighBitDepth(image)
         if imagery_vips_has_icc(image) != 0, vips_image_get_bands(image) >= 3, !keepingProfile || isCMYK {
-            image = try apply(image) { imagery_vips_icc_to_srgb($0, $1) }
+            image = try apply(image) { imagery_vips_icc_to_srgb($0, $1, deep ? 16 : 8) }
         }
         let interpretation = vips_image_get_interpretation(image)
-        let target = (interpretation == VIPS_INTERPRETATION_B_W || interpretation == VIPS_INTERPRETATION_GREY16)
-            ? VIPS_INTERPRETATION_B_W : VIPS_INTERPRETATION_sRGB
+        let grey = interpretation == VIPS_INTERPRETATION_B_W || interpretation == VIPS_INTERPRETATION_GREY16
+        let target = switch (grey, deep) {
+        case (true, false): VIPS_INTERPRETATION_B_W
+        case (false, false): VIPS_INTERPRETATION_sRGB
+        case (true, true): VIPS_INTERPRETATION_GREY16
+        case (false, true): VIPS_INTERPRETATION_RGB16
+        }
         if interpretation != target {
             image = try apply(image) { imagery_vips_colourspace($0, $1, target) }
         }
-        if vips_image_get_format(image) != VIPS_FORMAT_UCHAR {
+        if deep, vips_image_get_format(image) != VIPS_FORMAT_USHORT {
+            image = try apply(image) { imagery_vips_cast_ushort($0, $1) }
+        } else if !deep, vips_image_get_format(image) != VIPS_FORMAT_UCHAR {
             image = try apply(image) { imagery_vips_cast_uchar($0, $1) }
         }
         // A profile stays only when asked to and the pixels are still in it (libvips' CMYK conversion,
@@ -57,22 +96,32 @@ extension Vips {
         return image
     }
 
+    /// `image` resized to exactly `width` × `height` at its own bit depth (libvips' thumbnail makes 8-bit
+    /// sRGB of anything: 8-bit images take it, 16-bit ones a Lanczos resize of premultiplied pixels). Consumes `image`.
+    static func resized(_ image: UnsafeMutablePointer<VipsImage>, width: Int, height: Int) throws -> UnsafeMutablePointer<VipsImage> {
+        if isHighBitDepth(image) {
+            return try apply(image) { imagery_vips_resize_exact($0, $1, Int32(width), Int32(height)) }
+        }
+        return try apply(image) { imagery_vips_thumbnail_image($0, $1, Int32(width), Int32(height), VIPS_SIZE_FORCE, VIPS_INTERESTING_NONE) }
+    }
+
     /// Renders `image` into one buffer and wraps it as an ``Image`` without copying; releases `image`.
     static func makeImage(consuming image: UnsafeMutablePointer<VipsImage>, format: ImageFormat) throws -> Image {
         defer { imagery_vips_unref(image) }
         let width = Int(vips_image_get_width(image))
         let height = Int(vips_image_get_height(image))
         let bands = Int(vips_image_get_bands(image))
-        guard let pixelFormat = PixelFormat(channels: bands) else {
-            throw VipsError(message: "unexpected \(bands)-band image")
+        let sampleBytes = Int(vips_format_sizeof(vips_image_get_format(image)))
+        guard let pixelFormat = PixelFormat(channels: bands, bytesPerChannel: sampleBytes) else {
+            throw VipsError(message: "unexpected \(bands)-band image of \(sampleBytes)-byte samples")
         }
         var length = 0
         guard let pixels = vips_image_write_to_memory(image, &length) else {
             throw VipsError(message: takeError())
         }
-        guard length == width * height * bands else {
+        guard length == width * height * pixelFormat.bytesPerPixel else {
             imagery_vips_free(pixels)
-            throw VipsError(message: "pixel buffer is \(length) bytes, expected \(width * height * bands)")
+            throw VipsError(message: "pixel buffer is \(length) bytes, expected \(width * height * pixelFormat.bytesPerPixel)")
         }
         let data = Data(bytesNoCopy: pixels, count: length, deallocator: .custom { pointer, _ in imagery_vips_free(pointer) })
         var metadata = ImageMetadata()
@@ -103,12 +152,20 @@ extension Vips {
         }
         let isGrey = vips_image_get_bands(image) <= 2
         if isGrey, !(color.red == color.green && color.green == color.blue) {
-            image = try apply(image) { imagery_vips_colourspace($0, $1, VIPS_INTERPRETATION_sRGB) }
+            let space = colourInterpretation(for: image)
+            image = try apply(image) { imagery_vips_colourspace($0, $1, space) }
         }
-        return (image, values(of: color, bands: Int(vips_image_get_bands(image))))
+        return (image, values(of: color, bands: Int(vips_image_get_bands(image)), for: image))
     }
 
-    /// `color` as values for an image of `bands` bands (1 or 2: grey, 3 or 4: sRGB; the last of 2 or 4 is alpha).
+    /// `color` as values for `image`'s pixels with `bands` bands: ``values(of:bands:)``, scaled to
+    /// 0...65535 when `image` has 16-bit samples.
+    static func values(of color: ImageRecipe.Color, bands: Int, for image: UnsafeMutablePointer<VipsImage>) -> [Double] {
+        let values = values(of: color, bands: bands)
+        return isHighBitDepth(image) ? values.map { $0 * 257 } : values
+    }
+
+    /// `color` as 8-bit values for an image of `bands` bands (1 or 2: grey, 3 or 4: sRGB; the last of 2 or 4 is alpha).
     static func values(of color: ImageRecipe.Color, bands: Int) -> [Double] {
         let grey = 0.2126 * Double(color.red) + 0.7152 * Double(color.green) + 0.0722 * Double(color.blue)
         let alpha = Double(color.alpha)

@@ -66,7 +66,7 @@ extension VipsImageDecoder: ThumbnailDeriving {
            ColorTransform.convertToSRGB(decoded.pixels, count: Int(decoded.width) * Int(decoded.height), bands: 3, profile: embedded) {
             profile = nil
         }
-        guard let wrapped = imagery_vips_wrap_pixels(decoded.pixels, length, decoded.width, decoded.height, decoded.components) else {
+        guard let wrapped = imagery_vips_wrap_pixels(decoded.pixels, length, decoded.width, decoded.height, decoded.components, 0) else {
             throw VipsError(message: Vips.takeError())
         }
         let interpretation = decoded.components == 1 ? VIPS_INTERPRETATION_B_W : VIPS_INTERPRETATION_sRGB

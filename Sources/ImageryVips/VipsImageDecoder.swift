@@ -11,8 +11,9 @@ import Imagery
 /// `vips_thumbnail_buffer` (WebP scaling, ...) to the size the recipe's resize gives;
 /// then ``VipsImageProcessor`` applies the recipe, in the same pass of pixels.
 /// The format is sniffed from the bytes; the pixel count is checked from the
-/// header before any pixel is decoded. Output pixels: 8-bit sRGB or grey, with
-/// alpha when the source has it, EXIF orientation applied.
+/// header before any pixel is decoded. Output pixels: 8-bit sRGB or grey (16-bit when the source has
+/// more than 8 bits and the recipe keeps them, ``ImageRecipe/keepsHighBitDepth``), with alpha when the
+/// source has it, EXIF orientation applied.
 public struct VipsImageDecoder: ImageDecoding {
     /// The most pixels (width x height) a source image may declare; default 100 000 000.
     public var maximumPixels: Int
@@ -70,7 +71,9 @@ public struct VipsImageDecoder: ImageDecoding {
                 let (sourceWidth, sourceHeight) = recipe.ignoresOrientation ? (header.width, header.height) : header.orientedSize
                 let options = loaderOptions(for: try frames(of: header, for: recipe))
                 var image: UnsafeMutablePointer<VipsImage>
-                if let size = Self.decodeSize(for: recipe, sourceWidth: sourceWidth, sourceHeight: sourceHeight) {
+                // libvips' shrink-on-load makes 8-bit sRGB: a source whose 16 bits stay is decoded whole (and resized after).
+                let keepsDepth = recipe.keepsHighBitDepth && header.sampleBytes > 1
+                if !keepsDepth, let size = Self.decodeSize(for: recipe, sourceWidth: sourceWidth, sourceHeight: sourceHeight) {
                     image = format == .gif
                         ? try decodeGIFResized(base, buffer.count, width: size.width, height: size.height, options: options)
                         : try decodeResized(
@@ -80,9 +83,9 @@ public struct VipsImageDecoder: ImageDecoding {
                     image = try decodeFullSize(base, buffer.count, options: options, oriented: !recipe.ignoresOrientation)
                 }
                 let keepsProfile = recipe.keepsColorProfile
-                image = try Vips.normalize(image, keepingProfile: keepsProfile)
+                image = try Vips.normalize(image, keepingProfile: keepsProfile, keepingHighBitDepth: keepsDepth)
                 image = try processor.apply(recipe, to: image, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
-                image = try Vips.normalize(image, keepingProfile: keepsProfile)
+                image = try Vips.normalize(image, keepingProfile: keepsProfile, keepingHighBitDepth: keepsDepth)
                 var decoded = try Vips.makeImage(consuming: image, format: format)  // decodes now, inside the bytes' lifetime
                 decoded.metadata.copyright = header.copyright
                 return decoded

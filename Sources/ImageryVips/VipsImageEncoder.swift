@@ -8,6 +8,8 @@ import Imagery
 /// no alpha: transparent pixels are flattened onto black (a recipe's background chooses another colour).
 /// An animated image stays animated in GIF and WebP (every frame, its delays and loop count); other
 /// formats get its first frame. Animated GIFs have one palette for all frames (`CGIFFrames`).
+/// 16-bit images (``PixelFormat/rgb16`` …) stay 16-bit in PNG, TIFF and JPEG XL and become 12-bit AVIF;
+/// other formats get them reduced to 8 bits.
 public struct VipsImageEncoder: ImageEncoding {
     /// Quality for lossy formats when a call gives none; default 80.
     public var defaultQuality: Int
@@ -62,7 +64,7 @@ public struct VipsImageEncoder: ImageEncoding {
         do {
             try Vips.start()
             let quality = Int32(quality)
-            var vipsImage = try makeVipsImage(format.canAnimate ? image : image.frame(0))
+            var vipsImage = try makeVipsImage(format.canAnimate ? image : image.frame(0), for: format)
             if format == .jpeg, image.pixelFormat.hasAlpha {
                 vipsImage = try Vips.apply(vipsImage) { imagery_vips_flatten($0, $1) }
             }
@@ -95,16 +97,22 @@ public struct VipsImageEncoder: ImageEncoding {
         }
     }
 
-    private func makeVipsImage(_ image: Image) throws -> UnsafeMutablePointer<VipsImage> {
+    /// `image` as a libvips image to save as `format`: 16-bit pixels reduced to 8 bits for a format that
+    /// does not hold more (``ImageFormat/holdsHighBitDepth``).
+    private func makeVipsImage(_ image: Image, for format: ImageFormat) throws -> UnsafeMutablePointer<VipsImage> {
+        let pixelFormat = image.pixelFormat
         let created = image.pixels.withUnsafeBytes { buffer in
             imagery_vips_from_pixels(
                 buffer.baseAddress, buffer.count, Int32(image.width), Int32(image.height * image.frameCount),
-                Int32(image.pixelFormat.bytesPerPixel)
+                Int32(pixelFormat.channels), pixelFormat.isHighBitDepth ? 1 : 0
             )
         }
         guard let created else { throw VipsError(message: Vips.takeError()) }
-        let interpretation = image.pixelFormat.bytesPerPixel <= 2 ? VIPS_INTERPRETATION_B_W : VIPS_INTERPRETATION_sRGB
-        let tagged = try Vips.apply(created) { imagery_vips_set_interpretation($0, $1, interpretation) }
+        var tagged = try Vips.apply(created) { imagery_vips_set_interpretation($0, $1, Vips.interpretation(of: pixelFormat)) }
+        if pixelFormat.isHighBitDepth, !format.holdsHighBitDepth {
+            let eightBit = Vips.interpretation(of: pixelFormat.eightBit)
+            tagged = try Vips.apply(tagged) { imagery_vips_colourspace($0, $1, eightBit) }
+        }
         if let profile = image.metadata.iccProfile {
             profile.withUnsafeBytes { imagery_vips_set_icc(tagged, $0.baseAddress, $0.count) }
         }

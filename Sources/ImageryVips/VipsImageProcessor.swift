@@ -36,11 +36,13 @@ public struct VipsImageProcessor: ImageProcessing {
             try Vips.start()
             return try source.pixels.withUnsafeBytes { buffer in
                 var image = try Vips.wrap(source, buffer)
-                if source.metadata.iccProfile != nil {  // to sRGB first, unless the recipe keeps the profile
-                    image = try Vips.normalize(image, keepingProfile: recipe.keepsColorProfile)
+                let (keepsProfile, keepsDepth) = (recipe.keepsColorProfile, recipe.keepsHighBitDepth)
+                if source.metadata.iccProfile != nil || source.pixelFormat.isHighBitDepth {
+                    // to sRGB first, unless the recipe keeps the profile; to 8 bits unless it keeps 16
+                    image = try Vips.normalize(image, keepingProfile: keepsProfile, keepingHighBitDepth: keepsDepth)
                 }
                 image = try apply(recipe, to: image, sourceWidth: decoded.sourceWidth, sourceHeight: decoded.sourceHeight)
-                image = try Vips.normalize(image, keepingProfile: recipe.keepsColorProfile)
+                image = try Vips.normalize(image, keepingProfile: keepsProfile, keepingHighBitDepth: keepsDepth)
                 var result = try Vips.makeImage(consuming: image, format: source.sourceFormat)  // rendered while `buffer` is valid
                 result.metadata.copyright = source.metadata.copyright
                 return result
@@ -59,6 +61,7 @@ public struct VipsImageProcessor: ImageProcessing {
     ) throws -> UnsafeMutablePointer<VipsImage> {
         var recipe = recipe
         recipe.frame = nil
+        recipe.keepsHighBitDepth = false  // the depth is the image's (normalised before and after)
         guard !recipe.isIdentity else { return input }
         var choices = PixelChoices()
         guard let animation = Vips.animation(of: input) else {
@@ -178,9 +181,7 @@ public struct VipsImageProcessor: ImageProcessing {
 
         // Resize, then the cover crop, then the box of contain or extend.
         if (Int(vips_image_get_width(image)), Int(vips_image_get_height(image))) != (layout.scaledWidth, layout.scaledHeight) {
-            image = try Vips.apply(image) {
-                imagery_vips_thumbnail_image($0, $1, Int32(layout.scaledWidth), Int32(layout.scaledHeight), VIPS_SIZE_FORCE, VIPS_INTERESTING_NONE)
-            }
+            image = try Vips.resized(image, width: layout.scaledWidth, height: layout.scaledHeight)
         }
         if let crop = layout.coverCrop {
             if let strategy = layout.smartCover {
@@ -217,11 +218,12 @@ public struct VipsImageProcessor: ImageProcessing {
         if let sigma = recipe.blur { image = try blurred(image, sigma: sigma) }
         if let sigma = recipe.sharpen { image = try Vips.apply(image) { imagery_vips_sharpen($0, $1, sigma) } }
         if recipe.grayscale {
-            image = try Vips.apply(image) { imagery_vips_colourspace($0, $1, VIPS_INTERPRETATION_B_W) }
+            let grey = Vips.greyInterpretation(for: image)
+            image = try Vips.apply(image) { imagery_vips_colourspace($0, $1, grey) }
         }
         if let background = recipe.background, background.alpha == 255, Vips.hasAlpha(image) {
             (image, _) = try Vips.preparing(image, for: background)
-            let values = Vips.values(of: background, bands: Int(vips_image_get_bands(image)) - 1)
+            let values = Vips.values(of: background, bands: Int(vips_image_get_bands(image)) - 1, for: image)
             image = try Vips.apply(image) { imagery_vips_flatten_onto($0, $1, values, Int32(values.count)) }
         }
         if let watermark = recipe.watermark { image = try watermarked(image, watermark, dpr: layout.dprScale) }
@@ -236,7 +238,10 @@ public struct VipsImageProcessor: ImageProcessing {
         let (outputWidth, outputHeight) = (Int(vips_image_get_width(image)), Int(vips_image_get_height(image)))
         let mark: UnsafeMutablePointer<VipsImage>
         do {
-            mark = try prepared(watermark, outputWidth: outputWidth, outputHeight: outputHeight, colour: vips_image_get_bands(image) > 2)
+            mark = try prepared(
+                watermark, outputWidth: outputWidth, outputHeight: outputHeight, colour: vips_image_get_bands(image) > 2,
+                deep: Vips.isHighBitDepth(image)
+            )
         } catch {
             imagery_vips_unref(image)
             throw error
@@ -245,7 +250,8 @@ public struct VipsImageProcessor: ImageProcessing {
         var base = image
         let opaqueBase = !Vips.hasAlpha(base)
         if vips_image_get_bands(mark) > 2, vips_image_get_bands(base) <= 2 {  // a colour mark on a grey image
-            base = try Vips.apply(base) { imagery_vips_colourspace($0, $1, VIPS_INTERPRETATION_sRGB) }
+            let colour = Vips.colourInterpretation(for: base)
+            base = try Vips.apply(base) { imagery_vips_colourspace($0, $1, colour) }
         }
         let (markWidth, markHeight) = (Int(vips_image_get_width(mark)), Int(vips_image_get_height(mark)))
         let overlay: UnsafeMutablePointer<VipsImage>
@@ -296,9 +302,9 @@ public struct VipsImageProcessor: ImageProcessing {
 
     /// The watermark image decoded or its text drawn, sized for the output (its longer side a fraction
     /// of the output's shorter side, or its own size within the output), with alpha scaled by the
-    /// opacity, in colour when the output is.
+    /// opacity, in colour when the output is, with 16-bit samples when it has them (`deep`).
     private func prepared(
-        _ watermark: ImageRecipe.Watermark, outputWidth: Int, outputHeight: Int, colour: Bool
+        _ watermark: ImageRecipe.Watermark, outputWidth: Int, outputHeight: Int, colour: Bool, deep: Bool
     ) throws -> UnsafeMutablePointer<VipsImage> {
         var mark: UnsafeMutablePointer<VipsImage>
         switch watermark.mark {
@@ -331,13 +337,17 @@ public struct VipsImageProcessor: ImageProcessing {
             mark = try Vips.apply(mark) { imagery_vips_colourspace($0, $1, VIPS_INTERPRETATION_sRGB) }
         }
         if !Vips.hasAlpha(mark) { mark = try Vips.apply(mark) { imagery_vips_add_alpha($0, $1) } }
+        if deep {  // the output's depth (alpha scaled with the colours)
+            let space = vips_image_get_bands(mark) > 2 ? VIPS_INTERPRETATION_RGB16 : VIPS_INTERPRETATION_GREY16
+            mark = try Vips.apply(mark) { imagery_vips_colourspace($0, $1, space) }
+        }
         guard watermark.opacity < 1 else { return mark }
         // Opacity scales the alpha band.
         let bands = vips_image_get_bands(mark)
         let alpha: UnsafeMutablePointer<VipsImage>
         do {
             let band = try Vips.apply(mark, releasingInput: false) { imagery_vips_extract_bands($0, $1, bands - 1, 1) }
-            alpha = try Vips.apply(band) { imagery_vips_linear1($0, $1, watermark.opacity, 0) }
+            alpha = try Vips.apply(band) { imagery_vips_linear1($0, $1, watermark.opacity, 0, deep ? 1 : 0) }
         } catch {
             imagery_vips_unref(mark)
             throw error
@@ -389,7 +399,7 @@ public struct VipsImageProcessor: ImageProcessing {
             defer { imagery_vips_unref(channel) }
             var threshold: Int32 = 0
             guard imagery_vips_percent(channel, 50, &threshold) == 0 else { throw VipsError(message: Vips.takeError()) }
-            medians.append(UInt8(clamping: threshold))
+            medians.append(UInt8(clamping: Vips.isHighBitDepth(image) ? (Int(threshold) + 128) / 257 : Int(threshold)))
         }
         if medians.count == 1 { medians += [medians[0], medians[0]] }
         return ImageRecipe.Color(red: medians[0], green: medians[1], blue: medians[2])
@@ -402,9 +412,7 @@ public struct VipsImageProcessor: ImageProcessing {
         do {
             var copy = try Vips.apply(image, releasingInput: false) { imagery_vips_copy_memory($0, $1) }
             copy = try blurred(copy, sigma: 50)
-            base = try Vips.apply(copy) {
-                imagery_vips_thumbnail_image($0, $1, Int32(canvas.width), Int32(canvas.height), VIPS_SIZE_FORCE, VIPS_INTERESTING_NONE)
-            }
+            base = try Vips.resized(copy, width: canvas.width, height: canvas.height)
         } catch {
             imagery_vips_unref(image)
             throw error
@@ -426,7 +434,7 @@ public struct VipsImageProcessor: ImageProcessing {
         let bands = Int(vips_image_get_bands(image))
         var background: [Double]
         if let color = trim.color {
-            background = Vips.values(of: color, bands: bands)
+            background = Vips.values(of: color, bands: bands, for: image)
         } else {
             background = Array(repeating: 0, count: max(4, bands))
             let (x, y) = trim.fromBottomRight ? (vips_image_get_width(image) - 1, vips_image_get_height(image) - 1) : (0, 0)
@@ -438,7 +446,8 @@ public struct VipsImageProcessor: ImageProcessing {
         // With alpha, libvips flattens onto the background first: compare colours only.
         if Vips.hasAlpha(image) { background = Array(background.prefix(bands - 1)) }
         var (left, top, width, height): (Int32, Int32, Int32, Int32) = (0, 0, 0, 0)
-        guard imagery_vips_find_trim(image, &left, &top, &width, &height, trim.threshold, background, Int32(background.count)) == 0 else {
+        let threshold = Vips.isHighBitDepth(image) ? trim.threshold * 257 : trim.threshold  // in the samples' own scale
+        guard imagery_vips_find_trim(image, &left, &top, &width, &height, threshold, background, Int32(background.count)) == 0 else {
             throw VipsError(message: Vips.takeError())
         }
         guard width > 0, height > 0 else { return nil }

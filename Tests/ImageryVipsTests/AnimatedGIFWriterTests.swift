@@ -14,16 +14,12 @@ struct AnimatedGIFWriterTests {
 
     /// The RGBA of every pixel of frame `frame`, whatever the image's pixel format.
     static func rgba(_ image: Image, frame: Int) -> [[Int]] {
-        let one = image.frame(frame)
+        let one = image.frame(frame).withEightBitChannels()
         let size = one.pixelFormat.bytesPerPixel
         return stride(from: 0, to: one.pixels.count, by: size).map { offset in
             let p = one.pixels.dropFirst(offset).prefix(size).map(Int.init)
-            switch one.pixelFormat {
-            case .gray8: return [p[0], p[0], p[0], 255]
-            case .grayAlpha8: return [p[0], p[0], p[0], p[1]]
-            case .rgb8: return [p[0], p[1], p[2], 255]
-            case .rgba8: return p
-            }
+            let alpha = one.pixelFormat.hasAlpha ? p[size - 1] : 255
+            return one.pixelFormat.isGray ? [p[0], p[0], p[0], alpha] : [p[0], p[1], p[2], alpha]
         }
     }
 
@@ -49,20 +45,19 @@ struct AnimatedGIFWriterTests {
         }
     }
 
-    /// 8 frames of 96 × 64 panning across the fixture photo.
+    /// 8 frames of 96 × 64 panning across the fixture photo (16-bit formats: the 8-bit frames widened).
     func photoPan(format: PixelFormat = .rgba8) throws -> Image {
         let photo = try VipsImageDecoder().decode(try Fixtures.data("chelsea.png"), recipe: ImageRecipe())
         let pixels = Self.rgba(photo, frame: 0)
-        return GeneratedImages.animation(width: 96, height: 64, delays: Array(repeating: 80, count: 8), loopCount: 0, format: format) { frame, x, y in
+        let pan = GeneratedImages.animation(
+            width: 96, height: 64, delays: Array(repeating: 80, count: 8), loopCount: 0, format: format.eightBit
+        ) { frame, x, y in
             let p = pixels[(y + 4 * frame) * photo.width + x + 8 * frame]
             let grey = UInt8((p[0] * 299 + p[1] * 587 + p[2] * 114) / 1000)
-            switch format {
-            case .gray8: return [grey]
-            case .grayAlpha8: return [grey, 255]
-            case .rgb8: return [UInt8(p[0]), UInt8(p[1]), UInt8(p[2])]
-            case .rgba8: return [UInt8(p[0]), UInt8(p[1]), UInt8(p[2]), 255]
-            }
+            let channels = format.isGray ? [grey] : [UInt8(p[0]), UInt8(p[1]), UInt8(p[2])]
+            return format.hasAlpha ? channels + [255] : channels
         }
+        return format.isHighBitDepth ? pan.withSixteenBitChannels() : pan
     }
 
     @Test(arguments: PixelFormat.allCases)

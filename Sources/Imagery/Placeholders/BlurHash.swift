@@ -116,6 +116,7 @@ public enum BlurHash {
         let width: Int
 
         init(_ image: Image) {
+            let image = image.withEightBitChannels()
             let table = (0..<256).map { BlurHash.linear($0) }
             let channels = image.pixelFormat.bytesPerPixel
             let grey = channels <= 2

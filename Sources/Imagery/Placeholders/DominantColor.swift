@@ -6,6 +6,7 @@ public enum DominantColor {
     /// (mostly transparent ones left out), the mean of the largest group. `nil` when every pixel is transparent.
     /// - Complexity: O(pixels); decode small first (100 × 100 is plenty).
     public static func of(_ image: Image) -> ImageRecipe.Color? {
+        let image = image.withEightBitChannels()
         let channels = image.pixelFormat.bytesPerPixel
         let bytes = [UInt8](image.pixels)
         var counts = [Int](repeating: 0, count: 4096)
@@ -13,9 +14,10 @@ public enum DominantColor {
         for index in 0..<image.width * image.height {
             let base = index * channels
             let (r, g, b): (UInt8, UInt8, UInt8)
-            switch image.pixelFormat {
-            case .gray8, .grayAlpha8: (r, g, b) = (bytes[base], bytes[base], bytes[base])
-            case .rgb8, .rgba8: (r, g, b) = (bytes[base], bytes[base + 1], bytes[base + 2])
+            if image.pixelFormat.isGray {
+                (r, g, b) = (bytes[base], bytes[base], bytes[base])
+            } else {
+                (r, g, b) = (bytes[base], bytes[base + 1], bytes[base + 2])
             }
             if image.pixelFormat.hasAlpha, bytes[base + channels - 1] < 128 { continue }
             let bucket = Int(r >> 4) << 8 | Int(g >> 4) << 4 | Int(b >> 4)

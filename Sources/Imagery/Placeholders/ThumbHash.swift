@@ -209,17 +209,18 @@ public enum ThumbHash {
 
     /// An image's pixels as RGBA bytes.
     static func rgba(_ image: Image) -> [UInt8] {
+        let image = image.withEightBitChannels()
         let channels = image.pixelFormat.bytesPerPixel
         var result = [UInt8]()
         result.reserveCapacity(image.width * image.height * 4)
         let bytes = [UInt8](image.pixels)
         for index in 0..<image.width * image.height {
             let base = index * channels
-            switch image.pixelFormat {
-            case .gray8: result.append(contentsOf: [bytes[base], bytes[base], bytes[base], 255])
-            case .grayAlpha8: result.append(contentsOf: [bytes[base], bytes[base], bytes[base], bytes[base + 1]])
-            case .rgb8: result.append(contentsOf: [bytes[base], bytes[base + 1], bytes[base + 2], 255])
-            case .rgba8: result.append(contentsOf: [bytes[base], bytes[base + 1], bytes[base + 2], bytes[base + 3]])
+            let alpha = image.pixelFormat.hasAlpha ? bytes[base + channels - 1] : 255
+            if image.pixelFormat.isGray {
+                result.append(contentsOf: [bytes[base], bytes[base], bytes[base], alpha])
+            } else {
+                result.append(contentsOf: [bytes[base], bytes[base + 1], bytes[base + 2], alpha])
             }
         }
         return result

@@ -36,6 +36,7 @@ extension ImageRecipe: CustomStringConvertible {
         if grayscale { parts.append("gray") }
         if let background { parts.append("bg:\(background)") }
         if keepsColorProfile { parts.append("profile:keep") }
+        if keepsHighBitDepth { parts.append("depth:16") }
         if let watermark {
             let mark = switch watermark.mark {
             case .image(let name): name

@@ -74,6 +74,11 @@ public struct ImageRecipe: Sendable, Hashable {
     /// output) instead of converting to sRGB. Default `false`: convert (what browsers assume of
     /// untagged images, and smaller outputs).
     public var keepsColorProfile = false
+    /// Keeps a 16-bit source's 16 bits per channel (imgproxy's `preserve_hdr`): the decoded image is
+    /// ``PixelFormat/rgb16`` or ``PixelFormat/gray16`` (with alpha when the source has it), for an output
+    /// format that holds them (``ImageFormat/holdsHighBitDepth``: PNG, AVIF, JPEG XL, TIFF; an encoder
+    /// reduces it for others). Default `false`: 8 bits, whatever the source.
+    public var keepsHighBitDepth = false
 
     /// A recipe that resizes to `resize`, or does nothing.
     public init(resize: ImageRequest.Thumbnail? = nil) {

@@ -104,6 +104,7 @@ package enum ImgproxyEnvironment {
             if side > 0 { configuration.maximumOutputSide = min(configuration.maximumOutputSide, side) }
         },
         "IMGPROXY_ALLOW_SECURITY_OPTIONS": { value, configuration in configuration.imgproxyAllowsSecurityOptions = try boolean(value) },
+        "IMGPROXY_PRESERVE_HDR": { value, configuration in configuration.imgproxyPreservesHDR = try boolean(value) },
         "IMGPROXY_LOCAL_FILESYSTEM_ROOT": { value, configuration in configuration.localFilesystemRoot = URL(fileURLWithPath: value) },
         "IMGPROXY_PATH_PREFIX": { value, configuration in configuration.imgproxyPathPrefix = value },
         "IMGPROXY_ARGUMENTS_SEPARATOR": { value, configuration in
@@ -146,7 +147,7 @@ package enum ImgproxyEnvironment {
 
     /// imgproxy's switches this server has one setting of (`true`: what it always does), with that setting.
     private static let fixed: [String: Bool] = [
-        "IMGPROXY_PRESERVE_HDR": false, "IMGPROXY_STRIP_METADATA": true, "IMGPROXY_KEEP_COPYRIGHT": true,
+        "IMGPROXY_STRIP_METADATA": true, "IMGPROXY_KEEP_COPYRIGHT": true,
         "IMGPROXY_USE_LINEAR_COLORSPACE": false, "IMGPROXY_SANITIZE_SVG": true,
     ]
 

@@ -13,8 +13,10 @@ extension ImgproxyOptions {
     /// - Throws: A 400 ``ServerError`` for a source that is no http(s) URL or a combination not supported.
     ///   - localFiles: Whether `local://` sources are read here.
     ///   - watermark: The recipe name of imgproxy's watermark image, if the server has one, and what its opacity is multiplied by.
+    ///   - preservesHDR: Whether a 16-bit source keeps its depth when the URL does not say (`IMGPROXY_PRESERVE_HDR`).
     func parameters(
-        source: String, maximumSide: Int, negotiates: Bool, localFiles: Bool = false, watermark mark: (id: String, opacity: Double)? = nil
+        source: String, maximumSide: Int, negotiates: Bool, localFiles: Bool = false, watermark mark: (id: String, opacity: Double)? = nil,
+        preservesHDR: Bool = false
     ) throws -> ImageParameters {
         let local = URL(string: source).flatMap { localFiles && LocalFiles.isLocal($0) ? $0 : nil }
         guard let url = local ?? ServerConfiguration.sourceURL(source) else {
@@ -51,6 +53,8 @@ extension ImgproxyOptions {
         if blur > 0 { recipe.blur = max(0.3, min(100, blur)) }
         if sharpen > 0 { recipe.sharpen = max(0.3, min(10, sharpen)) }
         recipe.keepsColorProfile = keepsColorProfile
+        // Only for a format that holds 16 bits (or one not known yet: the encoder reduces the others).
+        recipe.keepsHighBitDepth = (self.preservesHDR ?? preservesHDR) && (format?.holdsHighBitDepth ?? true)
         let encoding = EncodingOptions(quality: quality > 0 ? quality : nil, maximumBytes: maximumBytes > 0 ? maximumBytes : nil)
         var parameters = ImageParameters(url: url, recipe: recipe, format: format, encoding: encoding, negotiates: negotiates)
         parameters.formatQualities = formatQualities.filter { $0.value > 0 }

@@ -31,6 +31,8 @@ struct ImgproxyOptions {
     var maximumBytes = 0
     var format: ImageFormat?
     var keepsColorProfile = false
+    /// `preserve_hdr`: keep a 16-bit source's depth (`nil`: the server's `IMGPROXY_PRESERVE_HDR`).
+    var preservesHDR: Bool?
     /// `auto_rotate`: whether the source's EXIF orientation is applied (imgproxy's default: yes).
     var autoRotate = true
     var cacheBuster: String?
@@ -248,6 +250,9 @@ struct ImgproxyOptions {
         case "strip_color_profile", "scp":
             try reader.count(1...1)
             keepsColorProfile = !reader.bool(0)
+        case "preserve_hdr", "ph":
+            try reader.count(1...1)
+            preservesHDR = reader.bool(0)
         case "cachebuster", "cb":
             try reader.count(1...1)
             cacheBuster = reader[0].isEmpty ? nil : String(reader[0])

@@ -40,7 +40,8 @@ extension PathDialects {
         return try options.parameters(
             source: source, maximumSide: configuration.maximumOutputSide, negotiates: configuration.imgproxyAutoFormat,
             localFiles: configuration.localFilesystemRoot != nil,
-            watermark: watermarks[ImgproxyEnvironment.watermarkName].map { ($0, configuration.imgproxyWatermarkOpacity) }
+            watermark: watermarks[ImgproxyEnvironment.watermarkName].map { ($0, configuration.imgproxyWatermarkOpacity) },
+            preservesHDR: configuration.imgproxyPreservesHDR
         )
     }
 
