@@ -20,6 +20,8 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
     case configuration
     /// Opening a disk cache whose index and files are anything a crash or a hand could leave.
     case diskIndex = "disk-index"
+    /// Imagery's own BMP and ICO readers (and the BMP writer, by round trip).
+    case bitmaps
 
     /// Runs the target on `bytes`.
     /// - Throws: ``FuzzFailure`` when a property does not hold.
@@ -32,6 +34,7 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
         case .cacheHeaders: try CacheHeadersTarget.run(bytes)
         case .configuration: try ConfigurationTarget.run(bytes)
         case .diskIndex: try DiskIndexTarget.run(bytes)
+        case .bitmaps: try BitmapsTarget.run(bytes)
         }
     }
 }

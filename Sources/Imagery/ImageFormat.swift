@@ -12,6 +12,10 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
     case jxl
     /// TIFF (its first page).
     case tiff
+    /// Windows bitmap (read and written by Imagery itself: ``BMP``).
+    case bmp
+    /// Windows icon (its largest picture; written as one PNG picture of at most 256 × 256: ``ICO``).
+    case ico
 
     /// The format these bytes start with, or `nil` when they are no image
     /// format Imagery knows (an HTML error page, say).
@@ -30,6 +34,11 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
             self = .gif
         } else if starts(Array("RIFF".utf8)) && starts(Array("WEBP".utf8), at: 8) {
             self = .webp
+        } else if starts(Array("BM".utf8)), bytes.count >= 18,
+                  [12, 16, 40, 52, 56, 64, 108, 124].contains(Int(bytes[14]) | Int(bytes[15]) << 8 | Int(bytes[16]) << 16 | Int(bytes[17]) << 24) {
+            self = .bmp  // "BM" and a bitmap header's size: "BM" alone starts text too
+        } else if starts([0, 0, 1, 0]) || starts([0, 0, 2, 0]), bytes.count >= 22, bytes[4] | bytes[5] != 0, bytes[9] == 0 {
+            self = .ico  // an icon (or cursor) directory with a picture whose reserved byte is 0
         } else if starts([0x49, 0x49, 0x2A, 0x00]) || starts([0x4D, 0x4D, 0x00, 0x2A]) {
             self = .tiff  // little- or big-endian
         } else if starts([0xFF, 0x0A]) || starts([0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A]) {
@@ -66,6 +75,8 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
         case .heic: "image/heic"
         case .jxl: "image/jxl"
         case .tiff: "image/tiff"
+        case .bmp: "image/bmp"
+        case .ico: "image/x-icon"  // what browsers and imgproxy send (IANA's is image/vnd.microsoft.icon)
         }
     }
 
@@ -77,6 +88,10 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
             return
         }
         let type = mimeType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        if type == "image/vnd.microsoft.icon" {
+            self = .ico
+            return
+        }
         guard let format = ImageFormat.allCases.first(where: { $0.mimeType == type }) else { return nil }
         self = format
     }
@@ -100,6 +115,8 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
         case "heic", "heif": self = .heic
         case "jxl": self = .jxl
         case "tif", "tiff": self = .tiff
+        case "bmp": self = .bmp
+        case "ico": self = .ico
         default: return nil
         }
     }

@@ -78,7 +78,7 @@ package struct ImageParameters: Sendable, Hashable {
         case placeholder(Placeholder)
 
         /// The format to encode an image from a source of `source`'s format in (the source's own,
-        /// but JPEG for AVIF and PNG for still GIF, HEIC, JPEG XL and TIFF; an animated GIF stays GIF).
+        /// but JPEG for AVIF and PNG for still GIF, HEIC, JPEG XL, TIFF, BMP and ICO; an animated GIF stays GIF).
         package func resolved(source: ImageFormat, animated: Bool = false) -> ImageFormat {
             switch self {
             case .format(let format): format
@@ -89,7 +89,7 @@ package struct ImageParameters: Sendable, Hashable {
                 case .jpeg, .png, .webp: source
                 case .gif where animated: .gif
                 case .avif: .jpeg
-                case .gif, .heic, .jxl, .tiff: .png
+                case .gif, .heic, .jxl, .tiff, .bmp, .ico: .png
                 }
             }
         }

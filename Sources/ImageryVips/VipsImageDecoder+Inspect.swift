@@ -6,6 +6,19 @@ import Imagery
 extension VipsImageDecoder: ImageInspecting {
     public func inspect(_ data: Data) throws -> ImageHeader {
         let format = try startedFormat(of: data)
+        if Self.readsItself(format) {
+            if format == .ico, let png = try ICO.largestPNG(in: data) {
+                var header = try inspect(png)
+                header.format = .ico
+                return header
+            }
+            let header = try data.withUnsafeBytes { try bitmapHeader($0.baseAddress!, $0.count, format: format) }
+            let alpha = try format == .ico || BMP.header(of: data).mayHaveAlpha
+            return ImageHeader(
+                width: header.width, height: header.height, format: format, orientation: 1, frames: 1, hasAlpha: alpha,
+                colorSpace: "srgb", bitsPerChannel: 8, profile: nil
+            )
+        }
         return try data.withUnsafeBytes { buffer in
             guard let base = buffer.baseAddress else { throw ImageDecodingError.empty }
             let image: UnsafeMutablePointer<VipsImage>

@@ -56,6 +56,7 @@ public struct VipsImageDecoder: ImageDecoding {
 
     public func decode(_ data: Data, recipe: ImageRecipe) throws -> Image {
         let format = try startedFormat(of: data)
+        if Self.readsItself(format) { return try decodeBitmap(data, format: format, recipe: recipe) }
         // JPEG: DCT-scaled decode, then the recipe (VipsImageDecoder+Base.swift).
         if format == .jpeg, recipe.resizes, !recipe.ignoresOrientation { return try decodeKeepingBase(data, recipe: recipe).image }
         if let resize = recipe.resize { try validate(resize) }
@@ -143,6 +144,7 @@ public struct VipsImageDecoder: ImageDecoding {
     /// Reads the header only (one libvips open) and refuses images over the pixel limit.
     @discardableResult
     func checkHeader(_ base: UnsafeRawPointer, _ count: Int, format: ImageFormat) throws -> Header {
+        if Self.readsItself(format) { return try bitmapHeader(base, count, format: format) }
         let header = try openHeader(base, count)
         defer { imagery_vips_unref(header) }
         let width = Int(vips_image_get_width(header))

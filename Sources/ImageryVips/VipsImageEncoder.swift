@@ -55,12 +55,14 @@ public struct VipsImageEncoder: ImageEncoding {
         switch format {
         case .jpeg: true
         case .webp, .avif, .jxl: !options.lossless
-        case .png, .gif, .heic, .tiff: false
+        case .png, .gif, .heic, .tiff, .bmp, .ico: false
         }
     }
 
     private func encode(_ image: Image, as format: ImageFormat, quality: Int, options: EncodingOptions) throws -> Data {
         if format == .gif, image.animation != nil { return try AnimatedGIFWriter.encode(image) }
+        if format == .bmp { return BMP.encode(image) }
+        if format == .ico { return try encodeIcon(image) }
         do {
             try Vips.start()
             let quality = Int32(quality)
@@ -83,6 +85,7 @@ public struct VipsImageEncoder: ImageEncoding {
             case .gif: imagery_vips_gifsave(vipsImage, &buffer, &length)
             case .tiff: imagery_vips_tiffsave(vipsImage, &buffer, &length, strip)
             case .heic: throw ImageEncodingError.unsupportedFormat(.heic)
+            case .bmp, .ico: throw ImageEncodingError.unsupportedFormat(format)  // written above
             }
             guard status == 0, let buffer else {
                 let reason = Vips.takeError()
@@ -95,6 +98,21 @@ public struct VipsImageEncoder: ImageEncoding {
         } catch let error as VipsError {
             throw ImageEncodingError.failed(error.message)
         }
+    }
+
+    /// `image` as an icon of one PNG picture, scaled down to fit 256 × 256 when larger (as imgproxy does).
+    private func encodeIcon(_ image: Image) throws -> Data {
+        var image = image.frame(0).withEightBitChannels()
+        if image.width > 256 || image.height > 256 {
+            let scale = 256 / Double(max(image.width, image.height))
+            let (width, height) = (max(1, Int((Double(image.width) * scale).rounded())), max(1, Int((Double(image.height) * scale).rounded())))
+            image = try VipsImageProcessor().process(
+                ThumbnailBase(image: image, scale: 1, sourceWidth: image.width, sourceHeight: image.height),
+                recipe: ImageRecipe(resize: ImageRequest.Thumbnail(width: width, height: height, fit: .fill))
+            )
+        }
+        let png = try encode(image, as: .png, quality: 100, options: EncodingOptions())
+        return ICO.encode(png: png, width: image.width, height: image.height, hasAlpha: image.pixelFormat.hasAlpha)
     }
 
     /// `image` as a libvips image to save as `format`: 16-bit pixels reduced to 8 bits for a format that

@@ -12,7 +12,11 @@ struct HighBitDepthTests {
     let encoder = VipsImageEncoder()
 
     /// A `width` × `height` image of 16-bit samples that 8 bits cannot hold (few are multiples of 257).
+    /// An 8-bit `format` gets the 16-bit gradient reduced.
     static func gradient(width: Int = 64, height: Int = 32, format: PixelFormat = .rgb16) -> Image {
+        guard format.isHighBitDepth else {
+            return gradient(width: width, height: height, format: PixelFormat(channels: format.channels, bytesPerChannel: 2)!).withEightBitChannels()
+        }
         var samples: [UInt16] = []
         for y in 0..<height {
             for x in 0..<width {
