@@ -187,6 +187,12 @@ static inline int imagery_vips_avifsave(VipsImage *in, void **buffer, size_t *le
                                 "bitdepth", vips_image_get_format(in) == VIPS_FORMAT_USHORT ? 12 : 8, NULL);
 }
 
+/// HEIC: HEVC in HEIF, 8 bits (x265 through libheif).
+static inline int imagery_vips_heicsave(VipsImage *in, void **buffer, size_t *length, int quality, int lossless, int strip) {
+    return vips_heifsave_buffer(in, buffer, length, "Q", quality, "lossless", lossless ? TRUE : FALSE,
+                                "compression", VIPS_FOREIGN_HEIF_COMPRESSION_HEVC, "strip", strip, "bitdepth", 8, NULL);
+}
+
 /// JPEG XL at effort 4 (libjxl's default is 7; BENCHMARKS.md, issue 10, has the measurement).
 static inline int imagery_vips_jxlsave(VipsImage *in, void **buffer, size_t *length, int quality, int lossless, int strip) {
     return vips_jxlsave_buffer(in, buffer, length, "Q", quality, "lossless", lossless ? TRUE : FALSE, "effort", 4,

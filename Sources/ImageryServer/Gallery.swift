@@ -17,7 +17,7 @@ package struct Gallery: Sendable {
 
     /// The `url` parameter prefix that names a gallery file.
     static let filePrefix = "/files/"
-    static let imageExtensions: Set<String> = ["jpg", "jpeg", "png", "gif", "webp", "avif", "heic", "heif", "tif", "tiff"]
+    static let imageExtensions: Set<String> = ["jpg", "jpeg", "png", "gif", "webp", "avif", "heic", "heif", "tif", "tiff", "bmp", "ico"]
 
     /// The image files of the directory (by extension; not hidden), sorted by name; read anew each time.
     func fileNames() -> [String] {

@@ -24,6 +24,31 @@ package struct ImageParameters: Sendable, Hashable {
     /// imgproxy's `cachebuster`: another value is another response, made from the source loaded anew
     /// (not from the caches), so that a changed source shows at once.
     package var cacheBuster: String?
+    /// When the source is answered as it is, unprocessed (imgproxy's `skip_processing` and `raw`); `nil`: never.
+    package var passthrough: Passthrough?
+
+    /// When a source is answered as it is: no decode, no encode (still only an image within the pixel limit).
+    package enum Passthrough: Sendable, Hashable {
+        /// A source in one of these formats, when no other output format is asked for (imgproxy's `skip_processing`).
+        case formats(Set<ImageFormat>)
+        /// Any source, whatever else is asked (imgproxy's `raw`).
+        case always
+
+        /// Whether a source of `format` is answered as it is when `asked` is the output format asked for (`nil`: none).
+        func applies(to format: ImageFormat, asked: ImageFormat?) -> Bool {
+            switch self {
+            case .always: true
+            case .formats(let formats): formats.contains(format) && (asked == nil || asked == format)
+            }
+        }
+
+        var cacheToken: String {
+            switch self {
+            case .always: "|raw"
+            case .formats(let formats): "|skp:" + formats.map(\.rawValue).sorted().joined(separator: ",")
+            }
+        }
+    }
 
     /// Parameters made by another URL syntax (``ThumborURL``): the same source, recipe and output.
     package init(url: URL, recipe: ImageRecipe, format: ImageFormat?, encoding: EncodingOptions, negotiates: Bool) {
@@ -49,7 +74,7 @@ package struct ImageParameters: Sendable, Hashable {
 
     /// Everything but the output format, as a cache key: the URL as given, the recipe, the encoding.
     package var responseKey: String {
-        "\(url.absoluteString)|\(recipe)|\(encoding)" + (placeholder.map { "|" + $0.rawValue } ?? "") + outputKey
+        "\(url.absoluteString)|\(recipe)|\(encoding)" + (placeholder.map { "|" + $0.rawValue } ?? "") + outputKey + (passthrough?.cacheToken ?? "")
     }
 
     /// What selects the output beyond the recipe and the encoding, when set: per-format qualities and

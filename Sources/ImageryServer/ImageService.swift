@@ -20,6 +20,8 @@ final class ImageService: Sendable {
     let responses: ResponseStore
     let encodingPool = WorkerPool(threadCount: max(1, ProcessInfo.processInfo.activeProcessorCount), name: "imagery.encode")
     private let encoder = VipsImageEncoder()
+    /// The pipeline's decoder, for checking a source's header where nothing is decoded (``unprocessed(_:_:)``).
+    private let sourceInspector: VipsImageDecoder
     private let encodes = InFlight<StoredResponse>()
     /// Responses being revalidated in the background (stale-while-revalidate), by memory key.
     private let revalidations = InFlight<StoredResponse>()
@@ -100,6 +102,7 @@ final class ImageService: Sendable {
         decoder.maximumFrames = configuration.maximumFrames
         decoder.maximumFramePixels = configuration.maximumFramePixels
         (decoder.watermarks, watermarkIDs) = try Self.loadWatermarks(configuration.watermarkFiles)
+        sourceInspector = decoder
         var pipelineConfiguration = ImagePipeline.Configuration(decoder: decoder, dataLoader: loader)
         // Memory: the in-flight budget (downloads and decodes wait for it), and the caches share
         // the rest: 1/4 decoded images, 1/4 originals, 1/8 decoded bases (other sizes are resized
@@ -211,7 +214,8 @@ final class ImageService: Sendable {
         let encoding = parameters.encoding(for: choice.format)
         let output = choice.cacheToken + (choice.format == nil ? parameters.outputKey : (parameters.cacheBuster.map { "|cb:" + $0 } ?? ""))
         let target = Target(
-            request: request, choice: choice, encoding: encoding, formatQualities: parameters.formatQualities, memoryKey: memoryKey,
+            request: request, choice: choice, encoding: encoding, formatQualities: parameters.formatQualities,
+            passthrough: parameters.passthrough, memoryKey: memoryKey,
             diskKey: request.isLocalFile ? nil : ResponseStore.diskKey(for: request, output: output, encoding: encoding)
         )
         if let requestKey {
@@ -264,6 +268,7 @@ final class ImageService: Sendable {
         /// Its quality `nil` when the request gave none: `formatQualities`' for the format, else the configuration's.
         let encoding: EncodingOptions
         let formatQualities: [ImageFormat: Int]
+        let passthrough: ImageParameters.Passthrough?
         let memoryKey: String
         let diskKey: String?
     }
@@ -279,6 +284,7 @@ final class ImageService: Sendable {
                 return refreshed
             }
         }
+        if let passthrough = target.passthrough, let response = try await unprocessed(target, passthrough) { return response }
         let image = try await pipeline.imageResponse(for: target.request)
         // The body: a placeholder hash of the image, or the image encoded once.
         let body: @Sendable () throws -> (data: Data, contentType: String)
@@ -303,6 +309,23 @@ final class ImageService: Sendable {
             await responses.keep(response, data: data, memoryKey: target.memoryKey, diskKey: target.diskKey)
             return response
         }
+    }
+
+    /// The source as it is when `passthrough` applies to its format (imgproxy's `skip_processing`, `raw`):
+    /// its header checked against the pixel and frame limits (no image bomb is passed on), nothing decoded
+    /// or encoded, nothing stored twice (the original is in the pipeline's caches already); `nil` when it
+    /// does not apply (the response is made as any other).
+    /// - Throws: 415 for a source that is no image (even `raw` passes on images only), 422 over the limits.
+    private func unprocessed(_ target: Target, _ passthrough: ImageParameters.Passthrough) async throws -> StoredResponse? {
+        let source = try await pipeline.dataEntry(for: target.request)
+        guard let format = ImageFormat(sniffing: source.data) else { throw ImageDecodingError.unsupportedFormat }
+        guard passthrough.applies(to: format, asked: target.choice.format) else { return nil }
+        let inspector = sourceInspector
+        try await encodingPool.run { _ = try inspector.estimatedDecodeMemory(source.data, recipe: ImageRecipe()) }
+        return StoredResponse(
+            data: source.data, contentType: format.mimeType, source: source.metadata, freshUntil: cachePolicy.freshUntil(source.metadata),
+            policy: cachePolicy
+        )
     }
 
     /// Revalidates (or makes anew) a stale response in a task of its own, once per response

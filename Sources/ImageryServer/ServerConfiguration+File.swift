@@ -13,7 +13,8 @@ extension ServerConfiguration {
     /// object: name to file path), `s3Endpoint`, `s3Region`, `s3Bucket`, `s3Prefix`, `s3CredentialsFile`,
     /// `s3SourceBuckets`, `galleryDirectory`,
     /// `galleryURLs`, `maximumFramePixels`, `localFilesystemRoot`, `fallbackImageFile`, `fallbackImageStatus`,
-    /// `fallbackImageMaxAge`, `imgproxyTrustedSignatures`, `imgproxyAllowsSecurityOptions`, `imgproxyPreservesHDR`, `imgproxyPathPrefix`,
+    /// `fallbackImageMaxAge`, `imgproxyTrustedSignatures`, `imgproxyAllowsSecurityOptions`, `imgproxyPreservesHDR`,
+    /// `imgproxySkipProcessingFormats` (names: `["jpeg", "gif"]`), `imgproxyPathPrefix`,
     /// `imgproxyArgumentsSeparator`, `imgproxyBase64URLIncludesFilename`, `imgproxyBaseURL`,
     /// `imgproxyURLReplacements`, `imgproxyAllowedSources`, `imgproxyAllowedOptions`,
     /// `imgproxyWatermarkOpacity`); absent keys keep their defaults.
@@ -71,6 +72,7 @@ extension ServerConfiguration {
         var imgproxyTrustedSignatures: [String]?
         var imgproxyAllowsSecurityOptions: Bool?
         var imgproxyPreservesHDR: Bool?
+        var imgproxySkipProcessingFormats: [String]?
         var imgproxyPathPrefix: String?
         var imgproxyArgumentsSeparator: String?
         var imgproxyBase64URLIncludesFilename: Bool?
@@ -167,6 +169,14 @@ extension ServerConfiguration {
         if let value = file.imgproxyTrustedSignatures { imgproxyTrustedSignatures = value }
         if let value = file.imgproxyAllowsSecurityOptions { imgproxyAllowsSecurityOptions = value }
         if let value = file.imgproxyPreservesHDR { imgproxyPreservesHDR = value }
+        if let value = file.imgproxySkipProcessingFormats {
+            imgproxySkipProcessingFormats = try value.map { formatName in
+                guard let format = ImgproxyOptions.format(named: formatName) else {
+                    throw ConfigurationFileError(message: "\(name): imgproxySkipProcessingFormats names \(formatName), not a format read here")
+                }
+                return format
+            }
+        }
         if let value = file.imgproxyPathPrefix { imgproxyPathPrefix = value }
         if let value = file.imgproxyArgumentsSeparator {
             guard value.count == 1, let separator = value.first, separator != "/" else {
@@ -304,7 +314,7 @@ extension ServerConfiguration {
     }
 
     /// The formats whose quality can be set.
-    static let lossyFormats: [ImageFormat] = [.jpeg, .webp, .avif, .jxl]
+    static let lossyFormats: [ImageFormat] = [.jpeg, .webp, .avif, .jxl, .heic]
 }
 
 /// A configuration file that cannot be used, and why.

@@ -126,6 +126,9 @@ public struct ServerConfiguration: Sendable {
     /// format that holds them (PNG, AVIF, JPEG XL, TIFF) when they say nothing (`preserve_hdr`);
     /// default `false`: 8 bits, as imgproxy.
     public var imgproxyPreservesHDR = false
+    /// imgproxy's `IMGPROXY_SKIP_PROCESSING_FORMATS`: source formats imgproxy URLs answer as they are
+    /// (unless another format is asked for), as their `skip_processing` does; default none.
+    public var imgproxySkipProcessingFormats: [ImageFormat] = []
     /// imgproxy's `IMGPROXY_PRESETS`: name to options (`rs:fill:300:300/q:80`); a preset named
     /// `default` applies to every imgproxy URL first. Default none.
     public var imgproxyPresets: [String: String] = [:]

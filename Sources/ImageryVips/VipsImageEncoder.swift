@@ -2,8 +2,8 @@ import CVips
 import Foundation
 import Imagery
 
-/// Encodes images with libvips: JPEG, PNG, WebP, GIF, AVIF (when libvips has libheif with AV1) and
-/// JPEG XL (when it has libjxl). Metadata is stripped but for what the image keeps
+/// Encodes images with libvips: JPEG, PNG, WebP, GIF, TIFF, AVIF and HEIC (when libvips has libheif with
+/// AV1 and HEVC encoders) and JPEG XL (when it has libjxl); BMP and ICO with Imagery's own writers. Metadata is stripped but for what the image keeps
 /// (`ImageMetadata`: its copyright notice as EXIF in JPEG and WebP, a kept ICC profile). JPEG has
 /// no alpha: transparent pixels are flattened onto black (a recipe's background chooses another colour).
 /// An animated image stays animated in GIF and WebP (every frame, its delays and loop count); other
@@ -54,8 +54,8 @@ public struct VipsImageEncoder: ImageEncoding {
     static func isLossy(_ format: ImageFormat, _ options: EncodingOptions) -> Bool {
         switch format {
         case .jpeg: true
-        case .webp, .avif, .jxl: !options.lossless
-        case .png, .gif, .heic, .tiff, .bmp, .ico: false
+        case .webp, .avif, .jxl, .heic: !options.lossless
+        case .png, .gif, .tiff, .bmp, .ico: false
         }
     }
 
@@ -84,7 +84,7 @@ public struct VipsImageEncoder: ImageEncoding {
             case .jxl: imagery_vips_jxlsave(vipsImage, &buffer, &length, quality, lossless, strip)
             case .gif: imagery_vips_gifsave(vipsImage, &buffer, &length)
             case .tiff: imagery_vips_tiffsave(vipsImage, &buffer, &length, strip)
-            case .heic: throw ImageEncodingError.unsupportedFormat(.heic)
+            case .heic: imagery_vips_heicsave(vipsImage, &buffer, &length, quality, lossless, strip)
             case .bmp, .ico: throw ImageEncodingError.unsupportedFormat(format)  // written above
             }
             guard status == 0, let buffer else {

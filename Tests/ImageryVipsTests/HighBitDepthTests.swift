@@ -11,22 +11,8 @@ struct HighBitDepthTests {
     let decoder = VipsImageDecoder(rejectsCorruptData: true)
     let encoder = VipsImageEncoder()
 
-    /// A `width` × `height` image of 16-bit samples that 8 bits cannot hold (few are multiples of 257).
-    /// An 8-bit `format` gets the 16-bit gradient reduced.
     static func gradient(width: Int = 64, height: Int = 32, format: PixelFormat = .rgb16) -> Image {
-        guard format.isHighBitDepth else {
-            return gradient(width: width, height: height, format: PixelFormat(channels: format.channels, bytesPerChannel: 2)!).withEightBitChannels()
-        }
-        var samples: [UInt16] = []
-        for y in 0..<height {
-            for x in 0..<width {
-                let channels: [UInt16] = [UInt16(x * 1_000 + y * 7), UInt16(60_000 - y * 1_500 - x * 3), UInt16(x * y * 13 % 65_536)]
-                let colour = format.isGray ? [channels[0]] : channels
-                samples += format.hasAlpha ? colour + [x < width / 2 ? 65_535 : 0] : colour
-            }
-        }
-        let pixels = samples.withUnsafeBytes { Data($0) }
-        return Image(width: width, height: height, pixelFormat: format, pixels: pixels, sourceFormat: .png)
+        GeneratedImages.deepGradient(width: width, height: height, format: format)
     }
 
     static func samples(_ image: Image) -> [UInt16] {

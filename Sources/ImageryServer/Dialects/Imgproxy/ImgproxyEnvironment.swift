@@ -105,6 +105,14 @@ package enum ImgproxyEnvironment {
         },
         "IMGPROXY_ALLOW_SECURITY_OPTIONS": { value, configuration in configuration.imgproxyAllowsSecurityOptions = try boolean(value) },
         "IMGPROXY_PRESERVE_HDR": { value, configuration in configuration.imgproxyPreservesHDR = try boolean(value) },
+        "IMGPROXY_SKIP_PROCESSING_FORMATS": { value, configuration in
+            configuration.imgproxySkipProcessingFormats = try list(value).map { name in
+                guard let format = ImgproxyOptions.format(named: name) else {
+                    throw ConfigurationFileError(message: "\(name) is not a format read here (jpeg, png, webp, avif, gif, tiff, heic, bmp, ico)")
+                }
+                return format
+            }
+        },
         "IMGPROXY_LOCAL_FILESYSTEM_ROOT": { value, configuration in configuration.localFilesystemRoot = URL(fileURLWithPath: value) },
         "IMGPROXY_PATH_PREFIX": { value, configuration in configuration.imgproxyPathPrefix = value },
         "IMGPROXY_ARGUMENTS_SEPARATOR": { value, configuration in
@@ -159,7 +167,7 @@ package enum ImgproxyEnvironment {
         "IMGPROXY_READ_REQUEST_TIMEOUT", "IMGPROXY_KEEP_ALIVE_TIMEOUT", "IMGPROXY_CLIENT_KEEP_ALIVE_TIMEOUT", "IMGPROXY_MAX_REDIRECTS",
         "IMGPROXY_USER_AGENT", "IMGPROXY_SECRET", "IMGPROXY_ALLOW_ORIGIN", "IMGPROXY_HEALTH_CHECK_PATH",
         "IMGPROXY_PRESETS_SEPARATOR", "IMGPROXY_PRESETS_PATH", "IMGPROXY_ENFORCE_WEBP",
-        "IMGPROXY_ENFORCE_AVIF", "IMGPROXY_ENFORCE_JXL", "IMGPROXY_PREFERRED_FORMATS", "IMGPROXY_SKIP_PROCESSING_FORMATS",
+        "IMGPROXY_ENFORCE_AVIF", "IMGPROXY_ENFORCE_JXL", "IMGPROXY_PREFERRED_FORMATS",
         "IMGPROXY_JPEG_PROGRESSIVE", "IMGPROXY_PNG_INTERLACED", "IMGPROXY_PNG_QUANTIZE", "IMGPROXY_PNG_QUANTIZATION_COLORS",
         "IMGPROXY_WEBP_EFFORT", "IMGPROXY_WEBP_PRESET", "IMGPROXY_AVIF_SPEED", "IMGPROXY_JXL_EFFORT",
         "IMGPROXY_USE_S3", "IMGPROXY_USE_GCS", "IMGPROXY_USE_ABS", "IMGPROXY_USE_SWIFT", "IMGPROXY_CACHE_CONTROL_PASSTHROUGH",

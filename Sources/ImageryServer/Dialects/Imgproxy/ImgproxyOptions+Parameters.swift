@@ -14,9 +14,10 @@ extension ImgproxyOptions {
     ///   - localFiles: Whether `local://` sources are read here.
     ///   - watermark: The recipe name of imgproxy's watermark image, if the server has one, and what its opacity is multiplied by.
     ///   - preservesHDR: Whether a 16-bit source keeps its depth when the URL does not say (`IMGPROXY_PRESERVE_HDR`).
+    ///   - skipProcessing: Source formats answered as they are, besides the URL's own (`IMGPROXY_SKIP_PROCESSING_FORMATS`).
     func parameters(
         source: String, maximumSide: Int, negotiates: Bool, localFiles: Bool = false, watermark mark: (id: String, opacity: Double)? = nil,
-        preservesHDR: Bool = false
+        preservesHDR: Bool = false, skipProcessing: Set<ImageFormat> = []
     ) throws -> ImageParameters {
         let local = URL(string: source).flatMap { localFiles && LocalFiles.isLocal($0) ? $0 : nil }
         guard let url = local ?? ServerConfiguration.sourceURL(source) else {
@@ -59,6 +60,8 @@ extension ImgproxyOptions {
         var parameters = ImageParameters(url: url, recipe: recipe, format: format, encoding: encoding, negotiates: negotiates)
         parameters.formatQualities = formatQualities.filter { $0.value > 0 }
         parameters.cacheBuster = cacheBuster
+        let skipped = self.skipProcessing.union(skipProcessing)
+        parameters.passthrough = raw ? .always : skipped.isEmpty ? nil : .formats(skipped)
         return parameters
     }
 }

@@ -33,6 +33,10 @@ struct ImgproxyOptions {
     var keepsColorProfile = false
     /// `preserve_hdr`: keep a 16-bit source's depth (`nil`: the server's `IMGPROXY_PRESERVE_HDR`).
     var preservesHDR: Bool?
+    /// `skip_processing`: source formats answered as they are (with the server's `IMGPROXY_SKIP_PROCESSING_FORMATS`).
+    var skipProcessing: Set<ImageFormat> = []
+    /// `raw`: the source answered as it is, whatever else the URL asks.
+    var raw = false
     /// `auto_rotate`: whether the source's EXIF orientation is applied (imgproxy's default: yes).
     var autoRotate = true
     var cacheBuster: String?
@@ -253,6 +257,13 @@ struct ImgproxyOptions {
         case "preserve_hdr", "ph":
             try reader.count(1...1)
             preservesHDR = reader.bool(0)
+        case "skip_processing", "skp":
+            for index in reader.arguments.indices {
+                skipProcessing.insert(try reader.format(index))
+            }
+        case "raw":
+            try reader.count(1...1)
+            raw = reader.bool(0)
         case "cachebuster", "cb":
             try reader.count(1...1)
             cacheBuster = reader[0].isEmpty ? nil : String(reader[0])
@@ -284,6 +295,15 @@ struct ImgproxyOptions {
 }
 
 extension ImgproxyOptions {
+    /// The format imgproxy names `name` (`jpg` or `jpeg`, `png`, ...), if it is one written here.
+    static func format<Name: StringProtocol>(named name: Name) -> ImageFormat? {
+        let formats: [String: ImageFormat] = [
+            "jpg": .jpeg, "jpeg": .jpeg, "png": .png, "webp": .webp, "avif": .avif, "gif": .gif, "jxl": .jxl, "tiff": .tiff,
+            "heic": .heic, "bmp": .bmp, "ico": .ico,
+        ]
+        return formats[name.lowercased()]
+    }
+
     /// One option's arguments, read with imgproxy's rules and refused with its name.
     struct Reader {
         let option: ImgproxyURL.Option
@@ -337,12 +357,11 @@ extension ImgproxyOptions {
             return arguments.count > start + 1 ? try gravity(from: start + 1, smart: false) : ImageRecipe.OffsetGravity(.center)
         }
 
+        /// imgproxy's format name at `index`, one written here (SVG refused by name: it is neither read nor written here).
         func format(_ index: Int) throws -> ImageFormat {
-            let formats: [Substring: ImageFormat] = [
-                "jpg": .jpeg, "jpeg": .jpeg, "png": .png, "webp": .webp, "avif": .avif, "gif": .gif, "jxl": .jxl, "tiff": .tiff,
-            ]
-            guard let format = formats[self[index].lowercased()[...]] else {
-                throw invalid(index, "a format written here (jpg, png, webp, avif, gif, jxl, tiff)")
+            guard let format = ImgproxyOptions.format(named: self[index]) else {
+                if self[index].lowercased() == "svg" { throw ServerError.badParameter("imgproxy \(option.name): SVG is not read or written here") }
+                throw invalid(index, "a format written here (jpg, png, webp, avif, gif, jxl, tiff, heic, bmp, ico)")
             }
             return format
         }

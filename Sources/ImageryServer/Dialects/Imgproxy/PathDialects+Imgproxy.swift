@@ -30,7 +30,7 @@ extension PathDialects {
             }
             options.sourceLimits = options.sourceLimits.tightening(configuration)
         }
-        if let fileExtension = url.fileExtension {
+        if let fileExtension = url.fileExtension, !options.raw {  // raw: the source as it is, whatever the extension
             options.format = try ImgproxyOptions.Reader(option: .init(name: "extension", arguments: [Substring(fileExtension)])).format(0)
         }
         let source = imgproxy.sources.rewritten(url.source)
@@ -41,7 +41,7 @@ extension PathDialects {
             source: source, maximumSide: configuration.maximumOutputSide, negotiates: configuration.imgproxyAutoFormat,
             localFiles: configuration.localFilesystemRoot != nil,
             watermark: watermarks[ImgproxyEnvironment.watermarkName].map { ($0, configuration.imgproxyWatermarkOpacity) },
-            preservesHDR: configuration.imgproxyPreservesHDR
+            preservesHDR: configuration.imgproxyPreservesHDR, skipProcessing: Set(configuration.imgproxySkipProcessingFormats)
         )
     }
 

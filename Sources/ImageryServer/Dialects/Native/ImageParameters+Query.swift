@@ -16,7 +16,10 @@ extension ImageParameters {
         url = try Self.sourceURL(query, gallery: gallery)
         let reader = QueryReader(query)
         placeholder = try reader.choice("placeholder", Dictionary(uniqueKeysWithValues: Placeholder.allCases.map { ($0.rawValue, $0) }))
-        format = try reader.choice("format", ["jpeg": .jpeg, "jpg": .jpeg, "png": .png, "webp": .webp, "avif": .avif, "gif": .gif, "jxl": .jxl])
+        format = try reader.choice("format", [
+            "jpeg": .jpeg, "jpg": .jpeg, "png": .png, "webp": .webp, "avif": .avif, "gif": .gif, "jxl": .jxl, "tiff": .tiff, "heic": .heic,
+            "bmp": .bmp, "ico": .ico,
+        ])
         let recipe = Self.framed(try Self.recipe(from: reader, maximumSide: maximumSide, watermarks: watermarks), for: format)
         self.recipe = placeholder?.recipe(from: recipe) ?? recipe
         if let placeholder, placeholder.isHash, format != nil {
