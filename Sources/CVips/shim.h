@@ -271,6 +271,17 @@ static inline int imagery_vips_get_icc(VipsImage *image, const void **data, size
     return vips_image_get_blob(image, VIPS_META_ICC_NAME, data, length);
 }
 
+/// A blob field of `image` ("exif-data", "xmp-data", "iptc-data"), borrowed; -1 when absent.
+static inline int imagery_vips_get_blob(VipsImage *image, const char *name, const void **data, size_t *length) {
+    if (vips_image_get_typeof(image, name) == 0) return -1;
+    return vips_image_get_blob(image, name, data, length);
+}
+
+/// Sets a blob field of `image` to a copy of `data`.
+static inline void imagery_vips_set_blob(VipsImage *image, const char *name, const void *data, size_t length) {
+    vips_image_set_blob_copy(image, name, data, length);
+}
+
 /// A string field of `image` ("exif-ifd0-Copyright", ...), borrowed; NULL when absent.
 static inline const char *imagery_vips_get_string(VipsImage *image, const char *name) {
     const char *value = NULL;

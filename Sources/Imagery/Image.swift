@@ -167,16 +167,25 @@ public enum PixelFormat: String, Sendable, Hashable, CaseIterable {
     public var eightBit: PixelFormat { PixelFormat(channels: channels)! }
 }
 
-/// The little of a source's metadata an image carries to its encoding: by default its copyright
-/// notice; its colour profile when the recipe keeps it (``ImageRecipe/keepsColorProfile``).
+/// What of a source's metadata an image carries to its encoding: by default its copyright notice
+/// (``ImageRecipe/KeptMetadata``); its colour profile when the recipe keeps it
+/// (``ImageRecipe/keepsColorProfile``); its EXIF, XMP and IPTC blocks when the recipe keeps them all.
 public struct ImageMetadata: Sendable, Hashable {
     /// The ICC profile the pixels are in; `nil`: sRGB.
     public var iccProfile: Data?
     /// The source's copyright notice (EXIF `Copyright`).
     public var copyright: String?
+    /// The source's EXIF block (an encoder updates its orientation and size to the pixels'), XMP packet
+    /// and IPTC block, as stored; `nil`: none kept.
+    public var exif: Data?
+    public var xmp: Data?
+    public var iptc: Data?
 
-    public init(iccProfile: Data? = nil, copyright: String? = nil) {
+    public init(iccProfile: Data? = nil, copyright: String? = nil, exif: Data? = nil, xmp: Data? = nil, iptc: Data? = nil) {
         self.iccProfile = iccProfile
         self.copyright = copyright
+        self.exif = exif
+        self.xmp = xmp
+        self.iptc = iptc
     }
 }

@@ -14,7 +14,7 @@ extension ServerConfiguration {
     /// `s3SourceBuckets`, `galleryDirectory`,
     /// `galleryURLs`, `maximumFramePixels`, `localFilesystemRoot`, `fallbackImageFile`, `fallbackImageStatus`,
     /// `fallbackImageMaxAge`, `imgproxyTrustedSignatures`, `imgproxyAllowsSecurityOptions`, `imgproxyPreservesHDR`,
-    /// `imgproxySkipProcessingFormats` (names: `["jpeg", "gif"]`), `imgproxyPathPrefix`,
+    /// `imgproxySkipProcessingFormats` (names: `["jpeg", "gif"]`), `imgproxyStripsMetadata`, `imgproxyKeepsCopyright`, `imgproxyPathPrefix`,
     /// `imgproxyArgumentsSeparator`, `imgproxyBase64URLIncludesFilename`, `imgproxyBaseURL`,
     /// `imgproxyURLReplacements`, `imgproxyAllowedSources`, `imgproxyAllowedOptions`,
     /// `imgproxyWatermarkOpacity`); absent keys keep their defaults.
@@ -73,6 +73,8 @@ extension ServerConfiguration {
         var imgproxyAllowsSecurityOptions: Bool?
         var imgproxyPreservesHDR: Bool?
         var imgproxySkipProcessingFormats: [String]?
+        var imgproxyStripsMetadata: Bool?
+        var imgproxyKeepsCopyright: Bool?
         var imgproxyPathPrefix: String?
         var imgproxyArgumentsSeparator: String?
         var imgproxyBase64URLIncludesFilename: Bool?
@@ -169,6 +171,8 @@ extension ServerConfiguration {
         if let value = file.imgproxyTrustedSignatures { imgproxyTrustedSignatures = value }
         if let value = file.imgproxyAllowsSecurityOptions { imgproxyAllowsSecurityOptions = value }
         if let value = file.imgproxyPreservesHDR { imgproxyPreservesHDR = value }
+        if let value = file.imgproxyStripsMetadata { imgproxyStripsMetadata = value }
+        if let value = file.imgproxyKeepsCopyright { imgproxyKeepsCopyright = value }
         if let value = file.imgproxySkipProcessingFormats {
             imgproxySkipProcessingFormats = try value.map { formatName in
                 guard let format = ImgproxyOptions.format(named: formatName) else {

@@ -129,6 +129,11 @@ public struct ServerConfiguration: Sendable {
     /// imgproxy's `IMGPROXY_SKIP_PROCESSING_FORMATS`: source formats imgproxy URLs answer as they are
     /// (unless another format is asked for), as their `skip_processing` does; default none.
     public var imgproxySkipProcessingFormats: [ImageFormat] = []
+    /// imgproxy's `IMGPROXY_STRIP_METADATA` and `IMGPROXY_KEEP_COPYRIGHT`: whether imgproxy URLs' outputs
+    /// drop the source's EXIF, XMP and IPTC, and keep its copyright notice then, when the URL does not
+    /// say (`strip_metadata`, `keep_copyright`); default both `true`, as imgproxy.
+    public var imgproxyStripsMetadata = true
+    public var imgproxyKeepsCopyright = true
     /// imgproxy's `IMGPROXY_PRESETS`: name to options (`rs:fill:300:300/q:80`); a preset named
     /// `default` applies to every imgproxy URL first. Default none.
     public var imgproxyPresets: [String: String] = [:]

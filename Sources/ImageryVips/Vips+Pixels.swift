@@ -20,6 +20,17 @@ extension Vips {
         return tagged
     }
 
+    /// `image`'s EXIF, XMP and IPTC blocks as its loader read them.
+    static func metadataBlocks(of image: UnsafeMutablePointer<VipsImage>) -> (exif: Data?, xmp: Data?, iptc: Data?) {
+        func block(_ name: String) -> Data? {
+            var bytes: UnsafeRawPointer?
+            var length = 0
+            guard imagery_vips_get_blob(image, name, &bytes, &length) == 0, let bytes, length > 0 else { return nil }
+            return Data(bytes: bytes, count: length)
+        }
+        return (block("exif-data"), block("xmp-data"), block("iptc-data"))
+    }
+
     /// EXIF `Copyright` as libvips reads it (the value before libexif's " (…, ASCII, n components, n bytes)").
     static func copyright(of image: UnsafeMutablePointer<VipsImage>) -> String? {
         guard let text = imagery_vips_get_string(image, "exif-ifd0-Copyright") else { return nil }

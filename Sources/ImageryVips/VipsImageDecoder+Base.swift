@@ -11,7 +11,10 @@ extension VipsImageDecoder: ThumbnailDeriving {
     public func decodeKeepingBase(_ data: Data, recipe: ImageRecipe) throws -> (image: Image, base: ThumbnailBase?) {
         // Other formats have no cheap decode scale here: their base would be the full image.
         // Bases are oriented: a recipe that leaves the orientation as stored is decoded on its own.
-        guard try startedFormat(of: data) == .jpeg, recipe.resizes, !recipe.ignoresOrientation else { return (try decode(data, recipe: recipe), nil) }
+        // A recipe that keeps every metadata block takes them from libvips' own decode.
+        guard try startedFormat(of: data) == .jpeg, recipe.resizes, !recipe.ignoresOrientation, recipe.keptMetadata != .all else {
+            return (try decode(data, recipe: recipe), nil)
+        }
         if let resize = recipe.resize { try validate(resize) }
         let base: ThumbnailBase = try data.withUnsafeBytes { buffer in
             guard let bytes = buffer.baseAddress else { throw ImageDecodingError.empty }
@@ -96,6 +99,7 @@ extension VipsImageDecoder: ThumbnailDeriving {
         if let resize = recipe.resize { try validate(resize) }
         guard !recipe.keepsColorProfile, base.image.metadata.iccProfile == nil else { return nil }  // bases are sRGB
         guard !recipe.ignoresOrientation else { return nil }  // and oriented
+        guard recipe.keptMetadata != .all else { return nil }  // and hold the copyright only
         guard recipe.sourceLimits == nil else { return nil }  // a limited recipe decodes anew, checking the source
         // Only a base at the very scale a decode for this recipe would use: then the result is the
         // one a decode gives, byte for byte, whichever variant came first (a finer base would give

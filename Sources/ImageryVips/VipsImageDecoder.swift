@@ -58,7 +58,9 @@ public struct VipsImageDecoder: ImageDecoding {
         let format = try startedFormat(of: data)
         if Self.readsItself(format) { return try decodeBitmap(data, format: format, recipe: recipe) }
         // JPEG: DCT-scaled decode, then the recipe (VipsImageDecoder+Base.swift).
-        if format == .jpeg, recipe.resizes, !recipe.ignoresOrientation { return try decodeKeepingBase(data, recipe: recipe).image }
+        if format == .jpeg, recipe.resizes, !recipe.ignoresOrientation, recipe.keptMetadata != .all {
+            return try decodeKeepingBase(data, recipe: recipe).image
+        }
         if let resize = recipe.resize { try validate(resize) }
         if rejectsCorruptData, format == .gif, Self.lacksGIFTrailer(data) {
             // libvips decodes the frames before the cut without a warning: a frame would go missing.
@@ -87,8 +89,10 @@ public struct VipsImageDecoder: ImageDecoding {
                 image = try Vips.normalize(image, keepingProfile: keepsProfile, keepingHighBitDepth: keepsDepth)
                 image = try processor.apply(recipe, to: image, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
                 image = try Vips.normalize(image, keepingProfile: keepsProfile, keepingHighBitDepth: keepsDepth)
+                let blocks = recipe.keptMetadata == .all ? Vips.metadataBlocks(of: image) : nil
                 var decoded = try Vips.makeImage(consuming: image, format: format)  // decodes now, inside the bytes' lifetime
-                decoded.metadata.copyright = header.copyright
+                decoded.metadata.copyright = recipe.keptMetadata == .none ? nil : header.copyright
+                if let blocks { (decoded.metadata.exif, decoded.metadata.xmp, decoded.metadata.iptc) = blocks }
                 return decoded
             } catch let error as VipsError {
                 throw error.decodingError(format: format)

@@ -134,7 +134,13 @@ public struct VipsImageEncoder: ImageEncoding {
         if let profile = image.metadata.iccProfile {
             profile.withUnsafeBytes { imagery_vips_set_icc(tagged, $0.baseAddress, $0.count) }
         }
-        if let copyright = image.metadata.copyright { imagery_vips_set_string(tagged, "exif-ifd0-Copyright", copyright) }
+        let metadata = image.metadata
+        for (name, block) in [("exif-data", metadata.exif), ("xmp-data", metadata.xmp), ("iptc-data", metadata.iptc)] {
+            block?.withUnsafeBytes { imagery_vips_set_blob(tagged, name, $0.baseAddress, $0.count) }
+        }
+        // The pixels are as they are to be shown: a kept EXIF block says so (libvips writes this field into it).
+        if metadata.exif != nil { imagery_vips_set_orientation(tagged, 1) }
+        if let copyright = metadata.copyright { imagery_vips_set_string(tagged, "exif-ifd0-Copyright", copyright) }
         if let animation = image.animation { Vips.setAnimation(animation, on: tagged, frameHeight: image.height) }
         return tagged
     }

@@ -44,7 +44,10 @@ public struct VipsImageProcessor: ImageProcessing {
                 image = try apply(recipe, to: image, sourceWidth: decoded.sourceWidth, sourceHeight: decoded.sourceHeight)
                 image = try Vips.normalize(image, keepingProfile: keepsProfile, keepingHighBitDepth: keepsDepth)
                 var result = try Vips.makeImage(consuming: image, format: source.sourceFormat)  // rendered while `buffer` is valid
-                result.metadata.copyright = source.metadata.copyright
+                result.metadata.copyright = recipe.keptMetadata == .none ? nil : source.metadata.copyright
+                if recipe.keptMetadata == .all {
+                    (result.metadata.exif, result.metadata.xmp, result.metadata.iptc) = (source.metadata.exif, source.metadata.xmp, source.metadata.iptc)
+                }
                 return result
             }
         } catch let error as VipsError {

@@ -8,9 +8,9 @@ import ImageryTestSupport
 import ImageryVips
 import Testing
 
-/// Formats imgproxy URLs read and write beyond the web's (BMP, ICO, HEIC, TIFF, 16-bit), and sources
-/// answered as they are (`skip_processing`, `raw`).
-@Suite("imgproxy formats and passthrough")
+/// Formats imgproxy URLs read and write beyond the web's (BMP, ICO, HEIC, TIFF, 16-bit), metadata kept
+/// or stripped, and sources answered as they are (`skip_processing`, `raw`).
+@Suite("imgproxy formats, metadata and passthrough")
 struct ImgproxyFormatsTests {
     /// BMP and ICO sources are read, BMP, ICO and HEIC written (an icon at most 256 on a side).
     @Test func bitmapsAndIconsAndHEIC() async throws {
@@ -85,6 +85,46 @@ struct ImgproxyFormatsTests {
             let png = "plain/" + origin.url("chelsea.png").absoluteString
             let (status, _, _) = try await get(client, "/_/raw:1/\(png)")
             #expect(status == .contentTooLarge)  // as for a processed request over the limit
+        }
+    }
+
+    /// strip_metadata and keep_copyright both ways (and their IMGPROXY_* defaults): by default only the
+    /// copyright notice stays; sm:0 keeps EXIF and XMP (the orientation made 1: the pixels are turned); kcr:0 drops all.
+    @Test func metadataIsKeptOrStrippedAsAsked() async throws {
+        try await withTemporaryDirectory { directory in
+            var source = GeneratedImages.image(width: 60, height: 40, format: .rgb8) { x, y in [UInt8(x * 4), UInt8(y * 6), 90] }
+            source.metadata.copyright = "Imagery tests"
+            source.metadata.xmp = Data(#"<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"/></x:xmpmeta>"#.utf8)
+            try VipsImageEncoder().encode(source, as: .jpeg).write(to: directory.appendingPathComponent("tagged.jpg"))
+            try Fixtures.data("rocket-exif6.jpg").write(to: directory.appendingPathComponent("turned.jpg"))
+            let origin = try await TestOrigin.serving(directory: directory)
+            let keepingAll = { var recipe = ImageRecipe(); recipe.keptMetadata = .all; return recipe }()
+            try await withServer(origin: origin) { client, origin in
+                let tagged = "plain/" + origin.url("tagged.jpg").absoluteString
+                func metadata(_ options: String) async throws -> ImageMetadata {
+                    let (status, _, body) = try await get(client, "/_/\(options)/\(tagged)")
+                    #expect(status == .ok, "\(options)")
+                    return try VipsImageDecoder().decode(body, recipe: keepingAll).metadata
+                }
+                let plain = try await metadata("rs:fit:30:30")
+                #expect(plain.copyright == "Imagery tests" && plain.xmp == nil)
+                let all = try await metadata("rs:fit:30:30/sm:0")
+                #expect(all.copyright == "Imagery tests" && all.xmp.map { String(decoding: $0, as: UTF8.self).contains("xmpmeta") } == true)
+                let none = try await metadata("rs:fit:30:30/kcr:0")
+                #expect(none.copyright == nil && none.xmp == nil && none.exif == nil)
+                // The orientation: the pixels are turned (427x640 stored, 6: shown 640x427), the EXIF kept says so.
+                let (status, _, body) = try await get(client, "/_/rs:fit:100:100/sm:0/plain/\(origin.url("turned.jpg").absoluteString)")
+                let header = try VipsImageDecoder().inspect(body)
+                #expect(status == .ok && header.orientation == 1 && (header.width, header.height) == (100, 67))
+            }
+            // The server's defaults, as imgproxy's variables set them.
+            var configuration = ServerConfiguration()
+            _ = try ImgproxyEnvironment.apply(["IMGPROXY_STRIP_METADATA": "false"], to: &configuration)
+            let again = try await TestOrigin.serving(directory: directory)  // (a server run shuts its origin down)
+            try await withServer(origin: again, configure: { $0.imgproxyStripsMetadata = configuration.imgproxyStripsMetadata }) { client, origin in
+                let (_, _, body) = try await get(client, "/_/rs:fit:30:30/plain/\(origin.url("tagged.jpg").absoluteString)")
+                #expect(try VipsImageDecoder().decode(body, recipe: keepingAll).metadata.xmp != nil)
+            }
         }
     }
 }

@@ -79,6 +79,18 @@ public struct ImageRecipe: Sendable, Hashable {
     /// format that holds them (``ImageFormat/holdsHighBitDepth``: PNG, AVIF, JPEG XL, TIFF; an encoder
     /// reduces it for others). Default `false`: 8 bits, whatever the source.
     public var keepsHighBitDepth = false
+    /// What of the source's metadata the output keeps; default ``KeptMetadata/copyright``.
+    public var keptMetadata = KeptMetadata.copyright
+
+    /// What of a source's metadata an output keeps (imgproxy's `strip_metadata` and `keep_copyright`).
+    public enum KeptMetadata: String, Sendable, Hashable {
+        /// Nothing.
+        case none
+        /// The copyright notice (EXIF `Copyright`): the default, as imgproxy's.
+        case copyright
+        /// Every EXIF, XMP and IPTC field (the orientation and size updated to the output's).
+        case all
+    }
 
     /// A recipe that resizes to `resize`, or does nothing.
     public init(resize: ImageRequest.Thumbnail? = nil) {

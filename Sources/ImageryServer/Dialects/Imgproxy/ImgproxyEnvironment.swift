@@ -105,6 +105,8 @@ package enum ImgproxyEnvironment {
         },
         "IMGPROXY_ALLOW_SECURITY_OPTIONS": { value, configuration in configuration.imgproxyAllowsSecurityOptions = try boolean(value) },
         "IMGPROXY_PRESERVE_HDR": { value, configuration in configuration.imgproxyPreservesHDR = try boolean(value) },
+        "IMGPROXY_STRIP_METADATA": { value, configuration in configuration.imgproxyStripsMetadata = try boolean(value) },
+        "IMGPROXY_KEEP_COPYRIGHT": { value, configuration in configuration.imgproxyKeepsCopyright = try boolean(value) },
         "IMGPROXY_SKIP_PROCESSING_FORMATS": { value, configuration in
             configuration.imgproxySkipProcessingFormats = try list(value).map { name in
                 guard let format = ImgproxyOptions.format(named: name) else {
@@ -155,7 +157,6 @@ package enum ImgproxyEnvironment {
 
     /// imgproxy's switches this server has one setting of (`true`: what it always does), with that setting.
     private static let fixed: [String: Bool] = [
-        "IMGPROXY_STRIP_METADATA": true, "IMGPROXY_KEEP_COPYRIGHT": true,
         "IMGPROXY_USE_LINEAR_COLORSPACE": false, "IMGPROXY_SANITIZE_SVG": true,
     ]
 

@@ -15,9 +15,11 @@ extension ImgproxyOptions {
     ///   - watermark: The recipe name of imgproxy's watermark image, if the server has one, and what its opacity is multiplied by.
     ///   - preservesHDR: Whether a 16-bit source keeps its depth when the URL does not say (`IMGPROXY_PRESERVE_HDR`).
     ///   - skipProcessing: Source formats answered as they are, besides the URL's own (`IMGPROXY_SKIP_PROCESSING_FORMATS`).
+    ///   - metadata: Whether metadata is stripped, and the copyright kept then, when the URL does not say
+    ///     (`IMGPROXY_STRIP_METADATA`, `IMGPROXY_KEEP_COPYRIGHT`).
     func parameters(
         source: String, maximumSide: Int, negotiates: Bool, localFiles: Bool = false, watermark mark: (id: String, opacity: Double)? = nil,
-        preservesHDR: Bool = false, skipProcessing: Set<ImageFormat> = []
+        preservesHDR: Bool = false, skipProcessing: Set<ImageFormat> = [], metadata: (strip: Bool, keepCopyright: Bool) = (true, true)
     ) throws -> ImageParameters {
         let local = URL(string: source).flatMap { localFiles && LocalFiles.isLocal($0) ? $0 : nil }
         guard let url = local ?? ServerConfiguration.sourceURL(source) else {
@@ -54,6 +56,7 @@ extension ImgproxyOptions {
         if blur > 0 { recipe.blur = max(0.3, min(100, blur)) }
         if sharpen > 0 { recipe.sharpen = max(0.3, min(10, sharpen)) }
         recipe.keepsColorProfile = keepsColorProfile
+        recipe.keptMetadata = !(stripsMetadata ?? metadata.strip) ? .all : (keepsCopyright ?? metadata.keepCopyright) ? .copyright : .none
         // Only for a format that holds 16 bits (or one not known yet: the encoder reduces the others).
         recipe.keepsHighBitDepth = (self.preservesHDR ?? preservesHDR) && (format?.holdsHighBitDepth ?? true)
         let encoding = EncodingOptions(quality: quality > 0 ? quality : nil, maximumBytes: maximumBytes > 0 ? maximumBytes : nil)

@@ -37,6 +37,9 @@ struct ImgproxyOptions {
     var skipProcessing: Set<ImageFormat> = []
     /// `raw`: the source answered as it is, whatever else the URL asks.
     var raw = false
+    /// `strip_metadata`, `keep_copyright` (`nil`: the server's `IMGPROXY_STRIP_METADATA`, `IMGPROXY_KEEP_COPYRIGHT`).
+    var stripsMetadata: Bool?
+    var keepsCopyright: Bool?
     /// `auto_rotate`: whether the source's EXIF orientation is applied (imgproxy's default: yes).
     var autoRotate = true
     var cacheBuster: String?
@@ -245,12 +248,10 @@ struct ImgproxyOptions {
             format = try reader.format(0)
         case "strip_metadata", "sm":
             try reader.count(1...1)
-            guard reader.bool(0) else {
-                throw ServerError.badParameter("imgproxy strip_metadata:0 is not supported here: metadata is always stripped (the copyright kept)")
-            }
+            stripsMetadata = reader.bool(0)
         case "keep_copyright", "kcr":
             try reader.count(1...1)
-            guard reader.bool(0) else { throw ServerError.badParameter("imgproxy keep_copyright:0 is not supported here: the copyright is always kept") }
+            keepsCopyright = reader.bool(0)
         case "strip_color_profile", "scp":
             try reader.count(1...1)
             keepsColorProfile = !reader.bool(0)

@@ -41,7 +41,8 @@ extension PathDialects {
             source: source, maximumSide: configuration.maximumOutputSide, negotiates: configuration.imgproxyAutoFormat,
             localFiles: configuration.localFilesystemRoot != nil,
             watermark: watermarks[ImgproxyEnvironment.watermarkName].map { ($0, configuration.imgproxyWatermarkOpacity) },
-            preservesHDR: configuration.imgproxyPreservesHDR, skipProcessing: Set(configuration.imgproxySkipProcessingFormats)
+            preservesHDR: configuration.imgproxyPreservesHDR, skipProcessing: Set(configuration.imgproxySkipProcessingFormats),
+            metadata: (configuration.imgproxyStripsMetadata, configuration.imgproxyKeepsCopyright)
         )
     }
 
