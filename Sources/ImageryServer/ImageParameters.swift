@@ -26,6 +26,10 @@ package struct ImageParameters: Sendable, Hashable {
     package var cacheBuster: String?
     /// When the source is answered as it is, unprocessed (imgproxy's `skip_processing` and `raw`); `nil`: never.
     package var passthrough: Passthrough?
+    /// The formats an output without a format asked for (or negotiated) may keep from its source, in order
+    /// of preference (imgproxy's `PREFERRED_FORMATS`: a source in another format gets the first that holds
+    /// its animation and transparency); `nil`: ``OutputChoice/sourceFormat``'s own rule.
+    package var preferredFormats: [ImageFormat]?
 
     /// When a source is answered as it is: no decode, no encode (still only an image within the pixel limit).
     package enum Passthrough: Sendable, Hashable {
@@ -99,22 +103,32 @@ package struct ImageParameters: Sendable, Hashable {
         /// A format chosen from `Accept`: an animation keeps its source's format instead when this one cannot animate.
         case negotiated(ImageFormat)
         case sourceFormat
+        /// The source's format when it is one of these, else the first that holds the image (imgproxy's preferred formats).
+        case preferred([ImageFormat])
         /// A hash placeholder (text).
         case placeholder(Placeholder)
 
         /// The format to encode an image from a source of `source`'s format in (the source's own,
         /// but JPEG for AVIF and PNG for still GIF, HEIC, JPEG XL, TIFF, BMP and ICO; an animated GIF stays GIF).
-        package func resolved(source: ImageFormat, animated: Bool = false) -> ImageFormat {
+        /// - Parameter transparent: Whether the image has alpha (for ``preferred(_:)``: JPEG holds none).
+        package func resolved(source: ImageFormat, animated: Bool = false, transparent: Bool = false) -> ImageFormat {
             switch self {
-            case .format(let format): format
-            case .negotiated(let format): animated && !format.canAnimate ? Self.sourceFormat.resolved(source: source, animated: true) : format
-            case .placeholder: .png  // not an image: never encoded
+            case .preferred(let formats):
+                if formats.contains(source) { return source }
+                let fitting = formats.first { (!animated || $0.canAnimate) && (!transparent || $0 != .jpeg) }
+                return fitting ?? formats.first ?? Self.sourceFormat.resolved(source: source, animated: animated)
+            case .format(let format):
+                return format
+            case .negotiated(let format):
+                return animated && !format.canAnimate ? Self.sourceFormat.resolved(source: source, animated: true) : format
+            case .placeholder:
+                return .png  // not an image: never encoded
             case .sourceFormat:
                 switch source {
-                case .jpeg, .png, .webp: source
-                case .gif where animated: .gif
-                case .avif: .jpeg
-                case .gif, .heic, .jxl, .tiff, .bmp, .ico: .png
+                case .jpeg, .png, .webp: return source
+                case .gif where animated: return .gif
+                case .avif: return .jpeg
+                case .gif, .heic, .jxl, .tiff, .bmp, .ico: return .png
                 }
             }
         }
@@ -123,7 +137,7 @@ package struct ImageParameters: Sendable, Hashable {
         var format: ImageFormat? {
             switch self {
             case .format(let format), .negotiated(let format): format
-            case .sourceFormat, .placeholder: nil
+            case .sourceFormat, .preferred, .placeholder: nil
             }
         }
 
@@ -131,6 +145,7 @@ package struct ImageParameters: Sendable, Hashable {
             switch self {
             case .format(let format), .negotiated(let format): format.rawValue
             case .sourceFormat: "source"
+            case .preferred(let formats): "preferred:" + formats.map(\.rawValue).joined(separator: ",")
             case .placeholder(let placeholder): placeholder.rawValue
             }
         }
@@ -142,10 +157,11 @@ package struct ImageParameters: Sendable, Hashable {
     package func outputChoice(accept: String?) -> OutputChoice {
         if let placeholder, placeholder.isHash { return .placeholder(placeholder) }
         if let format { return .format(format) }
-        guard negotiates else { return .sourceFormat }
+        let unasked: OutputChoice = preferredFormats.map { .preferred($0) } ?? .sourceFormat
+        guard negotiates else { return unasked }
         let accept = AcceptHeader(accept)
         for format in [ImageFormat.webp, .avif, .jxl] where accept.accepts(format.mimeType) { return .negotiated(format) }
-        return .sourceFormat
+        return unasked
     }
 
     /// Whether the response depends on `Accept` (no `format` parameter): `Vary: Accept`.

@@ -291,7 +291,9 @@ final class ImageService: Sendable {
         if case .placeholder(let placeholder) = target.choice {
             body = { (placeholder.body(of: image.image), Placeholder.contentType) }
         } else {
-            let format = target.choice.resolved(source: image.image.sourceFormat, animated: image.image.animation != nil)
+            let format = target.choice.resolved(
+                source: image.image.sourceFormat, animated: image.image.animation != nil, transparent: image.image.pixelFormat.hasAlpha
+            )
             var options = target.encoding
             options.quality = options.quality ?? target.formatQualities[format] ?? configuration.formatQualities[format]
             let (encoder, encoding) = (self.encoder, options)

@@ -14,7 +14,8 @@ extension ServerConfiguration {
     /// `s3SourceBuckets`, `galleryDirectory`,
     /// `galleryURLs`, `maximumFramePixels`, `localFilesystemRoot`, `fallbackImageFile`, `fallbackImageStatus`,
     /// `fallbackImageMaxAge`, `imgproxyTrustedSignatures`, `imgproxyAllowsSecurityOptions`, `imgproxyPreservesHDR`,
-    /// `imgproxySkipProcessingFormats` (names: `["jpeg", "gif"]`), `imgproxyStripsMetadata`, `imgproxyKeepsCopyright`, `imgproxyPathPrefix`,
+    /// `imgproxySkipProcessingFormats` (names: `["jpeg", "gif"]`), `imgproxyStripsMetadata`, `imgproxyKeepsCopyright`,
+    /// `imgproxyPreferredFormats` (names), `imgproxyPathPrefix`,
     /// `imgproxyArgumentsSeparator`, `imgproxyBase64URLIncludesFilename`, `imgproxyBaseURL`,
     /// `imgproxyURLReplacements`, `imgproxyAllowedSources`, `imgproxyAllowedOptions`,
     /// `imgproxyWatermarkOpacity`); absent keys keep their defaults.
@@ -74,6 +75,7 @@ extension ServerConfiguration {
         var imgproxyPreservesHDR: Bool?
         var imgproxySkipProcessingFormats: [String]?
         var imgproxyStripsMetadata: Bool?
+        var imgproxyPreferredFormats: [String]?
         var imgproxyKeepsCopyright: Bool?
         var imgproxyPathPrefix: String?
         var imgproxyArgumentsSeparator: String?
@@ -173,14 +175,18 @@ extension ServerConfiguration {
         if let value = file.imgproxyPreservesHDR { imgproxyPreservesHDR = value }
         if let value = file.imgproxyStripsMetadata { imgproxyStripsMetadata = value }
         if let value = file.imgproxyKeepsCopyright { imgproxyKeepsCopyright = value }
-        if let value = file.imgproxySkipProcessingFormats {
-            imgproxySkipProcessingFormats = try value.map { formatName in
+        func formats(_ names: [String], _ key: String) throws(ConfigurationFileError) -> [ImageFormat] {
+            var formats: [ImageFormat] = []
+            for formatName in names {
                 guard let format = ImgproxyOptions.format(named: formatName) else {
-                    throw ConfigurationFileError(message: "\(name): imgproxySkipProcessingFormats names \(formatName), not a format read here")
+                    throw ConfigurationFileError(message: "\(name): \(key) names \(formatName), not a format read here")
                 }
-                return format
+                formats.append(format)
             }
+            return formats
         }
+        if let value = file.imgproxySkipProcessingFormats { imgproxySkipProcessingFormats = try formats(value, "imgproxySkipProcessingFormats") }
+        if let value = file.imgproxyPreferredFormats, !value.isEmpty { imgproxyPreferredFormats = try formats(value, "imgproxyPreferredFormats") }
         if let value = file.imgproxyPathPrefix { imgproxyPathPrefix = value }
         if let value = file.imgproxyArgumentsSeparator {
             guard value.count == 1, let separator = value.first, separator != "/" else {

@@ -134,6 +134,12 @@ public struct ServerConfiguration: Sendable {
     /// say (`strip_metadata`, `keep_copyright`); default both `true`, as imgproxy.
     public var imgproxyStripsMetadata = true
     public var imgproxyKeepsCopyright = true
+    /// imgproxy's `IMGPROXY_PREFERRED_FORMATS`: an imgproxy URL that asks for no format (and gets none from
+    /// `Accept`) keeps its source's format when it is one of these, else gets the first of them that holds
+    /// the image (animation: GIF; transparency: not JPEG); default JPEG, PNG, GIF, as imgproxy. So a WebP,
+    /// AVIF, TIFF or BMP source gives JPEG (PNG when transparent), as it does from imgproxy.
+    public var imgproxyPreferredFormats = Self.imgproxyDefaultPreferredFormats
+    public static let imgproxyDefaultPreferredFormats: [ImageFormat] = [.jpeg, .png, .gif]
     /// imgproxy's `IMGPROXY_PRESETS`: name to options (`rs:fill:300:300/q:80`); a preset named
     /// `default` applies to every imgproxy URL first. Default none.
     public var imgproxyPresets: [String: String] = [:]

@@ -17,7 +17,7 @@ struct ImgproxyFormatsTests {
         try await withServer { client, origin in
             let bmp = "plain/" + origin.url("bitmaps/rgb24.bmp").absoluteString  // 13x7
             let (status, headers, body) = try await get(client, "/_/rs:fit:26:0:1/\(bmp)")
-            #expect(status == .ok && headers[.contentType] == "image/png")  // a BMP source gives PNG by default
+            #expect(status == .ok && headers[.contentType] == "image/jpeg")  // an opaque BMP source gives JPEG by default, as imgproxy
             #expect(try VipsImageDecoder().inspect(body).width == 26)
             let photo = "plain/" + origin.url("chelsea.png").absoluteString  // 451x300
             for (format, type) in [("bmp", "image/bmp"), ("ico", "image/x-icon"), ("heic", "image/heic")] {
@@ -31,6 +31,23 @@ struct ImgproxyFormatsTests {
             let (iconStatus, _, iconBody) = try await get(client, "/_/rs:fit:64:64/\(icon)@png")
             #expect(iconStatus == .ok)
             #expect(try VipsImageDecoder().inspect(iconBody).width == 32)  // its largest picture, not enlarged
+        }
+    }
+
+    /// An output with no format asked keeps its source's only when it is a preferred one (JPEG, PNG, GIF by
+    /// default, `IMGPROXY_PREFERRED_FORMATS`), else gets the first that holds it, as imgproxy does.
+    @Test func preferredFormatsChooseTheOutputOfOtherSources() async throws {
+        try await withServer { client, origin in
+            for (name, type) in [("chelsea.webp", "image/jpeg"), ("chelsea.png", "image/png"), ("rocket.jpg", "image/jpeg"), ("bitmaps/argb32-v5.bmp", "image/png")] {
+                let (status, headers, _) = try await get(client, "/_/rs:fit:40:40/plain/\(origin.url(name).absoluteString)")
+                #expect(status == .ok && headers[.contentType] == type, "\(name)")
+            }
+        }
+        var configuration = ServerConfiguration()
+        _ = try ImgproxyEnvironment.apply(["IMGPROXY_PREFERRED_FORMATS": "webp,png"], to: &configuration)
+        try await withServer(configure: { $0.imgproxyPreferredFormats = configuration.imgproxyPreferredFormats }) { client, origin in
+            let (_, headers, _) = try await get(client, "/_/rs:fit:40:40/plain/\(origin.url("rocket.jpg").absoluteString)")
+            #expect(headers[.contentType] == "image/webp")
         }
     }
 

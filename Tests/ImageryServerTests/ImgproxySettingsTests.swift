@@ -24,7 +24,7 @@ struct ImgproxySettingsTests {
         #expect(configuration.imgproxyKeys == ["746573742d6b6579", "746573742d6b657932"])
         #expect(configuration.imgproxySignatureSize == 8)
         #expect(configuration.imgproxyPresets == ["thumb": "rs:fill:100:100/q:70", "default": "q:90"])
-        #expect(configuration.formatQualities == [.jpeg: 70, .webp: 60, .avif: 50, .jxl: 70])
+        #expect(configuration.formatQualities == [.jpeg: 70, .webp: 60, .avif: 50, .jxl: 70, .heic: 70])
         #expect(configuration.maximumSourcePixels == 12_500_000 && configuration.maximumSourceBytes == 1_048_576)
         #expect(configuration.maximumFrames == 50 && configuration.imgproxyAutoFormat && configuration.responseMaxAge == 3600)
         #expect(configuration.onlyPresets == false)  // empty: unset, as imgproxy reads it
@@ -144,7 +144,7 @@ struct ImgproxySettingsTests {
         try await withServer { client, origin in
             let source = "plain/" + origin.url("chelsea.tiff").absoluteString
             let (status, headers, body) = try await get(client, "/_/rs:fit:80:80/\(source)")
-            #expect(status == .ok && headers[.contentType] == "image/png")  // a TIFF source gives PNG by default
+            #expect(status == .ok && headers[.contentType] == "image/jpeg")  // an opaque TIFF source gives JPEG by default (imgproxy's preferred formats)
             let image = try VipsImageDecoder().decode(body, recipe: ImageRecipe())
             #expect((image.width, image.height) == (80, 53))
             let (tiffStatus, tiffHeaders, tiffBody) = try await get(client, "/_/rs:fit:80:80/\(source)@tiff")

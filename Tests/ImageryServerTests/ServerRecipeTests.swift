@@ -61,7 +61,7 @@ struct ServerRecipeTests {
         ("blur=0", "blur must be a number from 0.3 to 100"), ("blur=101", "blur must be"),
         ("sharpen=11", "sharpen must be a number from 0.3 to 10"), ("grayscale=maybe", "grayscale must be"),
         ("fit=squash", "fit must be one of auto, contain, cover, cover-down, fill, inside, outside"),
-        ("format=bmp", "format must be one of avif, gif, jpeg, jpg, jxl, png, webp"), ("lossless=2", "lossless must be true or false"),
+        ("format=svg", "format must be one of avif, bmp, gif, heic, ico, jpeg, jpg, jxl, png, tiff, webp"), ("lossless=2", "lossless must be true or false"),
         ("progressive=on", "progressive must be"), ("max_bytes=0", "max_bytes must be a whole number from 1"),
         // Combinations that do not fit the image (640x427) or the output limit.
         ("crop=640,0,10,10", "starts outside the 640x427 image"),

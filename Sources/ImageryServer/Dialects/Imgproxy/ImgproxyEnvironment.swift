@@ -107,13 +107,11 @@ package enum ImgproxyEnvironment {
         "IMGPROXY_PRESERVE_HDR": { value, configuration in configuration.imgproxyPreservesHDR = try boolean(value) },
         "IMGPROXY_STRIP_METADATA": { value, configuration in configuration.imgproxyStripsMetadata = try boolean(value) },
         "IMGPROXY_KEEP_COPYRIGHT": { value, configuration in configuration.imgproxyKeepsCopyright = try boolean(value) },
-        "IMGPROXY_SKIP_PROCESSING_FORMATS": { value, configuration in
-            configuration.imgproxySkipProcessingFormats = try list(value).map { name in
-                guard let format = ImgproxyOptions.format(named: name) else {
-                    throw ConfigurationFileError(message: "\(name) is not a format read here (jpeg, png, webp, avif, gif, tiff, heic, bmp, ico)")
-                }
-                return format
-            }
+        "IMGPROXY_SKIP_PROCESSING_FORMATS": { value, configuration in configuration.imgproxySkipProcessingFormats = try formats(value) },
+        "IMGPROXY_PREFERRED_FORMATS": { value, configuration in
+            let formats = try formats(value)
+            guard !formats.isEmpty else { throw ConfigurationFileError(message: "expected at least one format") }
+            configuration.imgproxyPreferredFormats = formats
         },
         "IMGPROXY_LOCAL_FILESYSTEM_ROOT": { value, configuration in configuration.localFilesystemRoot = URL(fileURLWithPath: value) },
         "IMGPROXY_PATH_PREFIX": { value, configuration in configuration.imgproxyPathPrefix = value },
@@ -168,7 +166,7 @@ package enum ImgproxyEnvironment {
         "IMGPROXY_READ_REQUEST_TIMEOUT", "IMGPROXY_KEEP_ALIVE_TIMEOUT", "IMGPROXY_CLIENT_KEEP_ALIVE_TIMEOUT", "IMGPROXY_MAX_REDIRECTS",
         "IMGPROXY_USER_AGENT", "IMGPROXY_SECRET", "IMGPROXY_ALLOW_ORIGIN", "IMGPROXY_HEALTH_CHECK_PATH",
         "IMGPROXY_PRESETS_SEPARATOR", "IMGPROXY_PRESETS_PATH", "IMGPROXY_ENFORCE_WEBP",
-        "IMGPROXY_ENFORCE_AVIF", "IMGPROXY_ENFORCE_JXL", "IMGPROXY_PREFERRED_FORMATS",
+        "IMGPROXY_ENFORCE_AVIF", "IMGPROXY_ENFORCE_JXL",
         "IMGPROXY_JPEG_PROGRESSIVE", "IMGPROXY_PNG_INTERLACED", "IMGPROXY_PNG_QUANTIZE", "IMGPROXY_PNG_QUANTIZATION_COLORS",
         "IMGPROXY_WEBP_EFFORT", "IMGPROXY_WEBP_PRESET", "IMGPROXY_AVIF_SPEED", "IMGPROXY_JXL_EFFORT",
         "IMGPROXY_USE_S3", "IMGPROXY_USE_GCS", "IMGPROXY_USE_ABS", "IMGPROXY_USE_SWIFT", "IMGPROXY_CACHE_CONTROL_PASSTHROUGH",
@@ -183,6 +181,18 @@ package enum ImgproxyEnvironment {
         "IMGPROXY_PNG_UNLIMITED", "IMGPROXY_SVG_UNLIMITED", "IMGPROXY_TIFF_UNLIMITED", "IMGPROXY_ENV_LOCAL_FILE_PATH",
         "IMGPROXY_INFO_PRESETS", "IMGPROXY_INFO_ONLY_PRESETS", "IMGPROXY_AUTOQUALITY_METHOD", "IMGPROXY_AUTOQUALITY_TARGET",
     ]
+
+    /// imgproxy's format names (`jpeg,png,gif`).
+    private static func formats(_ value: String) throws(ConfigurationFileError) -> [ImageFormat] {
+        var formats: [ImageFormat] = []
+        for name in list(value) {
+            guard let format = ImgproxyOptions.format(named: name) else {
+                throw ConfigurationFileError(message: "\(name) is not a format read here (jpeg, png, webp, avif, gif, jxl, tiff, heic, bmp, ico)")
+            }
+            formats.append(format)
+        }
+        return formats
+    }
 
     private static func list(_ value: String) -> [String] {
         value.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }

@@ -17,9 +17,12 @@ extension ImgproxyOptions {
     ///   - skipProcessing: Source formats answered as they are, besides the URL's own (`IMGPROXY_SKIP_PROCESSING_FORMATS`).
     ///   - metadata: Whether metadata is stripped, and the copyright kept then, when the URL does not say
     ///     (`IMGPROXY_STRIP_METADATA`, `IMGPROXY_KEEP_COPYRIGHT`).
+    ///   - preferredFormats: The formats an output with none asked for keeps from its source, else the first
+    ///     that holds it (`IMGPROXY_PREFERRED_FORMATS`; imgproxy's default JPEG, PNG, GIF).
     func parameters(
         source: String, maximumSide: Int, negotiates: Bool, localFiles: Bool = false, watermark mark: (id: String, opacity: Double)? = nil,
-        preservesHDR: Bool = false, skipProcessing: Set<ImageFormat> = [], metadata: (strip: Bool, keepCopyright: Bool) = (true, true)
+        preservesHDR: Bool = false, skipProcessing: Set<ImageFormat> = [], metadata: (strip: Bool, keepCopyright: Bool) = (true, true),
+        preferredFormats: [ImageFormat] = ServerConfiguration.imgproxyDefaultPreferredFormats
     ) throws -> ImageParameters {
         let local = URL(string: source).flatMap { localFiles && LocalFiles.isLocal($0) ? $0 : nil }
         guard let url = local ?? ServerConfiguration.sourceURL(source) else {
@@ -65,6 +68,7 @@ extension ImgproxyOptions {
         parameters.cacheBuster = cacheBuster
         let skipped = self.skipProcessing.union(skipProcessing)
         parameters.passthrough = raw ? .always : skipped.isEmpty ? nil : .formats(skipped)
+        parameters.preferredFormats = preferredFormats
         return parameters
     }
 }

@@ -42,7 +42,8 @@ extension PathDialects {
             localFiles: configuration.localFilesystemRoot != nil,
             watermark: watermarks[ImgproxyEnvironment.watermarkName].map { ($0, configuration.imgproxyWatermarkOpacity) },
             preservesHDR: configuration.imgproxyPreservesHDR, skipProcessing: Set(configuration.imgproxySkipProcessingFormats),
-            metadata: (configuration.imgproxyStripsMetadata, configuration.imgproxyKeepsCopyright)
+            metadata: (configuration.imgproxyStripsMetadata, configuration.imgproxyKeepsCopyright),
+            preferredFormats: configuration.imgproxyPreferredFormats
         )
     }
 
