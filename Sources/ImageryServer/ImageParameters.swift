@@ -30,6 +30,9 @@ package struct ImageParameters: Sendable, Hashable {
     /// of preference (imgproxy's `PREFERRED_FORMATS`: a source in another format gets the first that holds
     /// its animation and transparency); `nil`: ``OutputChoice/sourceFormat``'s own rule.
     package var preferredFormats: [ImageFormat]?
+    /// Formats that replace even a format asked for when `Accept` takes them, first first (imgproxy's
+    /// `ENFORCE_WEBP`, `ENFORCE_AVIF`, `ENFORCE_JXL`); an animation keeps a format that animates.
+    package var enforcedFormats: [ImageFormat] = []
 
     /// When a source is answered as it is: no decode, no encode (still only an image within the pixel limit).
     package enum Passthrough: Sendable, Hashable {
@@ -156,6 +159,10 @@ package struct ImageParameters: Sendable, Hashable {
     /// also takes); else the source's.
     package func outputChoice(accept: String?) -> OutputChoice {
         if let placeholder, placeholder.isHash { return .placeholder(placeholder) }
+        if !enforcedFormats.isEmpty {
+            let accept = AcceptHeader(accept)
+            for format in enforcedFormats where accept.accepts(format.mimeType) { return .negotiated(format) }
+        }
         if let format { return .format(format) }
         let unasked: OutputChoice = preferredFormats.map { .preferred($0) } ?? .sourceFormat
         guard negotiates else { return unasked }
@@ -165,5 +172,5 @@ package struct ImageParameters: Sendable, Hashable {
     }
 
     /// Whether the response depends on `Accept` (no `format` parameter): `Vary: Accept`.
-    var isNegotiated: Bool { format == nil && negotiates && !(placeholder?.isHash ?? false) }
+    var isNegotiated: Bool { (format == nil && negotiates || !enforcedFormats.isEmpty) && !(placeholder?.isHash ?? false) }
 }

@@ -15,7 +15,7 @@ extension ServerConfiguration {
     /// `galleryURLs`, `maximumFramePixels`, `localFilesystemRoot`, `fallbackImageFile`, `fallbackImageStatus`,
     /// `fallbackImageMaxAge`, `imgproxyTrustedSignatures`, `imgproxyAllowsSecurityOptions`, `imgproxyPreservesHDR`,
     /// `imgproxySkipProcessingFormats` (names: `["jpeg", "gif"]`), `imgproxyStripsMetadata`, `imgproxyKeepsCopyright`,
-    /// `imgproxyPreferredFormats` (names), `imgproxyPathPrefix`,
+    /// `imgproxyPreferredFormats`, `imgproxyEnforcedFormats` (names), `imgproxyStripsColorProfile`, `imgproxyAutoRotates`, `imgproxyPathPrefix`,
     /// `imgproxyArgumentsSeparator`, `imgproxyBase64URLIncludesFilename`, `imgproxyBaseURL`,
     /// `imgproxyURLReplacements`, `imgproxyAllowedSources`, `imgproxyAllowedOptions`,
     /// `imgproxyWatermarkOpacity`); absent keys keep their defaults.
@@ -76,6 +76,9 @@ extension ServerConfiguration {
         var imgproxySkipProcessingFormats: [String]?
         var imgproxyStripsMetadata: Bool?
         var imgproxyPreferredFormats: [String]?
+        var imgproxyEnforcedFormats: [String]?
+        var imgproxyStripsColorProfile: Bool?
+        var imgproxyAutoRotates: Bool?
         var imgproxyKeepsCopyright: Bool?
         var imgproxyPathPrefix: String?
         var imgproxyArgumentsSeparator: String?
@@ -187,6 +190,9 @@ extension ServerConfiguration {
         }
         if let value = file.imgproxySkipProcessingFormats { imgproxySkipProcessingFormats = try formats(value, "imgproxySkipProcessingFormats") }
         if let value = file.imgproxyPreferredFormats, !value.isEmpty { imgproxyPreferredFormats = try formats(value, "imgproxyPreferredFormats") }
+        if let value = file.imgproxyEnforcedFormats { imgproxyEnforcedFormats = try formats(value, "imgproxyEnforcedFormats") }
+        if let value = file.imgproxyStripsColorProfile { imgproxyStripsColorProfile = value }
+        if let value = file.imgproxyAutoRotates { imgproxyAutoRotates = value }
         if let value = file.imgproxyPathPrefix { imgproxyPathPrefix = value }
         if let value = file.imgproxyArgumentsSeparator {
             guard value.count == 1, let separator = value.first, separator != "/" else {

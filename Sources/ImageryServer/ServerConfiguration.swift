@@ -140,6 +140,13 @@ public struct ServerConfiguration: Sendable {
     /// AVIF, TIFF or BMP source gives JPEG (PNG when transparent), as it does from imgproxy.
     public var imgproxyPreferredFormats = Self.imgproxyDefaultPreferredFormats
     public static let imgproxyDefaultPreferredFormats: [ImageFormat] = [.jpeg, .png, .gif]
+    /// imgproxy's `IMGPROXY_ENFORCE_JXL`, `_AVIF`, `_WEBP`: formats that replace even the format an imgproxy
+    /// URL asks for when `Accept` takes them (in that order); default none.
+    public var imgproxyEnforcedFormats: [ImageFormat] = []
+    /// imgproxy's `IMGPROXY_STRIP_COLOR_PROFILE` and `IMGPROXY_AUTO_ROTATE`: what imgproxy URLs do when they
+    /// do not say (`strip_color_profile`, `auto_rotate`); default both `true`, as imgproxy.
+    public var imgproxyStripsColorProfile = true
+    public var imgproxyAutoRotates = true
     /// imgproxy's `IMGPROXY_PRESETS`: name to options (`rs:fill:300:300/q:80`); a preset named
     /// `default` applies to every imgproxy URL first. Default none.
     public var imgproxyPresets: [String: String] = [:]

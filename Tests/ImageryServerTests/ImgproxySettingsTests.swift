@@ -31,7 +31,38 @@ struct ImgproxySettingsTests {
         #expect(report == .init(unsupported: ["IMGPROXY_WATERMARK_URL"], unknown: ["IMGPROXY_NOT_A_SETTING"]))
     }
 
+    /// Server, timeout, preset and format variables, and imgproxy's own variables this server does not
+    /// honour reported as such (not as unknown).
+    @Test func serverPresetAndFormatVariables() async throws {
+        try await withTemporaryDirectory { directory in
+            let presets = directory.appendingPathComponent("presets.txt")
+            try "# thumbnails\nsmall=rs:fit:50:50\n\nbig = rs:fit:500:500/q:90\n".write(to: presets, atomically: true, encoding: .utf8)
+            var configuration = ServerConfiguration()
+            let report = try ImgproxyEnvironment.apply([
+                "IMGPROXY_BIND": ":8081", "IMGPROXY_TIMEOUT": "20", "IMGPROXY_DOWNLOAD_TIMEOUT": "4", "IMGPROXY_MAX_CLIENTS": "100",
+                "IMGPROXY_PRESETS_SEPARATOR": ";", "IMGPROXY_PRESETS": "a=w:10,h:20;b=q:50", "IMGPROXY_PRESETS_PATH": presets.path,
+                "IMGPROXY_ENFORCE_WEBP": "true", "IMGPROXY_ENFORCE_AVIF": "1", "IMGPROXY_AUTO_ROTATE": "false",
+                "IMGPROXY_STRIP_COLOR_PROFILE": "false", "IMGPROXY_PREFERRED_FORMATS": "png,jpeg", "IMGPROXY_SENTRY_DSN": "https://x",
+            ], to: &configuration)
+            #expect((configuration.host, configuration.port) == ("0.0.0.0", 8081))
+            #expect(configuration.requestTimeout == .seconds(20) && configuration.originTimeout == .seconds(4) && configuration.maximumConnections == 100)
+            #expect(configuration.imgproxyPresets == ["a": "w:10,h:20", "b": "q:50", "small": "rs:fit:50:50", "big": "rs:fit:500:500/q:90"])
+            #expect(configuration.imgproxyEnforcedFormats == [.avif, .webp])
+            #expect(!configuration.imgproxyAutoRotates && !configuration.imgproxyStripsColorProfile)
+            #expect(configuration.imgproxyPreferredFormats == [.png, .jpeg])
+            #expect(report == .init(unsupported: ["IMGPROXY_SENTRY_DSN"], unknown: []))
+            // What they mean for a URL.
+            let parameters = try ImgproxyOptions([], presets: [:]).parameters(
+                source: "https://example.com/a.jpg", maximumSide: 1000, negotiates: false, defaults: .init(configuration)
+            )
+            #expect(parameters.recipe.ignoresOrientation && parameters.recipe.keepsColorProfile)
+            #expect(parameters.outputChoice(accept: "image/avif,image/webp") == .negotiated(.avif))
+            #expect(parameters.outputChoice(accept: "image/jpeg") == .preferred([.png, .jpeg]))
+        }
+    }
+
     @Test(arguments: [
+        ("IMGPROXY_BIND", "8080"), ("IMGPROXY_TIMEOUT", "10s"), ("IMGPROXY_PREFERRED_FORMATS", "png,psd"),
         ("IMGPROXY_SIGNATURE_SIZE", "64"), ("IMGPROXY_QUALITY", "high"), ("IMGPROXY_AUTO_WEBP", "yes"),
         ("IMGPROXY_PRESETS", "thumb"), ("IMGPROXY_FORMAT_QUALITY", "webp:60"), ("IMGPROXY_MAX_SRC_RESOLUTION", "-1"),
     ])

@@ -13,16 +13,10 @@ extension ImgproxyOptions {
     /// - Throws: A 400 ``ServerError`` for a source that is no http(s) URL or a combination not supported.
     ///   - localFiles: Whether `local://` sources are read here.
     ///   - watermark: The recipe name of imgproxy's watermark image, if the server has one, and what its opacity is multiplied by.
-    ///   - preservesHDR: Whether a 16-bit source keeps its depth when the URL does not say (`IMGPROXY_PRESERVE_HDR`).
-    ///   - skipProcessing: Source formats answered as they are, besides the URL's own (`IMGPROXY_SKIP_PROCESSING_FORMATS`).
-    ///   - metadata: Whether metadata is stripped, and the copyright kept then, when the URL does not say
-    ///     (`IMGPROXY_STRIP_METADATA`, `IMGPROXY_KEEP_COPYRIGHT`).
-    ///   - preferredFormats: The formats an output with none asked for keeps from its source, else the first
-    ///     that holds it (`IMGPROXY_PREFERRED_FORMATS`; imgproxy's default JPEG, PNG, GIF).
+    ///   - defaults: What the server's `IMGPROXY_*` settings make of what the URL does not say.
     func parameters(
         source: String, maximumSide: Int, negotiates: Bool, localFiles: Bool = false, watermark mark: (id: String, opacity: Double)? = nil,
-        preservesHDR: Bool = false, skipProcessing: Set<ImageFormat> = [], metadata: (strip: Bool, keepCopyright: Bool) = (true, true),
-        preferredFormats: [ImageFormat] = ServerConfiguration.imgproxyDefaultPreferredFormats
+        defaults: Defaults = Defaults()
     ) throws -> ImageParameters {
         let local = URL(string: source).flatMap { localFiles && LocalFiles.isLocal($0) ? $0 : nil }
         guard let url = local ?? ServerConfiguration.sourceURL(source) else {
@@ -30,7 +24,7 @@ extension ImgproxyOptions {
         }
         var recipe = ImageRecipe()
         recipe.trim = trim
-        recipe.ignoresOrientation = !autoRotate
+        recipe.ignoresOrientation = !(autoRotate ?? defaults.autoRotates)
         recipe.rotation = ImageRecipe.Rotation(rawValue: rotate) ?? .none
         recipe.flop = flipHorizontal
         recipe.flip = flipVertical
@@ -58,17 +52,42 @@ extension ImgproxyOptions {
         }
         if blur > 0 { recipe.blur = max(0.3, min(100, blur)) }
         if sharpen > 0 { recipe.sharpen = max(0.3, min(10, sharpen)) }
-        recipe.keepsColorProfile = keepsColorProfile
-        recipe.keptMetadata = !(stripsMetadata ?? metadata.strip) ? .all : (keepsCopyright ?? metadata.keepCopyright) ? .copyright : .none
+        recipe.keepsColorProfile = keepsColorProfile ?? !defaults.stripsColorProfile
+        recipe.keptMetadata = !(stripsMetadata ?? defaults.stripsMetadata) ? .all : (keepsCopyright ?? defaults.keepsCopyright) ? .copyright : .none
         // Only for a format that holds 16 bits (or one not known yet: the encoder reduces the others).
-        recipe.keepsHighBitDepth = (self.preservesHDR ?? preservesHDR) && (format?.holdsHighBitDepth ?? true)
+        recipe.keepsHighBitDepth = (preservesHDR ?? defaults.preservesHDR) && (format?.holdsHighBitDepth ?? true)
         let encoding = EncodingOptions(quality: quality > 0 ? quality : nil, maximumBytes: maximumBytes > 0 ? maximumBytes : nil)
         var parameters = ImageParameters(url: url, recipe: recipe, format: format, encoding: encoding, negotiates: negotiates)
         parameters.formatQualities = formatQualities.filter { $0.value > 0 }
         parameters.cacheBuster = cacheBuster
-        let skipped = self.skipProcessing.union(skipProcessing)
+        let skipped = skipProcessing.union(defaults.skipProcessing)
         parameters.passthrough = raw ? .always : skipped.isEmpty ? nil : .formats(skipped)
-        parameters.preferredFormats = preferredFormats
+        parameters.preferredFormats = defaults.preferredFormats
+        parameters.enforcedFormats = defaults.enforcedFormats
         return parameters
+    }
+}
+
+extension ImgproxyOptions {
+    /// What imgproxy's settings (`IMGPROXY_*`, read into ``ServerConfiguration``) make of options a URL leaves out.
+    struct Defaults {
+        var preservesHDR = false
+        var skipProcessing: Set<ImageFormat> = []
+        var stripsMetadata = true
+        var keepsCopyright = true
+        var stripsColorProfile = true
+        var autoRotates = true
+        var preferredFormats = ServerConfiguration.imgproxyDefaultPreferredFormats
+        var enforcedFormats: [ImageFormat] = []
+
+        init() {}
+
+        init(_ configuration: ServerConfiguration) {
+            preservesHDR = configuration.imgproxyPreservesHDR
+            skipProcessing = Set(configuration.imgproxySkipProcessingFormats)
+            (stripsMetadata, keepsCopyright) = (configuration.imgproxyStripsMetadata, configuration.imgproxyKeepsCopyright)
+            (stripsColorProfile, autoRotates) = (configuration.imgproxyStripsColorProfile, configuration.imgproxyAutoRotates)
+            (preferredFormats, enforcedFormats) = (configuration.imgproxyPreferredFormats, configuration.imgproxyEnforcedFormats)
+        }
     }
 }

@@ -30,7 +30,8 @@ struct ImgproxyOptions {
     var formatQualities: [ImageFormat: Int] = [:]
     var maximumBytes = 0
     var format: ImageFormat?
-    var keepsColorProfile = false
+    /// `strip_color_profile` (inverted), `auto_rotate` (`nil`: the server's `IMGPROXY_STRIP_COLOR_PROFILE`, `IMGPROXY_AUTO_ROTATE`).
+    var keepsColorProfile: Bool?
     /// `preserve_hdr`: keep a 16-bit source's depth (`nil`: the server's `IMGPROXY_PRESERVE_HDR`).
     var preservesHDR: Bool?
     /// `skip_processing`: source formats answered as they are (with the server's `IMGPROXY_SKIP_PROCESSING_FORMATS`).
@@ -40,8 +41,8 @@ struct ImgproxyOptions {
     /// `strip_metadata`, `keep_copyright` (`nil`: the server's `IMGPROXY_STRIP_METADATA`, `IMGPROXY_KEEP_COPYRIGHT`).
     var stripsMetadata: Bool?
     var keepsCopyright: Bool?
-    /// `auto_rotate`: whether the source's EXIF orientation is applied (imgproxy's default: yes).
-    var autoRotate = true
+    /// `auto_rotate`: whether the source's EXIF orientation is applied (`nil`: the server's `IMGPROXY_AUTO_ROTATE`, default yes).
+    var autoRotate: Bool?
     var cacheBuster: String?
     var expires: Int?
 

@@ -41,9 +41,7 @@ extension PathDialects {
             source: source, maximumSide: configuration.maximumOutputSide, negotiates: configuration.imgproxyAutoFormat,
             localFiles: configuration.localFilesystemRoot != nil,
             watermark: watermarks[ImgproxyEnvironment.watermarkName].map { ($0, configuration.imgproxyWatermarkOpacity) },
-            preservesHDR: configuration.imgproxyPreservesHDR, skipProcessing: Set(configuration.imgproxySkipProcessingFormats),
-            metadata: (configuration.imgproxyStripsMetadata, configuration.imgproxyKeepsCopyright),
-            preferredFormats: configuration.imgproxyPreferredFormats
+            defaults: ImgproxyOptions.Defaults(configuration)
         )
     }
 
