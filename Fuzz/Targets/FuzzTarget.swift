@@ -22,6 +22,8 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
     case diskIndex = "disk-index"
     /// Imagery's own BMP and ICO readers (and the BMP writer, by round trip).
     case bitmaps
+    /// The SVG sanitiser.
+    case svg
 
     /// Runs the target on `bytes`.
     /// - Throws: ``FuzzFailure`` when a property does not hold.
@@ -35,6 +37,7 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
         case .configuration: try ConfigurationTarget.run(bytes)
         case .diskIndex: try DiskIndexTarget.run(bytes)
         case .bitmaps: try BitmapsTarget.run(bytes)
+        case .svg: try SVGTarget.run(bytes)
         }
     }
 }

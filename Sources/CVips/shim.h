@@ -34,6 +34,10 @@ static inline int imagery_vips_start(int threads, int vector) {
     vips_block_untrusted_set(TRUE);
     // Writing JPEG XL is safe (the bytes are ours); reading it from strangers stays blocked.
     vips_operation_block_set("VipsForeignSaveJxl", FALSE);
+    // SVG from memory is read only after SVGSanitizer (VipsImageDecoder.started): no script, no reference
+    // out of the document, no entity reaches librsvg. Files and sources stay blocked, and no other bytes
+    // reach this loader: only what Imagery sniffs as SVG is given to libvips as SVG.
+    vips_operation_block_set("VipsForeignLoadSvgBuffer", FALSE);
     imagery_vips_silence_warnings();
     return 0;
 }

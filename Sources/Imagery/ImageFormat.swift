@@ -16,11 +16,14 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
     case bmp
     /// Windows icon (its largest picture; written as one PNG picture of at most 256 × 256: ``ICO``).
     case ico
+    /// SVG: read only once sanitised (``SVGSanitizer``), rasterised by libvips (librsvg); never written,
+    /// but passed on sanitised where asked (imgproxy URLs).
+    case svg
 
     /// The format these bytes start with, or `nil` when they are no image
     /// format Imagery knows (an HTML error page, say).
     ///
-    /// - Complexity: O(1): reads at most the first 32 bytes.
+    /// - Complexity: O(1): reads at most the first 32 bytes, or 4 KB of what starts as XML (for `<svg`).
     public init?(sniffing data: Data) {
         let bytes = [UInt8](data.prefix(32))
         func starts(_ signature: [UInt8], at offset: Int = 0) -> Bool {
@@ -43,6 +46,8 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
             self = .tiff  // little- or big-endian
         } else if starts([0xFF, 0x0A]) || starts([0, 0, 0, 0x0C, 0x4A, 0x58, 0x4C, 0x20, 0x0D, 0x0A, 0x87, 0x0A]) {
             self = .jxl  // a bare codestream, or the ISO container's signature box
+        } else if Self.isSVG(data) {
+            self = .svg
         } else if starts(Array("ftyp".utf8), at: 4), bytes.count >= 12 {
             // ISO base media: the major brand says what the file holds.
             let brand = String(decoding: bytes[8..<12], as: UTF8.self)
@@ -77,6 +82,7 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
         case .tiff: "image/tiff"
         case .bmp: "image/bmp"
         case .ico: "image/x-icon"  // what browsers and imgproxy send (IANA's is image/vnd.microsoft.icon)
+        case .svg: "image/svg+xml"
         }
     }
 
@@ -117,7 +123,19 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
         case "tif", "tiff": self = .tiff
         case "bmp": self = .bmp
         case "ico": self = .ico
+        case "svg": self = .svg
         default: return nil
         }
+    }
+
+    /// Whether `data` is XML (after an optional byte-order mark and whitespace) whose first 4 KB open an
+    /// `svg` element.
+    static func isSVG(_ data: Data) -> Bool {
+        let head = data.prefix(4096)
+        var index = head.startIndex
+        if head.starts(with: [0xEF, 0xBB, 0xBF]) { index += 3 }
+        while index < head.endIndex, [0x20, 0x09, 0x0A, 0x0D].contains(head[index]) { index += 1 }
+        guard index < head.endIndex, head[index] == UInt8(ascii: "<") else { return false }
+        return head.range(of: Data("<svg".utf8)) != nil || head.range(of: Data(":svg".utf8)) != nil
     }
 }

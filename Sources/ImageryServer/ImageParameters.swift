@@ -112,7 +112,7 @@ package struct ImageParameters: Sendable, Hashable {
         case placeholder(Placeholder)
 
         /// The format to encode an image from a source of `source`'s format in (the source's own,
-        /// but JPEG for AVIF and PNG for still GIF, HEIC, JPEG XL, TIFF, BMP and ICO; an animated GIF stays GIF).
+        /// but JPEG for AVIF and PNG for still GIF, HEIC, JPEG XL, TIFF, BMP, ICO and SVG; an animated GIF stays GIF).
         /// - Parameter transparent: Whether the image has alpha (for ``preferred(_:)``: JPEG holds none).
         package func resolved(source: ImageFormat, animated: Bool = false, transparent: Bool = false) -> ImageFormat {
             switch self {
@@ -131,7 +131,7 @@ package struct ImageParameters: Sendable, Hashable {
                 case .jpeg, .png, .webp: return source
                 case .gif where animated: return .gif
                 case .avif: return .jpeg
-                case .gif, .heic, .jxl, .tiff, .bmp, .ico: return .png
+                case .gif, .heic, .jxl, .tiff, .bmp, .ico, .svg: return .png
                 }
             }
         }

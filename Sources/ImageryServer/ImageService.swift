@@ -215,7 +215,7 @@ final class ImageService: Sendable {
         let output = choice.cacheToken + (choice.format == nil ? parameters.outputKey : (parameters.cacheBuster.map { "|cb:" + $0 } ?? ""))
         let target = Target(
             request: request, choice: choice, encoding: encoding, formatQualities: parameters.formatQualities,
-            passthrough: parameters.passthrough, memoryKey: memoryKey,
+            passthrough: parameters.passthrough, askedFormat: parameters.format, memoryKey: memoryKey,
             diskKey: request.isLocalFile ? nil : ResponseStore.diskKey(for: request, output: output, encoding: encoding)
         )
         if let requestKey {
@@ -269,6 +269,8 @@ final class ImageService: Sendable {
         let encoding: EncodingOptions
         let formatQualities: [ImageFormat: Int]
         let passthrough: ImageParameters.Passthrough?
+        /// The format the request itself names (not one `Accept` chose): a passthrough applies only without another.
+        let askedFormat: ImageFormat?
         let memoryKey: String
         let diskKey: String?
     }
@@ -313,21 +315,30 @@ final class ImageService: Sendable {
         }
     }
 
-    /// The source as it is when `passthrough` applies to its format (imgproxy's `skip_processing`, `raw`):
-    /// its header checked against the pixel and frame limits (no image bomb is passed on), nothing decoded
-    /// or encoded, nothing stored twice (the original is in the pipeline's caches already); `nil` when it
-    /// does not apply (the response is made as any other).
-    /// - Throws: 415 for a source that is no image (even `raw` passes on images only), 422 over the limits.
+    /// The source as it is when `passthrough` applies to its format (imgproxy's `skip_processing`, `raw`,
+    /// and its SVG passed on): a raster's header checked against the pixel and frame limits (no image bomb
+    /// is passed on), nothing decoded or encoded, nothing stored twice (the original is in the pipeline's
+    /// caches already); an SVG sanitised (``SVGSanitizer``: what it runs or fetches removed), and that
+    /// stored as a response; `nil` when it does not apply (the response is made as any other).
+    /// - Throws: 415 for a source that is no image (even `raw` passes on images only), 413 over the limits,
+    ///   422 for an SVG refused.
     private func unprocessed(_ target: Target, _ passthrough: ImageParameters.Passthrough) async throws -> StoredResponse? {
         let source = try await pipeline.dataEntry(for: target.request)
         guard let format = ImageFormat(sniffing: source.data) else { throw ImageDecodingError.unsupportedFormat }
-        guard passthrough.applies(to: format, asked: target.choice.format) else { return nil }
+        guard passthrough.applies(to: format, asked: target.askedFormat) else { return nil }
+        let freshUntil = cachePolicy.freshUntil(source.metadata)
+        guard format != .svg else {
+            let (pool, responses, policy) = (encodingPool, self.responses, cachePolicy)
+            return try await encodes.value(for: target.memoryKey) {
+                let clean = try await pool.run { try SVGSanitizer.sanitized(source.data) }
+                let response = StoredResponse(data: clean, contentType: format.mimeType, source: source.metadata, freshUntil: freshUntil, policy: policy)
+                await responses.keep(response, data: clean, memoryKey: target.memoryKey, diskKey: target.diskKey)
+                return response
+            }
+        }
         let inspector = sourceInspector
         try await encodingPool.run { _ = try inspector.estimatedDecodeMemory(source.data, recipe: ImageRecipe()) }
-        return StoredResponse(
-            data: source.data, contentType: format.mimeType, source: source.metadata, freshUntil: cachePolicy.freshUntil(source.metadata),
-            policy: cachePolicy
-        )
+        return StoredResponse(data: source.data, contentType: format.mimeType, source: source.metadata, freshUntil: freshUntil, policy: cachePolicy)
     }
 
     /// Revalidates (or makes anew) a stale response in a task of its own, once per response

@@ -15,7 +15,8 @@ extension ServerConfiguration {
     /// `galleryURLs`, `maximumFramePixels`, `localFilesystemRoot`, `fallbackImageFile`, `fallbackImageStatus`,
     /// `fallbackImageMaxAge`, `imgproxyTrustedSignatures`, `imgproxyAllowsSecurityOptions`, `imgproxyPreservesHDR`,
     /// `imgproxySkipProcessingFormats` (names: `["jpeg", "gif"]`), `imgproxyStripsMetadata`, `imgproxyKeepsCopyright`,
-    /// `imgproxyPreferredFormats`, `imgproxyEnforcedFormats` (names), `imgproxyStripsColorProfile`, `imgproxyAutoRotates`, `imgproxyPathPrefix`,
+    /// `imgproxyPreferredFormats`, `imgproxyEnforcedFormats` (names), `imgproxyStripsColorProfile`, `imgproxyAutoRotates`,
+    /// `imgproxyAlwaysRasterizesSVG`, `imgproxyPathPrefix`,
     /// `imgproxyArgumentsSeparator`, `imgproxyBase64URLIncludesFilename`, `imgproxyBaseURL`,
     /// `imgproxyURLReplacements`, `imgproxyAllowedSources`, `imgproxyAllowedOptions`,
     /// `imgproxyWatermarkOpacity`); absent keys keep their defaults.
@@ -79,6 +80,7 @@ extension ServerConfiguration {
         var imgproxyEnforcedFormats: [String]?
         var imgproxyStripsColorProfile: Bool?
         var imgproxyAutoRotates: Bool?
+        var imgproxyAlwaysRasterizesSVG: Bool?
         var imgproxyKeepsCopyright: Bool?
         var imgproxyPathPrefix: String?
         var imgproxyArgumentsSeparator: String?
@@ -193,6 +195,7 @@ extension ServerConfiguration {
         if let value = file.imgproxyEnforcedFormats { imgproxyEnforcedFormats = try formats(value, "imgproxyEnforcedFormats") }
         if let value = file.imgproxyStripsColorProfile { imgproxyStripsColorProfile = value }
         if let value = file.imgproxyAutoRotates { imgproxyAutoRotates = value }
+        if let value = file.imgproxyAlwaysRasterizesSVG { imgproxyAlwaysRasterizesSVG = value }
         if let value = file.imgproxyPathPrefix { imgproxyPathPrefix = value }
         if let value = file.imgproxyArgumentsSeparator {
             guard value.count == 1, let separator = value.first, separator != "/" else {

@@ -12,7 +12,7 @@ extension VipsImageDecoder: ThumbnailDeriving {
         // Other formats have no cheap decode scale here: their base would be the full image.
         // Bases are oriented: a recipe that leaves the orientation as stored is decoded on its own.
         // A recipe that keeps every metadata block takes them from libvips' own decode.
-        guard try startedFormat(of: data) == .jpeg, recipe.resizes, !recipe.ignoresOrientation, recipe.keptMetadata != .all else {
+        guard try started(data).format == .jpeg, recipe.resizes, !recipe.ignoresOrientation, recipe.keptMetadata != .all else {
             return (try decode(data, recipe: recipe), nil)
         }
         if let resize = recipe.resize { try validate(resize) }

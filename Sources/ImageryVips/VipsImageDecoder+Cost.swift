@@ -15,7 +15,7 @@ import Imagery
 ///   for every frame its decoded size (held in memory to process each frame) and the result.
 extension VipsImageDecoder: DecodeCostEstimating {
     public func estimatedDecodeMemory(_ data: Data, recipe: ImageRecipe) throws -> Int {
-        let format = try startedFormat(of: data)
+        let (data, format) = try started(data)
         let header = try data.withUnsafeBytes { buffer -> Header in
             guard let base = buffer.baseAddress else { throw ImageDecodingError.empty }
             do {

@@ -5,7 +5,7 @@ import Imagery
 /// Headers described without decoding pixels (one libvips open, as ``VipsImageDecoder/checkHeader(_:_:format:)``).
 extension VipsImageDecoder: ImageInspecting {
     public func inspect(_ data: Data) throws -> ImageHeader {
-        let format = try startedFormat(of: data)
+        let (data, format) = try started(data)
         if Self.readsItself(format) {
             if format == .ico, let png = try ICO.largestPNG(in: data) {
                 var header = try inspect(png)

@@ -55,7 +55,7 @@ public struct VipsImageDecoder: ImageDecoding {
     }
 
     public func decode(_ data: Data, recipe: ImageRecipe) throws -> Image {
-        let format = try startedFormat(of: data)
+        let (data, format) = try started(data)
         if Self.readsItself(format) { return try decodeBitmap(data, format: format, recipe: recipe) }
         // JPEG: DCT-scaled decode, then the recipe (VipsImageDecoder+Base.swift).
         if format == .jpeg, recipe.resizes, !recipe.ignoresOrientation, recipe.keptMetadata != .all {
@@ -165,9 +165,11 @@ public struct VipsImageDecoder: ImageDecoding {
         )
     }
 
-    /// The format `data` is in, with libvips started: the first step of every decode and inspection.
-    /// - Throws: ``ImageDecodingError`` for no bytes, an unknown format, or libvips failing to start.
-    func startedFormat(of data: Data) throws -> ImageFormat {
+    /// The format `data` is in, with libvips started, and the bytes to read: the first step of every
+    /// decode and inspection. An SVG is read only sanitised (``SVGSanitizer``): librsvg never sees what
+    /// came in.
+    /// - Throws: ``ImageDecodingError`` for no bytes, an unknown format, an SVG refused, or libvips failing to start.
+    func started(_ data: Data) throws -> (data: Data, format: ImageFormat) {
         guard !data.isEmpty else { throw ImageDecodingError.empty }
         guard let format = ImageFormat(sniffing: data) else { throw ImageDecodingError.unsupportedFormat }
         do {
@@ -175,7 +177,7 @@ public struct VipsImageDecoder: ImageDecoding {
         } catch {
             throw ImageDecodingError.corrupt(format: format, reason: "\(error)")
         }
-        return format
+        return (format == .svg ? try SVGSanitizer.sanitized(data) : data, format)
     }
 
     /// The image opened lazily (its header read, no pixel decoded); the caller releases it.

@@ -55,7 +55,7 @@ public struct VipsImageEncoder: ImageEncoding {
         switch format {
         case .jpeg: true
         case .webp, .avif, .jxl, .heic: !options.lossless
-        case .png, .gif, .tiff, .bmp, .ico: false
+        case .png, .gif, .tiff, .bmp, .ico, .svg: false
         }
     }
 
@@ -86,6 +86,7 @@ public struct VipsImageEncoder: ImageEncoding {
             case .tiff: imagery_vips_tiffsave(vipsImage, &buffer, &length, strip)
             case .heic: imagery_vips_heicsave(vipsImage, &buffer, &length, quality, lossless, strip)
             case .bmp, .ico: throw ImageEncodingError.unsupportedFormat(format)  // written above
+            case .svg: throw ImageEncodingError.unsupportedFormat(.svg)  // a raster is never made a vector
             }
             guard status == 0, let buffer else {
                 let reason = Vips.takeError()

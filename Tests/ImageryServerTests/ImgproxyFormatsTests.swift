@@ -91,8 +91,8 @@ struct ImgproxyFormatsTests {
             let text = "plain/" + origin.url("README.md").absoluteString
             #expect(try await get(client, "/_/raw:1/\(text)").status == .unsupportedMediaType)
             #expect(try await get(client, "/_/skp:png/\(text)").status == .unsupportedMediaType)
-            let (badStatus, _, badBody) = try await get(client, "/_/skp:svg/\(png)")
-            #expect(badStatus == .badRequest && String(decoding: badBody, as: UTF8.self).contains("SVG"))
+            let (badStatus, _, badBody) = try await get(client, "/_/skp:psd/\(png)")
+            #expect(badStatus == .badRequest && String(decoding: badBody, as: UTF8.self).contains("psd"))
         }
     }
 
@@ -141,6 +141,37 @@ struct ImgproxyFormatsTests {
             try await withServer(origin: again, configure: { $0.imgproxyStripsMetadata = configuration.imgproxyStripsMetadata }) { client, origin in
                 let (_, _, body) = try await get(client, "/_/rs:fit:30:30/plain/\(origin.url("tagged.jpg").absoluteString)")
                 #expect(try VipsImageDecoder().decode(body, recipe: keepingAll).metadata.xmp != nil)
+            }
+        }
+    }
+
+    /// An SVG source: passed on sanitised when no format is asked (imgproxy's default), rasterised when
+    /// one is (and always with IMGPROXY_ALWAYS_RASTERIZE_SVG, and through the native query).
+    @Test func svgSourcesArePassedOnSanitisedOrRasterised() async throws {
+        try await withTemporaryDirectory { directory in
+            let svg = #"<svg xmlns="http://www.w3.org/2000/svg" width="100" height="50" onload="alert(1)"><script>alert(2)</script><rect width="100" height="50" fill="red"/></svg>"#
+            try Data(svg.utf8).write(to: directory.appendingPathComponent("logo.svg"))
+            try Fixtures.data("chelsea.png").write(to: directory.appendingPathComponent("photo.png"))
+            let origin = try await TestOrigin.serving(directory: directory)
+            try await withServer(origin: origin) { client, origin in
+                let source = "plain/" + origin.url("logo.svg").absoluteString
+                let (status, headers, body) = try await get(client, "/_/rs:fit:50:50/\(source)")
+                let text = String(decoding: body, as: UTF8.self)
+                #expect(status == .ok && headers[.contentType] == "image/svg+xml")
+                #expect(text.contains("<rect") && !text.contains("alert"), "\(text)")
+                let (rasterStatus, rasterHeaders, raster) = try await get(client, "/_/rs:fit:50:50/\(source)@png")
+                #expect(rasterStatus == .ok && rasterHeaders[.contentType] == "image/png")
+                #expect(try VipsImageDecoder().inspect(raster).width == 50)
+                let (nativeStatus, nativeHeaders, _) = try await get(client, "/image?url=\(origin.url("logo.svg").absoluteString)&width=20")
+                #expect(nativeStatus == .ok && nativeHeaders[.contentType] == "image/png")
+                // No raster is made a vector.
+                let (vectorStatus, _, vectorBody) = try await get(client, "/_/plain/\(origin.url("photo.png").absoluteString)@svg")
+                #expect(vectorStatus == .unsupportedMediaType, "\(String(decoding: vectorBody, as: UTF8.self))")
+            }
+            let again = try await TestOrigin.serving(directory: directory)
+            try await withServer(origin: again, configure: { $0.imgproxyAlwaysRasterizesSVG = true }) { client, origin in
+                let (_, headers, _) = try await get(client, "/_/rs:fit:50:50/plain/\(origin.url("logo.svg").absoluteString)")
+                #expect(headers[.contentType] == "image/png")
             }
         }
     }

@@ -60,7 +60,8 @@ extension ImgproxyOptions {
         var parameters = ImageParameters(url: url, recipe: recipe, format: format, encoding: encoding, negotiates: negotiates)
         parameters.formatQualities = formatQualities.filter { $0.value > 0 }
         parameters.cacheBuster = cacheBuster
-        let skipped = skipProcessing.union(defaults.skipProcessing)
+        // An SVG source is passed on (sanitised) unless a raster is asked for, as imgproxy does unless ALWAYS_RASTERIZE_SVG.
+        let skipped = skipProcessing.union(defaults.skipProcessing).union(defaults.rasterizesSVG ? [] : [.svg])
         parameters.passthrough = raw ? .always : skipped.isEmpty ? nil : .formats(skipped)
         parameters.preferredFormats = defaults.preferredFormats
         parameters.enforcedFormats = defaults.enforcedFormats
@@ -79,6 +80,8 @@ extension ImgproxyOptions {
         var autoRotates = true
         var preferredFormats = ServerConfiguration.imgproxyDefaultPreferredFormats
         var enforcedFormats: [ImageFormat] = []
+        /// imgproxy's `ALWAYS_RASTERIZE_SVG`: an SVG source with no format asked gives a raster, not the SVG sanitised.
+        var rasterizesSVG = false
 
         init() {}
 
@@ -88,6 +91,7 @@ extension ImgproxyOptions {
             (stripsMetadata, keepsCopyright) = (configuration.imgproxyStripsMetadata, configuration.imgproxyKeepsCopyright)
             (stripsColorProfile, autoRotates) = (configuration.imgproxyStripsColorProfile, configuration.imgproxyAutoRotates)
             (preferredFormats, enforcedFormats) = (configuration.imgproxyPreferredFormats, configuration.imgproxyEnforcedFormats)
+            rasterizesSVG = configuration.imgproxyAlwaysRasterizesSVG
         }
     }
 }

@@ -301,7 +301,7 @@ extension ImgproxyOptions {
     static func format<Name: StringProtocol>(named name: Name) -> ImageFormat? {
         let formats: [String: ImageFormat] = [
             "jpg": .jpeg, "jpeg": .jpeg, "png": .png, "webp": .webp, "avif": .avif, "gif": .gif, "jxl": .jxl, "tiff": .tiff,
-            "heic": .heic, "bmp": .bmp, "ico": .ico,
+            "heic": .heic, "bmp": .bmp, "ico": .ico, "svg": .svg,
         ]
         return formats[name.lowercased()]
     }
@@ -359,11 +359,10 @@ extension ImgproxyOptions {
             return arguments.count > start + 1 ? try gravity(from: start + 1, smart: false) : ImageRecipe.OffsetGravity(.center)
         }
 
-        /// imgproxy's format name at `index`, one written here (SVG refused by name: it is neither read nor written here).
+        /// imgproxy's format name at `index` (`svg` only passes an SVG source on: no raster is made a vector).
         func format(_ index: Int) throws -> ImageFormat {
             guard let format = ImgproxyOptions.format(named: self[index]) else {
-                if self[index].lowercased() == "svg" { throw ServerError.badParameter("imgproxy \(option.name): SVG is not read or written here") }
-                throw invalid(index, "a format written here (jpg, png, webp, avif, gif, jxl, tiff, heic, bmp, ico)")
+                throw invalid(index, "a format written here (jpg, png, webp, avif, gif, jxl, tiff, heic, bmp, ico, svg)")
             }
             return format
         }

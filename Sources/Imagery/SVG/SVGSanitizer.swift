@@ -1,0 +1,172 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+/// SVG made safe to pass on or to rasterise: nothing that runs, nothing fetched from elsewhere.
+///
+/// An SVG from anyone is a document: it can hold scripts, event handlers, HTML (`foreignObject`),
+/// links to other documents, images, fonts and styles elsewhere, and a DTD whose entities read files
+/// or expand without bound. What is kept is drawing only:
+/// - elements that run or embed (`script`, `foreignObject`, `iframe`, `object`, `embed`, `form`,
+///   `audio`, `video`, `handler`, `listener`) are dropped with everything inside them, and so are
+///   animations that set a link (`<set attributeName="href" to="javascript:…">`);
+/// - attributes that run (`on…`) or hold `javascript:` are dropped;
+/// - a reference (`href`, `xlink:href`, CSS `url(…)`) stays only when it points inside the document
+///   (`#id`) or, in an `<image>`, holds a raster image itself (`data:image/png`, `jpeg`, `gif`, `webp`);
+///   a style that imports or points elsewhere is dropped;
+/// - comments, processing instructions and the DOCTYPE are dropped; a document that declares
+///   entities is refused (their expansion is how files are read and memory exhausted), and so is one
+///   that is not well-formed XML or whose root is not `svg`.
+///
+/// Stricter than imgproxy's sanitiser, which keeps `http(s)` references. The output is re-serialised
+/// (attributes in name order), so one input always gives the same bytes.
+public enum SVGSanitizer {
+    /// `data` sanitised, as UTF-8 XML.
+    /// - Throws: ``ImageDecodingError/corrupt(format:reason:)`` for a document that is refused.
+    public static func sanitized(_ data: Data) throws -> Data {
+        if data.range(of: Data("<!ENTITY".utf8)) != nil {
+            throw ImageDecodingError.corrupt(format: .svg, reason: "an SVG that declares entities is refused")
+        }
+        let writer = Writer()
+        let parser = XMLParser(data: data)
+        parser.shouldResolveExternalEntities = false
+        parser.delegate = writer
+        guard parser.parse(), writer.failure == nil else {
+            let reason = writer.failure ?? parser.parserError.map { "it is not well-formed XML (\($0.localizedDescription))" } ?? "it is not well-formed XML"
+            throw ImageDecodingError.corrupt(format: .svg, reason: reason)
+        }
+        guard writer.sawRoot else { throw ImageDecodingError.corrupt(format: .svg, reason: "there is no svg element") }
+        return Data(writer.output.utf8)
+    }
+
+    /// Elements dropped with all they hold.
+    static let droppedElements: Set<String> = [
+        "script", "foreignobject", "iframe", "object", "embed", "form", "audio", "video", "handler", "listener", "frame", "frameset",
+    ]
+    /// Animations, dropped when they set a reference.
+    static let animations: Set<String> = ["set", "animate", "animatemotion", "animatetransform", "animatecolor"]
+    /// Raster images an `<image>` may hold inline.
+    static let inlineImages = ["data:image/png", "data:image/jpeg", "data:image/jpg", "data:image/gif", "data:image/webp"]
+
+    /// The local name of a qualified one (`xlink:href`: `href`), lower-cased.
+    static func localName(_ name: String) -> String {
+        (name.split(separator: ":").last.map(String.init) ?? name).lowercased()
+    }
+
+    /// `value` without whitespace or control characters, lower-cased (as browsers read a URL's scheme).
+    static func squeezed(_ value: String) -> String {
+        String(value.unicodeScalars.filter { $0.value > 0x20 && $0.value != 0x7F }.map(Character.init)).lowercased()
+    }
+
+    /// Whether a reference from `element` may stay.
+    static func isSafeReference(_ value: String, in element: String) -> Bool {
+        let target = squeezed(value)
+        if target.isEmpty || target.hasPrefix("#") { return true }
+        return (element == "image" || element == "feimage") && inlineImages.contains { target.hasPrefix($0 + ";") || target.hasPrefix($0 + ",") }
+    }
+
+    /// Whether CSS text references only the document itself (every `url(…)` a fragment) and imports nothing.
+    static func isSafeStyle(_ css: String) -> Bool {
+        let text = squeezed(css)
+        if text.contains("@import") || text.contains("javascript:") || text.contains("expression(") { return false }
+        var rest = text[...]
+        while let open = rest.range(of: "url(") {
+            let argument = rest[open.upperBound...].drop { $0 == "\"" || $0 == "'" }
+            guard argument.hasPrefix("#") else { return false }
+            rest = argument
+        }
+        return true
+    }
+
+    /// Text escaped for XML content or a double-quoted attribute.
+    static func escaped(_ text: String) -> String {
+        var result = ""
+        result.reserveCapacity(text.utf8.count)
+        for character in text {
+            switch character {
+            case "&": result += "&amp;"
+            case "<": result += "&lt;"
+            case ">": result += "&gt;"
+            case "\"": result += "&quot;"
+            default: result.append(character)
+            }
+        }
+        return result
+    }
+
+    /// Re-serialises what the parser reports, leaving out what is not safe.
+    final class Writer: NSObject, XMLParserDelegate {
+        var output = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        var failure: String?
+        var sawRoot = false
+        /// Depth inside a dropped element (0: not inside one).
+        private var dropped = 0
+        /// Open kept elements (local names), innermost last.
+        private var open: [String] = []
+        /// Text of the `<style>` element being read (written once its end shows whether it is safe).
+        private var style: String?
+
+        func parser(
+            _ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]
+        ) {
+            let local = SVGSanitizer.localName(name)
+            if !sawRoot {
+                sawRoot = true
+                guard local == "svg" else {
+                    failure = "its root element is \(name), not svg"
+                    parser.abortParsing()
+                    return
+                }
+            }
+            if dropped > 0 || SVGSanitizer.droppedElements.contains(local) || style != nil {
+                dropped += 1
+                return
+            }
+            if SVGSanitizer.animations.contains(local) {
+                let target = SVGSanitizer.localName(attributes.first { SVGSanitizer.localName($0.key) == "attributename" }?.value ?? "")
+                if target == "href" || attributes.values.contains(where: { SVGSanitizer.squeezed($0).contains("javascript:") }) {
+                    dropped += 1
+                    return
+                }
+            }
+            output += "<" + name
+            for (key, value) in attributes.sorted(by: { $0.key < $1.key }) {
+                let attribute = SVGSanitizer.localName(key)
+                if attribute.hasPrefix("on") || SVGSanitizer.squeezed(value).contains("javascript:") { continue }
+                if attribute == "href", !SVGSanitizer.isSafeReference(value, in: local) { continue }
+                if attribute == "style" || value.lowercased().contains("url("), !SVGSanitizer.isSafeStyle(value) { continue }
+                output += " \(key)=\"\(SVGSanitizer.escaped(value))\""
+            }
+            output += ">"
+            open.append(local)
+            if local == "style" { style = "" }
+        }
+
+        func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
+            if dropped > 0 {
+                dropped -= 1
+                return
+            }
+            if let css = open.last == "style" ? style : nil {
+                if SVGSanitizer.isSafeStyle(css) { output += SVGSanitizer.escaped(css) }
+                style = nil
+            }
+            open.removeLast()
+            output += "</\(name)>"
+        }
+
+        func parser(_ parser: XMLParser, foundCharacters string: String) {
+            guard dropped == 0, !open.isEmpty else { return }
+            if style != nil { style! += string } else { output += SVGSanitizer.escaped(string) }
+        }
+
+        func parser(_ parser: XMLParser, foundCDATA block: Data) {
+            self.parser(parser, foundCharacters: String(decoding: block, as: UTF8.self))
+        }
+
+        func parser(_ parser: XMLParser, parseErrorOccurred error: any Error) {
+            if failure == nil { failure = "it is not well-formed XML (\(error.localizedDescription))" }
+        }
+    }
+}
