@@ -22,8 +22,8 @@ struct FallbackImage: Sendable {
     /// - Throws: ``ConfigurationFileError`` when the file cannot be read or is not an image.
     init?(_ configuration: ServerConfiguration) throws(ConfigurationFileError) {
         guard let file = configuration.fallbackImageFile else { return nil }
-        guard let data = try? Data(contentsOf: file), ImageFormat(sniffing: data) != nil else {
-            throw ConfigurationFileError(message: "the fallback image \(file.path) cannot be read or is not an image")
+        guard let data = ServerConfiguration.contents(of: file), ImageFormat(sniffing: data) != nil else {
+            throw ConfigurationFileError(message: "the fallback image \(ServerConfiguration.describe(file)) cannot be read or is not an image")
         }
         (self.data, status, maximumAge) = (data, configuration.fallbackImageStatus, configuration.fallbackImageMaxAge)
         url = URL(string: "fallback:image-\(String(Checksum.of(data), radix: 16))")!

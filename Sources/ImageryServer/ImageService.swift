@@ -38,8 +38,8 @@ final class ImageService: Sendable {
     static func loadWatermarks(_ files: [String: URL]) throws -> (images: [String: Data], ids: [String: String]) {
         var (images, ids) = ([String: Data](), [String: String]())
         for (name, url) in files {
-            guard let data = try? Data(contentsOf: url), ImageFormat(sniffing: data) != nil else {
-                throw ConfigurationFileError(message: "watermark \(name): \(url.path) cannot be read or is not an image")
+            guard let data = ServerConfiguration.contents(of: url), ImageFormat(sniffing: data) != nil else {
+                throw ConfigurationFileError(message: "watermark \(name): \(ServerConfiguration.describe(url)) cannot be read or is not an image")
             }
             let id = "\(name)-\(String(Checksum.of(data), radix: 16))"
             (images[id], ids[name]) = (data, id)

@@ -106,6 +106,7 @@ public struct ServerConfiguration: Sendable {
     public var imgproxyAllowedOptions: [String] = []
     /// An image answered in place of a source that cannot be fetched or decoded (imgproxy's
     /// `IMGPROXY_FALLBACK_IMAGE_PATH`), made with the request's own options; default `nil`: the error.
+    /// A file URL, or a `data:` URL holding the image (base64; imgproxy's `IMGPROXY_FALLBACK_IMAGE_DATA`).
     public var fallbackImageFile: URL?
     /// The status of a fallback response (imgproxy's `IMGPROXY_FALLBACK_IMAGE_HTTP_CODE`); 0: the
     /// error's own status. Default 200.
@@ -219,6 +220,30 @@ extension ServerConfiguration {
     /// The one check behind `url=`, `--gallery-url` and `galleryURLs`.
     public static func sourceURL(_ text: String) -> URL? {
         guard let url = URL(string: text), (try? SourceGuard.endpoint(of: url)) != nil else { return nil }
+        return url
+    }
+}
+
+extension ServerConfiguration {
+    /// The bytes of a configured image: a file's, or a base64 `data:` URL's (imgproxy's `*_DATA` variables).
+    static func contents(of url: URL) -> Data? {
+        guard url.scheme == "data" else { return try? Data(contentsOf: url) }
+        let text = url.absoluteString
+        guard let comma = text.firstIndex(of: ","), text[..<comma].hasSuffix(";base64") else { return nil }
+        return Data(base64Encoded: String(text[text.index(after: comma)...]), options: .ignoreUnknownCharacters)
+    }
+
+    /// A configured image's file path, or `inline data` for a `data:` URL (never its bytes in a message).
+    static func describe(_ url: URL) -> String {
+        url.scheme == "data" ? "(inline data)" : url.path
+    }
+
+    /// A `data:` URL of base64 `value` (an `IMGPROXY_*_DATA` variable), checked to be base64.
+    static func inlineImage(base64 value: String) throws(ConfigurationFileError) -> URL {
+        let compact = value.filter { !$0.isWhitespace }
+        guard Data(base64Encoded: compact) != nil, let url = URL(string: "data:application/octet-stream;base64," + compact) else {
+            throw ConfigurationFileError(message: "expected base64")
+        }
         return url
     }
 }

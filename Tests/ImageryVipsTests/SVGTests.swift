@@ -48,10 +48,18 @@ struct SVGTests {
         #"<!DOCTYPE svg [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">]><svg xmlns="http://www.w3.org/2000/svg"><text>&b;</text></svg>"#,
         #"<html><svg xmlns="http://www.w3.org/2000/svg"/></html>"#,
         #"<svg xmlns="http://www.w3.org/2000/svg"><rect></svg>"#,
+        #"<?xml version="1.0" encoding="ISO-8859-1"?><svg xmlns="http://www.w3.org/2000/svg"/>"#,
     ])
     func entitiesOtherRootsAndBrokenXMLAreRefused(svg: String) {
         #expect(throws: ImageDecodingError.self) { try SVGSanitizer.sanitized(Data(svg.utf8)) }
         #expect(throws: ImageDecodingError.self) { try VipsImageDecoder().decode(Data(svg.utf8), recipe: ImageRecipe()) }
+    }
+
+    /// A byte that is not UTF-8 in an element's name made FoundationXML trap (the `svg` fuzz target found it).
+    @Test func bytesThatAreNotUTF8AreRefused() {
+        var data = Data(#"<svg xmlns="http://www.w3.org/2000/svg"><rect/></svg>"#.utf8)
+        data.insert(0xC9, at: 44)
+        #expect(throws: ImageDecodingError.corrupt(format: .svg, reason: "an SVG must be UTF-8 text")) { try SVGSanitizer.sanitized(data) }
     }
 
     @Test func aSanitisedSVGIsRasterisedAtTheSizeAsked() throws {

@@ -28,6 +28,11 @@ public enum SVGSanitizer {
         if data.range(of: Data("<!ENTITY".utf8)) != nil {
             throw ImageDecodingError.corrupt(format: .svg, reason: "an SVG that declares entities is refused")
         }
+        // UTF-8 only, and said to be: FoundationXML traps on a name that is not valid UTF-8 (the `svg`
+        // fuzz target found it: one byte in an element's name ended the process).
+        guard let text = String(data: data, encoding: .utf8), Self.declaresUTF8(text) else {
+            throw ImageDecodingError.corrupt(format: .svg, reason: "an SVG must be UTF-8 text")
+        }
         let writer = Writer()
         let parser = XMLParser(data: data)
         parser.shouldResolveExternalEntities = false
@@ -38,6 +43,15 @@ public enum SVGSanitizer {
         }
         guard writer.sawRoot else { throw ImageDecodingError.corrupt(format: .svg, reason: "there is no svg element") }
         return Data(writer.output.utf8)
+    }
+
+    /// Whether the XML declaration, if any, names no encoding or UTF-8.
+    static func declaresUTF8(_ text: String) -> Bool {
+        guard text.drop(while: { $0 == "\u{FEFF}" || $0.isWhitespace }).hasPrefix("<?xml") else { return true }
+        let declaration = text.prefix { $0 != ">" }.lowercased()
+        guard let range = declaration.range(of: "encoding") else { return true }
+        let value = declaration[range.upperBound...].drop { $0 == " " || $0 == "=" || $0 == "\"" || $0 == "'" }
+        return value.hasPrefix("utf-8") || value.hasPrefix("utf8")
     }
 
     /// Elements dropped with all they hold.

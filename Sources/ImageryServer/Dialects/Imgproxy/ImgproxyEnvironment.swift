@@ -161,6 +161,10 @@ package enum ImgproxyEnvironment {
             configuration.imgproxyWatermarkOpacity = opacity
         },
         "IMGPROXY_FALLBACK_IMAGE_PATH": { value, configuration, _ in configuration.fallbackImageFile = URL(fileURLWithPath: value) },
+        "IMGPROXY_FALLBACK_IMAGE_DATA": { value, configuration, _ in configuration.fallbackImageFile = try ServerConfiguration.inlineImage(base64: value) },
+        "IMGPROXY_WATERMARK_DATA": { value, configuration, _ in
+            configuration.watermarkFiles[watermarkName] = try ServerConfiguration.inlineImage(base64: value)
+        },
         "IMGPROXY_FALLBACK_IMAGE_HTTP_CODE": { value, configuration, _ in
             let status = try integer(value, in: 0...599)
             guard status == 0 || status >= 100 else { throw ConfigurationFileError(message: "expected 0 (the error's status) or 100 to 599") }
@@ -200,7 +204,7 @@ package enum ImgproxyEnvironment {
         "IMGPROXY_ENV_AWS_SECRET_VERSION_STAGE", "IMGPROXY_ENV_AWS_SSM_PARAMETERS_PATH", "IMGPROXY_ENV_AWS_SSM_PARAMETERS_REGION",
         "IMGPROXY_ENV_GCP_KEY", "IMGPROXY_ENV_GCP_SECRET_ID", "IMGPROXY_ENV_GCP_SECRET_PROJECT_ID",
         "IMGPROXY_ENV_GCP_SECRET_VERSION_ID", "IMGPROXY_ENV_LOCAL_FILE_PATH", "IMGPROXY_ETAG_BUSTER",
-        "IMGPROXY_FAIL_ON_DEPRECATION", "IMGPROXY_FALLBACK_IMAGE_DATA", "IMGPROXY_FALLBACK_IMAGE_URL",
+        "IMGPROXY_FAIL_ON_DEPRECATION", "IMGPROXY_FALLBACK_IMAGE_URL",
         "IMGPROXY_FREE_MEMORY_INTERVAL", "IMGPROXY_GCS_ALLOWED_BUCKETS", "IMGPROXY_GCS_DENIED_BUCKETS", "IMGPROXY_GCS_ENDPOINT",
         "IMGPROXY_GCS_KEY", "IMGPROXY_GRACEFUL_STOP_TIMEOUT", "IMGPROXY_HEALTH_CHECK_PATH", "IMGPROXY_HONEYBADGER_ENV",
         "IMGPROXY_HONEYBADGER_KEY", "IMGPROXY_IGNORE_SSL_VERIFICATION", "IMGPROXY_INFO_ONLY_PRESETS", "IMGPROXY_INFO_PRESETS",
@@ -225,7 +229,7 @@ package enum ImgproxyEnvironment {
         "IMGPROXY_SYSLOG_ENABLE", "IMGPROXY_SYSLOG_LEVEL", "IMGPROXY_SYSLOG_NETWORK", "IMGPROXY_SYSLOG_TAG",
         "IMGPROXY_TIFF_UNLIMITED", "IMGPROXY_USER_AGENT", "IMGPROXY_USE_ABS", "IMGPROXY_USE_ETAG", "IMGPROXY_USE_GCS",
         "IMGPROXY_USE_LAST_MODIFIED", "IMGPROXY_USE_LINEAR_COLORSPACE", "IMGPROXY_USE_S3", "IMGPROXY_USE_SWIFT",
-        "IMGPROXY_VIPS_CACHE_TRACE", "IMGPROXY_VIPS_LEAK_CHECK", "IMGPROXY_WATERMARK_DATA", "IMGPROXY_WATERMARK_URL",
+        "IMGPROXY_VIPS_CACHE_TRACE", "IMGPROXY_VIPS_LEAK_CHECK", "IMGPROXY_WATERMARK_URL",
         "IMGPROXY_WEBP_EFFORT", "IMGPROXY_WEBP_PRESET", "IMGPROXY_WORKERS", "IMGPROXY_WRITE_RESPONSE_TIMEOUT",
     ]
 
