@@ -323,8 +323,16 @@ final class ImageService: Sendable {
     /// - Throws: 415 for a source that is no image (even `raw` passes on images only), 413 over the limits,
     ///   422 for an SVG refused.
     private func unprocessed(_ target: Target, _ passthrough: ImageParameters.Passthrough) async throws -> StoredResponse? {
+        // The decoded image in memory says the source's format without loading it (the original may be in no cache).
+        if let decoded = pipeline.cachedImage(for: target.request), !passthrough.applies(to: decoded.sourceFormat, asked: target.askedFormat) {
+            return nil
+        }
         let source = try await pipeline.dataEntry(for: target.request)
-        guard let format = ImageFormat(sniffing: source.data) else { throw ImageDecodingError.unsupportedFormat }
+        guard let format = ImageFormat(sniffing: source.data) else {
+            // No image: not kept (as the pipeline forgets a source it cannot decode), so the next request tries the origin again.
+            await pipeline.removeCachedData(for: target.request)
+            throw ImageDecodingError.unsupportedFormat
+        }
         guard passthrough.applies(to: format, asked: target.askedFormat) else { return nil }
         let freshUntil = cachePolicy.freshUntil(source.metadata)
         guard format != .svg else {

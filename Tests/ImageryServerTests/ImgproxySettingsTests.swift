@@ -61,8 +61,23 @@ struct ImgproxySettingsTests {
         }
     }
 
+    /// The watermark and the fallback image given inline (base64), as imgproxy's `*_DATA` variables give them.
+    @Test func inlineWatermarkAndFallbackImages() async throws {
+        var configuration = ServerConfiguration()
+        let png = try Fixtures.data("chelsea.png").base64EncodedString()
+        _ = try ImgproxyEnvironment.apply(["IMGPROXY_WATERMARK_DATA": png, "IMGPROXY_FALLBACK_IMAGE_DATA": png], to: &configuration)
+        try await withServer(configure: {
+            ($0.watermarkFiles, $0.fallbackImageFile) = (configuration.watermarkFiles, configuration.fallbackImageFile)
+        }) { client, origin in
+            let (status, headers, _) = try await get(client, "/_/rs:fit:40:40/plain/\(origin.url("missing.jpg").absoluteString)")
+            #expect(status == .ok && headers[HTTPField.Name(FallbackImage.header)!] == "1")
+            let (marked, _, _) = try await get(client, "/_/rs:fit:40:40/wm:0.5/plain/\(origin.url("rocket.jpg").absoluteString)")
+            #expect(marked == .ok)
+        }
+    }
+
     @Test(arguments: [
-        ("IMGPROXY_BIND", "8080"), ("IMGPROXY_TIMEOUT", "10s"), ("IMGPROXY_PREFERRED_FORMATS", "png,psd"),
+        ("IMGPROXY_BIND", "8080"), ("IMGPROXY_TIMEOUT", "10s"), ("IMGPROXY_PREFERRED_FORMATS", "png,psd"), ("IMGPROXY_WATERMARK_DATA", "not base64!"),
         ("IMGPROXY_SIGNATURE_SIZE", "64"), ("IMGPROXY_QUALITY", "high"), ("IMGPROXY_AUTO_WEBP", "yes"),
         ("IMGPROXY_PRESETS", "thumb"), ("IMGPROXY_FORMAT_QUALITY", "webp:60"), ("IMGPROXY_MAX_SRC_RESOLUTION", "-1"),
     ])
@@ -266,7 +281,7 @@ struct ImgproxySettingsTests {
                         let image = try VipsImageDecoder().decode(body, recipe: ImageRecipe())
                         #expect((image.width, image.height) == (50, 40))
                     }
-                    #expect(origin.requestCount(path: "/\(name)") == 2)  // not remembered: each request tries the source
+                    #expect(origin.requestCount(path: "/\(name)") == 2, "\(name)")  // not remembered: each request tries the source
                 }
                 // A bad request keeps its own answer; so does a good source.
                 let (bad, badHeaders, _) = try await get(client, "/_/rs:squash:50:40/plain/\(origin.url("missing.jpg").absoluteString)")

@@ -93,17 +93,22 @@ public enum SVGSanitizer {
         return true
     }
 
-    /// Text escaped for XML content or a double-quoted attribute.
-    static func escaped(_ text: String) -> String {
+    /// Text escaped for XML content or (`attribute`) a double-quoted attribute, so that a parser reads it
+    /// back as it is: a carriage return (which a parser turns into a line feed) and, in an attribute, a
+    /// line feed or tab (which a parser turns into a space) as character references.
+    static func escaped(_ text: String, attribute: Bool = false) -> String {
         var result = ""
         result.reserveCapacity(text.utf8.count)
-        for character in text {
-            switch character {
+        for scalar in text.unicodeScalars {
+            switch scalar {
             case "&": result += "&amp;"
             case "<": result += "&lt;"
             case ">": result += "&gt;"
             case "\"": result += "&quot;"
-            default: result.append(character)
+            case "\r": result += "&#13;"
+            case "\n" where attribute: result += "&#10;"
+            case "\t" where attribute: result += "&#9;"
+            default: result.unicodeScalars.append(scalar)
             }
         }
         return result
@@ -150,7 +155,7 @@ public enum SVGSanitizer {
                 if attribute.hasPrefix("on") || SVGSanitizer.squeezed(value).contains("javascript:") { continue }
                 if attribute == "href", !SVGSanitizer.isSafeReference(value, in: local) { continue }
                 if attribute == "style" || value.lowercased().contains("url("), !SVGSanitizer.isSafeStyle(value) { continue }
-                output += " \(key)=\"\(SVGSanitizer.escaped(value))\""
+                output += " \(key)=\"\(SVGSanitizer.escaped(value, attribute: true))\""
             }
             output += ">"
             open.append(local)
