@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(FoundationXML)
-import FoundationXML
-#endif
 
 /// SVG made safe to pass on or to rasterise: nothing that runs, nothing fetched from elsewhere.
 ///
@@ -28,20 +25,19 @@ public enum SVGSanitizer {
         if data.range(of: Data("<!ENTITY".utf8)) != nil {
             throw ImageDecodingError.corrupt(format: .svg, reason: "an SVG that declares entities is refused")
         }
-        // UTF-8 only, and said to be: FoundationXML traps on a name that is not valid UTF-8 (the `svg`
-        // fuzz target found it: one byte in an element's name ended the process).
+        // UTF-8 only, and said to be (the `svg` fuzz target found that one byte that is not UTF-8 in a name
+        // made Foundation's XMLParser trap, before this reader replaced it).
         guard let text = String(data: data, encoding: .utf8), Self.declaresUTF8(text) else {
             throw ImageDecodingError.corrupt(format: .svg, reason: "an SVG must be UTF-8 text")
         }
         let writer = Writer()
-        let parser = XMLParser(data: data)
-        parser.shouldResolveExternalEntities = false
-        parser.delegate = writer
-        guard parser.parse(), writer.failure == nil else {
-            let reason = writer.failure ?? parser.parserError.map { "it is not well-formed XML (\($0.localizedDescription))" } ?? "it is not well-formed XML"
-            throw ImageDecodingError.corrupt(format: .svg, reason: reason)
+        var reader = XMLReader(text)
+        do {
+            try reader.read { writer.handle($0) }
+        } catch {
+            throw ImageDecodingError.corrupt(format: .svg, reason: "it is not well-formed XML: \(error.reason)")
         }
-        guard writer.sawRoot else { throw ImageDecodingError.corrupt(format: .svg, reason: "there is no svg element") }
+        if let failure = writer.failure { throw ImageDecodingError.corrupt(format: .svg, reason: failure) }
         return Data(writer.output.utf8)
     }
 
@@ -114,11 +110,11 @@ public enum SVGSanitizer {
         return result
     }
 
-    /// Re-serialises what the parser reports, leaving out what is not safe.
-    final class Writer: NSObject, XMLParserDelegate {
+    /// Re-serialises what the reader reports, leaving out what is not safe.
+    final class Writer {
         var output = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         var failure: String?
-        var sawRoot = false
+        private var sawRoot = false
         /// Depth inside a dropped element (0: not inside one).
         private var dropped = 0
         /// Open kept elements (local names), innermost last.
@@ -126,15 +122,21 @@ public enum SVGSanitizer {
         /// Text of the `<style>` element being read (written once its end shows whether it is safe).
         private var style: String?
 
-        func parser(
-            _ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]
-        ) {
+        func handle(_ event: XMLReader.Event) {
+            guard failure == nil else { return }
+            switch event {
+            case .start(let name, let attributes, _): start(name, attributes)
+            case .end(let name): end(name)
+            case .text(let text): characters(text)
+            }
+        }
+
+        private func start(_ name: String, _ attributes: [(name: String, value: String)]) {
             let local = SVGSanitizer.localName(name)
             if !sawRoot {
                 sawRoot = true
                 guard local == "svg" else {
                     failure = "its root element is \(name), not svg"
-                    parser.abortParsing()
                     return
                 }
             }
@@ -143,14 +145,14 @@ public enum SVGSanitizer {
                 return
             }
             if SVGSanitizer.animations.contains(local) {
-                let target = SVGSanitizer.localName(attributes.first { SVGSanitizer.localName($0.key) == "attributename" }?.value ?? "")
-                if target == "href" || attributes.values.contains(where: { SVGSanitizer.squeezed($0).contains("javascript:") }) {
+                let target = SVGSanitizer.localName(attributes.first { SVGSanitizer.localName($0.name) == "attributename" }?.value ?? "")
+                if target == "href" || attributes.contains(where: { SVGSanitizer.squeezed($0.value).contains("javascript:") }) {
                     dropped += 1
                     return
                 }
             }
             output += "<" + name
-            for (key, value) in attributes.sorted(by: { $0.key < $1.key }) {
+            for (key, value) in attributes.sorted(by: { $0.name < $1.name }) {
                 let attribute = SVGSanitizer.localName(key)
                 if attribute.hasPrefix("on") || SVGSanitizer.squeezed(value).contains("javascript:") { continue }
                 if attribute == "href", !SVGSanitizer.isSafeReference(value, in: local) { continue }
@@ -162,7 +164,7 @@ public enum SVGSanitizer {
             if local == "style" { style = "" }
         }
 
-        func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
+        private func end(_ name: String) {
             if dropped > 0 {
                 dropped -= 1
                 return
@@ -175,17 +177,9 @@ public enum SVGSanitizer {
             output += "</\(name)>"
         }
 
-        func parser(_ parser: XMLParser, foundCharacters string: String) {
+        private func characters(_ string: String) {
             guard dropped == 0, !open.isEmpty else { return }
             if style != nil { style! += string } else { output += SVGSanitizer.escaped(string) }
-        }
-
-        func parser(_ parser: XMLParser, foundCDATA block: Data) {
-            self.parser(parser, foundCharacters: String(decoding: block, as: UTF8.self))
-        }
-
-        func parser(_ parser: XMLParser, parseErrorOccurred error: any Error) {
-            if failure == nil { failure = "it is not well-formed XML (\(error.localizedDescription))" }
         }
     }
 }
