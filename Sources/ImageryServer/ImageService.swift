@@ -286,8 +286,16 @@ final class ImageService: Sendable {
                 return refreshed
             }
         }
-        if let passthrough = target.passthrough, let response = try await unprocessed(target, passthrough) { return response }
-        let image = try await pipeline.imageResponse(for: target.request)
+        var request = target.request
+        if let passthrough = target.passthrough {
+            if let response = try await unprocessed(target, passthrough) { return response }
+            if request.options.contains(.disableMemoryCacheReads) {
+                // Reloaded just now to see its format (a cache buster): decoded from those bytes, not loaded twice.
+                pipeline.removeDecodedImages(for: request)
+                request.options = []
+            }
+        }
+        let image = try await pipeline.imageResponse(for: request)
         // The body: a placeholder hash of the image, or the image encoded once.
         let body: @Sendable () throws -> (data: Data, contentType: String)
         if case .placeholder(let placeholder) = target.choice {
@@ -323,8 +331,10 @@ final class ImageService: Sendable {
     /// - Throws: 415 for a source that is no image (even `raw` passes on images only), 413 over the limits,
     ///   422 for an SVG refused.
     private func unprocessed(_ target: Target, _ passthrough: ImageParameters.Passthrough) async throws -> StoredResponse? {
-        // The decoded image in memory says the source's format without loading it (the original may be in no cache).
-        if let decoded = pipeline.cachedImage(for: target.request), !passthrough.applies(to: decoded.sourceFormat, asked: target.askedFormat) {
+        // The decoded image in memory says the source's format without loading it (the original may be in no
+        // cache), unless the request reloads its source.
+        if !target.request.options.contains(.disableMemoryCacheReads), let decoded = pipeline.cachedImage(for: target.request),
+           !passthrough.applies(to: decoded.sourceFormat, asked: target.askedFormat) {
             return nil
         }
         let source = try await pipeline.dataEntry(for: target.request)

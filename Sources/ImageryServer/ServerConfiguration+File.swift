@@ -16,7 +16,7 @@ extension ServerConfiguration {
     /// `fallbackImageMaxAge`, `imgproxyTrustedSignatures`, `imgproxyAllowsSecurityOptions`, `imgproxyPreservesHDR`,
     /// `imgproxySkipProcessingFormats` (names: `["jpeg", "gif"]`), `imgproxyStripsMetadata`, `imgproxyKeepsCopyright`,
     /// `imgproxyPreferredFormats`, `imgproxyEnforcedFormats` (names), `imgproxyStripsColorProfile`, `imgproxyAutoRotates`,
-    /// `imgproxyAlwaysRasterizesSVG`, `imgproxyPathPrefix`,
+    /// `imgproxyAlwaysRasterizesSVG`, `imgproxyUsesLinearColorspace`, `imgproxyPathPrefix`,
     /// `imgproxyArgumentsSeparator`, `imgproxyBase64URLIncludesFilename`, `imgproxyBaseURL`,
     /// `imgproxyURLReplacements`, `imgproxyAllowedSources`, `imgproxyAllowedOptions`,
     /// `imgproxyWatermarkOpacity`); absent keys keep their defaults.
@@ -81,6 +81,7 @@ extension ServerConfiguration {
         var imgproxyStripsColorProfile: Bool?
         var imgproxyAutoRotates: Bool?
         var imgproxyAlwaysRasterizesSVG: Bool?
+        var imgproxyUsesLinearColorspace: Bool?
         var imgproxyKeepsCopyright: Bool?
         var imgproxyPathPrefix: String?
         var imgproxyArgumentsSeparator: String?
@@ -196,6 +197,7 @@ extension ServerConfiguration {
         if let value = file.imgproxyStripsColorProfile { imgproxyStripsColorProfile = value }
         if let value = file.imgproxyAutoRotates { imgproxyAutoRotates = value }
         if let value = file.imgproxyAlwaysRasterizesSVG { imgproxyAlwaysRasterizesSVG = value }
+        if let value = file.imgproxyUsesLinearColorspace { imgproxyUsesLinearColorspace = value }
         if let value = file.imgproxyPathPrefix { imgproxyPathPrefix = value }
         if let value = file.imgproxyArgumentsSeparator {
             guard value.count == 1, let separator = value.first, separator != "/" else {

@@ -108,8 +108,16 @@ extension Vips {
     }
 
     /// `image` resized to exactly `width` × `height` at its own bit depth (libvips' thumbnail makes 8-bit
-    /// sRGB of anything: 8-bit images take it, 16-bit ones a Lanczos resize of premultiplied pixels). Consumes `image`.
-    static func resized(_ image: UnsafeMutablePointer<VipsImage>, width: Int, height: Int) throws -> UnsafeMutablePointer<VipsImage> {
+    /// sRGB of anything: 8-bit images take it, 16-bit ones a Lanczos resize of premultiplied pixels);
+    /// `linear`: in linear light (scRGB floats, then back to `image`'s interpretation and depth). Consumes `image`.
+    static func resized(_ image: UnsafeMutablePointer<VipsImage>, width: Int, height: Int, linear: Bool = false) throws -> UnsafeMutablePointer<VipsImage> {
+        if linear {
+            let (interpretation, deep) = (vips_image_get_interpretation(image), isHighBitDepth(image))
+            var light = try apply(image) { imagery_vips_colourspace($0, $1, VIPS_INTERPRETATION_scRGB) }
+            light = try apply(light) { imagery_vips_resize_exact($0, $1, Int32(width), Int32(height)) }
+            light = try apply(light) { imagery_vips_colourspace($0, $1, interpretation) }
+            return try apply(light) { deep ? imagery_vips_cast_ushort($0, $1) : imagery_vips_cast_uchar($0, $1) }
+        }
         if isHighBitDepth(image) {
             return try apply(image) { imagery_vips_resize_exact($0, $1, Int32(width), Int32(height)) }
         }

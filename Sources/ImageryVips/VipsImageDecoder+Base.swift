@@ -12,7 +12,8 @@ extension VipsImageDecoder: ThumbnailDeriving {
         // Other formats have no cheap decode scale here: their base would be the full image.
         // Bases are oriented: a recipe that leaves the orientation as stored is decoded on its own.
         // A recipe that keeps every metadata block takes them from libvips' own decode.
-        guard try started(data).format == .jpeg, recipe.resizes, !recipe.ignoresOrientation, recipe.keptMetadata != .all else {
+        guard try started(data).format == .jpeg, recipe.resizes, !recipe.ignoresOrientation, recipe.keptMetadata != .all,
+              !recipe.resizesInLinearLight else {
             return (try decode(data, recipe: recipe), nil)
         }
         if let resize = recipe.resize { try validate(resize) }
@@ -100,6 +101,7 @@ extension VipsImageDecoder: ThumbnailDeriving {
         guard !recipe.keepsColorProfile, base.image.metadata.iccProfile == nil else { return nil }  // bases are sRGB
         guard !recipe.ignoresOrientation else { return nil }  // and oriented
         guard recipe.keptMetadata != .all else { return nil }  // and hold the copyright only
+        guard !recipe.resizesInLinearLight else { return nil }  // and were shrunk in gamma space
         guard recipe.sourceLimits == nil else { return nil }  // a limited recipe decodes anew, checking the source
         // Only a base at the very scale a decode for this recipe would use: then the result is the
         // one a decode gives, byte for byte, whichever variant came first (a finer base would give

@@ -33,6 +33,8 @@ extension VipsImageDecoder: DecodeCostEstimating {
         guard recipe.resizes, recipe.trim == nil else { return 2 * fullSize }
         guard let layout = try? recipe.layout(sourceWidth: width, sourceHeight: height, maximumSide: .max) else { return fullSize }
         let result = 2 * layout.outputWidth * layout.outputHeight * max(3, header.bands)
+        // Decoded whole (no shrink-on-load) and resized from it: in linear light, or keeping 16 bits.
+        if recipe.resizesInLinearLight || (recipe.keepsHighBitDepth && header.sampleBytes > 1) { return 2 * fullSize + result }
         switch format {
         case .jpeg:
             let scale = Self.decodeScale(sourceWidth: width, sourceHeight: height, for: recipe)

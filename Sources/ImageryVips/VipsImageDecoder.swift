@@ -58,7 +58,7 @@ public struct VipsImageDecoder: ImageDecoding {
         let (data, format) = try started(data)
         if Self.readsItself(format) { return try decodeBitmap(data, format: format, recipe: recipe) }
         // JPEG: DCT-scaled decode, then the recipe (VipsImageDecoder+Base.swift).
-        if format == .jpeg, recipe.resizes, !recipe.ignoresOrientation, recipe.keptMetadata != .all {
+        if format == .jpeg, recipe.resizes, !recipe.ignoresOrientation, recipe.keptMetadata != .all, !recipe.resizesInLinearLight {
             return try decodeKeepingBase(data, recipe: recipe).image
         }
         if let resize = recipe.resize { try validate(resize) }
@@ -74,9 +74,10 @@ public struct VipsImageDecoder: ImageDecoding {
                 let (sourceWidth, sourceHeight) = recipe.ignoresOrientation ? (header.width, header.height) : header.orientedSize
                 let options = loaderOptions(for: try frames(of: header, for: recipe))
                 var image: UnsafeMutablePointer<VipsImage>
-                // libvips' shrink-on-load makes 8-bit sRGB: a source whose 16 bits stay is decoded whole (and resized after).
+                // libvips' shrink-on-load makes 8-bit sRGB, in gamma space (and leaves grey images so in its linear
+                // mode): a source whose 16 bits stay, or resized in linear light, is decoded whole and resized after.
                 let keepsDepth = recipe.keepsHighBitDepth && header.sampleBytes > 1
-                if !keepsDepth, let size = Self.decodeSize(for: recipe, sourceWidth: sourceWidth, sourceHeight: sourceHeight) {
+                if !keepsDepth, !recipe.resizesInLinearLight, let size = Self.decodeSize(for: recipe, sourceWidth: sourceWidth, sourceHeight: sourceHeight) {
                     image = format == .gif
                         ? try decodeGIFResized(base, buffer.count, width: size.width, height: size.height, options: options)
                         : try decodeResized(

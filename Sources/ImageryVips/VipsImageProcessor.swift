@@ -184,7 +184,7 @@ public struct VipsImageProcessor: ImageProcessing {
 
         // Resize, then the cover crop, then the box of contain or extend.
         if (Int(vips_image_get_width(image)), Int(vips_image_get_height(image))) != (layout.scaledWidth, layout.scaledHeight) {
-            image = try Vips.resized(image, width: layout.scaledWidth, height: layout.scaledHeight)
+            image = try Vips.resized(image, width: layout.scaledWidth, height: layout.scaledHeight, linear: recipe.resizesInLinearLight)
         }
         if let crop = layout.coverCrop {
             if let strategy = layout.smartCover {

@@ -269,7 +269,7 @@ struct ImgproxyURLTests {
         ("q:101", "imgproxy q: 101 is not a quality from 0 to 100"),
         ("fq:webp", "pairs of a format and a quality"),
         ("f:psd", "imgproxy f: psd is not a format written here"),
-        ("f:svg", "imgproxy f: SVG is not read or written here"),
+        ("f:heif", "imgproxy f: heif is not a format written here"),
         ("ar:1:1", "imgproxy ar has the wrong number of arguments"),
         ("wm:0.5", "imgproxy watermark needs a watermark image here"), ("wm:2", "imgproxy wm: 2 is not an opacity from 0 to 1"),
         ("wm:1:sm", "imgproxy wm: sm is not a watermark position"), ("aq:dssim", "aq is an imgproxy Pro option"),

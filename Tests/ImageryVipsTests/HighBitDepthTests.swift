@@ -117,4 +117,30 @@ struct HighBitDepthTests {
         #expect(DominantColor.of(source) == DominantColor.of(source.withEightBitChannels()))
         #expect(ThumbHash.encode(source) == ThumbHash.encode(source.withEightBitChannels()))
     }
+
+    /// In linear light a black and white checkerboard halved is the grey of half the light (sRGB 188),
+    /// not the average of its encoded values (128); at either depth, through decode and processing alike.
+    @Test(arguments: [PixelFormat.rgb8, .rgb16, .gray8])
+    func linearLightKeepsTheBrightnessOfFineDetail(format: PixelFormat) throws {
+        let board = GeneratedImages.image(width: 64, height: 64, format: format.eightBit) { x, y in
+            let value: UInt8 = (x + y) % 2 == 0 ? 255 : 0
+            return Array(repeating: value, count: format.channels)
+        }
+        let source = format.isHighBitDepth ? board.withSixteenBitChannels() : board
+        let png = try encoder.encode(source, as: .png)
+        for linear in [false, true] {
+            var recipe = ImageRecipe(resize: ImageRequest.Thumbnail(width: 32, height: 32, fit: .fill))
+            recipe.resizesInLinearLight = linear
+            recipe.keepsHighBitDepth = format.isHighBitDepth
+            let halved = try decoder.decode(png, recipe: recipe)
+            #expect(halved.pixelFormat == format)
+            let grey = Int(GeneratedImages.pixel(halved.withEightBitChannels(), 16, 16)[0])
+            #expect(abs(grey - (linear ? 188 : 128)) <= 3, "linear \(linear): \(grey)")
+            // And the processor's own resize (an image already decoded: the path bases take).
+            let processed = try VipsImageProcessor().process(
+                ThumbnailBase(image: source, scale: 1, sourceWidth: 64, sourceHeight: 64), recipe: recipe
+            )
+            #expect(abs(Int(GeneratedImages.pixel(processed.withEightBitChannels(), 16, 16)[0]) - (linear ? 188 : 128)) <= 3)
+        }
+    }
 }

@@ -95,6 +95,13 @@ public final class ImagePipeline: Sendable {
         await configuration.dataCache?.removeAll()
     }
 
+    /// Removes `request`'s decoded image and its source's decoded base from memory (its original stays:
+    /// for a decode anew from bytes just reloaded).
+    public func removeDecodedImages(for request: ImageRequest) {
+        configuration.imageCache?[request.imageKey] = nil
+        bases?[request.sourceKey] = nil
+    }
+
     /// Removes `request`'s decoded image, original and variant from every cache, disk included.
     public func removeCachedData(for request: ImageRequest) async {
         configuration.imageCache?[request.imageKey] = nil

@@ -37,6 +37,7 @@ extension ImageRecipe: CustomStringConvertible {
         if let background { parts.append("bg:\(background)") }
         if keepsColorProfile { parts.append("profile:keep") }
         if keepsHighBitDepth { parts.append("depth:16") }
+        if resizesInLinearLight { parts.append("linear") }
         if keptMetadata != .copyright { parts.append("meta:\(keptMetadata.rawValue)") }
         if let watermark {
             let mark = switch watermark.mark {

@@ -79,6 +79,11 @@ public struct ImageRecipe: Sendable, Hashable {
     /// format that holds them (``ImageFormat/holdsHighBitDepth``: PNG, AVIF, JPEG XL, TIFF; an encoder
     /// reduces it for others). Default `false`: 8 bits, whatever the source.
     public var keepsHighBitDepth = false
+    /// Resizes in linear light (scRGB) rather than on sRGB's gamma-encoded values (imgproxy's
+    /// `USE_LINEAR_COLORSPACE`): fine light detail keeps its brightness when shrunk (a black and white
+    /// checkerboard averages to sRGB 188, not 128), at the cost of float pixels and no shrink-on-load.
+    /// Default `false`.
+    public var resizesInLinearLight = false
     /// What of the source's metadata the output keeps; default ``KeptMetadata/copyright``.
     public var keptMetadata = KeptMetadata.copyright
 

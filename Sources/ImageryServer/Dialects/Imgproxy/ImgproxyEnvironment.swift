@@ -94,6 +94,7 @@ package enum ImgproxyEnvironment {
         "IMGPROXY_STRIP_COLOR_PROFILE": { value, configuration, _ in configuration.imgproxyStripsColorProfile = try boolean(value) },
         "IMGPROXY_AUTO_ROTATE": { value, configuration, _ in configuration.imgproxyAutoRotates = try boolean(value) },
         "IMGPROXY_ALWAYS_RASTERIZE_SVG": { value, configuration, _ in configuration.imgproxyAlwaysRasterizesSVG = try boolean(value) },
+        "IMGPROXY_USE_LINEAR_COLORSPACE": { value, configuration, _ in configuration.imgproxyUsesLinearColorspace = try boolean(value) },
         "IMGPROXY_ENFORCE_JXL": { value, configuration, _ in try enforce(.jxl, value, &configuration) },
         "IMGPROXY_ENFORCE_AVIF": { value, configuration, _ in try enforce(.avif, value, &configuration) },
         "IMGPROXY_ENFORCE_WEBP": { value, configuration, _ in try enforce(.webp, value, &configuration) },
@@ -184,7 +185,7 @@ package enum ImgproxyEnvironment {
 
     /// imgproxy's switches this server has one setting of (`true`: what it always does), with that setting.
     private static let fixed: [String: Bool] = [
-        "IMGPROXY_USE_LINEAR_COLORSPACE": false, "IMGPROXY_SANITIZE_SVG": true,
+        "IMGPROXY_SANITIZE_SVG": true,
     ]
 
     /// imgproxy's other variables (open-source and Pro), named so that a deployment's setting this

@@ -53,6 +53,7 @@ extension ImgproxyOptions {
         if blur > 0 { recipe.blur = max(0.3, min(100, blur)) }
         if sharpen > 0 { recipe.sharpen = max(0.3, min(10, sharpen)) }
         recipe.keepsColorProfile = keepsColorProfile ?? !defaults.stripsColorProfile
+        recipe.resizesInLinearLight = defaults.resizesInLinearLight
         recipe.keptMetadata = !(stripsMetadata ?? defaults.stripsMetadata) ? .all : (keepsCopyright ?? defaults.keepsCopyright) ? .copyright : .none
         // Only for a format that holds 16 bits (or one not known yet: the encoder reduces the others).
         recipe.keepsHighBitDepth = (preservesHDR ?? defaults.preservesHDR) && (format?.holdsHighBitDepth ?? true)
@@ -82,6 +83,8 @@ extension ImgproxyOptions {
         var enforcedFormats: [ImageFormat] = []
         /// imgproxy's `ALWAYS_RASTERIZE_SVG`: an SVG source with no format asked gives a raster, not the SVG sanitised.
         var rasterizesSVG = false
+        /// imgproxy's `USE_LINEAR_COLORSPACE`.
+        var resizesInLinearLight = false
 
         init() {}
 
@@ -92,6 +95,7 @@ extension ImgproxyOptions {
             (stripsColorProfile, autoRotates) = (configuration.imgproxyStripsColorProfile, configuration.imgproxyAutoRotates)
             (preferredFormats, enforcedFormats) = (configuration.imgproxyPreferredFormats, configuration.imgproxyEnforcedFormats)
             rasterizesSVG = configuration.imgproxyAlwaysRasterizesSVG
+            resizesInLinearLight = configuration.imgproxyUsesLinearColorspace
         }
     }
 }
