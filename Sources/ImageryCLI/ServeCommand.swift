@@ -243,6 +243,7 @@ struct ServeCommand: AsyncParsableCommand {
         ProcessMemory.keepFreedMemory(trimThreshold: configuration.memoryLimit / 4)
         let application: any ApplicationProtocol
         do {
+            configuration = try await configuration.downloadingRemoteImages()  // imgproxy's *_URL images, once
             application = try buildApplication(configuration: configuration)
         } catch {
             throw CommandFailure(message: "\(error)")

@@ -168,7 +168,7 @@ extension ServerConfiguration {
         }
         if let value = file.maximumFramePixels { maximumFramePixels = value }
         if let value = file.localFilesystemRoot { localFilesystemRoot = URL(fileURLWithPath: value) }
-        if let value = file.fallbackImageFile { fallbackImageFile = URL(fileURLWithPath: value) }
+        if let value = file.fallbackImageFile { fallbackImageFile = Self.imageLocation(value) }
         if let value = file.fallbackImageStatus {
             guard value == 0 || (100...599).contains(value) else {
                 throw ConfigurationFileError(message: "\(name): fallbackImageStatus must be 0 (the error's status) or 100 to 599")

@@ -106,7 +106,8 @@ public struct ServerConfiguration: Sendable {
     public var imgproxyAllowedOptions: [String] = []
     /// An image answered in place of a source that cannot be fetched or decoded (imgproxy's
     /// `IMGPROXY_FALLBACK_IMAGE_PATH`), made with the request's own options; default `nil`: the error.
-    /// A file URL, or a `data:` URL holding the image (base64; imgproxy's `IMGPROXY_FALLBACK_IMAGE_DATA`).
+    /// A file URL, a `data:` URL holding the image (base64; imgproxy's `IMGPROXY_FALLBACK_IMAGE_DATA`), or an
+    /// http(s) URL downloaded once at start (`IMGPROXY_FALLBACK_IMAGE_URL`; `imagery serve` does it).
     public var fallbackImageFile: URL?
     /// The status of a fallback response (imgproxy's `IMGPROXY_FALLBACK_IMAGE_HTTP_CODE`); 0: the
     /// error's own status. Default 200.
@@ -229,8 +230,9 @@ extension ServerConfiguration {
 
 extension ServerConfiguration {
     /// The bytes of a configured image: a file's, or a base64 `data:` URL's (imgproxy's `*_DATA` variables).
+    /// (An http(s) URL is downloaded at start, ``downloadingRemoteImages()``: never here.)
     static func contents(of url: URL) -> Data? {
-        guard url.scheme == "data" else { return try? Data(contentsOf: url) }
+        guard url.scheme == "data" else { return url.isFileURL ? try? Data(contentsOf: url) : nil }
         let text = url.absoluteString
         guard let comma = text.firstIndex(of: ","), text[..<comma].hasSuffix(";base64") else { return nil }
         return Data(base64Encoded: String(text[text.index(after: comma)...]), options: .ignoreUnknownCharacters)

@@ -28,7 +28,8 @@ struct ImgproxySettingsTests {
         #expect(configuration.maximumSourcePixels == 12_500_000 && configuration.maximumSourceBytes == 1_048_576)
         #expect(configuration.maximumFrames == 50 && configuration.imgproxyAutoFormat && configuration.responseMaxAge == 3600)
         #expect(configuration.onlyPresets == false)  // empty: unset, as imgproxy reads it
-        #expect(report == .init(unsupported: ["IMGPROXY_WATERMARK_URL"], unknown: ["IMGPROXY_NOT_A_SETTING"]))
+        #expect(configuration.watermarkFiles[ImgproxyEnvironment.watermarkName] == URL(string: "https://example.com/a.png"))
+        #expect(report == .init(unsupported: [], unknown: ["IMGPROXY_NOT_A_SETTING"]))
     }
 
     /// Server, timeout, preset and format variables, and imgproxy's own variables this server does not
@@ -59,6 +60,31 @@ struct ImgproxySettingsTests {
             #expect(parameters.outputChoice(accept: "image/avif,image/webp") == .negotiated(.avif))
             #expect(parameters.outputChoice(accept: "image/jpeg") == .preferred([.png, .jpeg]))
         }
+    }
+
+    /// The watermark and the fallback image given as URLs (imgproxy's `*_URL`): downloaded once at start;
+    /// one that fails or is no image stops the start with its name.
+    @Test func remoteWatermarkAndFallbackImagesAreDownloadedAtStart() async throws {
+        let origin = try await TestOrigin.serving(directory: Fixtures.directory)
+        var configuration = ServerConfiguration()
+        _ = try ImgproxyEnvironment.apply(
+            ["IMGPROXY_FALLBACK_IMAGE_URL": origin.url("chelsea.png").absoluteString, "IMGPROXY_WATERMARK_URL": origin.url("rocket.jpg").absoluteString],
+            to: &configuration
+        )
+        let resolved = try await configuration.downloadingRemoteImages()
+        #expect(resolved.fallbackImageFile.flatMap(ServerConfiguration.contents(of:)) == (try Fixtures.data("chelsea.png")))
+        #expect(resolved.watermarkFiles[ImgproxyEnvironment.watermarkName].flatMap(ServerConfiguration.contents(of:)) == (try Fixtures.data("rocket.jpg")))
+        #expect(origin.requestCount == 2)
+        for (name, file) in [("the fallback image", "missing.png"), ("the fallback image", "README.md")] {
+            var broken = ServerConfiguration()
+            broken.fallbackImageFile = origin.url(file)
+            await #expect {
+                _ = try await broken.downloadingRemoteImages()
+            } throws: { error in
+                (error as? ConfigurationFileError)?.message.hasPrefix(name) == true
+            }
+        }
+        try await origin.shutdown()
     }
 
     /// The watermark and the fallback image given inline (base64), as imgproxy's `*_DATA` variables give them.

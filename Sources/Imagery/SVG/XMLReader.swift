@@ -34,6 +34,10 @@ struct XMLReader {
     /// - Throws: ``Failure`` for what is not well-formed or not read here.
     mutating func read(_ handle: (Event) -> Void) throws(Failure) {
         if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { index = 3 }
+        // XML's characters: no control character but tab, line feed and carriage return.
+        if bytes.contains(where: { $0 < 0x20 && $0 != 0x09 && $0 != 0x0A && $0 != 0x0D }) {
+            throw Failure(reason: "a control character, which XML does not allow")
+        }
         var open: [String] = []
         var sawRoot = false
         while index < bytes.count {
@@ -227,7 +231,8 @@ struct XMLReader {
         default:
             let number: UInt32? = name.hasPrefix("#x") ? UInt32(name.dropFirst(2), radix: 16) : name.hasPrefix("#") ? UInt32(name.dropFirst(), radix: 10) : nil
             guard let number else { throw Failure(reason: "the entity &\(name); is not XML's own") }
-            guard number != 0, let scalar = Unicode.Scalar(number) else { throw Failure(reason: "&\(name); is no character") }
+            guard number >= 0x20 || number == 0x09 || number == 0x0A || number == 0x0D, number != 0xFFFE, number != 0xFFFF,
+                  let scalar = Unicode.Scalar(number) else { throw Failure(reason: "&\(name); is no XML character") }
             return Array(String(Character(scalar)).utf8)
         }
     }

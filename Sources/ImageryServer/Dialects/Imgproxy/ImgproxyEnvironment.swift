@@ -163,6 +163,8 @@ package enum ImgproxyEnvironment {
         },
         "IMGPROXY_FALLBACK_IMAGE_PATH": { value, configuration, _ in configuration.fallbackImageFile = URL(fileURLWithPath: value) },
         "IMGPROXY_FALLBACK_IMAGE_DATA": { value, configuration, _ in configuration.fallbackImageFile = try ServerConfiguration.inlineImage(base64: value) },
+        "IMGPROXY_FALLBACK_IMAGE_URL": { value, configuration, _ in configuration.fallbackImageFile = try remoteImage(value) },
+        "IMGPROXY_WATERMARK_URL": { value, configuration, _ in configuration.watermarkFiles[watermarkName] = try remoteImage(value) },
         "IMGPROXY_WATERMARK_DATA": { value, configuration, _ in
             configuration.watermarkFiles[watermarkName] = try ServerConfiguration.inlineImage(base64: value)
         },
@@ -205,7 +207,7 @@ package enum ImgproxyEnvironment {
         "IMGPROXY_ENV_AWS_SECRET_VERSION_STAGE", "IMGPROXY_ENV_AWS_SSM_PARAMETERS_PATH", "IMGPROXY_ENV_AWS_SSM_PARAMETERS_REGION",
         "IMGPROXY_ENV_GCP_KEY", "IMGPROXY_ENV_GCP_SECRET_ID", "IMGPROXY_ENV_GCP_SECRET_PROJECT_ID",
         "IMGPROXY_ENV_GCP_SECRET_VERSION_ID", "IMGPROXY_ENV_LOCAL_FILE_PATH", "IMGPROXY_ETAG_BUSTER",
-        "IMGPROXY_FAIL_ON_DEPRECATION", "IMGPROXY_FALLBACK_IMAGE_URL",
+        "IMGPROXY_FAIL_ON_DEPRECATION",
         "IMGPROXY_FREE_MEMORY_INTERVAL", "IMGPROXY_GCS_ALLOWED_BUCKETS", "IMGPROXY_GCS_DENIED_BUCKETS", "IMGPROXY_GCS_ENDPOINT",
         "IMGPROXY_GCS_KEY", "IMGPROXY_GRACEFUL_STOP_TIMEOUT", "IMGPROXY_HEALTH_CHECK_PATH", "IMGPROXY_HONEYBADGER_ENV",
         "IMGPROXY_HONEYBADGER_KEY", "IMGPROXY_IGNORE_SSL_VERIFICATION", "IMGPROXY_INFO_ONLY_PRESETS", "IMGPROXY_INFO_PRESETS",
@@ -230,7 +232,7 @@ package enum ImgproxyEnvironment {
         "IMGPROXY_SYSLOG_ENABLE", "IMGPROXY_SYSLOG_LEVEL", "IMGPROXY_SYSLOG_NETWORK", "IMGPROXY_SYSLOG_TAG",
         "IMGPROXY_TIFF_UNLIMITED", "IMGPROXY_USER_AGENT", "IMGPROXY_USE_ABS", "IMGPROXY_USE_ETAG", "IMGPROXY_USE_GCS",
         "IMGPROXY_USE_LAST_MODIFIED", "IMGPROXY_USE_LINEAR_COLORSPACE", "IMGPROXY_USE_S3", "IMGPROXY_USE_SWIFT",
-        "IMGPROXY_VIPS_CACHE_TRACE", "IMGPROXY_VIPS_LEAK_CHECK", "IMGPROXY_WATERMARK_URL",
+        "IMGPROXY_VIPS_CACHE_TRACE", "IMGPROXY_VIPS_LEAK_CHECK",
         "IMGPROXY_WEBP_EFFORT", "IMGPROXY_WEBP_PRESET", "IMGPROXY_WORKERS", "IMGPROXY_WRITE_RESPONSE_TIMEOUT",
     ]
 
@@ -251,6 +253,14 @@ package enum ImgproxyEnvironment {
         guard try boolean(value) else { return }
         configuration.imgproxyEnforcedFormats.append(format)
         configuration.imgproxyEnforcedFormats.sort { [ImageFormat.jxl, .avif, .webp].firstIndex(of: $0)! < [ImageFormat.jxl, .avif, .webp].firstIndex(of: $1)! }
+    }
+
+    /// An http(s) URL of an image downloaded at start (``ServerConfiguration/downloadingRemoteImages()``).
+    private static func remoteImage(_ value: String) throws(ConfigurationFileError) -> URL {
+        guard let url = URL(string: value), ServerConfiguration.isRemote(url), url.host != nil else {
+            throw ConfigurationFileError(message: "expected an http or https URL")
+        }
+        return url
     }
 
     /// imgproxy's format names (`jpeg,png,gif`).
