@@ -182,7 +182,8 @@ package struct ImageController: Sendable {
         }
     }
 
-    /// 200 with the image, or 304 when `If-None-Match` names its ETag; cache headers
+    /// 200 with the image, or 304 when `If-None-Match` names its ETag (or, without `If-None-Match`, when
+    /// `If-Modified-Since` is not before its `Last-Modified`: RFC 9110 13.1.3, imgproxy's `USE_LAST_MODIFIED`); cache headers
     /// (``ResponseCacheHeaders``: the source's freshness, at most `maxAge`) either way.
     func response(for image: StoredResponse, maxAge: Int, negotiated: Bool, request: Request) -> Response {
         let (cacheControl, age) = image.cacheHeaders.values(maximumAge: maxAge)
@@ -190,7 +191,10 @@ package struct ImageController: Sendable {
         if let age { headers[.age] = String(age) }
         if let lastModified = image.cacheHeaders.lastModified { headers[.lastModified] = lastModified }
         if negotiated { headers[.vary] = "Accept" }
-        if let ifNoneMatch = request.headers[.ifNoneMatch], Self.matches(ifNoneMatch, image.etag) {
+        if let ifNoneMatch = request.headers[.ifNoneMatch] {
+            if Self.matches(ifNoneMatch, image.etag) { return Response(status: .notModified, headers: headers) }
+        } else if let since = request.headers[.ifModifiedSince].flatMap(HTTPDate.parse),
+                  let modified = image.cacheHeaders.lastModified.flatMap(HTTPDate.parse), modified <= since {
             return Response(status: .notModified, headers: headers)
         }
         headers[.contentType] = image.contentType

@@ -201,6 +201,24 @@ struct ResultStorageTests {
     }
 }
 
+extension ResultStorageTests {
+    /// `If-Modified-Since`: 304 when the source has not changed since (the response's `Last-Modified`),
+    /// 200 when it has; `If-None-Match` decides alone when both are sent (RFC 9110 13.1.3).
+    @Test func ifModifiedSinceIsAnsweredFromTheSourcesLastModified() async throws {
+        try await withOriginAndDirectory { origin, _ in
+            try await serve(origin: origin) { client in
+                let uri = imageURI(origin, "rocket.jpg?lm=864000", "w=64")
+                let first = try await get(client, uri)
+                let modified = try #require(first.headers[.lastModified])
+                #expect(try await get(client, uri, headers: [.ifModifiedSince: modified]).status == .notModified)
+                let earlier = HTTPDate.format(HTTPDate.parse(modified)!.addingTimeInterval(-60))
+                #expect(try await get(client, uri, headers: [.ifModifiedSince: earlier]).status == .ok)
+                #expect(try await get(client, uri, headers: [.ifModifiedSince: modified, .ifNoneMatch: "\"other\""]).status == .ok)
+            }
+        }
+    }
+}
+
 /// A value a `@Sendable` closure can hand back.
 final class Box<Value: Sendable>: @unchecked Sendable {
     // @unchecked: set inside one closure run, read after it returned.
