@@ -74,6 +74,21 @@ struct BitmapTests {
         #expect((small.width, small.height, small.pixelFormat) == (16, 16, .rgba8))
     }
 
+    /// HEIC (HEVC in HEIF) is written, and read back as a HEIC source, the same picture.
+    @Test func heicRoundTrips() throws {
+        let photo = try decoder.decode(try Fixtures.data("chelsea.png"), recipe: ImageRecipe())
+        let heic: Data
+        do {
+            heic = try encoder.encode(photo, as: .heic, quality: 90)
+        } catch ImageEncodingError.unsupportedFormat {
+            return  // libheif here has no HEVC encoder
+        }
+        #expect(ImageFormat(sniffing: heic) == .heic)
+        let decoded = try decoder.decode(heic, recipe: ImageRecipe())
+        #expect((decoded.width, decoded.height, decoded.sourceFormat) == (photo.width, photo.height, .heic))
+        #expect(GeneratedImages.meanDifference(decoded, photo) < 4)
+    }
+
     @Test func pixelsARunLengthBitmapSkipsStayTransparent() throws {
         // 4 × 3, RLE8: row 0 ends after 2 pixels, a jump skips a pixel of row 1, the bitmap ends before row 2.
         let palette: [UInt8] = [0, 0, 0, 0, 0, 0, 255, 0]  // 0: black, 1: red
