@@ -271,7 +271,7 @@ struct ImgproxyURLTests {
         ("f:psd", "imgproxy f: psd is not a format written here"),
         ("f:heif", "imgproxy f: heif is not a format written here"),
         ("ar:1:1", "imgproxy ar has the wrong number of arguments"),
-        ("wm:0.5", "imgproxy watermark needs a watermark image here"), ("wm:2", "imgproxy wm: 2 is not an opacity from 0 to 1"),
+        ("wm:2", "imgproxy wm: 2 is not an opacity from 0 to 1"),
         ("wm:1:sm", "imgproxy wm: sm is not a watermark position"), ("aq:dssim", "aq is an imgproxy Pro option"),
         ("nope:1", "imgproxy option nope is unknown"),
         ("w:1:2", "imgproxy w has the wrong number of arguments"),

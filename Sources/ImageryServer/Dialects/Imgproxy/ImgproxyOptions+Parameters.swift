@@ -1,5 +1,7 @@
 import Foundation
 import Imagery
+import Logging
+import Synchronization
 
 /// What imgproxy's options mean, as imgproxy's processing pipeline does it, expressed as Imagery's
 /// recipe: imgproxy's geometry is the recipe's ``ImageRecipe/Sizing`` (laid out with imgproxy's
@@ -39,10 +41,10 @@ extension ImgproxyOptions {
         recipe.background = background
         recipe.pixelate = pixelate
         if sourceLimits != ImageRecipe.SourceLimits() { recipe.sourceLimits = sourceLimits }
-        if let watermark {
-            guard let mark else {
-                throw ServerError.badParameter("imgproxy watermark needs a watermark image here (IMGPROXY_WATERMARK_PATH)")
-            }
+        if let watermark, mark == nil {
+            Self.noteWatermarkWithoutImage()
+        }
+        if let watermark, let mark {
             var laid = ImageRecipe.Watermark(name: mark.id, opacity: min(1, watermark.opacity * mark.opacity))
             laid.placement = watermark.position == "re"
                 ? .tiled(spacingX: watermark.x, spacingY: watermark.y)
@@ -97,5 +99,19 @@ extension ImgproxyOptions {
             rasterizesSVG = configuration.imgproxyAlwaysRasterizesSVG
             resizesInLinearLight = configuration.imgproxyUsesLinearColorspace
         }
+    }
+}
+
+extension ImgproxyOptions {
+    /// Whether ``noteWatermarkWithoutImage()`` has logged.
+    private static let watermarkWithoutImageNoted = Atomic<Bool>(false)
+
+    /// `wm` with no watermark image configured draws nothing, as imgproxy does (its test tables ask for
+    /// exactly that): said once in the log, so that it is not a silent skip.
+    static func noteWatermarkWithoutImage() {
+        guard !watermarkWithoutImageNoted.exchange(true, ordering: .relaxed) else { return }
+        Logger(label: "imagery.server").warning(
+            "imgproxy URLs ask for wm (watermark), but no watermark image is configured (IMGPROXY_WATERMARK_PATH, _DATA or _URL): none is drawn, as imgproxy does"
+        )
     }
 }
