@@ -153,7 +153,7 @@ public struct ServerConfiguration: Sendable {
     /// rasterised (PNG) rather than passed on sanitised; default `false`, as imgproxy.
     public var imgproxyAlwaysRasterizesSVG = false
     /// imgproxy's `IMGPROXY_USE_LINEAR_COLORSPACE`: imgproxy URLs resize in linear light
-    /// (``ImageRecipe/resizesInLinearLight``); default `false`, as imgproxy.
+    /// (`ImageRecipe.resizesInLinearLight`); default `false`, as imgproxy.
     public var imgproxyUsesLinearColorspace = false
     /// imgproxy's `IMGPROXY_PRESETS`: name to options (`rs:fill:300:300/q:80`); a preset named
     /// `default` applies to every imgproxy URL first. Default none.

@@ -12,7 +12,7 @@ import Imagery
 /// then ``VipsImageProcessor`` applies the recipe, in the same pass of pixels.
 /// The format is sniffed from the bytes; the pixel count is checked from the
 /// header before any pixel is decoded. Output pixels: 8-bit sRGB or grey (16-bit when the source has
-/// more than 8 bits and the recipe keeps them, ``ImageRecipe/keepsHighBitDepth``), with alpha when the
+/// more than 8 bits and the recipe keeps them, `ImageRecipe.keepsHighBitDepth`), with alpha when the
 /// source has it, EXIF orientation applied.
 public struct VipsImageDecoder: ImageDecoding {
     /// The most pixels (width x height) a source image may declare; default 100 000 000.

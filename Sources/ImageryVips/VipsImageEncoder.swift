@@ -8,7 +8,7 @@ import Imagery
 /// no alpha: transparent pixels are flattened onto black (a recipe's background chooses another colour).
 /// An animated image stays animated in GIF and WebP (every frame, its delays and loop count); other
 /// formats get its first frame. Animated GIFs have one palette for all frames (`CGIFFrames`).
-/// 16-bit images (``PixelFormat/rgb16`` …) stay 16-bit in PNG, TIFF and JPEG XL and become 12-bit AVIF;
+/// 16-bit images (`PixelFormat.rgb16` …) stay 16-bit in PNG, TIFF and JPEG XL and become 12-bit AVIF;
 /// other formats get them reduced to 8 bits.
 public struct VipsImageEncoder: ImageEncoding {
     /// Quality for lossy formats when a call gives none; default 80.

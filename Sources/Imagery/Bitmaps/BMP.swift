@@ -32,7 +32,9 @@ public enum BMP {
     }
 
     /// Decodes a BMP file to 8-bit pixels: grey when its palette is grey, alpha only when a pixel is not opaque.
-    /// - Parameter maximumPixels: The most pixels the bitmap may declare, checked before any pixel is read.
+    /// - Parameters:
+    ///   - data: The file.
+    ///   - maximumPixels: The most pixels the bitmap may declare, checked before any pixel is read.
     /// - Throws: ``ImageDecodingError/tooManyPixels(width:height:limit:)`` over the limit,
     ///   ``ImageDecodingError/corrupt(format:reason:)`` for a file that is not a bitmap Imagery reads or does not hold its pixels.
     public static func decode(_ data: Data, maximumPixels: Int) throws -> Image {

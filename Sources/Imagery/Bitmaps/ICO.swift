@@ -36,8 +36,10 @@ public enum ICO {
     }
 
     /// The largest picture of an icon file.
-    /// - Parameter maximumPixels: The most pixels a bitmap picture may declare, checked before its pixels are read
-    ///   (a PNG picture is checked by whoever decodes it).
+    /// - Parameters:
+    ///   - data: The file.
+    ///   - maximumPixels: The most pixels a bitmap picture may declare, checked before its pixels are read
+    ///     (a PNG picture is checked by whoever decodes it).
     /// - Throws: ``ImageDecodingError/corrupt(format:reason:)`` for a file that is not an icon Imagery reads,
     ///   ``ImageDecodingError/tooManyPixels(width:height:limit:)``.
     public static func largestPicture(of data: Data, maximumPixels: Int) throws -> Picture {
