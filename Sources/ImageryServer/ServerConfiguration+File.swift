@@ -182,14 +182,11 @@ extension ServerConfiguration {
         if let value = file.imgproxyStripsMetadata { imgproxyStripsMetadata = value }
         if let value = file.imgproxyKeepsCopyright { imgproxyKeepsCopyright = value }
         func formats(_ names: [String], _ key: String) throws(ConfigurationFileError) -> [ImageFormat] {
-            var formats: [ImageFormat] = []
-            for formatName in names {
-                guard let format = ImgproxyOptions.format(named: formatName) else {
-                    throw ConfigurationFileError(message: "\(name): \(key) names \(formatName), not a format read here")
-                }
-                formats.append(format)
+            do {
+                return try ImgproxyOptions.formats(named: names)
+            } catch {
+                throw ConfigurationFileError(message: "\(name): \(key): \(error.message)")
             }
-            return formats
         }
         if let value = file.imgproxySkipProcessingFormats { imgproxySkipProcessingFormats = try formats(value, "imgproxySkipProcessingFormats") }
         if let value = file.imgproxyPreferredFormats, !value.isEmpty { imgproxyPreferredFormats = try formats(value, "imgproxyPreferredFormats") }

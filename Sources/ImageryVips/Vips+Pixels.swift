@@ -84,12 +84,7 @@ extension Vips {
         }
         let interpretation = vips_image_get_interpretation(image)
         let grey = interpretation == VIPS_INTERPRETATION_B_W || interpretation == VIPS_INTERPRETATION_GREY16
-        let target = switch (grey, deep) {
-        case (true, false): VIPS_INTERPRETATION_B_W
-        case (false, false): VIPS_INTERPRETATION_sRGB
-        case (true, true): VIPS_INTERPRETATION_GREY16
-        case (false, true): VIPS_INTERPRETATION_RGB16
-        }
+        let target = Self.interpretation(of: PixelFormat(channels: grey ? 1 : 3, bytesPerChannel: deep ? 2 : 1)!)
         if interpretation != target {
             image = try apply(image) { imagery_vips_colourspace($0, $1, target) }
         }

@@ -265,14 +265,7 @@ package enum ImgproxyEnvironment {
 
     /// imgproxy's format names (`jpeg,png,gif`).
     private static func formats(_ value: String) throws(ConfigurationFileError) -> [ImageFormat] {
-        var formats: [ImageFormat] = []
-        for name in list(value) {
-            guard let format = ImgproxyOptions.format(named: name) else {
-                throw ConfigurationFileError(message: "\(name) is not a format read here (jpeg, png, webp, avif, gif, jxl, tiff, heic, bmp, ico)")
-            }
-            formats.append(format)
-        }
-        return formats
+        try ImgproxyOptions.formats(named: list(value))
     }
 
     private static func list(_ value: String) -> [String] {

@@ -306,6 +306,19 @@ extension ImgproxyOptions {
         return formats[name.lowercased()]
     }
 
+    /// The formats imgproxy names (`jpeg`, `png`, ... as its settings list them).
+    /// - Throws: ``ConfigurationFileError`` naming the first that is not one written here.
+    static func formats(named names: [String]) throws(ConfigurationFileError) -> [ImageFormat] {
+        var formats: [ImageFormat] = []
+        for name in names {
+            guard let format = format(named: name) else {
+                throw ConfigurationFileError(message: "\(name) is not a format read here (jpeg, png, webp, avif, gif, jxl, tiff, heic, bmp, ico, svg)")
+            }
+            formats.append(format)
+        }
+        return formats
+    }
+
     /// One option's arguments, read with imgproxy's rules and refused with its name.
     struct Reader {
         let option: ImgproxyURL.Option
