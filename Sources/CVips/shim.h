@@ -438,6 +438,189 @@ static inline int imagery_vips_linear1(VipsImage *in, VipsImage **out, double a,
     return status;
 }
 
+// MARK: Adjustments (ImageryVips/VipsImageProcessor+Adjustments.swift)
+
+/// Each band of `in` (uchar, `bands` bands) through its own 256-entry table (`tables`: band after band).
+static inline int imagery_vips_map_tables(VipsImage *in, VipsImage **out, const unsigned char *tables, int bands) {
+    unsigned char *interleaved = g_malloc(256 * bands);
+    for (int i = 0; i < 256; i++)
+        for (int b = 0; b < bands; b++) interleaved[i * bands + b] = tables[b * 256 + i];
+    VipsImage *lut = vips_image_new_from_memory_copy(interleaved, 256 * bands, 256, 1, bands, VIPS_FORMAT_UCHAR);
+    g_free(interleaved);
+    if (!lut) return -1;
+    int status = vips_maplut(in, out, lut, NULL);
+    g_object_unref(lut);
+    return status;
+}
+
+/// The histogram of band `band` of `in` (uchar): `counts[v]` pixels of value v.
+static inline int imagery_vips_histogram(VipsImage *in, int band, double counts[256]) {
+    VipsImage *hist = NULL, *wide = NULL;
+    if (vips_hist_find(in, &hist, "band", band, NULL)) return -1;
+    int status = vips_cast(hist, &wide, VIPS_FORMAT_DOUBLE, NULL);
+    g_object_unref(hist);
+    if (status) return -1;
+    size_t size = 0;
+    double *values = vips_image_write_to_memory(wide, &size);
+    int width = wide->Xsize;
+    g_object_unref(wide);
+    if (!values) return -1;
+    for (int v = 0; v < 256; v++) counts[v] = v < width && (size_t)(v + 1) * sizeof(double) <= size ? values[v] : 0;
+    g_free(values);
+    return 0;
+}
+
+/// thumbor's saturation of 3-band uchar `in`: each channel c to p + (c - p) × change, p the pixel's
+/// sqrt(0.299 r² + 0.587 g² + 0.114 b²), truncated and kept in 0...255.
+static inline int imagery_vips_saturation(VipsImage *in, VipsImage **out, double change) {
+    VipsImage *t[6] = {NULL};
+    double weights[3] = {0.299, 0.587, 0.114};
+    VipsImage *matrix = vips_image_new_matrix_from_array(3, 1, weights, 3);
+    if (!matrix) return -1;
+    int status = vips_cast(in, &t[0], VIPS_FORMAT_FLOAT, NULL)
+        || vips_multiply(t[0], t[0], &t[1], NULL)
+        || vips_recomb(t[1], &t[2], matrix, NULL)
+        || vips_math2_const1(t[2], &t[3], VIPS_OPERATION_MATH2_POW, 0.5, NULL)
+        || vips_linear1(t[3], &t[4], 1 - change, 0, NULL)
+        || vips_linear1(t[0], &t[5], change, 0, NULL);
+    VipsImage *sum = NULL;
+    if (!status) status = vips_add(t[5], t[4], &sum, NULL) || vips_cast(sum, out, VIPS_FORMAT_UCHAR, NULL);
+    if (sum) g_object_unref(sum);
+    for (int i = 0; i < 6; i++) if (t[i]) g_object_unref(t[i]);
+    g_object_unref(matrix);
+    return status;
+}
+
+/// `plane` (one band of signed 16-bit values, `in`'s size) added to every band of uchar `in`,
+/// kept in 0...255.
+static inline int imagery_vips_add_plane(VipsImage *in, VipsImage **out, const short *plane, int width, int height) {
+    VipsImage *noise = vips_image_new_from_memory_copy(plane, (size_t)width * height * sizeof(short), width, height, 1, VIPS_FORMAT_SHORT);
+    if (!noise) return -1;
+    VipsImage *sum = NULL;
+    int status = vips_add(in, noise, &sum, NULL) || vips_cast(sum, out, VIPS_FORMAT_UCHAR, NULL);
+    if (sum) g_object_unref(sum);
+    g_object_unref(noise);
+    return status;
+}
+
+/// `in` convolved with a `columns` × `rows` matrix of `weights` (row after row), in float, the edges
+/// repeated outwards, truncated and kept in 0...255 (thumbor's convolution).
+static inline int imagery_vips_convolve(VipsImage *in, VipsImage **out, const double *weights, int columns, int rows) {
+    VipsImage *matrix = vips_image_new_matrix_from_array(columns, rows, weights, columns * rows);
+    if (!matrix) return -1;
+    VipsImage *t[2] = {NULL};
+    int status = vips_embed(in, &t[0], columns / 2, rows / 2, in->Xsize + columns - 1, in->Ysize + rows - 1,
+                            "extend", VIPS_EXTEND_COPY, NULL)
+        || vips_conv(t[0], &t[1], matrix, "precision", VIPS_PRECISION_FLOAT, NULL);
+    VipsImage *inner = NULL;
+    if (!status) status = vips_extract_area(t[1], &inner, columns / 2, rows / 2, in->Xsize, in->Ysize, NULL)
+        || vips_cast(inner, out, VIPS_FORMAT_UCHAR, NULL);
+    if (inner) g_object_unref(inner);
+    for (int i = 0; i < 2; i++) if (t[i]) g_object_unref(t[i]);
+    g_object_unref(matrix);
+    return status;
+}
+
+/// thumbor's sharpen (Marco Rossini's wavelet sharpen), on float `in` (every band): five levels of an
+/// "à trous" decomposition, each a [1 2 1]/4 blur a row then a column apart by 2^level pixels (edges
+/// mirrored), each level's detail scaled by amount × e^(-(level - radius)² / 1.5) + 1, summed with
+/// what is left after the last level.
+static inline int imagery_vips_wavelet_sharpen(VipsImage *in, VipsImage **out, double amount, double radius) {
+    VipsImage *low = in, *sum = NULL;
+    g_object_ref(low);
+    int status = 0;
+    for (int level = 0; level < 5 && !status; level++) {
+        int spacing = 1 << level, size = 2 * spacing + 1;
+        double weights[33] = {0};
+        weights[0] = 1; weights[spacing] = 2; weights[2 * spacing] = 1;
+        VipsImage *mask = vips_image_new_matrix_from_array(size, 1, weights, size);
+        if (!mask) { status = -1; break; }
+        vips_image_set_double(mask, "scale", 4);
+        VipsImage *t[5] = {NULL};
+        int width = low->Xsize, height = low->Ysize;
+        int mirror = spacing < width && spacing < height ? spacing : 0;
+        status = vips_embed(low, &t[0], mirror, mirror, width + 2 * mirror, height + 2 * mirror, "extend", VIPS_EXTEND_MIRROR, NULL)
+            || vips_convsep(t[0], &t[1], mask, "precision", VIPS_PRECISION_FLOAT, NULL)
+            || vips_extract_area(t[1], &t[2], mirror, mirror, width, height, NULL)
+            || vips_subtract(low, t[2], &t[3], NULL)
+            || vips_linear1(t[3], &t[4], amount * exp(-(level - radius) * (level - radius) / 1.5) + 1, 0, NULL);
+        g_object_unref(mask);
+        if (!status) {
+            VipsImage *next = NULL;
+            if (sum) { status = vips_add(sum, t[4], &next, NULL); g_object_unref(sum); sum = next; }
+            else { sum = t[4]; g_object_ref(sum); }
+            g_object_unref(low);
+            low = t[2];
+            g_object_ref(low);
+        }
+        for (int i = 0; i < 5; i++) if (t[i]) g_object_unref(t[i]);
+    }
+    if (!status) status = vips_add(sum, low, out, NULL);
+    if (sum) g_object_unref(sum);
+    g_object_unref(low);
+    return status;
+}
+
+/// 3-band float `in` through a 3 × 3 `matrix` (row after row), plus `offsets` per band.
+static inline int imagery_vips_recombine(VipsImage *in, VipsImage **out, const double *matrix, const double *offsets) {
+    VipsImage *m = vips_image_new_matrix_from_array(3, 3, matrix, 9);
+    if (!m) return -1;
+    VipsImage *t = NULL;
+    int status = vips_recomb(in, &t, m, NULL) || vips_linear(t, out, (double[]){1, 1, 1}, offsets, 3, NULL);
+    if (t) g_object_unref(t);
+    g_object_unref(m);
+    return status;
+}
+
+/// The luma of 3-band uchar `in` as one band, as Pillow's convert("L") makes it:
+/// (19595 R + 38470 G + 7471 B + 32768) >> 16.
+static inline int imagery_vips_luma(VipsImage *in, VipsImage **out) {
+    double weights[3] = {19595, 38470, 7471};
+    VipsImage *m = vips_image_new_matrix_from_array(3, 1, weights, 3);
+    if (!m) return -1;
+    VipsImage *t[4] = {NULL};
+    int status = vips_cast(in, &t[0], VIPS_FORMAT_UINT, NULL)
+        || vips_recomb(t[0], &t[1], m, NULL)
+        || vips_cast(t[1], &t[2], VIPS_FORMAT_UINT, NULL)
+        || vips_linear1(t[2], &t[3], 1, 32768, NULL);
+    VipsImage *shifted = NULL, *whole = NULL;
+    if (!status) status = vips_cast(t[3], &whole, VIPS_FORMAT_UINT, NULL)
+        || vips_rshift_const1(whole, &shifted, 16, NULL)
+        || vips_cast(shifted, out, VIPS_FORMAT_UCHAR, NULL);
+    if (shifted) g_object_unref(shifted);
+    if (whole) g_object_unref(whole);
+    for (int i = 0; i < 4; i++) if (t[i]) g_object_unref(t[i]);
+    g_object_unref(m);
+    if (!status) (*out)->Type = VIPS_INTERPRETATION_B_W;
+    return status;
+}
+
+/// Float `in` truncated to uchar, kept in 0...255.
+static inline int imagery_vips_cast_truncating(VipsImage *in, VipsImage **out) {
+    return vips_cast(in, out, VIPS_FORMAT_UCHAR, NULL);
+}
+
+/// `in` as float.
+static inline int imagery_vips_cast_float(VipsImage *in, VipsImage **out) {
+    return vips_cast(in, out, VIPS_FORMAT_FLOAT, NULL);
+}
+
+/// `count` overlays drawn on `base` in one pass, each at its (x, y), in blend `mode` (OVER: laid
+/// over; DEST_OUT: `base`'s alpha removed where they are opaque).
+static inline int imagery_vips_composite_at(VipsImage *base, VipsImage **overlays, int count, const int *x, const int *y,
+                                            VipsBlendMode mode, VipsImage **out) {
+    VipsImage *images[8];
+    int modes[8];
+    if (count < 1 || count > 7) return -1;
+    images[0] = base;
+    for (int i = 0; i < count; i++) { images[i + 1] = overlays[i]; modes[i] = mode; }
+    VipsArrayInt *xs = vips_array_int_new(x, count), *ys = vips_array_int_new(y, count);
+    int status = vips_composite(images, out, count + 1, modes, "x", xs, "y", ys, NULL);
+    vips_area_unref(VIPS_AREA(xs));
+    vips_area_unref(VIPS_AREA(ys));
+    return status;
+}
+
 /// An image of ours (a watermark the operator configured), opened from encoded bytes; NULL on failure.
 static inline VipsImage *imagery_vips_load_trusted(const void *buffer, size_t length) {
     return vips_image_new_from_buffer(buffer, length, "", "access", VIPS_ACCESS_RANDOM, NULL);

@@ -56,6 +56,8 @@ package struct ImageController: Sendable {
                 let left = expiry - Int(Date().timeIntervalSince1970)
                 guard left > 0 else { return ServerError(.notFound, "expired", "this imgproxy URL expired").response() }
                 maxAge = min(left, service.configuration.responseMaxAge)
+            } else if service.configuration.thumborURLs, let seconds = ThumborURL.maximumAge(of: path) {
+                maxAge = seconds  // thumbor's max_age(N): the response's own max-age, in place of the configured one
             }
             let disposition = service.configuration.imgproxyURLs ? dialects.imgproxyDisposition(path) : nil
             return await respond(to: request, on: context.channel, requestKey: "#" + path, maxAge: maxAge, disposition: disposition) {

@@ -33,6 +33,9 @@ package struct ImageParameters: Sendable, Hashable {
     /// Formats that replace even a format asked for when `Accept` takes them, first first (imgproxy's
     /// `ENFORCE_WEBP`, `ENFORCE_AVIF`, `ENFORCE_JXL`); an animation keeps a format that animates.
     package var enforcedFormats: [ImageFormat] = []
+    /// Answers a PNG source without alpha as JPEG when no format is asked for or negotiated
+    /// (thumbor's `autojpg()` and `AUTO_PNG_TO_JPG`); default `false`.
+    package var opaquePNGAsJPEG = false
 
     /// When a source is answered as it is: no decode, no encode (still only an image within the pixel limit).
     package enum Passthrough: Sendable, Hashable {
@@ -106,6 +109,8 @@ package struct ImageParameters: Sendable, Hashable {
         /// A format chosen from `Accept`: an animation keeps its source's format instead when this one cannot animate.
         case negotiated(ImageFormat)
         case sourceFormat
+        /// ``sourceFormat``, but JPEG for a PNG source without alpha (thumbor's `autojpg()`).
+        case opaquePNGAsJPEG
         /// The source's format when it is one of these, else the first that holds the image (imgproxy's preferred formats).
         case preferred([ImageFormat])
         /// A hash placeholder (text).
@@ -126,6 +131,8 @@ package struct ImageParameters: Sendable, Hashable {
                 return animated && !format.canAnimate ? Self.sourceFormat.resolved(source: source, animated: true) : format
             case .placeholder:
                 return .png  // not an image: never encoded
+            case .opaquePNGAsJPEG:
+                return source == .png && !transparent ? .jpeg : Self.sourceFormat.resolved(source: source, animated: animated)
             case .sourceFormat:
                 switch source {
                 case .jpeg, .png, .webp: return source
@@ -140,7 +147,7 @@ package struct ImageParameters: Sendable, Hashable {
         var format: ImageFormat? {
             switch self {
             case .format(let format), .negotiated(let format): format
-            case .sourceFormat, .preferred, .placeholder: nil
+            case .sourceFormat, .opaquePNGAsJPEG, .preferred, .placeholder: nil
             }
         }
 
@@ -148,6 +155,7 @@ package struct ImageParameters: Sendable, Hashable {
             switch self {
             case .format(let format), .negotiated(let format): format.rawValue
             case .sourceFormat: "source"
+            case .opaquePNGAsJPEG: "source-png-to-jpeg"
             case .preferred(let formats): "preferred:" + formats.map(\.rawValue).joined(separator: ",")
             case .placeholder(let placeholder): placeholder.rawValue
             }
@@ -164,7 +172,7 @@ package struct ImageParameters: Sendable, Hashable {
             for format in enforcedFormats where accept.accepts(format.mimeType) { return .negotiated(format) }
         }
         if let format { return .format(format) }
-        let unasked: OutputChoice = preferredFormats.map { .preferred($0) } ?? .sourceFormat
+        let unasked: OutputChoice = preferredFormats.map { .preferred($0) } ?? (opaquePNGAsJPEG ? .opaquePNGAsJPEG : .sourceFormat)
         guard negotiates else { return unasked }
         let accept = AcceptHeader(accept)
         for format in [ImageFormat.webp, .avif, .jxl] where accept.accepts(format.mimeType) { return .negotiated(format) }

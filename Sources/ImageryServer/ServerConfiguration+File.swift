@@ -8,7 +8,7 @@ extension ServerConfiguration {
     /// `maximumHeaderBytes`, `diskLimit`, `allowedHosts`,
     /// `privateNetworkHosts`, `maximumSourceBytes`, `maximumSourcePixels`, `maximumFrames`,
     /// `maximumOutputSide`, `originTimeoutSeconds`, `maximumConcurrentFetches`,
-    /// `signingKey`, `thumborURLs`, `thumborSecurityKey`, `thumborRefusesUnknownFilters`, `thumborAutoWebP`, `imgproxyURLs`, `imgproxyKeys`, `imgproxySalts` (lists of hex), `imgproxySignatureSize`, `imgproxyPresets` (an object: name to options), `imgproxyAutoFormat`, `responseMaxAge`, `minimumFreshness`, `formatQualities` (an object: `{"jpeg": 85}`; formats not
+    /// `signingKey`, `thumborURLs`, `thumborSecurityKey`, `thumborRefusesUnknownFilters`, `thumborAutoWebP`, `thumborAutoPNGToJPEG`, `imgproxyURLs`, `imgproxyKeys`, `imgproxySalts` (lists of hex), `imgproxySignatureSize`, `imgproxyPresets` (an object: name to options), `imgproxyAutoFormat`, `responseMaxAge`, `minimumFreshness`, `formatQualities` (an object: `{"jpeg": 85}`; formats not
     /// named keep their defaults), `presets` (an object: name to query), `onlyPresets`, `watermarkFiles` (an
     /// object: name to file path), `s3Endpoint`, `s3Region`, `s3Bucket`, `s3Prefix`, `s3CredentialsFile`,
     /// `s3SourceBuckets`, `galleryDirectory`,
@@ -46,6 +46,7 @@ extension ServerConfiguration {
         var thumborSecurityKey: String?
         var thumborRefusesUnknownFilters: Bool?
         var thumborAutoWebP: Bool?
+        var thumborAutoPNGToJPEG: Bool?
         var imgproxyURLs: Bool?
         var imgproxyKeys: [String]?
         var imgproxySalts: [String]?
@@ -152,6 +153,7 @@ extension ServerConfiguration {
         if let value = file.thumborSecurityKey { thumborSecurityKey = value }
         if let value = file.thumborRefusesUnknownFilters { thumborRefusesUnknownFilters = value }
         if let value = file.thumborAutoWebP { thumborAutoWebP = value }
+        if let value = file.thumborAutoPNGToJPEG { thumborAutoPNGToJPEG = value }
         if let value = file.imgproxyURLs { imgproxyURLs = value }
         if let value = file.imgproxyKeys { imgproxyKeys = value }
         if let value = file.imgproxySalts { imgproxySalts = value }

@@ -71,6 +71,23 @@ public struct ServerConfiguration: Sendable {
     /// thumbor's `AUTO_WEBP`: a thumbor URL without `format()` gets the format `Accept` allows (WebP,
     /// AVIF, JPEG XL), with `Vary: Accept`; default `false`: the source's format, as thumbor.
     public var thumborAutoWebP = false
+    /// thumbor's `AUTO_PNG_TO_JPG`: a PNG source without transparency is answered as JPEG by thumbor
+    /// URLs without `format()` (a URL's `autojpg()` turns it off); default `false`: only URLs with
+    /// `autojpg()` do, as in thumbor.
+    public var thumborAutoPNGToJPEG = false
+    /// The thumbor filters thumbor URLs may use, by name (thumbor's `FILTERS`, its modules' last parts:
+    /// `thumbor.filters.brightness` is `brightness`, `thumbor.filters.redeye` is `red_eye`); others are
+    /// skipped, as thumbor skips filters it has not loaded (or refused with
+    /// ``thumborRefusesUnknownFilters``). Default: thumbor 7.8's own default list, which leaves out
+    /// `autojpg` and `red_eye`.
+    public var thumborFilters = ServerConfiguration.thumborDefaultFilters
+
+    /// thumbor 7.8's `BUILTIN_FILTERS`, by filter name.
+    public static let thumborDefaultFilters: Set<String> = [
+        "brightness", "colorize", "contrast", "rgb", "round_corner", "quality", "noise", "watermark", "equalize", "fill", "sharpen",
+        "strip_exif", "strip_icc", "frame", "grayscale", "rotate", "format", "max_bytes", "convolution", "blur", "extract_focal",
+        "focal", "no_upscale", "saturation", "max_age", "curve", "background_color", "upscale", "proportion", "stretch",
+    ]
     /// Whether imgproxy URLs (`/SIGNATURE/rs:fill:300:200/plain/https://example.com/a.jpg`,
     /// `/SIGNATURE/OPTIONS/BASE64URL`) are answered; default `true`.
     public var imgproxyURLs = true

@@ -224,6 +224,7 @@ public struct VipsImageProcessor: ImageProcessing {
             let grey = Vips.greyInterpretation(for: image)
             image = try Vips.apply(image) { imagery_vips_colourspace($0, $1, grey) }
         }
+        if !recipe.adjustments.isEmpty { image = try adjusted(image, recipe.adjustments) }
         if let background = recipe.background, background.alpha == 255, Vips.hasAlpha(image) {
             (image, _) = try Vips.preparing(image, for: background)
             let values = Vips.values(of: background, bands: Int(vips_image_get_bands(image)) - 1, for: image)

@@ -34,6 +34,7 @@ extension ImageRecipe: CustomStringConvertible {
         if let blur { parts.append("blur:\(blur)") }
         if let sharpen { parts.append("sharpen:\(sharpen)") }
         if grayscale { parts.append("gray") }
+        if !adjustments.isEmpty { parts.append("adjust:" + adjustments.map(\.description).joined(separator: "+")) }
         if let background { parts.append("bg:\(background)") }
         if keepsColorProfile { parts.append("profile:keep") }
         if keepsHighBitDepth { parts.append("depth:16") }

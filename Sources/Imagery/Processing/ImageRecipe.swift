@@ -18,8 +18,9 @@ import Foundation
 ///    ``ImageRequest/Thumbnail/gravity``);
 /// 6. ``extend``, then ``padding``, in ``background`` (transparent when none);
 /// 7. ``blur``, ``sharpen``, ``grayscale``;
-/// 8. ``background``: alpha flattened onto it;
-/// 9. ``watermark``: an image or a line of text laid over the result.
+/// 8. ``adjustments``, in the order listed (thumbor's filters keep the order of the URL);
+/// 9. ``background``: alpha flattened onto it;
+/// 10. ``watermark``: an image or a line of text laid over the result.
 ///
 /// Shrink-on-load follows from the whole recipe (``decodeShrink(sourceWidth:sourceHeight:)``): a crop
 /// of a small region needs more of the source's pixels than a resize of all of it.
@@ -62,6 +63,9 @@ public struct ImageRecipe: Sendable, Hashable {
     /// What fills the part of a box the image leaves (``ImageRequest/Thumbnail/Fit/contain``'s bars,
     /// ``extend``'s margin); default ``BoxFill/background``.
     public var boxFill = BoxFill.background
+    /// Changes of the pixels (or the size) after the geometry and the effects above, in this order;
+    /// default none.
+    public var adjustments: [Adjustment] = []
     /// An image laid over the result, last; `nil`: none.
     public var watermark: Watermark?
     /// Limits on the source this recipe may be made from, tighter than the decoder's own (imgproxy's

@@ -25,7 +25,8 @@ extension PathDialects {
         }
         return try ThumborURL(path: path).parameters(
             maximumSide: configuration.maximumOutputSide, refusesUnknownFilters: configuration.thumborRefusesUnknownFilters,
-            negotiates: configuration.thumborAutoWebP, watermarks: watermarks
+            negotiates: configuration.thumborAutoWebP, watermarks: watermarks, autoPNGToJPEG: configuration.thumborAutoPNGToJPEG,
+            loadedFilters: configuration.thumborFilters
         )
     }
 }

@@ -14,9 +14,19 @@ extension ThumborURL {
     /// - Throws: A 400 ``ServerError`` with thumbor's words for what is wrong or not supported.
     ///   - watermarks: The configured watermarks' recipe names by name: what `watermark()` may lay over
     ///     the image (its image argument names one, as a name or a URL ending in it).
-    func parameters(maximumSide: Int, refusesUnknownFilters: Bool, negotiates: Bool, watermarks: [String: String] = [:]) throws -> ImageParameters {
+    ///   - autoPNGToJPEG: thumbor's `AUTO_PNG_TO_JPG`: a PNG without transparency is answered as JPEG
+    ///     (unless `autojpg()` is given: with this setting on, the filter turns it off, as in thumbor).
+    ///   - loadedFilters: The filters thumbor's `FILTERS` loads, by name: others are skipped (or refused
+    ///     with `refusesUnknownFilters`), as thumbor skips them.
+    func parameters(
+        maximumSide: Int, refusesUnknownFilters: Bool, negotiates: Bool, watermarks: [String: String] = [:], autoPNGToJPEG: Bool = false,
+        loadedFilters: Set<String> = ServerConfiguration.thumborDefaultFilters
+    ) throws -> ImageParameters {
         guard !meta else { throw ServerError.badParameter("thumbor's meta/ (JSON of the operations) is not supported") }
         var recipe = ImageRecipe()
+        var image = image
+        var stretch = false
+        var autoJPEGFilter: Bool?
         var format: ImageFormat?
         var encoding = EncodingOptions()
         var (upscale, noUpscale, fillColor, rotation) = (false, false, ImageRecipe.Color?.none, ImageRecipe.Rotation.none)
@@ -30,6 +40,17 @@ extension ThumborURL {
                     throw ServerError.badParameter("thumbor filter \(filter.name) needs a number as argument \(index + 1)")
                 }
                 return max(-Double(Int32.max), min(Double(Int32.max), value))  // any digits: whole-number uses cannot overflow
+            }
+            guard loadedFilters.contains(filter.name) else {
+                guard refusesUnknownFilters else { continue }
+                let known = Self.builtInFilters.contains(filter.name)
+                throw ServerError.badParameter(known
+                    ? "thumbor filter \(filter.name) is not among the FILTERS this server loads (thumbor's default list leaves it out too)"
+                    : "thumbor filter \(filter.name) is not one of thumbor's filters (see the README's table)")
+            }
+            if let adjustment = try filter.adjustment() {
+                recipe.adjustments.append(adjustment)
+                continue
             }
             switch filter.name {
             case "quality":
@@ -49,14 +70,45 @@ extension ThumborURL {
             case "background_color":
                 recipe.background = try Self.color(arguments.first ?? "", filter: "background_color")
             case "blur":
-                let radius = try number(0)
+                try filter.expect(1, optional: 1, "a radius in pixels and an optional sigma")
+                let radius = try filter.integer(0, "radius", negative: false)
                 guard radius > 0 else { throw ServerError.badParameter("thumbor filter blur needs a radius above 0") }
-                let sigma = arguments.count > 1 ? try number(1) : 0
-                recipe.blur = max(0.3, min(100, sigma > 0 ? sigma : radius))
+                let sigma = arguments.count > 1 ? try filter.decimal(1, "sigma") : 0
+                recipe.adjustments += Self.blurKernels(radius: radius, sigma: sigma == 0 ? Double(radius) : sigma).map { .convolution($0) }
             case "sharpen":
-                recipe.sharpen = max(0.3, min(10, arguments.count > 1 ? try number(1) : 1))
+                try filter.expect(3, "an amount, a radius and whether only the luma is sharpened")
+                let (amount, radius) = (try filter.decimal(0, "amount"), try filter.decimal(1, "radius"))
+                let sharpen = ImageRecipe.Adjustment.waveletSharpen(
+                    amount: amount, radius: radius, luminanceOnly: try filter.boolean(2, "luminance_only", absent: false)
+                )
+                if let problem = sharpen.problem { throw ServerError.badParameter("thumbor filter sharpen: \(problem)") }
+                recipe.adjustments.append(sharpen)
             case "grayscale":
-                recipe.grayscale = true
+                recipe.adjustments.append(.grayscale)
+            case "proportion":
+                try filter.expect(1, "a factor above 0 and at most 1")
+                let factor = try filter.decimal(0, "factor")
+                if factor > 0, factor <= 1 { recipe.adjustments.append(.scale(factor)) }  // thumbor leaves others alone
+            case "stretch":
+                try filter.expect(0, "no arguments")
+                stretch = true
+            case "extract_focal":
+                try filter.expect(0, "no arguments")
+                if let (inner, region) = Self.focalExtraction(of: image) {
+                    image = inner
+                    focalRegions.append(region)
+                }
+            case "autojpg":
+                try filter.expect(0, optional: 1, "whether to answer PNG without transparency as JPEG")
+                autoJPEGFilter = try filter.boolean(0, "switch", absent: true)
+            case "max_age":
+                try filter.expect(1, "a number of seconds")
+                _ = try filter.integer(0, "seconds", negative: false)  // read by the route (``ThumborURL/maximumAge(of:)``)
+            case "red_eye":
+                // Loaded only where an operator lists it: it needs face detection (OpenCV), which is not here.
+                throw ServerError.badParameter("thumbor filter red_eye needs thumbor's OpenCV face and eye detectors, which are not here")
+            case "frame":
+                throw ServerError.badParameter("thumbor filter frame (a nine-patch from a URL) is not supported here yet")
             case "rotate":
                 // thumbor turns counter-clockwise, and ignores angles that are not multiples of 90.
                 let angle = Int(try number(0))
@@ -102,6 +154,7 @@ extension ThumborURL {
         recipe.flip = verticalFlip
         recipe.rotation = rotation
         recipe.resize = try resize(maximumSide: maximumSide, upscale: upscale, noUpscale: noUpscale, fill: fillColor != nil, turned: rotation.swapsSides)
+        if stretch, fitIn == nil, let box = recipe.resize, box.fit == .cover { recipe.resize?.fit = .fill }
         if let focus = Self.centreOfMass(focalRegions), recipe.resize?.fit == .cover {
             recipe.resize?.gravity = focus  // explicit focal points decide the crop, before alignment and detection
         }
@@ -109,7 +162,10 @@ extension ThumborURL {
             recipe.background = boxFill == .background ? fillColor : nil
             recipe.boxFill = boxFill
         }
-        return ImageParameters(url: try sourceURL(), recipe: recipe, format: format, encoding: encoding, negotiates: negotiates)
+        var parameters = ImageParameters(url: try Self.sourceURL(image), recipe: recipe, format: format, encoding: encoding, negotiates: negotiates)
+        // thumbor: with AUTO_PNG_TO_JPG on, only a URL without autojpg() converts; with it off, autojpg(true) does.
+        parameters.opaquePNGAsJPEG = autoPNGToJPEG ? autoJPEGFilter == nil : autoJPEGFilter ?? false
+        return parameters
     }
 
     /// The box, as thumbor's transformer sizes it: without `fit-in`, the image covers `WxH` (cropped
@@ -178,7 +234,7 @@ extension ThumborURL {
 
     /// The image part as an http(s) URL: percent-decoded when encoded, `http://` when it has no scheme
     /// (as thumbor's HTTP loader does).
-    func sourceURL() throws -> URL {
+    static func sourceURL(_ image: Substring) throws -> URL {
         var text = String(image)
         if text.contains("%"), let decoded = text.removingPercentEncoding { text = decoded }
         if !text.hasPrefix("http://") && !text.hasPrefix("https://") {
@@ -254,5 +310,47 @@ extension ThumborURL {
             throw ServerError.badParameter("thumbor filter \(filter) takes a colour: hex without # (ff8800), transparent, or a name like white")
         }
         return color
+    }
+}
+
+extension ThumborURL {
+    /// thumbor's blur: a Gaussian of `sigma`, cut at `radius` pixels (at most 150) from the centre,
+    /// one row then one column of weights (normalised), each pass truncated to whole levels.
+    static func blurKernels(radius: Int, sigma: Double) -> [ImageRecipe.Adjustment.Kernel] {
+        let radius = min(radius, 150)
+        let twoSigmaSquared = 2 * sigma * sigma
+        let weights = (-radius...radius).map { x in exp(-Double(x * x) / twoSigmaSquared) / (twoSigmaSquared * .pi).squareRoot() }
+        return [.init(weights: weights, columns: weights.count), .init(weights: weights, columns: 1)]
+    }
+
+    /// Every filter thumbor 7.8 has, by name (its default list, and `autojpg` and `red_eye`).
+    static let builtInFilters = ServerConfiguration.thumborDefaultFilters.union(["autojpg", "red_eye"])
+
+    /// What `extract_focal()` takes from an image that is itself a thumbor URL (`host/unsafe/LxT:RxB/IMAGE`),
+    /// as thumbor reads it: the image inside, and the inner URL's crop as a focal region (left, top,
+    /// width, height), looking through up to 10 nested URLs for one with a crop; `nil` when there is none.
+    static func focalExtraction(of image: Substring) -> (image: Substring, region: (left: Int, top: Int, width: Int, height: Int))? {
+        var url = image
+        for _ in 0..<10 {
+            var rest = url
+            if rest.hasPrefix("http://") { rest = rest.dropFirst(7) } else if rest.hasPrefix("https://") { rest = rest.dropFirst(8) }
+            guard let slash = rest.firstIndex(of: "/"), let inner = try? ThumborURL(path: rest[rest.index(after: slash)...]) else { return nil }
+            if case .hmac(let signature) = inner.signature, signature.count < 28 { return nil }
+            if let crop = inner.crop {
+                guard crop.right > crop.left, crop.bottom > crop.top else { return nil }
+                return (inner.image, (crop.left, crop.top, crop.right - crop.left, crop.bottom - crop.top))
+            }
+            url = inner.image
+        }
+        return nil
+    }
+
+    /// The seconds of the last `max_age(N)` filter of a thumbor URL path (thumbor's `Cache-Control`
+    /// max-age for that response), or `nil` when it has none (or is no thumbor URL).
+    static func maximumAge(of path: Substring) -> Int? {
+        guard mayBe(path), let url = try? ThumborURL(path: path), let filter = url.filters.last(where: { $0.name == "max_age" }) else {
+            return nil
+        }
+        return try? filter.integer(0, "seconds", negative: false)
     }
 }

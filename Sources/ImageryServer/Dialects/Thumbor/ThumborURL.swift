@@ -168,28 +168,46 @@ struct ThumborFilter: Equatable {
     let name: String
     let arguments: [String]
 
-    /// `name(args):name(args)...`. Arguments are separated by commas; they may hold colons (a
-    /// watermark's URL), so a filter ends at its closing parenthesis.
+    /// `name(args):name(args)...`, split as thumbor splits it: at each `):` (so an argument may hold
+    /// colons, a watermark's URL, and parentheses, a curve's points), the arguments at the commas
+    /// outside brackets and parentheses.
     /// - Throws: A 400 ``ServerError`` naming what is malformed.
     static func list(_ text: Substring) throws -> [ThumborFilter] {
         var filters: [ThumborFilter] = []
-        var rest = text
-        while !rest.isEmpty {
-            guard let open = rest.firstIndex(of: "("), let close = rest[open...].firstIndex(of: ")") else {
-                throw ServerError.badParameter("thumbor filters are written name(arguments), separated by colons: \(rest)")
+        let pieces = text.components(separatedBy: "):")
+        for (index, piece) in pieces.enumerated() {
+            let written = index == pieces.count - 1 ? piece : piece + ")"
+            guard let open = written.firstIndex(of: "("), written.hasSuffix(")") else {
+                throw ServerError.badParameter("thumbor filters are written name(arguments), separated by colons: \(written)")
             }
-            let name = rest[..<open]
+            let name = written[..<open]
             guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else {
-                throw ServerError.badParameter("thumbor filters are written name(arguments), separated by colons: \(rest)")
+                throw ServerError.badParameter("thumbor filters are written name(arguments), separated by colons: \(written)")
             }
-            let inside = rest[rest.index(after: open)..<close]
-            let arguments = inside.isEmpty ? [] : inside.split(separator: ",", omittingEmptySubsequences: false).map {
-                $0.trimmingCharacters(in: .whitespaces)
-            }
-            filters.append(ThumborFilter(name: String(name), arguments: arguments))
-            rest = rest[rest.index(after: close)...]
-            if rest.first == ":" { rest = rest.dropFirst() }
+            let inside = written[written.index(after: open)..<written.index(before: written.endIndex)]
+            filters.append(ThumborFilter(name: String(name), arguments: arguments(inside)))
         }
         return filters
+    }
+
+    /// `inside` split at its top-level commas, each part trimmed.
+    static func arguments(_ inside: Substring) -> [String] {
+        guard !inside.isEmpty else { return [] }
+        var parts: [String] = []
+        var (depth, current) = (0, "")
+        for character in inside {
+            switch character {
+            case "(", "[": depth += 1
+            case ")", "]": depth -= 1
+            case "," where depth == 0:
+                parts.append(current.trimmingCharacters(in: .whitespaces))
+                current = ""
+                continue
+            default: break
+            }
+            current.append(character)
+        }
+        parts.append(current.trimmingCharacters(in: .whitespaces))
+        return parts
     }
 }
