@@ -609,15 +609,17 @@ static inline int imagery_vips_cast_float(VipsImage *in, VipsImage **out) {
 /// over; DEST_OUT: `base`'s alpha removed where they are opaque).
 static inline int imagery_vips_composite_at(VipsImage *base, VipsImage **overlays, int count, const int *x, const int *y,
                                             VipsBlendMode mode, VipsImage **out) {
-    VipsImage *images[8];
-    int modes[8];
-    if (count < 1 || count > 7) return -1;
+    if (count < 1) return -1;
+    VipsImage **images = g_new(VipsImage *, count + 1);
+    int *modes = g_new(int, count);
     images[0] = base;
     for (int i = 0; i < count; i++) { images[i + 1] = overlays[i]; modes[i] = mode; }
     VipsArrayInt *xs = vips_array_int_new(x, count), *ys = vips_array_int_new(y, count);
     int status = vips_composite(images, out, count + 1, modes, "x", xs, "y", ys, NULL);
     vips_area_unref(VIPS_AREA(xs));
     vips_area_unref(VIPS_AREA(ys));
+    g_free(images);
+    g_free(modes);
     return status;
 }
 

@@ -32,6 +32,8 @@ final class ImageService: Sendable {
     let watermarkIDs: [String: String]
     /// The image answered for a source that cannot be fetched or decoded, if configured.
     let fallback: FallbackImage?
+    /// Loads the watermarks and frames recipes link to by URL.
+    private let linkedImages: LinkedImageLoader
 
     /// The watermark files read, by recipe name, and those names by configured name.
     /// - Throws: ``ConfigurationFileError`` naming a file that cannot be read or is no image.
@@ -125,6 +127,7 @@ final class ImageService: Sendable {
         // the disk keeps final responses instead (ResponseStore), so a response is encoded once.
         pipelineConfiguration.diskCache = persistentTiers
         pipeline = ImagePipeline(configuration: pipelineConfiguration)
+        linkedImages = LinkedImageLoader(pipeline: pipeline, inspector: decoder, maximumPixels: configuration.maximumSourcePixels)
         responses = ResponseStore(memoryLimit: 3 * eighth, disk: persistentTiers, policy: policy)
     }
 
@@ -295,6 +298,7 @@ final class ImageService: Sendable {
                 request.options = []
             }
         }
+        request.recipe = try await linkedImages.resolving(request.recipe)
         let image = try await pipeline.imageResponse(for: request)
         // The body: a placeholder hash of the image, or the image encoded once.
         let body: @Sendable () throws -> (data: Data, contentType: String)

@@ -89,10 +89,124 @@ extension VipsImageProcessor {
                 }
                 return try Vips.apply(image) { imagery_vips_cast_truncating($0, $1) }
             }
+        case .watermark(let watermark):
+            if let problem = problem(of: watermark) {
+                imagery_vips_unref(image)
+                throw ImageProcessingError.invalidValue(problem)
+            }
+            return try watermarked(image, watermark, dpr: 1)
+        case .frame(let frame):
+            return try framed(image, frame)
         case .grayscale:
             let image = try onColour(image) { colour in try Vips.apply(colour) { imagery_vips_luma($0, $1) } }
             return try Vips.apply(image) { imagery_vips_set_interpretation($0, $1, VIPS_INTERPRETATION_B_W) }
         }
+    }
+
+    /// `mark` pasted on `image` as thumbor pastes a watermark (``ImageRecipe/Watermark/Paste``): sized by
+    /// the ratios, its alpha less the transparency, each copy composited "over" (thumbor's
+    /// `_composite`: the same arithmetic), 8-bit sRGB. Consumes `image`.
+    func pasted(
+        _ image: UnsafeMutablePointer<VipsImage>, _ mark: ImageRecipe.Watermark.Mark, _ paste: ImageRecipe.Watermark.Paste
+    ) throws -> UnsafeMutablePointer<VipsImage> {
+        let base = try eightBitColour(image)
+        let (width, height) = (Int(vips_image_get_width(base)), Int(vips_image_get_height(base)))
+        var overlay: UnsafeMutablePointer<VipsImage>
+        do {
+            guard let opened = try opened(mark) else { throw ImageProcessingError.invalidValue("thumbor watermarks are images") }
+            overlay = try eightBitColour(opened)
+            if !Vips.hasAlpha(overlay) { overlay = try Vips.apply(overlay) { imagery_vips_add_alpha($0, $1) } }
+            let own = (Int(vips_image_get_width(overlay)), Int(vips_image_get_height(overlay)))
+            let size = paste.size(width: own.0, height: own.1, outputWidth: width, outputHeight: height)
+            if size != own { overlay = try Vips.resized(overlay, width: size.width, height: size.height) }
+            if paste.transparency > 0 {  // thumbor's _alpha: alpha less 255 × transparency / 100, at least 0
+                let alpha = try Vips.apply(overlay, releasingInput: false) { imagery_vips_extract_bands($0, $1, 3, 1) }
+                let lowered = try Vips.apply(alpha) { imagery_vips_linear1($0, $1, 1, -Double(255 * paste.transparency / 100), 0) }
+                defer { imagery_vips_unref(lowered) }
+                let colour = try Vips.apply(overlay) { imagery_vips_extract_bands($0, $1, 0, 3) }
+                overlay = try Vips.apply(colour) { imagery_vips_bandjoin2($0, lowered, $1) }
+            }
+        } catch {
+            imagery_vips_unref(base)
+            throw error
+        }
+        defer { imagery_vips_unref(overlay) }
+        let (markWidth, markHeight) = (Int(vips_image_get_width(overlay)), Int(vips_image_get_height(overlay)))
+        let origins = paste.origins(width: markWidth, height: markHeight, outputWidth: width, outputHeight: height)
+            .filter { $0.x < width && $0.y < height && $0.x + markWidth > 0 && $0.y + markHeight > 0 }
+        guard !origins.isEmpty else { return base }
+        let opaque = !Vips.hasAlpha(base)
+        var overlays: [UnsafeMutablePointer<VipsImage>?] = Array(repeating: overlay, count: origins.count)
+        var result = try Vips.apply(base) { input, output in
+            imagery_vips_composite_at(
+                input, &overlays, Int32(origins.count), origins.map { Int32($0.x) }, origins.map { Int32($0.y) }, VIPS_BLEND_MODE_OVER, output
+            )
+        }
+        if opaque { result = try Vips.apply(result) { imagery_vips_extract_bands($0, $1, 0, 3) } }
+        return try Vips.apply(result) { imagery_vips_cast_uchar($0, $1) }
+    }
+
+    /// `image` in a nine-patch frame, as thumbor's `frame()` draws it: the image on an opaque white
+    /// canvas grown by the frame's padding (its bottom row and right column of black marks), then each
+    /// cell of the frame (cut by the black marks of its top row and left column) stretched to its
+    /// place and laid over it. Consumes `image`.
+    private func framed(_ image: UnsafeMutablePointer<VipsImage>, _ frame: ImageRecipe.LinkedImage) throws -> UnsafeMutablePointer<VipsImage> {
+        var canvas: UnsafeMutablePointer<VipsImage> = image
+        let patch: NinePatch
+        let frameImage: UnsafeMutablePointer<VipsImage>
+        do {
+            guard case .encoded(let encoded) = frame else { throw ImageProcessingError.invalidValue("the frame image at \(frame) was not loaded") }
+            guard let opened = try opened(.linked(.encoded(encoded))) else { throw ImageProcessingError.invalidValue("a frame is an image") }
+            var rgba = try eightBitColour(opened)
+            if !Vips.hasAlpha(rgba) { rgba = try Vips.apply(rgba) { imagery_vips_add_alpha($0, $1) } }
+            let pixels = try Vips.makeImage(consuming: rgba, format: .png)
+            guard pixels.width >= 3, pixels.height >= 3 else { throw ImageProcessingError.invalidValue("a nine-patch frame is at least 3 × 3 pixels") }
+            patch = NinePatch(pixels)
+            guard let wrapped = pixels.pixels.withUnsafeBytes({
+                imagery_vips_from_pixels($0.baseAddress, $0.count, Int32(pixels.width), Int32(pixels.height), 4, 0)
+            }) else { throw VipsError(message: Vips.takeError()) }
+            frameImage = try Vips.apply(wrapped) { imagery_vips_set_interpretation($0, $1, VIPS_INTERPRETATION_sRGB) }
+        } catch {
+            imagery_vips_unref(canvas)
+            throw error
+        }
+        defer { imagery_vips_unref(frameImage) }
+        // The image over opaque white, grown by the padding.
+        canvas = try eightBitColour(canvas)
+        if Vips.hasAlpha(canvas) { canvas = try Vips.apply(canvas) { imagery_vips_flatten_onto($0, $1, [255, 255, 255], 3) } }
+        canvas = try Vips.apply(canvas) { imagery_vips_add_alpha($0, $1) }
+        let (width, height) = (Int(vips_image_get_width(canvas)), Int(vips_image_get_height(canvas)))
+        let padding = patch.padding
+        let (outerWidth, outerHeight) = (width + padding.left + padding.right, height + padding.top + padding.bottom)
+        if (outerWidth, outerHeight) != (width, height) {
+            canvas = try Vips.apply(canvas) {
+                imagery_vips_embed($0, $1, Int32(padding.left), Int32(padding.top), Int32(outerWidth), Int32(outerHeight), [255, 255, 255, 255], 4)
+            }
+        }
+        // The cells, stretched.
+        var cells: [UnsafeMutablePointer<VipsImage>?] = []
+        var origins: [(x: Int32, y: Int32)] = []
+        defer { cells.forEach { imagery_vips_unref($0) } }
+        do {
+            for cell in patch.cells(targetWidth: outerWidth, targetHeight: outerHeight) where cell.target.width > 0 && cell.target.height > 0 {
+                var piece = try Vips.apply(frameImage, releasingInput: false) {
+                    imagery_vips_extract($0, $1, Int32(cell.source.x), Int32(cell.source.y), Int32(cell.source.width), Int32(cell.source.height))
+                }
+                if (cell.source.width, cell.source.height) != (cell.target.width, cell.target.height) {
+                    piece = try Vips.resized(piece, width: cell.target.width, height: cell.target.height)
+                }
+                cells.append(piece)
+                origins.append((Int32(cell.target.x), Int32(cell.target.y)))
+            }
+        } catch {
+            imagery_vips_unref(canvas)
+            throw error
+        }
+        guard !cells.isEmpty else { return canvas }
+        let result = try Vips.apply(canvas) { input, output in
+            imagery_vips_composite_at(input, &cells, Int32(cells.count), origins.map(\.x), origins.map(\.y), VIPS_BLEND_MODE_OVER, output)
+        }
+        return try Vips.apply(result) { imagery_vips_cast_uchar($0, $1) }
     }
 
     /// A table of 0...255 through `transform`, its results kept in 0...255.
@@ -261,5 +375,78 @@ struct CRandom {
         front = (front + 1) % 31
         rear = (rear + 1) % 31
         return value
+    }
+}
+
+/// A nine-patch image (Android's): inside a one-pixel border, opaque black marks on the top row and
+/// the left column say which columns and rows stretch; on the bottom row and the right column, where
+/// the content goes (the padding is what they leave out).
+struct NinePatch {
+    let width: Int
+    let height: Int
+    /// Whether each column (1..<width-1) stretches, and each row.
+    let stretchyColumns: [Bool]
+    let stretchyRows: [Bool]
+    let padding: (left: Int, top: Int, right: Int, bottom: Int)
+
+    /// - Parameter image: RGBA, 8 bits, at least 3 × 3.
+    init(_ image: Image) {
+        (width, height) = (image.width, image.height)
+        func marked(_ x: Int, _ y: Int) -> Bool {
+            let offset = image.pixels.startIndex + (y * image.width + x) * 4
+            return image.pixels[offset] == 0 && image.pixels[offset + 1] == 0 && image.pixels[offset + 2] == 0 && image.pixels[offset + 3] == 255
+        }
+        stretchyColumns = (0..<image.width).map { $0 > 0 && $0 < image.width - 1 && marked($0, 0) }
+        stretchyRows = (0..<image.height).map { $0 > 0 && $0 < image.height - 1 && marked(0, $0) }
+        let inner = (1..<(image.width - 1)), innerRows = (1..<(image.height - 1))
+        let left = inner.first { marked($0, image.height - 1) }.map { $0 - 1 } ?? 0
+        let right = inner.reversed().first { marked($0, image.height - 1) }.map { image.width - 2 - $0 } ?? 0
+        let top = innerRows.first { marked(image.width - 1, $0) }.map { $0 - 1 } ?? 0
+        let bottom = innerRows.reversed().first { marked(image.width - 1, $0) }.map { image.height - 2 - $0 } ?? 0
+        padding = (left, top, right, bottom)
+    }
+
+    /// Runs of columns (or rows) of one stretchiness, inside the border: (start, length, stretchy).
+    private static func runs(_ stretchy: [Bool]) -> [(start: Int, length: Int, stretchy: Bool)] {
+        var runs: [(start: Int, length: Int, stretchy: Bool)] = []
+        var start = 1
+        while start < stretchy.count - 1 {
+            var end = start + 1
+            while end < stretchy.count - 1, stretchy[end] == stretchy[start] { end += 1 }
+            runs.append((start, end - start, stretchy[start]))
+            start = end
+        }
+        return runs
+    }
+
+    /// Each cell's rectangle in the nine-patch and where it goes on a `targetWidth` × `targetHeight`
+    /// image (thumbor's sizes: fixed runs as they are, stretchy ones sharing what is left, rounded; a cell
+    /// that would not fit is left out).
+    func cells(targetWidth: Int, targetHeight: Int) -> [(source: ImageRecipe.Rect, target: ImageRecipe.Rect)] {
+        let columns = Self.runs(stretchyColumns), rows = Self.runs(stretchyRows)
+        let stretchyWidth = columns.filter(\.stretchy).reduce(0) { $0 + $1.length }
+        let stretchyHeight = rows.filter(\.stretchy).reduce(0) { $0 + $1.length }
+        let spareWidth = max(0, targetWidth - (width - 2 - stretchyWidth)), spareHeight = max(0, targetHeight - (height - 2 - stretchyHeight))
+        func size(_ run: (start: Int, length: Int, stretchy: Bool), _ stretchyTotal: Int, _ spare: Int) -> Int {
+            run.stretchy ? Int(Double(run.length) / Double(stretchyTotal) * Double(spare) + 0.5) : run.length
+        }
+        var cells: [(source: ImageRecipe.Rect, target: ImageRecipe.Rect)] = []
+        var y = 0
+        for row in rows {
+            let rowHeight = size(row, stretchyHeight, spareHeight)
+            var x = 0
+            for column in columns {
+                let columnWidth = size(column, stretchyWidth, spareWidth)
+                if x + columnWidth <= targetWidth, y + rowHeight <= targetHeight {
+                    cells.append((
+                        ImageRecipe.Rect(x: column.start, y: row.start, width: column.length, height: row.length),
+                        ImageRecipe.Rect(x: x, y: y, width: columnWidth, height: rowHeight)
+                    ))
+                }
+                x += columnWidth
+            }
+            y += rowHeight
+        }
+        return cells
     }
 }

@@ -134,17 +134,7 @@ public struct VipsImageProcessor: ImageProcessing {
             if let sigma = recipe.sharpen, !(0.3...10).contains(sigma) {
                 throw ImageProcessingError.invalidValue("sharpen must be from 0.3 to 10")
             }
-            if let watermark = recipe.watermark {
-                switch watermark.mark {
-                case .image(let name):
-                    guard watermarks[name] != nil else { throw ImageProcessingError.invalidValue("there is no watermark \(name)") }
-                case .text(let text):
-                    if let problem = text.problem { throw ImageProcessingError.invalidValue(problem) }
-                }
-                guard (0...1).contains(watermark.opacity), watermark.scale.map({ $0 > 0 && $0 <= 1 }) ?? true else {
-                    throw ImageProcessingError.invalidValue("a watermark's opacity is from 0 to 1 and its scale above 0 and at most 1")
-                }
-            }
+            if let problem = recipe.watermark.flatMap(problem(of:)) { throw ImageProcessingError.invalidValue(problem) }
             if let decided = choices.trimmed {
                 trimmed = decided
             } else {
@@ -234,11 +224,51 @@ public struct VipsImageProcessor: ImageProcessing {
         return image
     }
 
+    /// Why `watermark` cannot be laid over an image here, or `nil` when it can.
+    func problem(of watermark: ImageRecipe.Watermark) -> String? {
+        switch watermark.mark {
+        case .image(let name):
+            guard watermarks[name] != nil else { return "there is no watermark \(name)" }
+        case .text(let text):
+            if let problem = text.problem { return problem }
+        case .linked(.source(let url)):
+            return "the watermark image at \(url.absoluteString) was not loaded"
+        case .linked(.encoded):
+            break
+        }
+        guard (0...1).contains(watermark.opacity), watermark.scale.map({ $0 > 0 && $0 <= 1 }) ?? true else {
+            return "a watermark's opacity is from 0 to 1 and its scale above 0 and at most 1"
+        }
+        return nil
+    }
+
+    /// The watermark image of `mark` (a configured one, or one loaded for the request), opened;
+    /// `nil` for text.
+    func opened(_ mark: ImageRecipe.Watermark.Mark) throws -> UnsafeMutablePointer<VipsImage>? {
+        let data: Data
+        switch mark {
+        case .image(let name):
+            guard let configured = watermarks[name] else { throw ImageProcessingError.invalidValue("there is no watermark \(name)") }
+            data = configured
+        case .linked(.encoded(let image)):
+            data = image.data
+        case .linked(.source(let url)):
+            throw ImageProcessingError.invalidValue("the watermark image at \(url.absoluteString) was not loaded")
+        case .text:
+            return nil
+        }
+        guard let opened = data.withUnsafeBytes({ imagery_vips_load_trusted($0.baseAddress, $0.count) }) else {
+            throw VipsError(message: Vips.takeError())
+        }
+        return try Vips.normalize(opened)
+    }
+
     /// `watermark` laid over `image`: drawn or decoded, sized, made translucent, placed, composited.
     /// Consumes `image` (released on failure too).
-    private func watermarked(
+    func watermarked(
         _ image: UnsafeMutablePointer<VipsImage>, _ watermark: ImageRecipe.Watermark, dpr: Double
     ) throws -> UnsafeMutablePointer<VipsImage> {
+        if case .pasted(let paste) = watermark.placement { return try pasted(image, watermark.mark, paste) }
         let (outputWidth, outputHeight) = (Int(vips_image_get_width(image)), Int(vips_image_get_height(image)))
         let mark: UnsafeMutablePointer<VipsImage>
         do {
@@ -273,6 +303,8 @@ public struct VipsImageProcessor: ImageProcessing {
                 throw error
             }
             origin = (0, 0)
+        case .pasted:
+            preconditionFailure("pasted watermarks are laid by pasted(_:_:_:)")
         }
         defer { if overlay != mark { imagery_vips_unref(overlay) } }
         var result = try Vips.apply(base) { imagery_vips_composite_over($0, overlay, $1, Int32(origin.x), Int32(origin.y)) }
@@ -311,18 +343,16 @@ public struct VipsImageProcessor: ImageProcessing {
         _ watermark: ImageRecipe.Watermark, outputWidth: Int, outputHeight: Int, colour: Bool, deep: Bool
     ) throws -> UnsafeMutablePointer<VipsImage> {
         var mark: UnsafeMutablePointer<VipsImage>
-        switch watermark.mark {
-        case .image(let name):
-            guard let data = watermarks[name], let opened = data.withUnsafeBytes({ imagery_vips_load_trusted($0.baseAddress, $0.count) }) else {
-                throw VipsError(message: Vips.takeError())
-            }
-            mark = try Vips.normalize(opened)
-        case .text(let text):
+        if let image = try opened(watermark.mark) {
+            mark = image
+        } else if case .text(let text) = watermark.mark {
             let c = text.color
             guard let drawn = imagery_vips_text_mark(text.string, text.font, Double(c.red), Double(c.green), Double(c.blue), Double(c.alpha)) else {
                 throw VipsError(message: Vips.takeError())
             }
             mark = drawn
+        } else {
+            throw ImageProcessingError.invalidValue("a watermark has an image or a text")
         }
         let (width, height) = (Double(vips_image_get_width(mark)), Double(vips_image_get_height(mark)))
         let factor: Double

@@ -67,6 +67,9 @@ struct ImgproxySettingsTests {
     @Test func remoteWatermarkAndFallbackImagesAreDownloadedAtStart() async throws {
         let origin = try await TestOrigin.serving(directory: Fixtures.directory)
         var configuration = ServerConfiguration()
+        // What is tested is what is downloaded, not how fast: other suites running alongside can keep the
+        // cooperative pool busy for seconds (a 10 s origin timeout ran out in a full run here).
+        configuration.originTimeout = .seconds(120)
         _ = try ImgproxyEnvironment.apply(
             ["IMGPROXY_FALLBACK_IMAGE_URL": origin.url("chelsea.png").absoluteString, "IMGPROXY_WATERMARK_URL": origin.url("rocket.jpg").absoluteString],
             to: &configuration
@@ -77,6 +80,7 @@ struct ImgproxySettingsTests {
         #expect(origin.requestCount == 2)
         for (name, file) in [("the fallback image", "missing.png"), ("the fallback image", "README.md")] {
             var broken = ServerConfiguration()
+            broken.originTimeout = .seconds(120)
             broken.fallbackImageFile = origin.url(file)
             await #expect {
                 _ = try await broken.downloadingRemoteImages()

@@ -78,7 +78,7 @@ struct ThumborFilterTests {
         ("proportion(half)", "proportion's factor must be a number"),
         ("stretch(1)", "stretch takes no arguments"),
         ("max_age(-1)", "max_age's seconds must be a whole number of 0 or more"),
-        ("frame(a.png)", "frame (a nine-patch from a URL) is not supported here yet"),
+        ("frame(a.png,b)", "frame takes the URL of a nine-patch image"),
         ("sharpen(2)", "sharpen takes an amount, a radius and whether only the luma is sharpened"),
         ("sharpen(2,1,maybe)", "sharpen's luminance_only must be true or false"),
         ("sharpen(200,1,true)", "sharpening's amount is from 0 to 100"),

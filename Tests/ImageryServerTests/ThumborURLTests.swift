@@ -133,10 +133,19 @@ struct ThumborURLTests {
         #expect(blur.boxFill == .blur && blur.background == nil && blur.resize?.fit == .contain)
         #expect(try parameters("fit-in/300x200/filters:fill(auto)").recipe.boxFill == .median)
         #expect(try parameters("fit-in/300x200/filters:fill(red)").recipe.boxFill == .background)
-        let watermark = try parameters("filters:watermark(http://cdn.example.com/logo.png,-10,center,25)").recipe.watermark
-        #expect(watermark == ImageRecipe.Watermark(name: "logo-1f", gravity: .east, offsetX: 10, offsetY: 0, opacity: 0.75))
-        #expect(try parameters("filters:watermark(logo,5,-20,0)").recipe.watermark == .init(name: "logo-1f", gravity: .southWest, offsetX: 5, offsetY: 20, opacity: 1))
-        for bad in ["watermark(other.png,0,0,0)", "watermark(logo,repeat,0,0)", "watermark(logo,0,0,0,20,20)", "watermark(logo,0,0)"] {
+        func pasted(_ mark: ImageRecipe.Watermark.Mark, _ paste: ImageRecipe.Watermark.Paste) -> [ImageRecipe.Adjustment] {
+            var watermark = ImageRecipe.Watermark(mark: mark)
+            watermark.placement = .pasted(paste)
+            return [.watermark(watermark)]
+        }
+        // A configured watermark by name (or a URL ending in it), else the URL, loaded as a source.
+        #expect(try parameters("filters:watermark(http://cdn.example.com/logo.png,-10,center,25)").recipe.adjustments
+            == pasted(.image("logo-1f"), .init(x: .pixels(10, fromEnd: true), y: .center, transparency: 25)))
+        #expect(try parameters("filters:watermark(cdn.example.com/brand.png,repeat,20p,0,30,none)").recipe.adjustments
+            == pasted(.linked(.source(URL(string: "http://cdn.example.com/brand.png")!)), .init(x: .repeat, y: .percent(20, fromEnd: false), widthRatio: 0.3)))
+        #expect(try parameters("filters:watermark('a.com/b.png',-0,-5p,150)").recipe.adjustments
+            == pasted(.linked(.source(URL(string: "http://a.com/b.png")!)), .init(x: .pixels(0, fromEnd: true), y: .percent(5, fromEnd: true), transparency: 100)))
+        for bad in ["watermark(logo,left,0,0)", "watermark(logo,0,0,0,-20,20)", "watermark(logo,0,0)", "watermark(logo,0,0,-1)", "watermark(file:///etc/passwd,0,0,0)"] {
             #expect(throws: ServerError.self, "\(bad)") { try parameters("filters:\(bad)") }
         }
     }

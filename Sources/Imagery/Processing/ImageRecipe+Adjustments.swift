@@ -40,6 +40,11 @@ extension ImageRecipe {
         /// `amount` × e^(-(level - `radius`)² / 1.5) + 1 (amount 0...100, radius 0...10), of the
         /// luma only (in YCbCr) or of each channel.
         case waveletSharpen(amount: Double, radius: Double, luminanceOnly: Bool)
+        /// A watermark laid over the image at this point of the list (thumbor's `watermark()`).
+        case watermark(Watermark)
+        /// The image framed by a nine-patch image (thumbor's `frame()`): the frame's stretchable
+        /// parts stretched around the image, its padding added.
+        case frame(LinkedImage)
         /// Converts to grey, the luma as Pillow computes it (0.299 R + 0.587 G + 0.114 B, rounded;
         /// thumbor's `grayscale`).
         case grayscale
@@ -108,8 +113,16 @@ extension ImageRecipe {
                 [red, green, blue].allSatisfy { (-100...100).contains($0) } ? nil : "rgb's changes are from -100 to 100"
             case .colorize(let red, let green, let blue, _):
                 [red, green, blue].allSatisfy { (0...100).contains($0) } ? nil : "colorize's percentages are from 0 to 100"
-            case .equalize, .grayscale:
+            case .equalize, .grayscale, .frame:
                 nil
+            case .watermark(let watermark):
+                if case .pasted(let paste) = watermark.placement, !(0...100).contains(paste.transparency) {
+                    "a watermark's transparency is from 0 to 100"
+                } else if case .pasted(let paste) = watermark.placement, [paste.widthRatio, paste.heightRatio].contains(where: { ($0 ?? 1) <= 0 }) {
+                    "a watermark's size ratios are above 0"
+                } else {
+                    nil
+                }
             case .curves(let curves):
                 [curves.all, curves.red, curves.green, curves.blue].allSatisfy(Self.isCurve) ? nil
                     : "a curve has at least two points with increasing inputs"
@@ -151,6 +164,8 @@ extension ImageRecipe {
             case .scale(let factor): "scale(\(factor))"
             case .waveletSharpen(let amount, let radius, let luminanceOnly): "sharpen(\(amount),\(radius),\(luminanceOnly))"
             case .grayscale: "gray"
+            case .watermark(let watermark): watermark.key
+            case .frame(let frame): "frame(\(frame))"
             }
         }
     }

@@ -40,21 +40,31 @@ extension ImageRecipe: CustomStringConvertible {
         if keepsHighBitDepth { parts.append("depth:16") }
         if resizesInLinearLight { parts.append("linear") }
         if keptMetadata != .copyright { parts.append("meta:\(keptMetadata.rawValue)") }
-        if let watermark {
+        if let watermark { parts.append(watermark.key) }
+        return parts.joined(separator: ",")
+    }
+}
+
+extension ImageRecipe.Watermark {
+    /// Its part of a recipe's key.
+    var key: String {
+        do {
+            let watermark = self
             let mark = switch watermark.mark {
             case .image(let name): name
             // Length-prefixed: the text may hold any separator.
             case .text(let text): "text(\(text.string.utf8.count):\(text.string):\(text.font):\(text.color))"
+            case .linked(let image): image.description
             }
             let placement = switch watermark.placement {
             case .edges: ""
             case .offset(let gravity): ":at\(gravity)"
             case .tiled(let x, let y): ":tiled(\(x),\(y))"
+            case .pasted(let paste): ":\(paste)"
             }
-            parts.append("wm:\(mark):\(watermark.gravity.key):\(watermark.offsetX):\(watermark.offsetY):\(watermark.opacity)"
-                + (watermark.scale.map { ":\($0)" } ?? "") + placement + (watermark.fraction.map { ":fit\($0)" } ?? ""))
+            return "wm:\(mark):\(watermark.gravity.key):\(watermark.offsetX):\(watermark.offsetY):\(watermark.opacity)"
+                + (watermark.scale.map { ":\($0)" } ?? "") + placement + (watermark.fraction.map { ":fit\($0)" } ?? "")
         }
-        return parts.joined(separator: ",")
     }
 }
 

@@ -273,6 +273,10 @@ extension ImageRecipe {
             /// Repeated over the whole output, one copy centred, the spacing between copies in pixels
             /// (× a ``Sizing``'s dpr) or, below 1, fractions of the output's sides, as imgproxy's `re`.
             case tiled(spacingX: Double, spacingY: Double)
+            /// As thumbor's `watermark()` pastes it (``Paste``): positions, repetition, size ratios and
+            /// transparency its way; ``Watermark/gravity``, the offsets, ``Watermark/opacity`` and
+            /// ``Watermark/scale`` are not used.
+            case pasted(Paste)
         }
 
         /// A watermark image the processor has by `name`.
@@ -291,6 +295,8 @@ extension ImageRecipe {
             case image(String)
             /// A line of text, drawn by the backend (libvips: Pango), in a colour.
             case text(Text)
+            /// An image at a URL (thumbor's `watermark(URL,...)`), loaded for the request.
+            case linked(LinkedImage)
         }
 
         /// A line of text to draw.

@@ -108,7 +108,8 @@ extension ThumborURL {
                 // Loaded only where an operator lists it: it needs face detection (OpenCV), which is not here.
                 throw ServerError.badParameter("thumbor filter red_eye needs thumbor's OpenCV face and eye detectors, which are not here")
             case "frame":
-                throw ServerError.badParameter("thumbor filter frame (a nine-patch from a URL) is not supported here yet")
+                try filter.expect(1, "the URL of a nine-patch image")
+                recipe.adjustments.append(.frame(.source(try Self.linkedURL(filter.arguments[0], filter: "frame"))))
             case "rotate":
                 // thumbor turns counter-clockwise, and ignores angles that are not multiples of 90.
                 let angle = Int(try number(0))
@@ -129,7 +130,7 @@ extension ThumborURL {
                     throw ServerError.badParameter("thumbor filter focal takes a region LEFTxTOP:RIGHTxBOTTOM in source pixels")
                 }
             case "watermark":
-                recipe.watermark = try Self.watermark(arguments, watermarks: watermarks)
+                recipe.adjustments.append(.watermark(try Self.watermark(filter, watermarks: watermarks)))
             case "max_bytes":
                 let bytes = Int(try number(0))
                 guard bytes > 0 else { throw ServerError.badParameter("thumbor filter max_bytes needs a number of bytes above 0") }
@@ -261,39 +262,67 @@ extension ThumborURL {
         return .sourcePoint(x: Int(x / weight), y: Int(y / weight))
     }
 
-    /// `watermark(IMAGE,X,Y,ALPHA)`: IMAGE must name a configured watermark (the name, or a URL or
-    /// path whose last part, with or without its extension, is the name): the operator allows the
-    /// sources. X and Y: pixels from the left or top (negative: from the right or bottom) or
-    /// `center`; ALPHA: transparency 0...100.
-    static func watermark(_ arguments: [String], watermarks: [String: String]) throws -> ImageRecipe.Watermark {
-        guard arguments.count >= 4 else {
-            throw ServerError.badParameter("thumbor filter watermark takes an image, x, y and alpha")
-        }
-        let image = arguments[0].removingPercentEncoding ?? arguments[0]
-        let last = image.split(separator: "/").last.map(String.init) ?? image
+    /// `watermark(IMAGE,X,Y,ALPHA[,W_RATIO,H_RATIO])`, as thumbor places it (``ImageRecipe/Watermark/Paste``):
+    /// IMAGE a URL (loaded as a source is: the same guard, limits and caches) or a configured watermark's
+    /// name (or a URL or path whose last part, with or without its extension, is one); X and Y pixels
+    /// from the left or top (negative: from the right or bottom), `Np` a percentage of the side,
+    /// `center` or `repeat`; ALPHA the transparency 0...100; the ratios the largest width and height in
+    /// % of the image's (`none`: follow the other).
+    static func watermark(_ filter: ThumborFilter, watermarks: [String: String]) throws -> ImageRecipe.Watermark {
+        try filter.expect(4, optional: 2, "an image, x, y, alpha (0 to 100), and optionally the width and height ratios")
+        let arguments = filter.arguments
+        let image = unquoted(arguments[0])
+        let decoded = image.removingPercentEncoding ?? image
+        let last = decoded.split(separator: "/").last.map(String.init) ?? decoded
         let stem = last.split(separator: ".").first.map(String.init) ?? last
-        guard let id = [image, last, stem].lazy.compactMap({ watermarks[$0] }).first else {
-            let known = watermarks.isEmpty ? "none are configured" : "one of \(watermarks.keys.sorted().joined(separator: ", "))"
-            throw ServerError.badParameter("thumbor filter watermark must name a configured watermark (\(known))")
+        let mark: ImageRecipe.Watermark.Mark = if let id = [decoded, last, stem].lazy.compactMap({ watermarks[$0] }).first {
+            .image(id)
+        } else {
+            .linked(.source(try linkedURL(image, filter: "watermark")))
         }
-        if arguments.count > 4, arguments[4...].contains(where: { $0 != "none" && !$0.isEmpty }) {
-            throw ServerError.badParameter("thumbor filter watermark's w_ratio and h_ratio are not supported here")
-        }
-        func place(_ text: String, _ name: String) throws -> (position: Int, offset: Int) {  // -1 start, 0 centre, 1 end
-            if text == "center" { return (0, 0) }
-            guard let value = Int(text) else {
-                throw ServerError.badParameter("thumbor filter watermark's \(name) must be whole pixels or center (repeat and percentages are not supported here)")
+        func position(_ text: String, _ name: String) throws -> ImageRecipe.Watermark.Paste.Position {
+            switch text {
+            case "center": return .center
+            case "repeat": return .repeat
+            default:
+                let fromEnd = text.hasPrefix("-")
+                var digits = fromEnd ? text.dropFirst() : Substring(text)
+                let percent = digits.hasSuffix("p")
+                if percent { digits = digits.dropLast() }
+                guard !digits.isEmpty, digits.count < 10, digits.allSatisfy(\.isASCIIDigit), let value = Int(digits) else {
+                    throw ServerError.badParameter("thumbor filter watermark's \(name) must be pixels (-10), a percentage (20p, -20p), center or repeat: \(text)")
+                }
+                return percent ? .percent(value, fromEnd: fromEnd) : .pixels(value, fromEnd: fromEnd)
             }
-            return value < 0 ? (1, -value) : (-1, value)
         }
-        let (x, y) = (try place(arguments[1], "x"), try place(arguments[2], "y"))
-        guard let alpha = Int(arguments[3]), (0...100).contains(alpha) else {
-            throw ServerError.badParameter("thumbor filter watermark's alpha must be a whole number from 0 to 100")
+        func ratio(_ index: Int, _ name: String) throws -> Double? {
+            guard index < arguments.count, arguments[index] != "none" else { return nil }
+            let value = try filter.integer(index, name)
+            guard value > 0 else { throw ServerError.badParameter("thumbor filter watermark's \(name) must be above 0 (a % of the image's side) or none") }
+            return Double(value) / 100
         }
-        let named: [[ImageRecipe.Gravity]] = [[.northWest, .north, .northEast], [.west, .center, .east], [.southWest, .south, .southEast]]
-        return ImageRecipe.Watermark(
-            name: id, gravity: named[y.position + 1][x.position + 1], offsetX: x.offset, offsetY: y.offset, opacity: Double(100 - alpha) / 100
+        let paste = ImageRecipe.Watermark.Paste(
+            x: try position(arguments[1], "x"), y: try position(arguments[2], "y"),
+            widthRatio: try ratio(4, "w_ratio"), heightRatio: try ratio(5, "h_ratio"),
+            transparency: min(100, try filter.integer(3, "alpha", negative: false))  // thumbor: 100 and above are invisible alike
         )
+        var watermark = ImageRecipe.Watermark(mark: mark)
+        watermark.placement = .pasted(paste)
+        return watermark
+    }
+
+    /// A filter's image argument as a source URL: unquoted, percent-decoded, `http://` when it has no scheme.
+    static func linkedURL(_ argument: String, filter: String) throws -> URL {
+        do {
+            return try sourceURL(Substring(unquoted(argument)))
+        } catch {
+            throw ServerError.badParameter("thumbor filter \(filter)'s image must be an http or https URL: \(argument)")
+        }
+    }
+
+    /// thumbor's `String` argument: without the single quotes around it, if it has them.
+    static func unquoted(_ text: String) -> String {
+        text.count >= 2 && text.hasPrefix("'") && text.hasSuffix("'") ? String(text.dropFirst().dropLast()) : text
     }
 
     /// A thumbor colour: hex without `#` (`fff`, `ff0000`), `transparent`, or a common name.
