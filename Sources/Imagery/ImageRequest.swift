@@ -133,6 +133,11 @@ extension ImageRequest {
         /// Turns the box to the source's orientation (a landscape box for a landscape source, a
         /// portrait one for a portrait source) before fitting: thumbor's `adaptive-fit-in`. Default `false`.
         public var adaptsOrientation = false
+        /// Takes the box's width from the image it fits (the source after trim and crop, turned as the
+        /// recipe turns it), whatever ``width`` says: thumbor's `origxH`. Default `false`.
+        public var widthIsSource = false
+        /// Takes the box's height from the image it fits: thumbor's `Wxorig`. Default `false`.
+        public var heightIsSource = false
 
         /// A target box of `width` x `height` pixels.
         public init(width: Int, height: Int, fit: Fit = .cover, enlarge: Bool = false, gravity: ImageRecipe.Gravity = .center) {
@@ -145,7 +150,8 @@ extension ImageRequest {
 
         /// `WIDTHxHEIGHT FIT`, then `+enlarge`, `+adaptive` and the gravity when they are not the defaults.
         public var description: String {
-            "\(width)x\(height) \(fit.rawValue)" + (enlarge ? " +enlarge" : "") + (adaptsOrientation ? " +adaptive" : "")
+            "\(widthIsSource ? "src" : "\(width)")x\(heightIsSource ? "src" : "\(height)") \(fit.rawValue)" + (enlarge ? " +enlarge" : "")
+                + (adaptsOrientation ? " +adaptive" : "")
                 + (gravity == .center ? "" : " \(gravity)")
         }
 

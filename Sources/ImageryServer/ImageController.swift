@@ -49,6 +49,9 @@ package struct ImageController: Sendable {
         // from result storage by its text (`#PATH`), before its syntax is looked for.
         router.getAndHead("**") { request, context -> Response in
             let path = Substring(request.uri.path)
+            if service.configuration.thumborURLs, ThumborURL.isMeta(path) {
+                return await thumborMeta(path, request: request, on: context.channel)
+            }
             var maxAge: Int?
             if service.configuration.imgproxyURLs, let imgproxyPath = dialects.imgproxyPath(path),
                let expiry = ImgproxyURL.expiry(of: imgproxyPath), expiry > 0 {
@@ -166,6 +169,25 @@ package struct ImageController: Sendable {
     func checkSignature(of request: Request) throws {
         if let signer, !signer.isValid(rawQuery: request.uri.query ?? "") {
             throw ServerError(.forbidden, "bad_signature", "the request's sig parameter is missing or wrong")
+        }
+    }
+
+    /// thumbor's `meta/` answer (``ThumborMeta``): its signature and options checked as for an image,
+    /// the source loaded through the caches and its header read; `callback=NAME` wraps it as JavaScript.
+    func thumborMeta(_ path: Substring, request: Request, on channel: any Channel) async -> Response {
+        do {
+            let parameters = try dialects.thumborParameters(path)
+            let url = try ThumborURL(path: path)
+            let callback = Self.parameters(of: request.uri)["callback"]
+            if let callback, callback.isEmpty || callback.count > 100 || !callback.allSatisfy({ $0.isLetter || $0.isNumber || "_.$".contains($0) }) {
+                throw ServerError.badParameter("callback must be a JavaScript name (letters, digits, _ . $), at most 100 characters")
+            }
+            let meta = try await watcher.cancellingOnClose(channel, within: service.configuration.requestTimeout) { [service] in
+                try await service.thumborMeta(url, source: parameters.url, callback: callback)
+            }
+            return response(for: meta, maxAge: service.configuration.responseMaxAge, negotiated: false, request: request)
+        } catch {
+            return ServerError.from(error).response()
         }
     }
 

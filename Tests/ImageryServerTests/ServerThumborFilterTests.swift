@@ -133,4 +133,30 @@ struct ServerThumborFilterTests {
             #expect(try await get(client, "/unsafe/120x80/filters:brightness(101)/\(image)").status == .badRequest)
         }
     }
+
+    /// meta/: thumbor's JSON for the source (read, not decoded), through the same signature check and
+    /// caches; `callback=` wraps it; a source that fails is the source's error.
+    @Test func answersMetaAsJSON() async throws {
+        try await withServer { client, origin in
+            let image = ServerThumborTests.source(origin, "rocket.jpg")
+            let (status, headers, body) = try await get(client, "/unsafe/meta/300x200/\(image)")
+            #expect(status == .ok && headers[.contentType] == "application/json")
+            let json = try JSONSerialization.jsonObject(with: body) as? [String: [String: Any]]
+            let source = json?["thumbor"]?["source"] as? [String: Any]
+            #expect(source?["width"] as? Int == 300 && source?["height"] as? Int == 200 && source?["frameCount"] as? Int == 1)
+            let operations = json?["thumbor"]?["operations"] as? [[String: Any]]
+            #expect(operations?.map { $0["type"] as? String } == ["resize"])
+            let (_, scriptHeaders, script) = try await get(client, "/unsafe/meta/300x200/\(image)?callback=show")
+            #expect(scriptHeaders[.contentType] == "text/javascript" && String(decoding: script, as: UTF8.self).hasPrefix("show({"))
+            #expect(try await get(client, "/unsafe/meta/300x200/\(image)?callback=alert(1)").status == .badRequest)
+            #expect(try await get(client, "/unsafe/meta/300x200/\(ServerThumborTests.source(origin, "missing.jpg"))").status == .notFound)
+            #expect(try await get(client, "/unsafe/meta/300x200/filters:brightness(500)/\(image)").status == .badRequest)
+            #expect(origin.requestCount(path: "/rocket.jpg") == 1)  // the source once, through the caches
+        }
+        // Signed URLs only, when a thumbor key is set: meta too.
+        try await withServer(configure: { $0.thumborSecurityKey = "my-security-key" }) { client, origin in
+            let (status, _, _) = try await get(client, "/unsafe/meta/300x200/\(ServerThumborTests.source(origin, "rocket.jpg"))")
+            #expect(status == .forbidden)
+        }
+    }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import Imagery
 @testable import ImageryServer
+import ImageryTestSupport
 import Testing
 
 /// thumbor 7.8's filters as a URL grammar: each filter's arguments, defaults and bad values, and what
@@ -181,5 +182,34 @@ struct ThumborFilterTests {
         let c = try Self.parameters("filters:brightness(10):contrast(11)").responseKey
         #expect(a != b && a != c)
         #expect(try Self.parameters("filters:noise(10,1)").responseKey != Self.parameters("filters:noise(10,2)").responseKey)
+    }
+}
+
+/// thumbor's `meta/` JSON, text for text, against what thumbor 7.8.0 answered for the same URLs.
+@Suite("thumbor meta")
+struct ThumborMetaTests {
+    static let cases: [(options: String, json: String)] = {
+        let text = (try? String(contentsOf: Fixtures.directory.appendingPathComponent("thumbor-meta/cases.tsv"), encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap { line in
+            let parts = line.split(separator: "\t", maxSplits: 1)
+            return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
+        }
+    }()
+
+    @Test func thereAreCases() { #expect(Self.cases.count >= 20) }
+
+    @Test(arguments: cases.indices)
+    func answersAsThumborDoes(index: Int) throws {
+        let (options, expected) = Self.cases[index]
+        let url = try ThumborURL(path: Substring("/unsafe/meta/\(options)/127.0.0.1:9130/rocket.jpg"))
+        #expect(url.meta)
+        let json = ThumborMeta(url: url, sourceWidth: 640, sourceHeight: 427, frames: 1).json()
+        #expect(json == expected, "\(options)")
+    }
+
+    @Test func wrapsInACallback() throws {
+        let url = try ThumborURL(path: "/unsafe/meta/300x200/a.com/b.jpg")
+        let text = ThumborMeta(url: url, sourceWidth: 640, sourceHeight: 427, frames: 1).json(callback: "show")
+        #expect(text.hasPrefix("show({\"thumbor\": ") && text.hasSuffix("});"))
     }
 }

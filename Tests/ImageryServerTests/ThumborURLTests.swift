@@ -95,6 +95,8 @@ struct ThumborURLTests {
         ("filters:strip_icc():strip_exif():brightness(10)/a.com/b.jpg", "adjust:brightness(10)"),
         ("0x0/a.com/b.jpg", ""),
         ("origxorig/a.com/b.jpg", ""),
+        ("origx100/a.com/b.jpg", "srcx100 cover +enlarge"),
+        ("fit-in/200xorig/a.com/b.jpg", "200xsrc inside"),
     ])
     func mapsOntoTheRecipe(options: String, recipe: String) throws {
         let url = try ThumborURL(path: Substring("/unsafe/" + options))
@@ -164,8 +166,7 @@ struct ThumborURLTests {
     @Test(arguments: [
         ("filters:format(bmp)/a.com/b.jpg", "format takes"), ("filters:background_color(blur)/a.com/b.jpg", "background_color(blur) is not supported"),
         ("filters:fill(nocolour)/a.com/b.jpg", "fill takes a colour"), ("filters:blur(0)/a.com/b.jpg", "blur needs a radius"),
-        ("filters:quality(x)/a.com/b.jpg", "quality needs a number"), ("meta/a.com/b.jpg", "meta"),
-        ("origx100/a.com/b.jpg", "orig is supported only"), ("9000x10/a.com/b.jpg", "at most 8192"),
+        ("filters:quality(x)/a.com/b.jpg", "quality needs a number"), ("9000x10/a.com/b.jpg", "at most 8192"),
         ("300x200/file:///etc/passwd", "must be an http or https URL"),
     ])
     func refusesWhatItCannotDoWithThumborsWords(options: String, message: String) throws {

@@ -71,7 +71,12 @@ extension ImageRecipe {
         var smartCover: Gravity.SmartStrategy?
         var canvas: Rect?
         var (outputWidth, outputHeight) = (rotatedWidth, rotatedHeight)
-        if var resize = resize?.oriented(toWidth: rotatedWidth, height: rotatedHeight) {
+        if var resize = resize.map({ box in
+            var box = box
+            if box.widthIsSource { box.width = rotatedWidth }
+            if box.heightIsSource { box.height = rotatedHeight }
+            return box.oriented(toWidth: rotatedWidth, height: rotatedHeight)
+        }) {
             if resize.fit == .auto {
                 let sameOrientation = (rotatedWidth >= rotatedHeight) == (resize.width >= resize.height)
                 resize.fit = sameOrientation ? .cover : .inside

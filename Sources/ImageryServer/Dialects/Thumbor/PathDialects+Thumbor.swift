@@ -32,6 +32,11 @@ extension PathDialects {
 }
 
 extension ThumborURL {
+    /// Whether `path` is a thumbor `meta/` URL (its signature not checked yet).
+    static func isMeta(_ path: Substring) -> Bool {
+        mayBe(path) && ((try? ThumborURL(path: path))?.meta ?? false)
+    }
+
     /// Whether `path` may be a thumbor URL: its first segment is `unsafe` or has the shape of a
     /// signature (28 characters of base64url ending in `=`). Others are not looked at (404).
     static func mayBe(_ path: Substring) -> Bool {

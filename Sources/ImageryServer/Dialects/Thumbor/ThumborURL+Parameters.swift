@@ -22,7 +22,6 @@ extension ThumborURL {
         maximumSide: Int, refusesUnknownFilters: Bool, negotiates: Bool, watermarks: [String: String] = [:], autoPNGToJPEG: Bool = false,
         loadedFilters: Set<String> = ServerConfiguration.thumborDefaultFilters
     ) throws -> ImageParameters {
-        guard !meta else { throw ServerError.badParameter("thumbor's meta/ (JSON of the operations) is not supported") }
         var recipe = ImageRecipe()
         var image = image
         var stretch = false
@@ -182,20 +181,25 @@ extension ThumborURL {
                 }
                 return value
             case .original:
-                guard fitIn == nil, width == .original || width == .pixels(0), height == .original || height == .pixels(0) else {
-                    throw ServerError.badParameter("orig is supported only as origxorig or with the other side 0 (the source's size)")
-                }
-                return 0
+                return 1  // the source's, set below
             }
         }
+        // `orig` with the other side 0 (or orig): the source's own size.
+        let widthOnly = width == .original && (height == .pixels(0) || height == .original)
+        guard !widthOnly, !(height == .original && width == .pixels(0)) else { return nil }
         var (boxWidth, boxHeight) = (try pixels(width), try pixels(height))
+        var (widthIsSource, heightIsSource) = (width == .original, height == .original)
         guard boxWidth > 0 || boxHeight > 0 else { return nil }
         // thumbor turns after resizing; Imagery turns first, so the box turns too.
-        if turned { (boxWidth, boxHeight) = (boxHeight, boxWidth) }
+        if turned {
+            (boxWidth, boxHeight) = (boxHeight, boxWidth)
+            (widthIsSource, heightIsSource) = (heightIsSource, widthIsSource)
+        }
         let oneSide = boxWidth == 0 || boxHeight == 0
         var thumbnail = ImageRequest.Thumbnail(
             width: boxWidth == 0 ? maximumSide : boxWidth, height: boxHeight == 0 ? maximumSide : boxHeight, fit: .inside
         )
+        (thumbnail.widthIsSource, thumbnail.heightIsSource) = (widthIsSource, heightIsSource)
         switch fitIn {
         case nil:
             thumbnail.fit = oneSide ? .inside : .cover
@@ -359,7 +363,8 @@ extension ThumborURL {
     /// as thumbor reads it: the image inside, and the inner URL's crop as a focal region (left, top,
     /// width, height), looking through up to 10 nested URLs for one with a crop; `nil` when there is none.
     static func focalExtraction(of image: Substring) -> (image: Substring, region: (left: Int, top: Int, width: Int, height: Int))? {
-        var url = image
+        let decoded = image.contains("%") ? image.removingPercentEncoding.map { Substring($0) } ?? image : image
+        var url = decoded
         for _ in 0..<10 {
             var rest = url
             if rest.hasPrefix("http://") { rest = rest.dropFirst(7) } else if rest.hasPrefix("https://") { rest = rest.dropFirst(8) }
