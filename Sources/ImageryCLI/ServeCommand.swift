@@ -70,6 +70,9 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "thumbor's SECURITY_KEY: thumbor URLs must be signed with it (HMAC-SHA1, as libthumbor signs them); /unsafe/ is refused. Better given as $IMAGERY_THUMBOR_KEY.")
     var thumborKey: String?
 
+    @Option(help: "A thumbor configuration file (thumbor.conf): its SECURITY_KEY, ALLOW_UNSAFE_URL, QUALITY, AUTO_WEBP, MAX_AGE, ALLOWED_SOURCES, RESPECT_ORIENTATION, MAX_WIDTH, MAX_HEIGHT, FILTERS and more are applied, with thumbor's defaults for what it leaves out; the rest is listed at start. Read after --config, before the other options.")
+    var thumborConfig: String?
+
     @Option(help: "imgproxy's IMGPROXY_KEY: hex keys, comma-separated; imgproxy URLs must be signed (HMAC-SHA256 of salt + path). Default: $IMGPROXY_KEY if set.")
     var imgproxyKey: String?
 
@@ -124,6 +127,24 @@ struct ServeCommand: AsyncParsableCommand {
             configuration = try config.map { try ServerConfiguration(contentsOf: URL(fileURLWithPath: $0)) } ?? ServerConfiguration()
         } catch {
             throw CommandFailure(message: "\(error)")
+        }
+        if let thumborConfig {
+            let url = URL(fileURLWithPath: thumborConfig)
+            guard let data = FileManager.default.contents(atPath: url.path), let text = String(data: data, encoding: .utf8) else {
+                throw ValidationError("the thumbor configuration \(thumborConfig) cannot be read (or is not UTF-8 text)")
+            }
+            do {
+                let report = try ThumborConfigurationFile.apply(text, to: &configuration)
+                func say(_ line: String) { FileHandle.standardError.write(Data("imagery serve: \(thumborConfig): \(line)\n".utf8)) }
+                for name in report.unsupported { say("\(name) is thumbor's but not supported here: its setting is not applied") }
+                if !report.machinery.isEmpty {
+                    say("not used (thumbor's own parts, which Imagery's loader, caches and engine replace): \(report.machinery.joined(separator: ", "))")
+                }
+                for name in report.unknown { say("\(name) is no thumbor setting: ignored") }
+                for line in report.unreadLines { say("\(line) is not a simple assignment: not read") }
+            } catch {
+                throw ValidationError("\(thumborConfig): \(error.message)")
+            }
         }
         // imgproxy's own environment names, so that a deployment's settings carry over (the command line wins: read first).
         do {

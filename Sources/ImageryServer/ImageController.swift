@@ -29,6 +29,13 @@ package struct ImageController: Sendable {
             let body = ByteBuffer(string: #"{"status":"ok"}"#)
             return Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: body))
         }
+        // thumbor's health check, for load balancers pointed at a thumbor: its words.
+        router.getAndHead("healthcheck") { _, _ -> Response in
+            Response(
+                status: .ok, headers: [.contentType: "text/html; charset=UTF-8", .cacheControl: "no-cache"],
+                body: ResponseBody(byteBuffer: ByteBuffer(string: "WORKING"))
+            )
+        }
         router.getAndHead("image") { request, context -> Response in
             await respond(to: request, on: context.channel)
         }
@@ -178,7 +185,7 @@ package struct ImageController: Sendable {
         do {
             let parameters = try dialects.thumborParameters(path)
             let url = try ThumborURL(path: path)
-            let callback = Self.parameters(of: request.uri)["callback"]
+            let callback = service.configuration.thumborMetaCallback ?? Self.parameters(of: request.uri)["callback"]
             if let callback, callback.isEmpty || callback.count > 100 || !callback.allSatisfy({ $0.isLetter || $0.isNumber || "_.$".contains($0) }) {
                 throw ServerError.badParameter("callback must be a JavaScript name (letters, digits, _ . $), at most 100 characters")
             }

@@ -81,6 +81,19 @@ public struct ServerConfiguration: Sendable {
     /// ``thumborRefusesUnknownFilters``). Default: thumbor 7.8's own default list, which leaves out
     /// `autojpg` and `red_eye`.
     public var thumborFilters = ServerConfiguration.thumborDefaultFilters
+    /// thumbor's `ALLOW_UNSAFE_URL`: whether `/unsafe/` thumbor URLs are answered; `nil` (default): only
+    /// when no thumbor security key is set (with one, thumbor URLs must be signed).
+    public var thumborAllowsUnsafeURLs: Bool?
+    /// thumbor's `RESPECT_ORIENTATION`: whether thumbor URLs apply the source's EXIF orientation; default
+    /// `true` (thumbor's own default is `false`: a thumbor configuration file without it turns it off).
+    public var thumborRespectsOrientation = true
+    /// thumbor's `MAX_WIDTH` and `MAX_HEIGHT`: a larger width or height asked for is made this one (not
+    /// refused, as thumbor); 0 (default): no limit but ``maximumOutputSide``.
+    public var thumborMaximumWidth = 0
+    public var thumborMaximumHeight = 0
+    /// thumbor's `META_CALLBACK_NAME`: `meta/` answers are JavaScript calling it; `nil` (default): JSON,
+    /// unless the URL's `callback=` names one.
+    public var thumborMetaCallback: String?
 
     /// thumbor 7.8's `BUILTIN_FILTERS`, by filter name.
     public static let thumborDefaultFilters: Set<String> = [

@@ -9,7 +9,7 @@ extension PathDialects {
         let (signature, signed) = try ThumborURL.signature(of: path)
         switch signature {
         case .unsafe:
-            guard thumborSigner == nil, !nativeSigned else {
+            guard configuration.thumborAllowsUnsafeURLs ?? (thumborSigner == nil), !nativeSigned else {
                 throw ServerError(.forbidden, "bad_signature", "unsafe thumbor URLs are off here: sign them with the thumbor security key")
             }
         case .hmac(let signature):
@@ -26,7 +26,8 @@ extension PathDialects {
         return try ThumborURL(path: path).parameters(
             maximumSide: configuration.maximumOutputSide, refusesUnknownFilters: configuration.thumborRefusesUnknownFilters,
             negotiates: configuration.thumborAutoWebP, watermarks: watermarks, autoPNGToJPEG: configuration.thumborAutoPNGToJPEG,
-            loadedFilters: configuration.thumborFilters
+            loadedFilters: configuration.thumborFilters, respectsOrientation: configuration.thumborRespectsOrientation,
+            maximumWidth: configuration.thumborMaximumWidth, maximumHeight: configuration.thumborMaximumHeight
         )
     }
 }

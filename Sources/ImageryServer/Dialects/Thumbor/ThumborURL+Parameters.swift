@@ -20,7 +20,22 @@ extension ThumborURL {
     ///     with `refusesUnknownFilters`), as thumbor skips them.
     func parameters(
         maximumSide: Int, refusesUnknownFilters: Bool, negotiates: Bool, watermarks: [String: String] = [:], autoPNGToJPEG: Bool = false,
-        loadedFilters: Set<String> = ServerConfiguration.thumborDefaultFilters
+        loadedFilters: Set<String> = ServerConfiguration.thumborDefaultFilters, respectsOrientation: Bool = true,
+        maximumWidth: Int = 0, maximumHeight: Int = 0
+    ) throws -> ImageParameters {
+        var url = self
+        // thumbor's MAX_WIDTH and MAX_HEIGHT: a larger side asked for is made the largest.
+        if maximumWidth > 0, case .pixels(let value) = width, value > maximumWidth { url.width = .pixels(maximumWidth) }
+        if maximumHeight > 0, case .pixels(let value) = height, value > maximumHeight { url.height = .pixels(maximumHeight) }
+        return try url.limitedParameters(
+            maximumSide: maximumSide, refusesUnknownFilters: refusesUnknownFilters, negotiates: negotiates, watermarks: watermarks,
+            autoPNGToJPEG: autoPNGToJPEG, loadedFilters: loadedFilters, respectsOrientation: respectsOrientation
+        )
+    }
+
+    private func limitedParameters(
+        maximumSide: Int, refusesUnknownFilters: Bool, negotiates: Bool, watermarks: [String: String], autoPNGToJPEG: Bool,
+        loadedFilters: Set<String>, respectsOrientation: Bool
     ) throws -> ImageParameters {
         var recipe = ImageRecipe()
         var image = image
@@ -162,6 +177,7 @@ extension ThumborURL {
             recipe.background = boxFill == .background ? fillColor : nil
             recipe.boxFill = boxFill
         }
+        recipe.ignoresOrientation = !respectsOrientation
         var parameters = ImageParameters(url: try Self.sourceURL(image), recipe: recipe, format: format, encoding: encoding, negotiates: negotiates)
         // thumbor: with AUTO_PNG_TO_JPG on, only a URL without autojpg() converts; with it off, autojpg(true) does.
         parameters.opaquePNGAsJPEG = autoPNGToJPEG ? autoJPEGFilter == nil : autoJPEGFilter ?? false
