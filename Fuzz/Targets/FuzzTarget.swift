@@ -24,6 +24,8 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
     case bitmaps
     /// The SVG sanitiser.
     case svg
+    /// A thumbor.conf: its Python assignments, read and applied.
+    case thumborConfiguration = "thumbor-conf"
 
     /// Runs the target on `bytes`.
     /// - Throws: ``FuzzFailure`` when a property does not hold.
@@ -38,6 +40,7 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
         case .diskIndex: try DiskIndexTarget.run(bytes)
         case .bitmaps: try BitmapsTarget.run(bytes)
         case .svg: try SVGTarget.run(bytes)
+        case .thumborConfiguration: try ThumborConfigurationTarget.run(bytes)
         }
     }
 }

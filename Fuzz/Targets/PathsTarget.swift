@@ -78,6 +78,18 @@ enum PathsTarget {
                 try require(ServerError.from(error).status == .badRequest, "\(path): \(recipe) on \(width)x\(height): \(error)")
             }
         }
+        for adjustment in recipe.adjustments {
+            try require(adjustment.problem == nil, "\(path): accepted \(adjustment), which a processor refuses: \(adjustment.problem ?? "")")
+        }
+        for url in recipe.linkedSources {
+            try require((try? SourceGuard.endpoint(of: url)) != nil, "\(path): a watermark or frame \(url) with no endpoint")
+        }
+        // thumbor's meta/ on any source: JSON.
+        for (width, height) in [(1, 1), (640, 427), (3000, 17)] {
+            if let json = PathDialects.thumborMetaJSON(path, sourceWidth: width, sourceHeight: height) {
+                try require((try? JSONSerialization.jsonObject(with: Data(json.utf8))) != nil, "\(path): meta on \(width)x\(height) is no JSON: \(json)")
+            }
+        }
         do {
             _ = try SourceGuard.endpoint(of: parameters.url)
         } catch {

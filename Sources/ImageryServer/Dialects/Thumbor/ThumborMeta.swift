@@ -257,3 +257,12 @@ extension ImageService {
         )
     }
 }
+
+extension PathDialects {
+    /// The `meta/` JSON of a thumbor URL path for a source of this size, or `nil` when the path is no
+    /// thumbor `meta/` URL (for the fuzz target: any path, any size, must give JSON).
+    package static func thumborMetaJSON(_ path: Substring, sourceWidth: Int, sourceHeight: Int) -> String? {
+        guard let url = try? ThumborURL(path: path), url.meta else { return nil }
+        return ThumborMeta(url: url, sourceWidth: sourceWidth, sourceHeight: sourceHeight, frames: 1).json()
+    }
+}
