@@ -605,6 +605,64 @@ static inline int imagery_vips_cast_float(VipsImage *in, VipsImage **out) {
     return vips_cast(in, out, VIPS_FORMAT_FLOAT, NULL);
 }
 
+/// `in` rendered into a new memory image of its own (never `in` itself, even when `in` is in memory
+/// already): one whose pixels may be changed in place.
+static inline int imagery_vips_render_copy(VipsImage *in, VipsImage **out) {
+    VipsImage *memory = vips_image_new_memory();
+    if (vips_image_write(in, memory)) { g_object_unref(memory); return -1; }
+    *out = memory;
+    return 0;
+}
+
+/// RGBA `over` (`width` × `height`, 8 bits) laid on the 8-bit 3- or 4-band memory image `image` at
+/// (x, y), in place, cut to the image: with thumbor's `_composite` arithmetic ("over": colours
+/// weighted by alpha, truncated), or, with `destOut`, as thumbor's transparent round corners: where
+/// `over` is opaque, its colour at alpha 0; where it is partly, the colours darkened by it.
+static inline void imagery_blend_in_place(VipsImage *image, const unsigned char *over, int width, int height, int x, int y, int destOut) {
+    int bands = image->Bands;
+    if (image->BandFmt != VIPS_FORMAT_UCHAR || (bands != 3 && bands != 4)) return;
+    for (int row = 0; row < height; row++) {
+        int ty = y + row;
+        if (ty < 0 || ty >= image->Ysize) continue;
+        unsigned char *line = VIPS_IMAGE_ADDR(image, 0, ty);
+        for (int column = 0; column < width; column++) {
+            int tx = x + column;
+            if (tx < 0 || tx >= image->Xsize) continue;
+            const unsigned char *o = over + ((size_t)row * width + column) * 4;
+            unsigned char *p = line + (size_t)tx * bands;
+            if (destOut) {  // thumbor's transparent corners: outside, its colour at alpha 0; the edge darkened, alpha kept
+                if (bands != 4 || o[3] == 0) continue;
+                if (o[3] == 255) {
+                    p[0] = o[0]; p[1] = o[1]; p[2] = o[2]; p[3] = 0;
+                } else {
+                    for (int c = 0; c < 3; c++) p[c] = (unsigned char)(p[c] * (255 - o[3]) / 255);
+                }
+                continue;
+            }
+            double a1 = 255 - (bands == 4 ? p[3] : 255), a2 = 255 - o[3];
+            double delta = (a2 / 255.0) * (a1 / 255.0);
+            double alpha = 255.0 * delta;
+            delta = 1.0 - delta;
+            delta = delta <= 1.0e-12 ? 1.0 : 1.0 / delta;
+            for (int c = 0; c < 3; c++) {
+                double value = delta * ((1.0 - a2 / 255.0) * o[c] + (1.0 - a1 / 255.0) * p[c] * (a2 / 255.0));
+                p[c] = (unsigned char)(value > 255.0 ? 255 : value < 0.0 ? 0 : (int)value);
+            }
+            if (bands == 4) {
+                double a = 255.0 - alpha;
+                p[3] = (unsigned char)(a > 255.0 ? 255 : a < 0.0 ? 0 : (int)a);
+            }
+        }
+    }
+}
+
+/// 8-bit pixels (copied) as an sRGB image of `bands` bands (3, or 4 with alpha): no operation runs.
+static inline VipsImage *imagery_vips_srgb_from_pixels(const void *pixels, size_t length, int width, int height, int bands) {
+    VipsImage *image = vips_image_new_from_memory_copy(pixels, length, width, height, bands, VIPS_FORMAT_UCHAR);
+    if (image) image->Type = VIPS_INTERPRETATION_sRGB;
+    return image;
+}
+
 /// `count` overlays drawn on `base` in one pass, each at its (x, y), in blend `mode` (OVER: laid
 /// over; DEST_OUT: `base`'s alpha removed where they are opaque).
 static inline int imagery_vips_composite_at(VipsImage *base, VipsImage **overlays, int count, const int *x, const int *y,

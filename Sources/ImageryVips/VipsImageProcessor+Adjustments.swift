@@ -111,39 +111,115 @@ extension VipsImageProcessor {
     ) throws -> UnsafeMutablePointer<VipsImage> {
         let base = try eightBitColour(image)
         let (width, height) = (Int(vips_image_get_width(base)), Int(vips_image_get_height(base)))
-        var overlay: UnsafeMutablePointer<VipsImage>
+        let overlay: Image
         do {
-            guard let opened = try opened(mark) else { throw ImageProcessingError.invalidValue("thumbor watermarks are images") }
-            overlay = try eightBitColour(opened)
-            if !Vips.hasAlpha(overlay) { overlay = try Vips.apply(overlay) { imagery_vips_add_alpha($0, $1) } }
-            let own = (Int(vips_image_get_width(overlay)), Int(vips_image_get_height(overlay)))
-            let size = paste.size(width: own.0, height: own.1, outputWidth: width, outputHeight: height)
-            if size != own { overlay = try Vips.resized(overlay, width: size.width, height: size.height) }
-            if paste.transparency > 0 {  // thumbor's _alpha: alpha less 255 × transparency / 100, at least 0
-                let alpha = try Vips.apply(overlay, releasingInput: false) { imagery_vips_extract_bands($0, $1, 3, 1) }
-                let lowered = try Vips.apply(alpha) { imagery_vips_linear1($0, $1, 1, -Double(255 * paste.transparency / 100), 0) }
-                defer { imagery_vips_unref(lowered) }
-                let colour = try Vips.apply(overlay) { imagery_vips_extract_bands($0, $1, 0, 3) }
-                overlay = try Vips.apply(colour) { imagery_vips_bandjoin2($0, lowered, $1) }
-            }
+            overlay = try pastedMark(mark, paste, outputWidth: width, outputHeight: height)
         } catch {
             imagery_vips_unref(base)
             throw error
         }
-        defer { imagery_vips_unref(overlay) }
-        let (markWidth, markHeight) = (Int(vips_image_get_width(overlay)), Int(vips_image_get_height(overlay)))
-        let origins = paste.origins(width: markWidth, height: markHeight, outputWidth: width, outputHeight: height)
-            .filter { $0.x < width && $0.y < height && $0.x + markWidth > 0 && $0.y + markHeight > 0 }
+        let origins = paste.origins(width: overlay.width, height: overlay.height, outputWidth: width, outputHeight: height)
+            .filter { $0.x < width && $0.y < height && $0.x + overlay.width > 0 && $0.y + overlay.height > 0 }
         guard !origins.isEmpty else { return base }
-        let opaque = !Vips.hasAlpha(base)
-        var overlays: [UnsafeMutablePointer<VipsImage>?] = Array(repeating: overlay, count: origins.count)
-        var result = try Vips.apply(base) { input, output in
-            imagery_vips_composite_at(
-                input, &overlays, Int32(origins.count), origins.map { Int32($0.x) }, origins.map { Int32($0.y) }, VIPS_BLEND_MODE_OVER, output
-            )
+        return try blended(base, origins.map { (overlay, $0.x, $0.y) }, removingAlpha: false)
+    }
+
+    /// RGBA `overlays` laid over `image` at their places, each on the pixels under it only (the image
+    /// rendered once, then changed in place: no libvips operation per overlay), or with
+    /// `removingAlpha`, the image's alpha lowered where they are opaque. Consumes `image`.
+    private func blended(
+        _ image: UnsafeMutablePointer<VipsImage>, _ overlays: [(image: Image, x: Int, y: Int)], removingAlpha: Bool
+    ) throws -> UnsafeMutablePointer<VipsImage> {
+        var image = try Vips.apply(image) { imagery_vips_cast_uchar($0, $1) }
+        image = try Vips.apply(image) { imagery_vips_render_copy($0, $1) }
+        for overlay in overlays where overlay.image.pixelFormat == .rgba8 {
+            overlay.image.pixels.withUnsafeBytes { buffer in
+                guard let pixels = buffer.bindMemory(to: UInt8.self).baseAddress else { return }
+                imagery_blend_in_place(
+                    image, pixels, Int32(overlay.image.width), Int32(overlay.image.height), Int32(overlay.x), Int32(overlay.y), removingAlpha ? 1 : 0
+                )
+            }
         }
-        if opaque { result = try Vips.apply(result) { imagery_vips_extract_bands($0, $1, 0, 3) } }
+        return image
+    }
+
+    /// `overlays` composited over `base` in one operation (the fewer libvips operations a request
+    /// runs, the less it costs: each is built anew), the result with `base`'s bands, 8 bits. Consumes `base`.
+    private func composited(
+        _ base: UnsafeMutablePointer<VipsImage>, _ overlays: inout [UnsafeMutablePointer<VipsImage>?], x: [Int32], y: [Int32], mode: VipsBlendMode
+    ) throws -> UnsafeMutablePointer<VipsImage> {
+        let bands = vips_image_get_bands(base)
+        let count = Int32(overlays.count)
+        let rendered = try Vips.apply(base) { imagery_vips_copy_memory($0, $1) }
+        var result = try Vips.apply(rendered) { input, output in imagery_vips_composite_at(input, &overlays, count, x, y, mode, output) }
+        if vips_image_get_bands(result) > bands { result = try Vips.apply(result) { imagery_vips_extract_bands($0, $1, 0, bands) } }
         return try Vips.apply(result) { imagery_vips_cast_uchar($0, $1) }
+    }
+
+    /// A watermark made ready to paste (decoded, 8-bit sRGB with alpha, sized, its transparency taken
+    /// off its alpha), from ``preparedMarks``: made once per image, size and transparency.
+    private func pastedMark(
+        _ mark: ImageRecipe.Watermark.Mark, _ paste: ImageRecipe.Watermark.Paste, outputWidth: Int, outputHeight: Int
+    ) throws -> Image {
+        let name: String
+        switch mark {
+        case .image(let configured): name = "configured:" + configured
+        case .linked(.encoded(let image)): name = "linked:" + image.id
+        default: throw ImageProcessingError.invalidValue("thumbor watermarks are images")
+        }
+        let natural = name + "|natural"
+        var source = Self.preparedMarks.withLock { $0[natural] }
+        if source == nil {
+            guard let opened = try opened(mark) else { throw ImageProcessingError.invalidValue("thumbor watermarks are images") }
+            var rgba = try eightBitColour(opened)
+            if !Vips.hasAlpha(rgba) { rgba = try Vips.apply(rgba) { imagery_vips_add_alpha($0, $1) } }
+            let pixels = try Vips.makeImage(consuming: rgba, format: .png)
+            Self.remember(natural, pixels)
+            source = pixels
+        }
+        guard let source else { throw ImageProcessingError.invalidValue("thumbor watermarks are images") }
+        let size = paste.size(width: source.width, height: source.height, outputWidth: outputWidth, outputHeight: outputHeight)
+        let key = name + "|\(size.width)x\(size.height)|\(paste.transparency)"
+        if let prepared = Self.preparedMarks.withLock({ $0[key] }) { return prepared }
+        var overlay = try Self.wrapped(source)
+        if size.width != source.width || size.height != source.height {
+            overlay = try Vips.resized(overlay, width: size.width, height: size.height)
+        }
+        if paste.transparency > 0 {  // thumbor's _alpha: alpha less 255 × transparency / 100, at least 0
+            let delta = -Double(255 * paste.transparency / 100)
+            let alpha = try Vips.apply(overlay, releasingInput: false) { imagery_vips_extract_bands($0, $1, 3, 1) }
+            let lowered = try Vips.apply(alpha) { imagery_vips_linear1($0, $1, 1, delta, 0) }
+            defer { imagery_vips_unref(lowered) }
+            let colour = try Vips.apply(overlay) { imagery_vips_extract_bands($0, $1, 0, 3) }
+            overlay = try Vips.apply(colour) { imagery_vips_bandjoin2($0, lowered, $1) }
+        }
+        let prepared = try Vips.makeImage(consuming: overlay, format: .png)
+        Self.remember(key, prepared)
+        return prepared
+    }
+
+    /// Watermarks ready to paste, as 8-bit RGBA pixels, by image, size and transparency: at most 64,
+    /// the oldest forgotten first (a site uses a few watermarks at a few sizes).
+    private static let preparedMarks = Locked([String: Image]())
+    private static let preparedOrder = Locked([String]())
+
+    private static func remember(_ key: String, _ image: Image) {
+        preparedOrder.withLock { order in
+            preparedMarks.withLock { marks in
+                if marks[key] == nil { order.append(key) }
+                marks[key] = image
+                while order.count > 64 { marks[order.removeFirst()] = nil }
+            }
+        }
+    }
+
+    /// 8-bit RGBA pixels as an sRGB libvips image (a copy; no operation runs).
+    private static func wrapped(_ image: Image) throws -> UnsafeMutablePointer<VipsImage> {
+        let made = image.pixels.withUnsafeBytes { buffer in
+            imagery_vips_srgb_from_pixels(buffer.baseAddress, buffer.count, Int32(image.width), Int32(image.height), 4)
+        }
+        guard let made else { throw VipsError(message: Vips.takeError()) }
+        return made
     }
 
     /// `image` in a nine-patch frame, as thumbor's `frame()` draws it: the image on an opaque white
@@ -203,10 +279,9 @@ extension VipsImageProcessor {
             throw error
         }
         guard !cells.isEmpty else { return canvas }
-        let result = try Vips.apply(canvas) { input, output in
-            imagery_vips_composite_at(input, &cells, Int32(cells.count), origins.map(\.x), origins.map(\.y), VIPS_BLEND_MODE_OVER, output)
-        }
-        return try Vips.apply(result) { imagery_vips_cast_uchar($0, $1) }
+        let xs: [Int32] = origins.map(\.x)
+        let ys: [Int32] = origins.map(\.y)
+        return try composited(canvas, &cells, x: xs, y: ys, mode: VIPS_BLEND_MODE_OVER)
     }
 
     /// A table of 0...255 through `transform`, its results kept in 0...255.
@@ -299,8 +374,9 @@ extension VipsImageProcessor {
         let (a, b) = (min(horizontal, width / 2), min(vertical, height / 2))
         guard a > 0, b > 0 else { return image }
         if transparent, !Vips.hasAlpha(image) { image = try Vips.apply(image) { imagery_vips_add_alpha($0, $1) } }
-        // The top-left corner: RGBA, alpha where the ellipse does not cover.
-        var patch = [UInt8](repeating: 0, count: a * b * 4)
+        // The corners: RGBA, alpha where the ellipse does not cover (the top-left one's, mirrored),
+        // made here as pixels: no libvips operation until the one composite.
+        var coverage = [UInt8](repeating: 0, count: a * b)
         let samples = 4
         for y in 0..<b {
             for x in 0..<a {
@@ -312,40 +388,28 @@ extension VipsImageProcessor {
                         if dx * dx + dy * dy > 1 { outside += 1 }
                     }
                 }
-                let offset = (y * a + x) * 4
-                (patch[offset], patch[offset + 1], patch[offset + 2]) = (color.red, color.green, color.blue)
-                patch[offset + 3] = UInt8(255 * outside / (samples * samples))
+                coverage[y * a + x] = UInt8(255 * outside / (samples * samples))
             }
         }
-        let topLeft: UnsafeMutablePointer<VipsImage>
-        do {
-            guard let pixels = imagery_vips_from_pixels(patch, patch.count, Int32(a), Int32(b), 4, 0) else { throw VipsError(message: Vips.takeError()) }
-            topLeft = try Vips.apply(pixels) { imagery_vips_set_interpretation($0, $1, VIPS_INTERPRETATION_sRGB) }
-        } catch {
-            imagery_vips_unref(image)
-            throw error
+        var overlays: [(image: Image, x: Int, y: Int)] = []
+        let mirrors: [(x: Bool, y: Bool)] = [(false, false), (true, false), (false, true), (true, true)]
+        for mirror in mirrors {
+            var patch = Data(count: a * b * 4)
+            for y in 0..<b {
+                let row: Int = mirror.y ? b - 1 - y : y
+                for x in 0..<a {
+                    let column: Int = mirror.x ? a - 1 - x : x
+                    let offset = (y * a + x) * 4
+                    patch[offset] = color.red
+                    patch[offset + 1] = color.green
+                    patch[offset + 2] = color.blue
+                    patch[offset + 3] = coverage[row * a + column]
+                }
+            }
+            let corner = Image(width: a, height: b, pixelFormat: .rgba8, pixels: patch, sourceFormat: .png)
+            overlays.append((corner, mirror.x ? width - a : 0, mirror.y ? height - b : 0))
         }
-        var corners = [topLeft]
-        defer { corners.forEach { imagery_vips_unref($0) } }
-        do {
-            let topRight = try Vips.apply(topLeft, releasingInput: false) { imagery_vips_flip($0, $1, VIPS_DIRECTION_HORIZONTAL) }
-            corners.append(topRight)
-            corners.append(try Vips.apply(topLeft, releasingInput: false) { imagery_vips_flip($0, $1, VIPS_DIRECTION_VERTICAL) })
-            corners.append(try Vips.apply(topRight, releasingInput: false) { imagery_vips_flip($0, $1, VIPS_DIRECTION_VERTICAL) })
-        } catch {
-            imagery_vips_unref(image)
-            throw error
-        }
-        let xs: [Int32] = [0, Int32(width - a), 0, Int32(width - a)], ys: [Int32] = [0, 0, Int32(height - b), Int32(height - b)]
-        let opaque = !Vips.hasAlpha(image)
-        var overlays: [UnsafeMutablePointer<VipsImage>?] = corners
-        var result = try Vips.apply(image) { input, output in
-            imagery_vips_composite_at(input, &overlays, 4, xs, ys, transparent ? VIPS_BLEND_MODE_DEST_OUT : VIPS_BLEND_MODE_OVER, output)
-        }
-        if opaque {  // painted corners on an opaque image: no alpha band
-            result = try Vips.apply(result) { imagery_vips_extract_bands($0, $1, 0, 3) }
-        }
-        return try Vips.apply(result) { imagery_vips_cast_uchar($0, $1) }
+        return try blended(image, overlays, removingAlpha: transparent)  // painted on an opaque image: no alpha band
     }
 }
 
