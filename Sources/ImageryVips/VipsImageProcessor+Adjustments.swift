@@ -150,8 +150,7 @@ extension VipsImageProcessor {
     ) throws -> UnsafeMutablePointer<VipsImage> {
         let bands = vips_image_get_bands(base)
         let count = Int32(overlays.count)
-        let rendered = try Vips.apply(base) { imagery_vips_copy_memory($0, $1) }
-        var result = try Vips.apply(rendered) { input, output in imagery_vips_composite_at(input, &overlays, count, x, y, mode, output) }
+        var result = try Vips.apply(base) { input, output in imagery_vips_composite_at(input, &overlays, count, x, y, mode, output) }
         if vips_image_get_bands(result) > bands { result = try Vips.apply(result) { imagery_vips_extract_bands($0, $1, 0, bands) } }
         return try Vips.apply(result) { imagery_vips_cast_uchar($0, $1) }
     }

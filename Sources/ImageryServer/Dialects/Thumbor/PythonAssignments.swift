@@ -23,7 +23,7 @@ struct PythonAssignments {
     init(_ text: String) {
         var parser = Parser(Array(text.unicodeScalars))
         while !parser.atEnd {
-            parser.skipBlankLines()
+            parser.skipSpacesAndLines()
             guard !parser.atEnd else { break }
             let start = parser.position, line = parser.line
             if let name = parser.identifier(), parser.skipSpaces(), parser.take("="), !parser.peek("="),
@@ -78,10 +78,6 @@ struct PythonAssignments {
 
         mutating func skipComment() {
             while let scalar = current, scalar != "\n" { _ = scalar; advance() }
-        }
-
-        mutating func skipBlankLines() {
-            skipSpacesAndLines()
         }
 
         mutating func restOfLine() -> String {

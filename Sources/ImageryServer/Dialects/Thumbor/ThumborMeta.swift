@@ -212,8 +212,7 @@ struct ThumborMeta {
 
     /// `urllib.parse.quote(text)`: every byte but letters, digits, `_.-~` and `/` as %XX.
     static func pythonQuote(_ text: String) -> String {
-        var allowed = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-~/")
-        allowed.remove(charactersIn: "")
+        let allowed = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-~/")
         return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
     }
 
