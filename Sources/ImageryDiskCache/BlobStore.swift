@@ -31,7 +31,7 @@ package struct BlobStore: Sendable {
     /// Creates the folders if needed and opens them.
     /// - Parameter openFileLimit: How many entry files to keep open between reads (0: none).
     /// - Throws: ``DiskCacheError`` when a folder cannot be created or opened.
-    init(directory: URL, openFileLimit: Int) throws {
+    init(directory: URL, openFileLimit: Int) throws(DiskCacheError) {
         openFiles = MemoryCache(countLimit: openFileLimit, cost: { _ in 1 })
         let blobs = directory.appendingPathComponent("blobs"), temporary = directory.appendingPathComponent("tmp")
         (self.blobs, self.temporary) = (blobs, temporary)
@@ -39,14 +39,15 @@ package struct BlobStore: Sendable {
         let paths = (0..<256).map { blobs.path + "/" + Self.hex(UInt64($0), digits: 2) } + [temporary.path]
         for path in paths {
             var descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            var error: Int32?
             if descriptor < 0 {
-                try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+                error = DiskCache.Storage.makeDirectory(path)
                 descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
             }
             guard descriptor >= 0 else {
-                let error = errno
+                let error = error ?? errno
                 folders.forEach { _ = Foundation.close($0) }
-                throw DiskCacheError(message: "cannot open the cache folder \(path): errno \(error)")
+                throw DiskCacheError(message: "cannot open the cache folder \(path): \(String(cString: strerror(error)))", errno: error)
             }
             folders.append(descriptor)
         }
@@ -87,7 +88,7 @@ package struct BlobStore: Sendable {
     func write(_ data: Data, fileID: UInt64) throws {
         let name = Self.name(of: fileID)
         let descriptor = openat(temporaryFolder, name, O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else { throw DiskCacheError(message: "cannot create \(temporary.path)/\(name): errno \(errno)") }
+        guard descriptor >= 0 else { throw Self.failure("cannot create \(temporary.path)/\(name)", errno) }
         var written = 0
         let failure: Int32? = data.withUnsafeBytes { buffer in
             while written < buffer.count {
@@ -100,13 +101,25 @@ package struct BlobStore: Sendable {
         Foundation.close(descriptor)
         if let failure {
             unlinkat(temporaryFolder, name, 0)
-            throw DiskCacheError(message: "cannot write \(temporary.path)/\(name): errno \(failure)")
+            throw Self.failure("cannot write \(temporary.path)/\(name)", failure)
         }
         guard renameat(temporaryFolder, name, folder(of: fileID), name) == 0 else {
             let error = errno
             unlinkat(temporaryFolder, name, 0)
-            throw DiskCacheError(message: "cannot move \(temporary.path)/\(name) into place: errno \(error)")
+            throw Self.failure("cannot move \(temporary.path)/\(name) into place", error)
         }
+    }
+
+    private static func failure(_ message: String, _ error: Int32) -> DiskCacheError {
+        DiskCacheError(message: "\(message): \(String(cString: strerror(error)))", errno: error)
+    }
+
+    /// The filesystem's size and the bytes this process may still write to it (`fstatvfs`).
+    func space() -> (total: Int, available: Int)? {
+        var info = statvfs()
+        guard fstatvfs(temporaryFolder, &info) == 0 else { return nil }
+        let block = Int(info.f_frsize)
+        return (Int(info.f_blocks) * block, Int(info.f_bavail) * block)
     }
 
     /// The bytes of entry file `fileID` (named `name`) if it holds exactly `size` bytes; otherwise `nil`.

@@ -24,6 +24,18 @@ extension DiskCache {
         /// soft), at most 32 768; 0 opens every file for each read. When more entries than this are
         /// read in turn, the least recently read is closed.
         public var openFileLimit: Int
+        /// Which entries go first when the cache is full; default ``Eviction/greedyDualSize``.
+        public var eviction: Eviction
+        /// Told of faults when they begin and end (a full, read-only or removed directory, a
+        /// damaged index), once each; the server logs them. Default nil.
+        public var onEvent: (@Sendable (Event) -> Void)?
+        /// How often a read-only or unusable directory is tried again; default 5 s.
+        public var probeInterval: Duration
+        /// When the directory cannot be used at open (read-only, not permitted, full, its parent
+        /// missing), open holding nothing (``Mode/unavailable``) and try again every
+        /// ``probeInterval`` instead of throwing. A directory another process holds still throws.
+        /// Default false.
+        public var retriesUnusableDirectory: Bool
 
         /// A configuration for `directory` with default limits.
         public init(directory: URL, sizeLimit: Int = 1 << 30, countLimit: Int = .max, ttl: TimeInterval? = nil) {
@@ -34,6 +46,10 @@ extension DiskCache {
             self.inlineReadLimit = 128 * 1024
             self.maximumPendingBytes = 64 << 20
             self.openFileLimit = Self.defaultOpenFileLimit
+            self.eviction = .greedyDualSize
+            self.onEvent = nil
+            self.probeInterval = .seconds(5)
+            self.retriesUnusableDirectory = false
         }
 
         /// Half the soft descriptor limit, at most 32 768 (as read when called).
@@ -57,6 +73,16 @@ extension DiskCache {
         }
     }
 
+    /// Which entries a full cache evicts first.
+    public enum Eviction: Sendable {
+        /// The least recently used.
+        case leastRecentlyUsed
+        /// GreedyDual-Size (Cao and Irani): the least recently used, the larger ones sooner, and
+        /// a new entry pushes out only entries ranked below it; a lookup finds what it asks for
+        /// more often when small entries (responses) and large ones (originals) compete for the space.
+        case greedyDualSize
+    }
+
     /// What a disk cache has done since it was opened.
     public struct Stats: Sendable, Hashable, Codable {
         /// Lookups answered from the cache.
@@ -75,12 +101,8 @@ extension DiskCache {
         public var recoveredAtOpen = 0
         /// Writes dropped because more than ``Configuration/maximumPendingBytes`` waited to be written.
         public var writesDropped = 0
+        /// Writes the filesystem refused, and writes skipped while the directory was read-only or
+        /// unusable, by why.
+        public var failedWrites: [Fault: Int] = [:]
     }
-}
-
-/// Why a disk cache could not open.
-public struct DiskCacheError: Error, CustomStringConvertible, Sendable {
-    /// What went wrong, with the path.
-    public let message: String
-    public var description: String { message }
 }

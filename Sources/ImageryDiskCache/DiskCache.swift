@@ -4,10 +4,16 @@ import Imagery
 /// A persistent, size-bounded cache of encoded bytes with their metadata.
 ///
 /// - **Layout**: each entry's bytes in a file of its own (`blobs/`), the index in
-///   SQLite (`index.sqlite`, WAL). The index is also kept in memory (a
-///   `MemoryCache` ordered by use), so a lookup never touches SQLite.
-/// - **Hard limits**: every write evicts least recently used entries until the
-///   total size (and count) is under the limit. Nothing waits for a sweep.
+///   SQLite (`index.sqlite`, WAL). The index is also kept in memory, in eviction order, so a
+///   lookup never touches SQLite.
+/// - **Hard limits**: every write evicts entries until the total size (and count) is under the
+///   limit: by default GreedyDual-Size (``Eviction/greedyDualSize``: the least recently used,
+///   large ones sooner), or LRU. Nothing waits for a sweep.
+/// - **Faults**: the limit in effect follows the filesystem's free space (a full disk lowers it
+///   and evicts, freed space raises it back); a read-only or removed directory makes the cache
+///   memory-only until the directory can be used again; an index SQLite cannot read is salvaged
+///   and set aside. Each is counted (``Stats/failedWrites``) and reported once when it begins and
+///   once when it ends (``Configuration/onEvent``).
 /// - **Crash safety**: bytes are written to `tmp/` and renamed into place, then the
 ///   row is committed; every entry carries a checksum verified on read. A file
 ///   that is missing, short, long or fails its checksum is a miss and is removed.
@@ -35,14 +41,14 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
         let name: String
     }
 
-    private struct Pending {
+    struct Pending {
         var data: Data
         var metadata: CacheMetadata
         let generation: UInt64
     }
 
     /// Entries stored but not yet written, and how many bytes they hold.
-    private struct PendingWrites {
+    struct PendingWrites {
         private var entries: [String: Pending] = [:]
         private(set) var bytes = 0
 
@@ -60,80 +66,50 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
         }
     }
 
-    let index: MemoryCache<String, IndexEntry>
-    let blobs: BlobStore
-    /// Set once at open (twice when an unreadable index is replaced by an empty one).
-    var indexStore: IndexStore
+    /// The entries, in eviction order. Guarded by `lock`.
+    var index: EntryIndex
+    /// The open directory; nil while it cannot be used. Guarded by `lock`.
+    var storage: Storage?
+    /// What the directory allows now, and the fault that made it less. Guarded by `lock`.
+    var mode = Mode.readWrite
+    var degradedBy: Fault?
+    /// Faults reported and not yet recovered from: each is reported once. Guarded by `lock`.
+    var reportedFaults = Set<Fault>()
     let writer = WorkerPool(threadCount: 1, name: "imagery.disk.write")
     private let readers = WorkerPool(threadCount: 2, name: "imagery.disk.read")
-    private let directoryLock: Int32
+    /// Writer thread only: the next file's id; whether the index on disk missed changes (a write
+    /// to it failed) and must be rewritten from memory; when to try a degraded directory again.
     var nextFileID: UInt64 = 1
+    var indexOutOfSync = false
+    var nextProbe = ContinuousClock.now
 
     private let lock = NSLock()
-    private var pending = PendingWrites()
-    private var touched: [String: Int64] = [:]
-    private var accessCounter: Int64 = 0
+    var pending = PendingWrites()
+    var touched: [String: EntryIndex.Place] = [:]
     private var lastTouchFlush = ContinuousClock.now
     private var generation: UInt64 = 0
     private var readsInFlight: [String: (fileID: UInt64, task: Task<Data?, Never>)] = [:]
-    private var statistics = Stats()
+    var statistics = Stats()
 
     /// Opens (or creates) the cache in `configuration.directory` and reconciles it with its files.
-    /// - Throws: ``DiskCacheError`` if the directory cannot be used or another process (or cache
-    ///   in this process) has it open for more than 2 s.
+    /// An index SQLite cannot read is salvaged: what can be read of it is kept, it is set aside as
+    /// `index.sqlite.damaged`, and the event is reported.
+    /// - Throws: ``DiskCacheError`` if another process (or cache in this process) has the
+    ///   directory open for more than 2 s, or if the directory cannot be used (unless
+    ///   ``Configuration/retriesUnusableDirectory``: then the cache opens ``Mode/unavailable``).
     public init(configuration: Configuration) throws {
         self.configuration = configuration
-        let directory = configuration.directory
+        index = EntryIndex(policy: configuration.eviction, costLimit: configuration.sizeLimit, countLimit: configuration.countLimit)
         do {
-            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            let storage = try Storage(directory: configuration.directory, openFileLimit: configuration.openFileLimit)
+            try recover(storage)
+            self.storage = storage
         } catch {
-            throw DiskCacheError(message: "cannot create the cache directory \(directory.path): \(error.localizedDescription)")
+            guard configuration.retriesUnusableDirectory, let fault = error.fault else { throw error }
+            (mode, degradedBy, reportedFaults) = (.unavailable, fault, [fault])
+            report(.fault(fault), "\(error.message): caching in memory only; trying again every \(configuration.probeInterval)")
+            nextProbe = .now + configuration.probeInterval
         }
-        directoryLock = open(directory.appendingPathComponent("lock").path, O_CREAT | O_RDWR | O_CLOEXEC, 0o644)
-        guard directoryLock >= 0, Self.lock(directoryLock, waitingUpTo: .seconds(2)) else {
-            if directoryLock >= 0 { close(directoryLock) }
-            throw DiskCacheError(message: "the cache directory \(directory.path) is in use by another process")
-        }
-        do {
-            blobs = try BlobStore(directory: directory, openFileLimit: configuration.openFileLimit)
-        } catch {
-            close(directoryLock)
-            throw error
-        }
-        index = MemoryCache(costLimit: configuration.sizeLimit, countLimit: configuration.countLimit)
-        let indexPath = directory.appendingPathComponent("index.sqlite").path
-        do {
-            indexStore = try IndexStore(path: indexPath)
-            try recover()
-        } catch {
-            // An index SQLite cannot read (corrupt, not a database, another schema) costs the cache's
-            // contents, not the server's start: without it no file can be trusted, so start empty.
-            do {
-                for suffix in ["", "-wal", "-shm", "-journal"] { unlink(indexPath + suffix) }
-                let deleted = blobs.deleteAll() + blobs.clearTemporary()
-                index.removeAll()
-                indexStore = try IndexStore(path: indexPath)
-                try recover()
-                addRecovered(deleted + 1)
-            } catch {
-                blobs.close()
-                close(directoryLock)
-                throw error as? DiskCacheError ?? DiskCacheError(message: "cannot open the cache in \(directory.path): \(error)")
-            }
-        }
-    }
-
-    /// Takes the directory's lock, waiting a little for a holder that is letting go: a process that
-    /// is exiting, or an earlier cache on the directory in this process whose last reference (a
-    /// write or a read just finished on another thread) is being released. Measured in CI: a
-    /// test that reopened a cache right after `flush()` found it still held.
-    private static func lock(_ descriptor: Int32, waitingUpTo limit: Duration) -> Bool {
-        let deadline = ContinuousClock.now + limit
-        while flock(descriptor, LOCK_EX | LOCK_NB) != 0 {
-            guard errno == EWOULDBLOCK || errno == EINTR, ContinuousClock.now < deadline else { return false }
-            usleep(10_000)
-        }
-        return true
     }
 
     /// A cache in `directory` limited to `sizeLimit` bytes.
@@ -142,11 +118,8 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
     }
 
     deinit {
-        // Persist recency, then release the directory.
-        let touches = takeTouched()
-        try? indexStore.apply(touches: touches)
-        blobs.close()
-        close(directoryLock)
+        // Persist recency, then release the directory (when the last read in flight lets go of it).
+        if let storage, mode == .readWrite { try? storage.indexStore?.apply(touches: takeTouched()) }
     }
 
     // MARK: - DataCaching
@@ -157,20 +130,21 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
 
     /// The metadata of the entry for `key`, from the index: its bytes are not read (nor checked).
     public func metadata(for key: String) async -> CacheMetadata? {
-        if let pending = withLock({ pending[key] }) { return pending.metadata }
-        guard let entry = index.value(for: key) else { return nil }
-        if let ttl = configuration.ttl, Date().timeIntervalSince(entry.metadata.storedAt) > ttl { return nil }
-        return entry.metadata
+        let found = withLock { pending[key]?.metadata ?? index[key]?.metadata }
+        guard let found else { return nil }
+        if let ttl = configuration.ttl, Date().timeIntervalSince(found.storedAt) > ttl { return nil }
+        return found
     }
 
     /// The entry for `key` with the ``Checksum`` of its bytes (verified on this read), for a
     /// caller that derives something from it (an ETag) and need not hash the bytes again.
     public func checkedEntry(for key: String) async -> (entry: CacheEntry, checksum: UInt64)? {
-        if let pending = withLock({ pending[key] }) {
+        let (pendingEntry, found, storage) = withLock { () -> (Pending?, IndexEntry?, Storage?) in (pending[key], index[key], self.storage) }
+        if let pendingEntry {
             count { $0.hits += 1 }
-            return (CacheEntry(data: pending.data, metadata: pending.metadata), Checksum.of(pending.data))
+            return (CacheEntry(data: pendingEntry.data, metadata: pendingEntry.metadata), Checksum.of(pendingEntry.data))
         }
-        guard let entry = index.value(for: key) else {
+        guard let entry = found, let storage else {
             count { $0.misses += 1 }
             return nil
         }
@@ -180,39 +154,43 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
             return nil
         }
         let data = entry.size <= configuration.inlineReadLimit
-            ? blobs.read(fileID: entry.fileID, name: entry.name, size: entry.size)
-            : await readOnPool(entry)
+            ? storage.blobs.read(fileID: entry.fileID, name: entry.name, size: entry.size)
+            : await readOnPool(entry, from: storage)
         guard let data, Checksum.of(data) == entry.checksum else {
             count { $0.misses += 1; $0.corruptEntriesRemoved += 1 }
-            dropCorrupt(entry)
+            dropCorrupt(entry, from: storage)
             return nil
         }
         let now = ContinuousClock.now
         let flushNeeded = withLock { () -> Bool in
-            accessCounter += 1
-            touched[key] = accessCounter
+            if index[key]?.fileID == entry.fileID, let place = index.touch(key) { touched[key] = place }
             statistics.hits += 1
             statistics.bytesRead += entry.size
             // Recency reaches SQLite in batches: a key read many times is written once per batch.
-            // Only the LRU order after a restart depends on it, so a batch may wait a while.
+            // Only the eviction order after a restart depends on it, so a batch may wait a while.
             guard touched.count >= 65_536 || (touched.count >= 512 && now - lastTouchFlush >= .seconds(2)) else { return false }
             lastTouchFlush = now
             return true
         }
-        if flushNeeded { writer.execute { [self] in try? indexStore.apply(touches: takeTouched()) } }
+        if flushNeeded { writer.execute { [self] in writeTouches() } }
         return (CacheEntry(data: data, metadata: entry.metadata), entry.checksum)
     }
 
     /// Stores `data` for `key`. Returns at once: the bytes are written on the cache's
     /// writer thread, and readable from memory until then. Entries larger than the
     /// size limit are not stored, nor are writes while more than
-    /// ``Configuration/maximumPendingBytes`` wait to be written (``Stats/writesDropped``).
+    /// ``Configuration/maximumPendingBytes`` wait to be written (``Stats/writesDropped``), nor
+    /// while the directory is read-only or unusable (``Stats/failedWrites``).
     public func store(_ data: Data, for key: String, metadata: CacheMetadata) async {
         guard data.count <= configuration.sizeLimit else {
             await remove(for: key)
             return
         }
         let generation = withLock { () -> UInt64? in
+            guard mode == .readWrite else {
+                statistics.failedWrites[degradedBy ?? .ioError, default: 0] += 1
+                return nil
+            }
             // The writer is behind by more than the bound: drop this write rather than hold its
             // bytes (the cache is a cache), and the older entry with it, which it was to replace.
             let replaced = pending[key]?.data.count ?? 0
@@ -226,6 +204,7 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
         }
         guard let generation else {
             await remove(for: key)
+            probeIfDue()
             return
         }
         writer.execute { [self] in write(data, for: key, metadata: metadata, generation: generation) }
@@ -234,59 +213,67 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
     public func updateMetadata(_ metadata: CacheMetadata, for key: String) async {
         withLock { pending[key]?.metadata = metadata }
         writer.execute { [self] in
-            guard var entry = index.value(for: key) else { return }
-            entry.metadata = metadata
-            index.insert(entry, for: key, cost: entry.size)
-            try? indexStore.apply(metadataUpdates: [(key, entry.fileID, metadata)])
+            let updated = withLock { () -> (IndexEntry, Storage)? in
+                guard mode == .readWrite, let storage, let entry = index.update(metadata, for: key) else { return nil }
+                return (entry, storage)
+            }
+            guard let (entry, storage) = updated else { return }
+            updateIndex(storage) { try $0.apply(metadataUpdates: [(key, entry.fileID, metadata)]) }
         }
     }
 
     /// Removes the entry for `key`; it is gone for readers at once.
     public func remove(for key: String) async {
-        let removed: IndexEntry? = withLock {
+        let removed: (IndexEntry, Storage)? = withLock {
             pending[key] = nil
-            return index.removeValue(for: key)
+            guard let entry = index.removeValue(for: key), let storage else { return nil }
+            return (entry, storage)
         }
-        guard let removed else { return }
-        writer.execute { [self] in
-            try? indexStore.apply(deletes: [(removed.key, removed.fileID)])
-            blobs.delete(fileID: removed.fileID)
-        }
+        guard let (removed, storage) = removed else { return }
+        writer.execute { [self] in deleteEvicted([removed], from: storage, counted: false) }
     }
 
     /// Removes every entry; the cache is empty for readers at once.
     public func removeAll() async {
-        withLock {
+        let storage = withLock { () -> Storage? in
             pending.removeAll()
             touched.removeAll()
             index.removeAll()
+            return self.storage
         }
+        guard let storage else { return }
         try? await writer.run { [self] in
-            try? indexStore.deleteAll()
-            blobs.deleteAll()
+            updateIndex(storage) { try $0.deleteAll() }
+            storage.blobs.deleteAll()
         }
     }
 
     // MARK: - Maintenance
 
-    /// Evicts least recently used entries until the total size is at most `size` bytes.
+    /// Evicts entries (in eviction order) until the total size is at most `size` bytes.
     public func trim(toSize size: Int) async {
         try? await writer.run { [self] in
-            let evicted = index.trim(toCost: size)
-            deleteEvicted(evicted)
+            let (evicted, storage) = withLock { () -> ([IndexEntry], Storage?) in (index.trim(toCost: size), self.storage) }
+            if let storage { deleteEvicted(evicted, from: storage) }
         }
     }
 
     /// Waits until every queued write is on disk and recency is recorded.
     public func flush() async {
-        try? await writer.run { [self] in try? indexStore.apply(touches: takeTouched()) }
+        try? await writer.run { [self] in writeTouches() }
     }
 
     /// Bytes of entries held (written and pending writes not included until written).
-    public var totalSize: Int { index.totalCost }
+    public var totalSize: Int { withLock { index.totalCost } }
 
     /// Entries held.
-    public var count: Int { index.count }
+    public var count: Int { withLock { index.count } }
+
+    /// The most bytes kept now: the configured limit, or less while the filesystem cannot hold it.
+    public var sizeLimitInEffect: Int { withLock { index.costLimit } }
+
+    /// What the directory allows now.
+    public var currentMode: Mode { withLock { mode } }
 
     /// What the cache has done since it was opened.
     public var stats: Stats { withLock { statistics } }
@@ -295,13 +282,43 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
 
     private func write(_ data: Data, for key: String, metadata: CacheMetadata, generation: UInt64) {
         // Superseded by a later store, or removed meanwhile: nothing to write.
-        guard withLock({ pending[key]?.generation == generation }) else { return }
+        let storage = withLock { () -> Storage? in
+            guard pending[key]?.generation == generation else { return nil }
+            guard mode == .readWrite, let storage = self.storage else {
+                pending[key] = nil
+                return nil
+            }
+            return storage
+        }
+        guard let storage else { return }
         let fileID = nextFileID
         nextFileID += 1
-        do {
-            try blobs.write(data, fileID: fileID)
-        } catch {
+        var failure: DiskCacheError?
+        for attempt in 0..<2 {
+            guard makeRoom(for: data.count, key: key, in: storage) else {
+                // Not stored: larger than the limit, or worth less than what it would push out. The
+                // entry it was to replace goes (it is older than what the caller has).
+                let replaced = withLock { () -> IndexEntry? in
+                    guard pending[key]?.generation == generation else { return nil }
+                    pending[key] = nil
+                    return index.removeValue(for: key)
+                }
+                if let replaced { deleteEvicted([replaced], from: storage, counted: false) }
+                return
+            }
+            do {
+                try storage.blobs.write(data, fileID: fileID)
+                failure = nil
+                break
+            } catch {
+                failure = error as? DiskCacheError ?? DiskCacheError(message: "\(error)")
+                // A full filesystem: the next pass lowers the limit to what it now holds, then tries again.
+                guard attempt == 0, failure?.fault == .noSpace else { break }
+            }
+        }
+        if let failure {
             withLock { if pending[key]?.generation == generation { pending[key] = nil } }
+            handle(failure.fault ?? .ioError, failure.message)
             return
         }
         let entry = IndexEntry(
@@ -309,44 +326,56 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
             name: BlobStore.name(of: fileID)
         )
         // Publish atomically with clearing the pending copy, unless superseded during the write.
-        let outcome: (removed: [IndexEntry], order: Int64)? = withLock {
-            guard pending[key]?.generation == generation else { return nil }
+        let outcome: (removed: [IndexEntry], place: EntryIndex.Place)? = withLock {
+            guard pending[key]?.generation == generation, self.storage === storage else { return nil }
             pending[key] = nil
-            accessCounter += 1
             statistics.bytesWritten += data.count
-            return (index.insert(entry, for: key, cost: entry.size), accessCounter)
+            return index.insert(entry)
         }
         guard let outcome else {
-            blobs.delete(fileID: fileID)
+            storage.blobs.delete(fileID: fileID)
             return
         }
         let evicted = outcome.removed.filter { $0.key != key }
         withLock { statistics.evictions += evicted.count }
         let row = IndexStore.Row(
             key: key, fileID: fileID, size: entry.size, checksum: entry.checksum,
-            accessOrder: outcome.order, metadata: metadata
+            accessOrder: outcome.place.sequence, priority: outcome.place.priority, metadata: metadata
         )
-        try? indexStore.apply(
-            upserts: [row], deletes: outcome.removed.map { ($0.key, $0.fileID) }, touches: takeTouched()
-        )
-        for removed in outcome.removed { blobs.delete(fileID: removed.fileID) }
+        let touches = takeTouched()
+        updateIndex(storage) { try $0.apply(upserts: [row], deletes: outcome.removed.map { ($0.key, $0.fileID) }, touches: touches) }
+        for removed in outcome.removed { storage.blobs.delete(fileID: removed.fileID) }
     }
 
-    func deleteEvicted(_ evicted: [IndexEntry]) {
+    /// Forgets evicted (or removed) entries on disk: their rows, then their files.
+    func deleteEvicted(_ evicted: [IndexEntry], from storage: Storage, counted: Bool = true) {
         guard !evicted.isEmpty else { return }
-        withLock { statistics.evictions += evicted.count }
-        try? indexStore.apply(deletes: evicted.map { ($0.key, $0.fileID) })
-        for entry in evicted { blobs.delete(fileID: entry.fileID) }
+        if counted { withLock { statistics.evictions += evicted.count } }
+        updateIndex(storage) { try $0.apply(deletes: evicted.map { ($0.key, $0.fileID) }) }
+        for entry in evicted { storage.blobs.delete(fileID: entry.fileID) }
+    }
+
+    private func writeTouches() {
+        guard let storage = withLock({ mode == .readWrite ? storage : nil }) else { return }
+        let touches = takeTouched()
+        updateIndex(storage) { try $0.apply(touches: touches) }
+    }
+
+    /// Tries a read-only or unusable directory again, if it is time (on the writer thread).
+    private func probeIfDue() {
+        guard withLock({ mode != .readWrite }) else { return }
+        writer.execute { [self] in
+            if ContinuousClock.now >= nextProbe { probe() }
+        }
     }
 
     // MARK: - Reading
 
     /// Reads a large entry on a reader thread; concurrent reads of one entry share one read.
-    private func readOnPool(_ entry: IndexEntry) async -> Data? {
+    private func readOnPool(_ entry: IndexEntry, from storage: Storage) async -> Data? {
         let task: Task<Data?, Never> = withLock {
             if let inFlight = readsInFlight[entry.key], inFlight.fileID == entry.fileID { return inFlight.task }
-            let blobs = self.blobs
-            let task = Task { try? await readers.run { blobs.read(fileID: entry.fileID, name: entry.name, size: entry.size) } ?? nil }
+            let task = Task { try? await readers.run { storage.blobs.read(fileID: entry.fileID, name: entry.name, size: entry.size) } ?? nil }
             readsInFlight[entry.key] = (entry.fileID, task)
             return task
         }
@@ -355,26 +384,32 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
         return data
     }
 
-    /// Forgets an entry whose file is bad, unless it was replaced meanwhile.
-    private func dropCorrupt(_ entry: IndexEntry) {
+    /// Forgets an entry whose file is bad, unless it was replaced meanwhile. A file missing because
+    /// the whole directory was removed is that fault, handled as such.
+    private func dropCorrupt(_ entry: IndexEntry, from storage: Storage) {
         let removed: Bool = withLock {
-            guard index.value(for: entry.key)?.fileID == entry.fileID else { return false }
+            guard index[entry.key]?.fileID == entry.fileID else { return false }
             index.removeValue(for: entry.key)
             return true
         }
         guard removed else { return }
         writer.execute { [self] in
-            try? indexStore.apply(deletes: [(entry.key, entry.fileID)])
-            blobs.delete(fileID: entry.fileID)
+            guard storage.isIntact else {
+                if withLock({ self.storage === storage }) {
+                    handle(.directoryMissing, "cannot read \(storage.blobs.path(for: entry.fileID))", counted: false)
+                }
+                return
+            }
+            deleteEvicted([entry], from: storage, counted: false)
         }
     }
 
     // MARK: - State
 
-    func takeTouched() -> [(key: String, order: Int64)] {
+    func takeTouched() -> [(key: String, order: Int64, priority: Int64)] {
         withLock {
             defer { touched.removeAll(keepingCapacity: true) }
-            return touched.map { ($0.key, $0.value) }
+            return touched.map { ($0.key, $0.value.sequence, $0.value.priority) }
         }
     }
 
@@ -388,6 +423,5 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
         withLock { update(&statistics) }
     }
 
-    func setAccessCounter(_ value: Int64) { withLock { accessCounter = max(accessCounter, value) } }
     func addRecovered(_ value: Int) { count { $0.recoveredAtOpen += value } }
 }

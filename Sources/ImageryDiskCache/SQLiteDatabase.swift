@@ -11,13 +11,19 @@ package final class SQLiteDatabase {
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         guard sqlite3_open_v2(path, &handle, flags, nil) == SQLITE_OK else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            let code = handle.map { sqlite3_errcode($0) } ?? SQLITE_CANTOPEN
+            let systemErrno = handle.map { sqlite3_system_errno($0) }
             sqlite3_close(handle)
-            throw SQLiteError(message: "\(path): \(message)")
+            throw SQLiteError(message: "\(path): \(message)", code: code, systemErrno: systemErrno)
         }
         sqlite3_busy_timeout(handle, 5_000)
         try execute("PRAGMA journal_mode = WAL")
         // A kill -9 loses nothing committed with NORMAL in WAL mode; only power loss can roll back the last commits.
         try execute("PRAGMA synchronous = NORMAL")
+        // The log is checkpointed every 1 MB (not SQLite's 4 MB) and cut back to 1 MB after: on a small
+        // or full filesystem its growth would take the room of entries.
+        try execute("PRAGMA wal_autocheckpoint = 256")
+        try execute("PRAGMA journal_size_limit = 1048576")
     }
 
     deinit {
@@ -29,14 +35,14 @@ package final class SQLiteDatabase {
         guard sqlite3_exec(handle, sql, nil, nil, &error) == SQLITE_OK else {
             let message = error.map { String(cString: $0) } ?? lastError
             sqlite3_free(error)
-            throw SQLiteError(message: message)
+            throw self.error(message, code: errorCode)
         }
     }
 
     package func prepare(_ sql: String) throws -> Statement {
         var statement: OpaquePointer?
         guard sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK, let statement else {
-            throw SQLiteError(message: lastError)
+            throw error(lastError, code: errorCode)
         }
         return Statement(statement, database: self)
     }
@@ -55,6 +61,13 @@ package final class SQLiteDatabase {
     }
 
     var lastError: String { String(cString: sqlite3_errmsg(handle)) }
+    var errorCode: Int32 { sqlite3_errcode(handle) }
+
+    /// The failure `code`, with the system's `errno` when SQLite's was an I/O failure.
+    func error(_ message: String, code: Int32) -> SQLiteError {
+        let systemErrno = sqlite3_system_errno(handle)
+        return SQLiteError(message: message, code: code, systemErrno: systemErrno == 0 ? nil : systemErrno)
+    }
 
     /// A prepared statement; reset and reused.
     package final class Statement {
@@ -83,13 +96,13 @@ package final class SQLiteDatabase {
                 case .text(let text): sqlite3_bind_text(statement, index, text, -1, imagery_sqlite_transient())
                 case .null: sqlite3_bind_null(statement, index)
                 }
-                guard status == SQLITE_OK else { throw SQLiteError(message: database.lastError) }
+                guard status == SQLITE_OK else { throw database.error(database.lastError, code: status) }
             }
             while true {
                 switch sqlite3_step(statement) {
                 case SQLITE_ROW: try row?(Row(statement: statement))
                 case SQLITE_DONE: return
-                default: throw SQLiteError(message: database.lastError)
+                case let status: throw database.error(database.lastError, code: status)
                 }
             }
         }
@@ -114,8 +127,12 @@ package final class SQLiteDatabase {
     }
 }
 
-/// An SQLite failure, with SQLite's message.
+/// An SQLite failure, with SQLite's message and result code.
 struct SQLiteError: Error, CustomStringConvertible {
     let message: String
+    /// SQLite's result code (`SQLITE_FULL`, `SQLITE_READONLY`, ...), extended codes included.
+    let code: Int32
+    /// The system's `errno` behind an I/O failure, if SQLite kept one.
+    var systemErrno: Int32? = nil
     var description: String { "SQLite: \(message)" }
 }

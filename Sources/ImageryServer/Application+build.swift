@@ -12,7 +12,7 @@ public func buildApplication(
     logger: Logger = Logger(label: "imagery.server")
 ) throws -> some ApplicationProtocol {
     let metrics = ServerMetrics()
-    let service = try ImageService(configuration: configuration, observer: metrics)
+    let service = try ImageService(configuration: configuration, observer: metrics, logger: logger)
     let router = Router(context: ServerRequestContext.self)
     let watcher = ConnectionWatcher()
     router.middlewares.add(RequestObservationMiddleware(metrics: metrics))

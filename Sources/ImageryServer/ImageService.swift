@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Imagery
+import Logging
 import ImageryDiskCache
 import ImageryHTTP
 import ImageryS3
@@ -49,7 +50,7 @@ final class ImageService: Sendable {
         return (images, ids)
     }
 
-    init(configuration: ServerConfiguration, observer metrics: ServerMetrics? = nil) throws {
+    init(configuration: ServerConfiguration, observer metrics: ServerMetrics? = nil, logger: Logger = Logger(label: "imagery.server")) throws {
         self.metrics = metrics
         self.configuration = configuration
         guard configuration.inflightMemory < configuration.memoryLimit else {
@@ -60,6 +61,16 @@ final class ImageService: Sendable {
             // Bytes queued for the disk are held in memory outside the caches' limits: at most an
             // eighth of the in-flight budget (a write past it is dropped; the cache is a cache).
             disk.maximumPendingBytes = min(disk.maximumPendingBytes, configuration.inflightMemory / 8)
+            // A full, read-only or removed directory costs the cache, never the service: it starts
+            // (and goes on) memory-only, logs once, and comes back when the directory does.
+            disk.retriesUnusableDirectory = true
+            disk.onEvent = { event in
+                switch event.kind {
+                case .fault(let fault): logger.warning("\(event.message)", metadata: ["disk_fault": "\(fault.rawValue)"])
+                case .recovered(let fault): logger.notice("\(event.message)", metadata: ["disk_recovered": "\(fault.rawValue)"])
+                case .indexDamaged: logger.error("\(event.message)", metadata: ["disk_fault": "index_damaged"])
+                }
+            }
             return try DiskCache(configuration: disk)
         }
         let sourceGuard = SourceGuard(

@@ -1,4 +1,5 @@
 import Foundation
+import ImageryDiskCache
 import Hummingbird
 import Imagery
 import ImageryVips
@@ -122,9 +123,14 @@ final class ServerMetrics: ImagePipelineObserver {
                 ("hits", stats.hits), ("misses", stats.misses), ("evictions", stats.evictions),
                 ("corrupt_entries_removed", stats.corruptEntriesRemoved), ("bytes_written", stats.bytesWritten),
                 ("bytes_read", stats.bytesRead), ("entries", disk.count), ("bytes", disk.totalSize),
-                ("writes_dropped", stats.writesDropped),
+                ("writes_dropped", stats.writesDropped), ("limit_bytes", disk.sizeLimitInEffect),
+                ("writable", disk.currentMode == .readWrite ? 1 : 0),
             ] {
                 Metrics.Gauge(label: "imagery_disk_cache_\(name)", factory: factory).record(value)
+            }
+            for fault in DiskCache.Fault.allCases {
+                Metrics.Gauge(label: "imagery_disk_cache_write_failures", dimensions: [("kind", fault.rawValue)], factory: factory)
+                    .record(stats.failedWrites[fault] ?? 0)
             }
         }
         let responses = service.responseCacheUsage

@@ -266,7 +266,7 @@ struct DiskCacheTests {
                 let store = try IndexStore(path: directory.appendingPathComponent("index.sqlite").path)
                 try store.database.execute("UPDATE entries SET file_id = (SELECT file_id FROM entries WHERE key = 'a') WHERE key = 'b'")
                 try store.database.execute(
-                    "INSERT INTO entries VALUES ('c', -1, 100, 0, 0, 99, NULL, '{\"storedAt\":0}')"
+                    "INSERT INTO entries (key, file_id, size, checksum, stored_at, access_order, content_type, metadata) VALUES ('c', -1, 100, 0, 0, 99, NULL, '{\"storedAt\":0}')"
                 )
             }
             let cache = try DiskCache(directory: directory)

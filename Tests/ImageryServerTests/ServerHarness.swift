@@ -5,6 +5,7 @@ import Imagery
 import ImageryDiskCache
 import ImageryServer
 import ImageryTestSupport
+import Logging
 
 /// The proxy (no disk cache unless asked) in front of a real origin on 127.0.0.1.
 func withServer(
@@ -30,6 +31,7 @@ func withServer(
 func serve(
     _ setup: TestingSetup = .router,
     origin: TestOrigin,
+    logger: Logger = Logger(label: "imagery.server"),
     configure: (inout ServerConfiguration) -> Void = { _ in },
     _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void
 ) async throws {
@@ -39,7 +41,7 @@ func serve(
     configuration.privateNetworkHosts = ["127.0.0.1"]  // the test origin; every other private host stays refused
     configure(&configuration)
     do {  // the application (and its cache) is released at the end of this block
-        let application = try await whenDirectoryIsFree(configuration.cacheDirectory) { try buildApplication(configuration: configuration) }
+        let application = try await whenDirectoryIsFree(configuration.cacheDirectory) { try buildApplication(configuration: configuration, logger: logger) }
         try await application.test(setup) { client in try await body(client) }
     }
     if let directory = configuration.cacheDirectory {
