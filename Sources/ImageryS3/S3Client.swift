@@ -216,8 +216,10 @@ public final class S3Client: Sendable {
             if (200..<300).contains(status) || (status == 304 && acceptingNotModified) {
                 return Object(data: status == 304 ? Data() : data, statusCode: status, headers: responseHeaders)
             }
-            if status == 404 { return nil }
-            throw S3Error.status(status, code: Self.errorCode(in: data))
+            let code = Self.errorCode(in: data)
+            // No such object is an answer; no such bucket is a configuration to fix.
+            if status == 404, code != "NoSuchBucket" { return nil }
+            throw S3Error.status(status, code: code)
         } catch let error as S3Error {
             throw error
         } catch let error as CallerError {

@@ -43,6 +43,7 @@ public func buildApplication(
         logger: logger
     )
     application.addServices(LoaderShutdown(service: service))
+    if let shared = service.sharedStore { application.addServices(SharedStoreCheck(store: shared, logger: logger)) }
     if let budget = service.pipeline.configuration.memoryBudget {
         // The ceiling: the limit, and the 100 MB of code, libraries and buffers outside it.
         application.addServices(MemoryReclaimer(budget: budget, residentCeiling: configuration.residentCeiling))
@@ -67,6 +68,23 @@ private struct LoaderShutdown: Service {
             }
             try await shared.client.shutdown()
         }
+    }
+}
+
+/// Tries the shared tier's bucket once at start (a test object written, read back, deleted) and
+/// says what the store answered: credentials, bucket and endpoint mistakes show at once, not as
+/// a tier that silently never hits. The server starts and serves either way (the tier is a cache).
+private struct SharedStoreCheck: Service {
+    let store: SharedStore
+    let logger: Logger
+
+    func run() async throws {
+        if let problem = await store.check() {
+            logger.error("\(problem); the shared tier stays on, and is paused while its requests fail", metadata: ["shared_store": "check_failed"])
+        } else {
+            logger.info("the shared tier (\(store.name)) answers: a test object was written, read and deleted", metadata: ["shared_store": "ok"])
+        }
+        try? await gracefulShutdown()  // a service that returns would stop the server
     }
 }
 

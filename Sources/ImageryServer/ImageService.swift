@@ -101,7 +101,7 @@ final class ImageService: Sendable {
                 // Its writes in flight hold bytes outside the caches, bounded as the disk's are.
                 SharedStore(
                     client: $0, bucket: bucket, prefix: configuration.s3Prefix,
-                    maximumPendingBytes: min(64 << 20, configuration.inflightMemory / 8), observer: metrics
+                    maximumPendingBytes: min(64 << 20, configuration.inflightMemory / 8), observer: metrics, logger: logger
                 )
             }
         }

@@ -11,37 +11,6 @@ import Testing
 /// one log line naming the directory (with `disk_fault=KIND`) and a counter, and what fits is kept.
 @Suite("Disk faults through the server")
 struct DiskFaultServerTests {
-    /// Log lines a server writes, kept (message and metadata).
-    final class CapturedLog: @unchecked Sendable {
-        private let lock = NSLock()
-        private var lines: [(level: Logger.Level, message: String, metadata: Logger.Metadata)] = []
-
-        var logger: Logger {
-            Logger(label: "imagery.server") { _ in Handler(log: self) }
-        }
-
-        func lines(withMetadata key: String, _ value: String) -> [String] {
-            lock.withLock { lines.filter { $0.metadata[key] == .string(value) }.map(\.message) }
-        }
-
-        fileprivate func append(_ level: Logger.Level, _ message: String, _ metadata: Logger.Metadata) {
-            lock.withLock { lines.append((level, message, metadata)) }
-        }
-
-        struct Handler: LogHandler {
-            let log: CapturedLog
-            var metadata: Logger.Metadata = [:]
-            var logLevel: Logger.Level = .info
-            subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-                get { metadata[key] }
-                set { metadata[key] = newValue }
-            }
-            func log(event: LogEvent) {
-                log.append(event.level, "\(event.message)", metadata.merging(event.metadata ?? [:]) { $1 })
-            }
-        }
-    }
-
     /// Sources of 240 KB (a fixture under 12 names) on an origin, and a 2 MB filesystem for the cache.
     static func withSourcesAndSmallDisk(_ body: @escaping @Sendable (TestOrigin, SmallFilesystem, [String]) async throws -> Void) async throws {
         try await withTemporaryDirectory { sources in

@@ -112,8 +112,9 @@ struct SharedTierTests {
         try await withTemporaryDirectory { directory in
             let credentials = directory.appendingPathComponent("credentials")
             try "[default]\naws_access_key_id = a\naws_secret_access_key = b\n".write(to: credentials, atomically: true, encoding: .utf8)
+            let log = CapturedLog()
             try await withOriginAndDirectory { origin, cache in
-                try await serve(origin: origin, configure: {
+                try await serve(origin: origin, logger: log.logger, configure: {
                     $0.cacheDirectory = cache
                     // Nothing listens on port 9 (discard): every connection is refused.
                     ($0.s3Endpoint, $0.s3Bucket, $0.s3CredentialsFile) = (URL(string: "http://127.0.0.1:9")!, "shared", credentials)
@@ -128,8 +129,71 @@ struct SharedTierTests {
                     let counters = try await metrics(client)
                     #expect((counters[#"imagery_shared_store_requests_total{operation="get",outcome="failed"}"#] ?? 0) >= 1)
                     #expect((counters[#"imagery_shared_store_requests_total{operation="get",outcome="skipped"}"#] ?? 0) >= 1, "paused after failures in a row")
+                    let check = try await log.waitForLines(withMetadata: "shared_store", "check_failed", seconds: 60)
+                    #expect(check.count == 1 && check.first?.contains("bucket shared at http://127.0.0.1:9") == true, "\(check)")
+                    #expect(log.lines(withMetadata: "shared_store", "paused").count == 1)
                 }
                 #expect(origin.requestCount == 1, "the original on local disk served the other sizes")
+            }
+        }
+    }
+
+    /// A wrong secret: the check at start logs the store's own refusal with the bucket and
+    /// endpoint; requests still answer, and the pause is one line, not one per request.
+    @Test func aWrongSecretIsSaidAtStartAndOnceWhenTheTierPauses() async throws {
+        try await Self.withBucket { store, bucket, _, _ in
+            try await withTemporaryDirectory { directory in
+                let credentials = directory.appendingPathComponent("credentials")
+                try "[default]\naws_access_key_id = \(store.accessKeyID)\naws_secret_access_key = wrong\n".write(to: credentials, atomically: true, encoding: .utf8)
+                let log = CapturedLog()
+                try await withOriginAndDirectory { origin, cache in
+                    try await serve(origin: origin, logger: log.logger, configure: {
+                        $0.cacheDirectory = cache
+                        ($0.s3Endpoint, $0.s3Bucket, $0.s3CredentialsFile) = (store.endpoint, bucket, credentials)
+                        $0.admissionTimeout = .seconds(60)
+                    }) { client in
+                        let check = try await log.waitForLines(withMetadata: "shared_store", "check_failed")
+                        #expect(check.count == 1, "\(check)")
+                        let line = check.first ?? ""
+                        #expect(line.contains("403") && line.contains("SignatureDoesNotMatch"), "\(line)")
+                        #expect(line.contains("bucket \(bucket)") && line.contains(store.endpoint.absoluteString), "\(line)")
+                        for width in 100..<110 {
+                            let response = try await get(client, imageURI(origin, "rocket.jpg?cc=max-age%3D600", "w=\(width)"))
+                            #expect(response.status == .ok)
+                        }
+                        let paused = log.lines(withMetadata: "shared_store", "paused")
+                        #expect(paused.count == 1, "\(paused)")
+                        #expect(paused.first?.contains("SignatureDoesNotMatch") == true)
+                    }
+                }
+            }
+        }
+    }
+
+    /// A bucket that does not exist: said at start (NoSuchBucket); once it is created, the tier
+    /// answers again and says so once.
+    @Test func aMissingBucketIsSaidAndItsCreationEndsThePause() async throws {
+        try await Self.withBucket { store, _, credentials, s3 in
+            let bucket = "imagery-missing-\(UInt32.random(in: 0...UInt32.max))"
+            let log = CapturedLog()
+            try await withOriginAndDirectory { origin, cache in
+                try await serve(origin: origin, logger: log.logger, configure: {
+                    $0.cacheDirectory = cache
+                    ($0.s3Endpoint, $0.s3Bucket, $0.s3CredentialsFile) = (store.endpoint, bucket, credentials)
+                    $0.admissionTimeout = .seconds(60)
+                }) { client in
+                    let check = try await log.waitForLines(withMetadata: "shared_store", "check_failed")
+                    #expect(check.first?.contains("NoSuchBucket") == true, "\(check)")
+                    for width in 100..<104 {
+                        #expect(try await get(client, imageURI(origin, "rocket.jpg?cc=max-age%3D600", "w=\(width)")).status == .ok)
+                    }
+                    #expect(log.lines(withMetadata: "shared_store", "paused").count == 1)
+                    try await s3.createBucket(bucket)
+                    try await Task.sleep(for: .seconds(5.2))  // the pause
+                    #expect(try await get(client, imageURI(origin, "rocket.jpg?cc=max-age%3D600", "w=120")).status == .ok)
+                    let recovered = try await log.waitForLines(withMetadata: "shared_store", "recovered", seconds: 10)
+                    #expect(recovered.count == 1, "\(recovered)")
+                }
             }
         }
     }

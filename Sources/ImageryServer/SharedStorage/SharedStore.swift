@@ -3,6 +3,7 @@ import Foundation
 import Imagery
 import ImageryDiskCache
 import ImageryS3
+import Logging
 
 /// The tier shared by every instance: an S3 bucket holding originals and stored responses under the
 /// keys the local disk cache uses, with the same metadata, so one ``HTTPCachePolicy`` judges both.
@@ -14,7 +15,8 @@ import ImageryS3
 /// is a cache). The store being down never fails a request: every failure is a miss, and after
 /// ``failuresBeforePause`` failed operations in a row (each already retried by the client) the store
 /// is not asked for ``pause``; then one request tries it again. Its requests would otherwise each wait
-/// for a connect timeout.
+/// for a connect timeout. An outage is one log line when it begins (with the store's own error) and
+/// one when the store answers again; ``check()`` tries the bucket once at start.
 final class SharedStore: Sendable {
     let client: S3Client
     let bucket: String
@@ -24,18 +26,48 @@ final class SharedStore: Sendable {
     let failuresBeforePause = 2
     let pause: Duration = .seconds(5)
     private let observer: ServerMetrics?
+    private let logger: Logger?
 
     private struct State {
         var pendingBytes = 0
         var pendingWrites = 0
         var failuresInARow = 0
         var pausedUntil: ContinuousClock.Instant?
+        /// Paused since the last success (the outage was logged).
+        var inOutage = false
         var idleWaiters: [CheckedContinuation<Void, Never>] = []
     }
     private let state = Locked(State())  // not Mutex: ThreadSanitizer cannot see its futex (Locked)
 
-    init(client: S3Client, bucket: String, prefix: String, maximumPendingBytes: Int = 64 << 20, observer: ServerMetrics?) {
+    init(client: S3Client, bucket: String, prefix: String, maximumPendingBytes: Int = 64 << 20, observer: ServerMetrics?, logger: Logger? = nil) {
         (self.client, self.bucket, self.prefix, self.maximumPendingBytes, self.observer) = (client, bucket, prefix, maximumPendingBytes, observer)
+        self.logger = logger
+    }
+
+    /// The bucket and where it is, as log lines name them.
+    var name: String { "bucket \(bucket) at \(client.configuration.endpoint.absoluteString)" }
+
+    /// Looks a small object up, writes it, reads it back and deletes it, under the prefix: nil when
+    /// all work, else what failed, with the store's own error (`HTTP 403 (SignatureDoesNotMatch)`,
+    /// `HTTP 404 (NoSuchBucket)`, a refused connection). It is looked up first, as the tier's first
+    /// requests are: some stores create a missing bucket on a write.
+    func check() async -> String? {
+        let key = prefix + "imagery-check"
+        let data = Data("imagery \(UUID().uuidString)".utf8)
+        var step = "lookup"
+        do {
+            _ = try await client.get(bucket: bucket, key: key)  // a GET: a HEAD's error has no body to name it
+            step = "write"
+            try await client.put(bucket: bucket, key: key, data: data)
+            step = "read"
+            let object = try await client.get(bucket: bucket, key: key)
+            guard object?.data == data else { return "a test object written to the \(name) did not read back as written" }
+            step = "delete"
+            try await client.delete(bucket: bucket, key: key)
+            return nil
+        } catch {
+            return "the \(name) cannot be used: \(error) (a test object's \(step))"
+        }
     }
 
     /// The object name of a cache key.
@@ -54,7 +86,7 @@ final class SharedStore: Sendable {
             object = try await client.get(bucket: bucket, key: objectKey(for: key))
             succeeded()
         } catch {
-            failed("get")
+            failed("get", error)
             return nil
         }
         guard let object, object.statusCode == 200 else {
@@ -99,7 +131,7 @@ final class SharedStore: Sendable {
                 succeeded()
                 observer?.sharedStoreRequest("put", outcome: "stored")
             } catch {
-                failed("put")
+                failed("put", error)
             }
             finished(bytes: data.count)
         }
@@ -123,7 +155,7 @@ final class SharedStore: Sendable {
                 )
                 succeeded()
             } catch {
-                failed("update")
+                failed("update", error)
             }
             finished(bytes: 0)
         }
@@ -135,7 +167,7 @@ final class SharedStore: Sendable {
         state.withLock { $0.pendingWrites += 1 }
         let name = objectKey(for: key)
         Task {
-            do { try await client.delete(bucket: bucket, key: name) } catch { failed("delete") }
+            do { try await client.delete(bucket: bucket, key: name) } catch { failed("delete", error) }
             finished(bytes: 0)
         }
     }
@@ -168,14 +200,29 @@ final class SharedStore: Sendable {
     }
 
     private func succeeded() {
-        state.withLock { $0.failuresInARow = 0 }
+        let recovered = state.withLock { state -> Bool in
+            state.failuresInARow = 0
+            defer { state.inOutage = false }
+            return state.inOutage
+        }
+        if recovered { logger?.notice("the shared tier (\(name)) answers again", metadata: ["shared_store": "recovered"]) }
     }
 
-    private func failed(_ operation: String) {
+    private func failed(_ operation: String, _ error: any Error) {
+        guard !(error is CancellationError) else { return }  // the request went, not the store
         observer?.sharedStoreRequest(operation, outcome: "failed")
-        state.withLock { state in
+        let paused = state.withLock { state -> Bool in
             state.failuresInARow += 1
-            if state.failuresInARow >= failuresBeforePause { state.pausedUntil = ContinuousClock.now + pause }
+            guard state.failuresInARow >= failuresBeforePause else { return false }
+            state.pausedUntil = ContinuousClock.now + pause
+            defer { state.inOutage = true }
+            return !state.inOutage
+        }
+        if paused {
+            logger?.error(
+                "the shared tier (\(name)) is paused: \(error) (a \(operation), \(failuresBeforePause) failures in a row); the local disk and the origin answer meanwhile, and the store is asked again every \(pause)",
+                metadata: ["shared_store": "paused"]
+            )
         }
     }
 
