@@ -130,7 +130,7 @@ let package = Package(
         .target(
             name: "ImageryFuzzTargets",
             dependencies: [
-                "Imagery", "ImageryDiskCache", "ImageryServer",
+                "Imagery", "ImageryDiskCache", "ImageryServer", "ImageryVips", "CJPEG", "CGIFFrames", "CColorTransform", "CVips",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
             ],

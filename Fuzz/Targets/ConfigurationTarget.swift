@@ -27,7 +27,7 @@ enum ConfigurationTarget {
         try require(configuration.residentCeiling > configuration.memoryLimit, "resident ceiling")
         _ = MemoryBudget(configuration: MemoryBudget.Configuration(
             limit: configuration.inflightMemory, maximumQueueLength: configuration.admissionQueueLength,
-            maximumWait: configuration.admissionTimeout
+            maximumWait: configuration.admissionTimeout ?? configuration.requestTimeout
         ))
         if let directory = configuration.cacheDirectory {
             _ = DiskCache.Configuration(directory: directory, sizeLimit: configuration.diskLimit)

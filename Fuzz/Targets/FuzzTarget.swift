@@ -1,6 +1,7 @@
 import Foundation
 
-/// The fuzz targets: every parser of untrusted text or bytes that runs without libvips.
+/// The fuzz targets: every parser of untrusted text or bytes, Imagery's own C that reads or
+/// writes pixels, and the whole decode path (libvips' decoders with the server's limits).
 /// Each takes any bytes; it must not crash, and it checks properties of what the parser made
 /// of them (a round trip, a range, an agreement between two checks), throwing
 /// ``FuzzFailure`` when one does not hold. `scripts/fuzz` runs them under libFuzzer
@@ -26,6 +27,14 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
     case svg
     /// A thumbor.conf: its Python assignments, read and applied.
     case thumborConfiguration = "thumbor-conf"
+    /// `CJPEG`'s scaled JPEG decode.
+    case jpeg
+    /// `CGIFFrames`: the area resize and the GIF writer.
+    case gifFrames = "gif-frames"
+    /// `CColorTransform`: ICC transforms with a hostile profile.
+    case icc
+    /// The whole decode path (`VipsImageDecoder`), every format, with the server's limits.
+    case decode
 
     /// Runs the target on `bytes`.
     /// - Throws: ``FuzzFailure`` when a property does not hold.
@@ -41,6 +50,10 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
         case .bitmaps: try BitmapsTarget.run(bytes)
         case .svg: try SVGTarget.run(bytes)
         case .thumborConfiguration: try ThumborConfigurationTarget.run(bytes)
+        case .jpeg: try JPEGTarget.run(bytes)
+        case .gifFrames: try GIFFramesTarget.run(bytes)
+        case .icc: try ICCTarget.run(bytes)
+        case .decode: try DecodeTarget.run(bytes)
         }
     }
 }

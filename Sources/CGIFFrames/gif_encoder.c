@@ -106,6 +106,16 @@ static int make_palette(Encoder *e, int first, int end, int stride, Palette *pal
         entries[count].count = n;
         count++;
     }
+    if (count == 0) {
+        // No opaque pixel (frames wholly transparent): libimagequant makes no palette of no colour
+        // (found by fuzzing: such an animation could not be written). Transparent, and black.
+        palette->transparent = e->any_transparent ? 0 : -1;
+        memset(palette->rgb, 0, 6);
+        palette->count = 2;
+        status = 0;
+        *error = NULL;
+        goto done;
+    }
     *error = "the GIF palette could not be made";
     histogram = liq_histogram_create(e->attr);
     if (!histogram) goto done;

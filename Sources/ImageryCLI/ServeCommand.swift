@@ -43,7 +43,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The most requests waiting for memory at once; more are answered 503 (default 64).")
     var admissionQueue: Int?
 
-    @Option(help: "The longest, in seconds, a request waits for memory before it is answered 503 (default 5).")
+    @Option(help: "The longest, in seconds, a request waits for memory before it is answered 503 (default: as long as it can still be answered within --request-timeout at the pace decodes go; what cannot is answered 503 at once).")
     var admissionTimeout: Double?
 
     @Option(help: "Close a connection that sends no complete request for this many seconds: idle, or dripping its headers (default 30).")

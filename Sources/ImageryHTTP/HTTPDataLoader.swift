@@ -190,18 +190,24 @@ public final class HTTPDataLoader: DataLoading {
             if let expected, expected > configuration.maximumSize {
                 throw DataLoadingError.tooLarge(limit: configuration.maximumSize)
             }
+            // The time the caller keeps the body waiting (for memory) is not the origin's: it
+            // extends the deadline (the caller bounds its own wait; a page's burst waited for memory
+            // past the origin's 10 s and was answered 504).
+            var bodyDeadline = deadline
             if let willReceiveBody {
+                let waitStart = NIODeadline.now()
                 // Its error is the caller's (a memory budget's refusal), not a transport failure.
                 do { try await willReceiveBody(expected) } catch { throw CallerError(error: error) }
+                bodyDeadline = bodyDeadline + (NIODeadline.now() - waitStart)
             }
             resumable = resumeKey == nil ? nil : validator
             // AsyncHTTPClient's deadline ends with the response head (and is delivered through an
             // actor hop, which a busy cooperative pool can delay past the head): the rest of the
             // load's time is kept here, over the body too.
-            guard NIODeadline.now() < deadline else { throw DataLoadingError.timedOut }
+            guard NIODeadline.now() < bodyDeadline else { throw DataLoadingError.timedOut }
             let read = await Self.readBody(
                 response.body, after: prefix, expected: expected, maximumSize: configuration.maximumSize,
-                deadline: deadline, progress: progress
+                deadline: bodyDeadline, progress: progress
             )
             data = read.data
             if let error = read.error {

@@ -123,7 +123,9 @@ final class ImageService: Sendable {
         // .http): nothing is used past its source's freshness without revalidating.
         pipelineConfiguration.memoryBudget = MemoryBudget(configuration: .init(
             limit: configuration.inflightMemory, maximumQueueLength: configuration.admissionQueueLength,
-            maximumWait: configuration.admissionTimeout, maximumConcurrentDecodes: pipelineConfiguration.maximumConcurrentDecodes
+            maximumWait: configuration.admissionTimeout ?? configuration.requestTimeout,
+            maximumConcurrentDecodes: pipelineConfiguration.maximumConcurrentDecodes,
+            leavesTimeForOwnWork: configuration.admissionTimeout == nil
         ))
         let eighth = configuration.cacheMemory / 8
         let policy = HTTPCachePolicy(minimumHeuristicLifetime: TimeInterval(configuration.minimumFreshness))

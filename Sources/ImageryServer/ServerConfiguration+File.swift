@@ -275,7 +275,9 @@ extension ServerConfiguration {
             try require(inflight > 0 && inflight < memoryLimit, "maximumInflightMemory must be positive and less than memoryLimit (the caches get the rest)")
         }
         try require((0...1 << 20).contains(admissionQueueLength), "admissionQueueLength must be from 0 to 1048576")
-        try require(admissionTimeout >= .zero && admissionTimeout <= longest, "admissionTimeoutSeconds must be from 0 to a year")
+        if let admissionTimeout {
+            try require(admissionTimeout >= .zero && admissionTimeout <= longest, "admissionTimeoutSeconds must be from 0 to a year")
+        }
         for (name, value) in [("idleTimeoutSeconds", idleTimeout), ("requestTimeoutSeconds", requestTimeout), ("originTimeoutSeconds", originTimeout)] {
             try require(value > .zero && value <= longest, "\(name) must be more than 0 and at most a year")
         }

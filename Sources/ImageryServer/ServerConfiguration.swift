@@ -15,13 +15,17 @@ public struct ServerConfiguration: Sendable {
     public var memoryLimit = 512 << 20
     /// The bytes downloads and decodes in flight may hold at once (`MemoryBudget`), part of
     /// ``memoryLimit``; `nil` (the default): half of it. Work that does not fit waits in line
-    /// (at most ``admissionQueueLength`` requests, for at most ``admissionTimeout``), else is
+    /// (at most ``admissionQueueLength`` requests, as long as ``admissionTimeout`` allows), else is
     /// answered 503 with `Retry-After`; a source that alone needs more is answered 413.
     public var maximumInflightMemory: Int?
     /// The most requests waiting for memory at once; more are answered 503 at once. Default 64.
     public var admissionQueueLength = 64
-    /// The longest a request waits for memory before it is answered 503; default 5 s.
-    public var admissionTimeout: Duration = .seconds(5)
+    /// The longest a request waits for memory before it is answered 503. `nil` (the default): as
+    /// long as it can still be answered within ``requestTimeout`` at the pace decodes have been
+    /// going (the request timeout less its own decode and encode); a request the decodes ahead of
+    /// it say cannot is answered 503 at once. A browser does not retry an `<img>` answered 503: a
+    /// page's burst is better served late than refused.
+    public var admissionTimeout: Duration?
     /// Bytes of the disk cache; default 2 GiB.
     public var diskLimit = 2 << 30
     /// If not empty, only these source hosts are fetched (exact names, or `*.example.com`); default empty (any public host).

@@ -190,6 +190,41 @@ struct MemoryBudgetTests {
         decode.release()
     }
 
+    /// The rule, without a clock: a page of 64 new large images on 2 decode slots at 0.8 s a
+    /// decode waits at most 25.2 s; with a 30 s request timeout less 1.6 s of its own work, every
+    /// one of them is in time (a fixed 5 s wait refuses 50 of them: 14 or more ahead); the 74th is not.
+    @Test func theForecastAdmitsWhatCanStillFinishWithinTheRequestTime() {
+        let pace = AdmissionForecast(slots: 2, decodeHold: 0.8)
+        #expect(pace.wait(ahead: 1) == .zero, "a free slot")
+        #expect(pace.wait(ahead: 3) == .milliseconds(800))
+        #expect(pace.wait(ahead: 64) == .milliseconds(25_200))
+        #expect(pace.ownWork == .milliseconds(1_600))
+        let window = pace.admissionWindow(within: .seconds(30))
+        #expect(window == .milliseconds(28_400))
+        #expect((0..<64).allSatisfy { !pace.isLate(ahead: $0, window: window) })
+        #expect(pace.isLate(ahead: 73, window: window))
+        #expect((0..<64).filter { pace.isLate(ahead: $0, window: .seconds(5)) }.count == 50)
+        // A cold start (0.5 s guessed): 32 connections of new thumbnails are all in time.
+        let cold = AdmissionForecast(slots: 2, decodeHold: 0.5)
+        #expect((0..<32).allSatisfy { !cold.isLate(ahead: $0, window: cold.admissionWindow(within: .seconds(30))) })
+        // A pace too slow for the window still leaves half of it: a lone request is never refused.
+        let slow = AdmissionForecast(slots: 2, decodeHold: 20)
+        #expect(slow.admissionWindow(within: .seconds(30)) == .seconds(15))
+        #expect(!slow.isLate(ahead: 1, window: .zero))
+    }
+
+    /// The server's budget: its wait is the request timeout less the request's own work.
+    @Test func theDeadlineLeavesTimeForTheRequestsOwnWork() {
+        let budget = MemoryBudget(configuration: .init(
+            limit: 1_000, maximumWait: .seconds(30), maximumConcurrentDecodes: 2, initialDecodeHold: .seconds(1), leavesTimeForOwnWork: true
+        ))
+        let start = ContinuousClock.now
+        let window = start.duration(to: budget.admissionDeadline())
+        #expect(window >= .seconds(28) && window < .seconds(28.5))
+        let fixed = MemoryBudget(configuration: .init(limit: 1_000, maximumWait: .seconds(30), maximumConcurrentDecodes: 2))
+        #expect(ContinuousClock.now.duration(to: fixed.admissionDeadline()) > .seconds(29.5))
+    }
+
     @Test func tooLargeAndAFullLineAreRefusedAtOnce() async throws {
         let budget = MemoryBudget(configuration: .init(limit: 100, maximumQueueLength: 0))
         await #expect(throws: MemoryBudgetError.tooLarge(bytes: 101, limit: 100)) { _ = try await budget.reserve(101, for: .source) }

@@ -45,10 +45,16 @@ public final class MemoryBudget: Sendable {
         /// cold start's first requests (a soak's 16 first new sources met 28 refusals at 1 s);
         /// shorter downloads sources in a burst that then cannot be decoded in time.
         public var initialDecodeHold: Duration
+        /// Whether ``maximumWait`` is the whole request's time, of which the request's own work
+        /// once admitted (its decode and encode, at the pace measured) is kept free: the admission
+        /// deadline is then ``maximumWait`` less that work (``admissionDeadline()``). A server sets
+        /// it with its request timeout as ``maximumWait``: a request waits as long as it can still be
+        /// answered in time, and is refused at once when the decodes ahead say it cannot. Default false.
+        public var leavesTimeForOwnWork: Bool
 
         public init(
             limit: Int, maximumQueueLength: Int = 64, maximumWait: Duration = .seconds(10), maximumConcurrentDecodes: Int? = nil,
-            initialDecodeHold: Duration = .milliseconds(500)
+            initialDecodeHold: Duration = .milliseconds(500), leavesTimeForOwnWork: Bool = false
         ) {
             precondition(limit > 0 && maximumQueueLength >= 0, "a budget needs a positive limit")
             self.limit = limit
@@ -56,6 +62,7 @@ public final class MemoryBudget: Sendable {
             self.maximumWait = maximumWait
             self.maximumConcurrentDecodes = maximumConcurrentDecodes
             self.initialDecodeHold = initialDecodeHold
+            self.leavesTimeForOwnWork = leavesTimeForOwnWork
         }
     }
 
@@ -112,9 +119,13 @@ public final class MemoryBudget: Sendable {
         self.init(configuration: Configuration(limit: limit))
     }
 
-    /// The deadline of a request that starts waiting now: ``Configuration/maximumWait`` from now.
+    /// The deadline of a request that starts waiting now: ``Configuration/maximumWait`` from now,
+    /// less the request's own work when ``Configuration/leavesTimeForOwnWork``.
     public func admissionDeadline() -> ContinuousClock.Instant {
-        ContinuousClock.now + configuration.maximumWait
+        guard configuration.leavesTimeForOwnWork, let forecast = state.withLock({ forecast($0) }) else {
+            return ContinuousClock.now + configuration.maximumWait
+        }
+        return ContinuousClock.now + forecast.admissionWindow(within: configuration.maximumWait)
     }
 
     /// Reserves `bytes` for `stage`, waiting in line while they do not fit, until `deadline`
@@ -188,10 +199,11 @@ public final class MemoryBudget: Sendable {
     /// download or a busy machine used its time, and refusing it now would only waste that work
     /// (CI saw a lone request on an idle server answered 503 while the suite's start loaded the machine).
     private func lateRefusal(for stage: Stage, _ state: inout State, alsoAhead: Int, deadline: ContinuousClock.Instant) -> MemoryBudgetError? {
-        guard let wait = expectedWait(for: stage, state, alsoAhead: alsoAhead), wait > .zero, ContinuousClock.now + wait > deadline
-        else { return nil }
+        guard let forecast = forecast(state) else { return nil }
+        let ahead = state.machine.decodesAhead(of: stage) + alsoAhead
+        guard forecast.isLate(ahead: ahead, window: ContinuousClock.now.duration(to: deadline)) else { return nil }
         state.refusedOverloaded += 1
-        return .overloaded(retryAfter: Self.seconds(wait))
+        return .overloaded(retryAfter: Self.seconds(forecast.wait(ahead: ahead)))
     }
 
     /// The refusal of a request that waited too long outside this budget's own line (for a
@@ -267,18 +279,15 @@ public final class MemoryBudget: Sendable {
         }
     }
 
-    /// How long one more reservation of `stage` would wait for the decodes ahead of it (those
-    /// running, those waiting, and for a source every source before it), from how long decodes
-    /// have held their slot (``Configuration/initialDecodeHold`` until one has finished: a burst's
-    /// first seconds must not download what cannot be decoded in time); `nil` when decodes are not
-    /// bounded by slots (memory alone then decides, and the line's deadline holds).
-    private func expectedWait(for stage: Stage, _ state: State, alsoAhead: Int) -> Duration? {
+    /// The pace decodes have been going at: how long they have held their slot
+    /// (``Configuration/initialDecodeHold`` until one has finished: a burst's first seconds must not
+    /// download what cannot be decoded in time); `nil` when decodes are not bounded by slots (memory
+    /// alone then decides, and the line's deadline holds). The decodes ahead of a reservation are
+    /// those running, those waiting, and for a source every source before it.
+    private func forecast(_ state: State) -> AdmissionForecast? {
         guard let slots = configuration.maximumConcurrentDecodes, slots > 0 else { return nil }
         let initial = configuration.initialDecodeHold.components
-        let hold = state.decodeHold ?? Double(initial.seconds) + Double(initial.attoseconds) / 1e18
-        let ahead = state.machine.decodesAhead(of: stage) + alsoAhead
-        let rounds = Double(max(0, ahead - slots + 1)) / Double(slots)
-        return .milliseconds(Int64(rounds * hold * 1000))
+        return AdmissionForecast(slots: slots, decodeHold: state.decodeHold ?? Double(initial.seconds) + Double(initial.attoseconds) / 1e18)
     }
 
     private static func seconds(_ duration: Duration) -> Int {
