@@ -141,6 +141,7 @@ final class ServerMetrics: ImagePipelineObserver {
                 ("imagery_inflight_memory_limit_bytes", budget.limit), ("imagery_inflight_memory_bytes", budget.used),
                 ("imagery_inflight_memory_peak_bytes", budget.peak), ("imagery_admission_queue_length", budget.queued),
                 ("imagery_admission_admitted", budget.admitted), ("imagery_admission_waited", budget.waited),
+                ("imagery_memory_pressure", budget.underPressure ? 1 : 0),
             ] {
                 Metrics.Gauge(label: name, factory: factory).record(value)
             }

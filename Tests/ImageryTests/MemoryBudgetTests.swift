@@ -17,6 +17,20 @@ struct MemoryBudgetStateMachineTests {
         #expect(machine.used == 60 && machine.activeDecodes == 2 && machine.queued == 0)
     }
 
+    /// Resident memory over its ceiling: one decode at a time and no new download while anything
+    /// is held, whatever the bytes say; clearing it admits the line as the bytes allow.
+    @Test func underPressureOneDecodeAtATimeAndNoNewDownloads() {
+        var machine = Machine(limit: 1_000, maximumQueueLength: 10, decodeSlots: 2)
+        #expect(machine.setPressure(true).isEmpty)
+        #expect(machine.reserve(id: 1, bytes: 10, stage: .decode) == .admitted, "the line always moves")
+        #expect(machine.reserve(id: 2, bytes: 10, stage: .decode) == .enqueued, "a second slot is free and the bytes fit")
+        #expect(machine.reserve(id: 3, bytes: 10, stage: .source) == .enqueued)
+        #expect(machine.release(10, reserved: 10, stage: .decode).map(\.id) == [2], "one decode follows another")
+        #expect(machine.setPressure(false).map(\.id) == [3])
+        #expect(machine.reserve(id: 4, bytes: 10, stage: .decode) == .admitted)
+        #expect(machine.activeDecodes == 2 && machine.activeSources == 1)
+    }
+
     @Test func refusesWhatCanNeverFitAndWhatFindsTheLineFull() {
         var machine = Machine(limit: 100, maximumQueueLength: 1)
         #expect(machine.reserve(id: 1, bytes: 101, stage: .source) == .refusedTooLarge)

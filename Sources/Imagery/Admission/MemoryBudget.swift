@@ -83,6 +83,8 @@ public final class MemoryBudget: Sendable {
         public var refusedOverloaded: Int
         /// Refused because they were larger than the limit.
         public var refusedTooLarge: Int
+        /// Whether admission is held back because resident memory is over its ceiling (``setResidentPressure(_:)``).
+        public var underPressure: Bool = false
     }
 
     public let configuration: Configuration
@@ -229,8 +231,24 @@ public final class MemoryBudget: Sendable {
             Snapshot(
                 limit: configuration.limit, used: state.machine.used, peak: state.machine.peak, queued: state.machine.queued,
                 admitted: state.admitted, waited: state.waited, refusedOverloaded: state.refusedOverloaded,
-                refusedTooLarge: state.refusedTooLarge
+                refusedTooLarge: state.refusedTooLarge, underPressure: state.machine.underPressure
             )
+        }
+    }
+
+    /// Holds admission back while the process's resident memory is over its ceiling (`true`): one
+    /// decode at a time, no new download while anything is held; `false` lets the line move again.
+    /// The budget counts what work announces and estimates; resident memory is what it costs (the
+    /// allocator's slack, libraries' buffers), measured by whoever calls this (the server, 4 times a
+    /// second).
+    public func setResidentPressure(_ on: Bool) {
+        let admitted: [Waiting] = state.withLock { state in
+            guard state.machine.underPressure != on else { return [] }
+            return takeAdmitted(state.machine.setPressure(on), &state)
+        }
+        for waiter in admitted {
+            waiter.timer.cancel()
+            waiter.continuation.resume()
         }
     }
 

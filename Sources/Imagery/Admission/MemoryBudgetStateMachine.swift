@@ -21,6 +21,10 @@
 ///   cores busy; with these rules and backfilling, 1.83).
 /// - Bytes larger than the whole limit are refused outright; so is any reservation that would
 ///   make the line longer than its bound.
+/// - Under pressure (the process's resident memory is over its ceiling: ``setPressure(_:)``),
+///   nothing more is admitted while work of its stage runs: one decode at a time, sources only when
+///   nothing is held. What the estimates miss (allocator slack, libraries' own buffers) then stops
+///   growing until the work in flight ends.
 struct MemoryBudgetStateMachine: Sendable {
     struct Waiter: Sendable, Equatable {
         let id: UInt64
@@ -57,6 +61,8 @@ struct MemoryBudgetStateMachine: Sendable {
     private(set) var sourceBytes = 0
     /// Admitted source reservations not yet released (each a decode to come).
     private(set) var activeSources = 0
+    /// Resident memory is over its ceiling.
+    private(set) var underPressure = false
     private var decodes = Queue()
     private var sources = Queue()
     /// The bytes decodes have been reserving (exponentially weighted); before the first, a slot's
@@ -123,6 +129,12 @@ struct MemoryBudgetStateMachine: Sendable {
         return admitWaiting()
     }
 
+    /// Sets or clears pressure; returns the waiters admitted when it clears.
+    mutating func setPressure(_ on: Bool) -> [Waiter] {
+        underPressure = on
+        return on ? [] : admitWaiting()
+    }
+
     /// Takes waiter `id` out of the line (cancelled or timed out); returns it if it was waiting,
     /// and the waiters its leaving admits.
     mutating func remove(id: UInt64) -> (removed: Waiter?, admitted: [Waiter]) {
@@ -134,9 +146,11 @@ struct MemoryBudgetStateMachine: Sendable {
         switch stage {
         case .decode:
             if let decodeSlots, activeDecodes >= decodeSlots { return false }
+            if underPressure { return activeDecodes == 0 }
             return used + bytes <= limit || activeDecodes == 0
         case .source:
             if used == 0 { return true }
+            if underPressure { return false }
             guard used + bytes <= limit else { return false }
             // Downloads take at most a share: the rest is left to the decodes that free them (half
             // the limit; with slots, what decodes of the typical size in every slot leave). One
