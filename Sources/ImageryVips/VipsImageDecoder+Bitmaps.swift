@@ -31,7 +31,13 @@ extension VipsImageDecoder {
     /// A BMP or ICO source decoded for `recipe`: its header checked (the server's limits and the
     /// recipe's), its pixels read, the recipe applied by the processor as to any decoded image.
     func decodeBitmap(_ data: Data, format: ImageFormat, recipe: ImageRecipe) throws -> Image {
-        let header = try data.withUnsafeBytes { try bitmapHeader($0.baseAddress!, $0.count, format: format) }
+        let header: Header
+        do {
+            header = try data.withUnsafeBytes { try bitmapHeader($0.baseAddress!, $0.count, format: format) }
+        } catch let error as VipsError {
+            // An icon's PNG whose header libvips cannot read (found by fuzzing `decode`: it escaped untyped).
+            throw error.decodingError(format: format)
+        }
         try check(recipe.sourceLimits, header, bytes: data.count)
         let picture: ICO.Picture = format == .bmp
             ? .bitmap(try BMP.decode(data, maximumPixels: maximumPixels))
