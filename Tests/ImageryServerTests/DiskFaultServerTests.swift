@@ -61,6 +61,35 @@ struct DiskFaultServerTests {
         }
     }
 
+    /// Something else fills the filesystem: the limit in effect drops (one line), answers stay 200;
+    /// the space freed, the next write raises it back to `--disk-limit` (one line) and stores again.
+    @Test(.enabled(if: SmallFilesystem.isAvailable, "needs root to mount a tmpfs"))
+    func spaceFreedOnAFullDiskIsUsedAgain() async throws {
+        try await Self.withSourcesAndSmallDisk { origin, filesystem, names in
+            let directory = filesystem.mountPoint.appendingPathComponent("cache")
+            let log = CapturedLog()
+            try await serve(origin: origin, logger: log.logger, configure: { ($0.cacheDirectory, $0.diskLimit) = (directory, 1 << 20) }) { client in
+                #expect(try await get(client, imageURI(origin, names[0], "w=64")).status == .ok)
+                filesystem.fill()
+                #expect(try await get(client, imageURI(origin, names[1], "w=64")).status == .ok)
+                try await Task.sleep(for: .milliseconds(200))
+                var figures = try await metrics(client)
+                #expect((figures["imagery_disk_cache_limit_bytes"] ?? .infinity) < Double(1 << 20))
+                #expect(log.lines(withMetadata: "disk_fault", "no_space").count == 1)
+                filesystem.unfill()
+                #expect(try await get(client, imageURI(origin, names[2], "w=64")).status == .ok)
+                try await Task.sleep(for: .milliseconds(200))
+                figures = try await metrics(client)
+                #expect(figures["imagery_disk_cache_limit_bytes"] == Double(1 << 20))
+                #expect(log.lines(withMetadata: "disk_recovered", "no_space").count == 1)
+                let before = figures["imagery_disk_cache_entries"] ?? 0
+                #expect(try await get(client, imageURI(origin, names[3], "w=64")).status == .ok)
+                try await Task.sleep(for: .milliseconds(200))
+                #expect((try await metrics(client)["imagery_disk_cache_entries"] ?? 0) > before, "stores again")
+            }
+        }
+    }
+
     /// A read-only directory at start: the server starts, answers, logs it once, counts the
     /// writes it skips, and takes the directory when it is writable (within the 5 s probe).
     @Test(.enabled(if: SmallFilesystem.isAvailable, "needs root to mount a tmpfs"))
