@@ -47,6 +47,7 @@ let package = Package(
         .target(name: "CGIFFrames", linkerSettings: [.linkedLibrary("cgif"), .linkedLibrary("imagequant")]),
         // ICC profiles to sRGB on 8-bit RGB pixels with little cms, its transforms cached by profile.
         .target(name: "CColorTransform", linkerSettings: [.linkedLibrary("lcms2")]),
+        .target(name: "CMallocInfo"),
         .target(name: "ImageryVips", dependencies: ["Imagery", "CVips", "CJPEG", "CGIFFrames", "CColorTransform"], swiftSettings: strictSwift),
 
         // The persistent disk cache: blobs in files, its index in SQLite (the system libsqlite3).
@@ -83,7 +84,7 @@ let package = Package(
         .target(
             name: "ImageryServer",
             dependencies: [
-                "Imagery", "ImageryVips", "ImageryHTTP", "ImageryDiskCache", "ImageryS3",
+                "Imagery", "ImageryVips", "ImageryHTTP", "ImageryDiskCache", "ImageryS3", "CMallocInfo",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

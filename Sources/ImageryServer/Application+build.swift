@@ -45,8 +45,11 @@ public func buildApplication(
     application.addServices(LoaderShutdown(service: service))
     if let shared = service.sharedStore { application.addServices(SharedStoreCheck(store: shared, logger: logger)) }
     if let budget = service.pipeline.configuration.memoryBudget {
-        // The ceiling: the limit, and the 100 MB of code, libraries and buffers outside it.
-        application.addServices(MemoryReclaimer(budget: budget, residentCeiling: configuration.residentCeiling))
+        // The ceiling: the limit, and the 100 MB of code, libraries and buffers outside it; freed
+        // memory kept for reuse: up to an eighth of the limit.
+        application.addServices(MemoryReclaimer(
+            budget: budget, residentCeiling: configuration.residentCeiling, retainedLimit: configuration.memoryLimit / 8
+        ))
     }
     return application
 }

@@ -134,6 +134,15 @@ final class ServerMetrics: ImagePipelineObserver {
             }
         }
         let responses = service.responseCacheUsage
+        // What each memory cache holds (their limits share --memory-limit with the in-flight budget).
+        let pipeline = service.pipeline
+        for (cache, bytes) in [
+            ("images", (pipeline.configuration.imageCache as? MemoryCache<ImageCacheKey, ImageResponse>)?.totalCost),
+            ("originals", (pipeline.configuration.dataCache as? MemoryCache<String, CacheEntry>)?.totalCost),
+            ("bases", pipeline.baseCacheCost), ("responses", responses.bytes),
+        ] {
+            Metrics.Gauge(label: "imagery_memory_cache_bytes", dimensions: [("cache", cache)], factory: factory).record(bytes ?? 0)
+        }
         Metrics.Gauge(label: "imagery_response_cache_entries", factory: factory).record(responses.count)
         Metrics.Gauge(label: "imagery_response_cache_bytes", factory: factory).record(responses.bytes)
         if let budget = service.pipeline.configuration.memoryBudget?.snapshot {
@@ -153,6 +162,10 @@ final class ServerMetrics: ImagePipelineObserver {
         Metrics.Gauge(label: "imagery_vips_memory_peak_bytes", factory: factory).record(VipsMemory.peak)
         if let resident = ProcessMemory.residentBytes {
             Metrics.Gauge(label: "imagery_process_resident_memory_bytes", factory: factory).record(resident)
+        }
+        if let allocator = ProcessMemory.allocator {
+            Metrics.Gauge(label: "imagery_allocator_in_use_bytes", factory: factory).record(allocator.inUse)
+            Metrics.Gauge(label: "imagery_allocator_free_bytes", factory: factory).record(allocator.free)
         }
         Metrics.Gauge(label: "imagery_origin_fetches_in_flight", factory: factory).record(service.pipeline.runningDownloadCount)
         Metrics.Gauge(label: "imagery_origin_fetches_queued", factory: factory).record(service.pipeline.queuedDownloadCount)

@@ -9,7 +9,8 @@ import Imagery
 ///   a progressive JPEG libjpeg's whole-image coefficient buffer (2 bytes per coefficient of every
 ///   component at full size: 54 MB for an 18 MP 4:2:0 photo, usually more than the pixels);
 /// - other formats through libvips' thumbnail: the full image when it cannot be read in one pass
-///   (interlaced PNG, GIF, WebP, AVIF and the rest decode whole), else a few rows;
+///   (interlaced PNG, GIF, WebP, AVIF and the rest decode whole), and the rows its resize keeps in
+///   flight (``thumbnailRows``);
 /// - always the result (and its copy into an ``Image``);
 /// - an animation's frames: two full-size frames (the loader's canvas and the one it draws on), and
 ///   for every frame its decoded size (held in memory to process each frame) and the result.
@@ -26,8 +27,10 @@ extension VipsImageDecoder: DecodeCostEstimating {
         }
         let (width, height) = header.orientedSize
         let fullSize = header.width * header.height * header.bands * header.sampleBytes
+        // The rows in flight of libvips' resize (an animation is resized as one tall strip of its frames).
+        let rows = min(Self.thumbnailRows, 3 * header.height) * header.width * (header.bands % 2 == 0 ? header.bands * 4 : header.bands * header.sampleBytes)
         if case .all(let frames) = try frames(of: header, for: recipe) {
-            return animationMemory(header, frames: frames, recipe: recipe)
+            return animationMemory(header, frames: frames, recipe: recipe) + rows
         }
         // The image, and its copy into an Image; a recipe that fails on this image costs nothing more.
         guard recipe.resizes, recipe.trim == nil else { return 2 * fullSize }
@@ -42,11 +45,19 @@ extension VipsImageDecoder: DecodeCostEstimating {
             let coefficients = JPEGFrame(data)?.progressiveCoefficientBytes ?? 0
             return 3 * scaled + coefficients + result
         case .png where !PNGHeader.isInterlaced(data):
-            return result + 64 * header.width * header.bands * header.sampleBytes  // rows in flight
+            return result + rows
         default:
-            return fullSize + result
+            return fullSize + rows + result
         }
     }
+
+    /// The source rows libvips' thumbnail holds while it resizes, measured (`--vips-leak` high-water
+    /// marks, one thread): 17–27 MB for an 8-bit RGB PNG 5 120 wide whatever the output size and the
+    /// source's height (1 000, 2 880 or 5 760 rows), 9 MB at 2 000 wide: about 1 900 rows. An image with
+    /// alpha is premultiplied in float first (4 bytes a band): 60–111 MB for the same PNG in RGBA. A
+    /// short image holds up to three times its height (5 120 × 200: up to 8.7 MB, 570 rows).
+    /// Counted as 64 rows before: a burst of such PNGs held 100 MB more than the budget said.
+    static let thumbnailRows = 1_900
 }
 
 extension VipsImageDecoder {

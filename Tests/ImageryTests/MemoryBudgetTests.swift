@@ -191,6 +191,42 @@ struct MemoryBudgetTests {
         held.release()
     }
 
+    /// Decodes that memory lets run one at a time, though there are two slots, are forecast one at
+    /// a time once measured: the line ahead of a request then takes twice as long.
+    @Test func decodesHeldBackByMemoryAreForecastAsFewerRunning() async throws {
+        let budget = MemoryBudget(configuration: .init(limit: 100, maximumConcurrentDecodes: 2, initialDecodeHold: .milliseconds(300)))
+        // Two slots at 0.3 s: ten more ahead start within (10 - 1) / 2 rounds, 1.35 s: in time.
+        try budget.refuseIfLate(alsoAhead: 10, deadline: ContinuousClock.now + .milliseconds(3200))
+        let first = try await budget.reserve(80, for: .decode)
+        let second = Task { try await budget.reserve(80, for: .decode) }  // a free slot, but no memory
+        for _ in 0..<400 where budget.snapshot.queued == 0 { try await Task.sleep(for: .milliseconds(5)) }
+        try #require(budget.snapshot.queued == 1)
+        try await Task.sleep(for: .milliseconds(300))
+        first.release()  // one was running while one waited
+        let running = try await second.value
+        // One at a time at 0.3 s or more each: the running one and ten more take 3.3 s or more (on
+        // two slots, 1.5 s at this pace).
+        #expect(throws: MemoryBudgetError.self) { try budget.refuseIfLate(alsoAhead: 10, deadline: ContinuousClock.now + .milliseconds(3200)) }
+        running.release()
+    }
+
+    /// Waiters let in on a guessed pace are refused as soon as the measured pace says they cannot be
+    /// admitted by their deadline, not when it passes (the rule, without a clock: the budget applies it
+    /// whenever a decode ends).
+    @Test func waitersTheMeasuredPaceCannotServeInTimeAreLate() {
+        var machine = MemoryBudgetStateMachine(limit: 100, maximumQueueLength: 64, decodeSlots: 1)
+        #expect(machine.reserve(id: 1, bytes: 80, stage: .decode) == .admitted)
+        for id in 2...9 { #expect(machine.reserve(id: UInt64(id), bytes: 80, stage: .decode) == .enqueued) }
+        #expect(machine.reserve(id: 10, bytes: 10, stage: .source) == .enqueued)
+        let line = machine.waitersInLine()
+        #expect(line.map(\.id) == Array(2...10) && line.map(\.ahead) == Array(1...9), "each behind the running one and those before it")
+        let now = ContinuousClock.now
+        let deadline: (UInt64) -> ContinuousClock.Instant? = { _ in now + .seconds(3) }
+        // At the guessed 10 ms a decode all are in time; at a measured 0.5 s, 7 or more ahead are not.
+        #expect(AdmissionForecast(slots: 1, decodeHold: 0.01).late(line, now: now, deadline: deadline).isEmpty)
+        #expect(AdmissionForecast(slots: 1, decodeHold: 0.5).late(line, now: now, deadline: deadline) == [8, 9, 10])
+    }
+
     /// The deadline bounds waiting behind others: work that reaches the budget past it with
     /// nothing ahead (its own download was slow) is admitted, not thrown away.
     @Test func nothingAheadIsNeverLateEvenPastTheDeadline() async throws {
@@ -221,6 +257,12 @@ struct MemoryBudgetTests {
         // A cold start (0.5 s guessed): 32 connections of new thumbnails are all in time.
         let cold = AdmissionForecast(slots: 2, decodeHold: 0.5)
         #expect((0..<32).allSatisfy { !cold.isLate(ahead: $0, window: cold.admissionWindow(within: .seconds(30))) })
+        // Memory letting one decode run at a time on the two slots (measured while others waited):
+        // each one ahead is a whole decode: 35 ahead are still in time, 36 are not.
+        let oneAtATime = AdmissionForecast(slots: 2, decodeHold: 0.8, running: 1)
+        #expect(oneAtATime.wait(ahead: 1) == .milliseconds(800) && oneAtATime.wait(ahead: 3) == .milliseconds(2_400))
+        #expect(!oneAtATime.isLate(ahead: 35, window: window) && oneAtATime.isLate(ahead: 36, window: window))
+        #expect(AdmissionForecast(slots: 2, decodeHold: 0.8, running: 5) == pace, "never more than the slots")
         // A pace too slow for the window still leaves half of it: a lone request is never refused.
         let slow = AdmissionForecast(slots: 2, decodeHold: 20)
         #expect(slow.admissionWindow(within: .seconds(30)) == .seconds(15))

@@ -82,6 +82,17 @@ struct MemoryBudgetStateMachine: Sendable {
     /// Waiting reservations.
     var queued: Int { decodes.count + sources.count }
 
+    /// Waiting decode reservations.
+    var waitingDecodes: Int { decodes.count }
+
+    /// Every waiter, with the decodes that will run before its own (``decodesAhead(of:)``, and its
+    /// place in its line).
+    func waitersInLine() -> [(id: UInt64, ahead: Int)] {
+        let decodesAhead = decodesAhead(of: .decode), sourcesAhead = activeDecodes + decodes.count + activeSources
+        return (0..<decodes.count).map { (decodes[$0].id, decodesAhead - decodes.count + $0) }
+            + (0..<sources.count).map { (sources[$0].id, sourcesAhead + $0) }
+    }
+
     /// Decodes that will run before one more of `stage` could: running and waiting decodes, and
     /// for a source also the sources admitted or waiting (each is a decode to come).
     func decodesAhead(of stage: MemoryBudget.Stage) -> Int {

@@ -88,6 +88,9 @@ public final class ImagePipeline: Sendable {
         return cached.image
     }
 
+    /// The bytes of decoded bases kept in memory (`nil` without a ``ThumbnailDeriving`` decoder).
+    public var baseCacheCost: Int? { bases?.totalCost }
+
     /// Empties the pipeline's memory caches (decoded images, bases and encoded data); the disk cache is kept.
     public func removeAllCachedData() async {
         configuration.imageCache?.removeAll()

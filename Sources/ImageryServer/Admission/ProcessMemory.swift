@@ -1,4 +1,6 @@
+import CMallocInfo
 import Foundation
+import Imagery
 
 /// The process's memory as the kernel counts it, and giving freed memory back to it.
 public enum ProcessMemory {
@@ -10,11 +12,28 @@ public enum ProcessMemory {
         return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
     }
 
-    /// Returns the allocator's free memory to the kernel (glibc's `malloc_trim`, every arena);
-    /// does nothing elsewhere.
-    static func trim() {
-        mallocTrim?(0)
+    /// glibc's own count (`mallinfo2`): bytes in use by the program (heap and mmapped blocks), and
+    /// bytes it has freed that the allocator keeps (resident until trimmed); `nil` with another C library.
+    static var allocator: (inUse: Int, free: Int)? {
+        var inUse = 0, free = 0
+        guard imagery_malloc_counts(&inUse, &free) == 0 else { return nil }
+        return (inUse, free)
     }
+
+    /// Returns the allocator's free memory to the kernel (glibc's `malloc_trim`, every arena),
+    /// unless the process did within `interval` (several servers in one process, as in tests, each
+    /// run a reclaimer); does nothing elsewhere.
+    static func trim(notWithin interval: Duration = .zero) {
+        let now = ContinuousClock.now
+        let due = lastTrim.withLock { last in
+            guard last.map({ now - $0 >= interval }) ?? true else { return false }
+            last = now
+            return true
+        }
+        if due { mallocTrim?(0) }
+    }
+
+    private static let lastTrim = Locked<ContinuousClock.Instant?>(nil)
 
     /// Limits glibc to `count` malloc arenas (`M_ARENA_MAX`), unless `MALLOC_ARENA_MAX` is set in
     /// the environment; call before threads start. glibc's default (8 per core) spreads a burst's
@@ -38,8 +57,9 @@ public enum ProcessMemory {
     /// Measured on the proxy benchmark's cold-sources path (every request a new JPEG source): glibc's
     /// own thresholds cost ~1 500 page faults a request (6 MB of fresh pages), these (with 256 MiB)
     /// ~500–750, and the server's CPU time a request fell 13–20% (BENCHMARKS.md, issue 8, session 13).
-    /// `serve` keeps up to a quarter of its memory limit (128 MiB by default), so that what a burst
-    /// frees stays well within the resident ceiling.
+    /// `serve` sets a quarter of its memory limit (128 MiB by default); its reclaimer trims what is
+    /// kept past an eighth while work goes on (``MemoryReclaimer``), so that what a burst frees stays
+    /// within the resident ceiling.
     public static func keepFreedMemory(trimThreshold: Int) {
         let environment = ProcessInfo.processInfo.environment
         guard environment["GLIBC_TUNABLES"] == nil, environment["MALLOC_MMAP_THRESHOLD_"] == nil,
