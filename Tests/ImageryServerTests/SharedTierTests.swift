@@ -49,11 +49,8 @@ struct SharedTierTests {
             try await withOriginAndDirectory { origin, directory in
                 let configure = { (instance: String) in
                     { (configuration: inout ServerConfiguration) in
-                        configuration.cacheDirectory = directory.appendingPathComponent(instance)
-                        configuration.s3Endpoint = store.endpoint
-                        configuration.s3Bucket = bucket
+                        configuration.useSharedTier(store.endpoint, bucket: bucket, credentials: credentials, cache: directory.appendingPathComponent(instance))
                         configuration.s3Prefix = prefix
-                        configuration.s3CredentialsFile = credentials
                     }
                 }
                 let uri = imageURI(origin, "rocket.jpg?cc=max-age%3D600", "w=200")
@@ -93,8 +90,7 @@ struct SharedTierTests {
         try await Self.withBucket { store, bucket, credentials, _ in
             try await withOriginAndDirectory { origin, directory in
                 try await serve(origin: origin, configure: {
-                    $0.cacheDirectory = directory
-                    ($0.s3Endpoint, $0.s3Bucket, $0.s3CredentialsFile) = (store.endpoint, bucket, credentials)
+                    $0.useSharedTier(store.endpoint, bucket: bucket, credentials: credentials, cache: directory)
                     $0.s3Prefix = "no-store-\(UUID().uuidString)/"
                 }) { client in
                     #expect(try await get(client, imageURI(origin, "rocket.jpg?cc=no-store", "w=90")).status == .ok)
@@ -115,9 +111,8 @@ struct SharedTierTests {
             let log = CapturedLog()
             try await withOriginAndDirectory { origin, cache in
                 try await serve(origin: origin, logger: log.logger, configure: {
-                    $0.cacheDirectory = cache
                     // Nothing listens on port 9 (discard): every connection is refused.
-                    ($0.s3Endpoint, $0.s3Bucket, $0.s3CredentialsFile) = (URL(string: "http://127.0.0.1:9")!, "shared", credentials)
+                    $0.useSharedTier(URL(string: "http://127.0.0.1:9")!, bucket: "shared", credentials: credentials, cache: cache)
                     // What is tested is the fall back to the origin, not admission: a machine loaded by the
                     // rest of the suite must not turn the refused connects' waits into a 503.
                     $0.admissionTimeout = .seconds(60)
@@ -148,8 +143,7 @@ struct SharedTierTests {
                 let log = CapturedLog()
                 try await withOriginAndDirectory { origin, cache in
                     try await serve(origin: origin, logger: log.logger, configure: {
-                        $0.cacheDirectory = cache
-                        ($0.s3Endpoint, $0.s3Bucket, $0.s3CredentialsFile) = (store.endpoint, bucket, credentials)
+                        $0.useSharedTier(store.endpoint, bucket: bucket, credentials: credentials, cache: cache)
                         $0.admissionTimeout = .seconds(60)
                     }) { client in
                         let check = try await log.waitForLines(withMetadata: "shared_store", "check_failed")
@@ -178,8 +172,7 @@ struct SharedTierTests {
             let log = CapturedLog()
             try await withOriginAndDirectory { origin, cache in
                 try await serve(origin: origin, logger: log.logger, configure: {
-                    $0.cacheDirectory = cache
-                    ($0.s3Endpoint, $0.s3Bucket, $0.s3CredentialsFile) = (store.endpoint, bucket, credentials)
+                    $0.useSharedTier(store.endpoint, bucket: bucket, credentials: credentials, cache: cache)
                     $0.admissionTimeout = .seconds(60)
                 }) { client in
                     let check = try await log.waitForLines(withMetadata: "shared_store", "check_failed")
@@ -268,5 +261,13 @@ struct SharedTierTests {
                 #expect(response.status == .forbidden)
             }
         }
+    }
+}
+
+extension ServerConfiguration {
+    /// Caches in `cache` and shares through `bucket` of the S3 store at `endpoint`, read with `credentials`.
+    fileprivate mutating func useSharedTier(_ endpoint: URL, bucket: String, credentials: URL, cache: URL) {
+        cacheDirectory = cache
+        (s3Endpoint, s3Bucket, s3CredentialsFile) = (endpoint, bucket, credentials)
     }
 }
