@@ -122,7 +122,9 @@ struct AdmissionTests {
             let refused = burst.filter { $0.0 == .serviceUnavailable }
             #expect(burst.allSatisfy { $0.0 == .ok || $0.0 == .serviceUnavailable }, "\(burst.map(\.0))")
             #expect(!refused.isEmpty, "a burst of 32 into a line of 6 must refuse some")
-            #expect(burst.count - refused.count >= 2, "and admit some")
+            // And admit some: at least the first. (A loaded CI run admitted only it: the pace measured
+            // there said no waiter could be reached within 2 s, and waiters are refused as soon as it says so.)
+            #expect(burst.count - refused.count >= 1, "and admit some")
             for (_, headers, body) in refused {
                 #expect(Int(headers[.retryAfter] ?? "") ?? 0 >= 1)
                 #expect(headers[.cacheControl] == "no-store")
