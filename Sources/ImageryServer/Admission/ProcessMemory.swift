@@ -58,7 +58,7 @@ public enum ProcessMemory {
     /// own thresholds cost ~1 500 page faults a request (6 MB of fresh pages), these (with 256 MiB)
     /// ~500–750, and the server's CPU time a request fell 13–20% (BENCHMARKS.md, issue 8, session 13).
     /// `serve` sets a quarter of its memory limit (128 MiB by default); its reclaimer trims what is
-    /// kept past an eighth while work goes on (``MemoryReclaimer``), so that what a burst frees stays
+    /// kept past an eighth while work goes on (`MemoryReclaimer`), so that what a burst frees stays
     /// within the resident ceiling.
     public static func keepFreedMemory(trimThreshold: Int) {
         let environment = ProcessInfo.processInfo.environment
