@@ -63,13 +63,13 @@ struct MemoryReclaimer: Service {
             }
             pending = false
             // malloc_trim walks every arena (tens of ms after a large burst): not on the cooperative pool.
-            await withCheckedContinuation { continuation in
+            let trimmed = await withCheckedContinuation { continuation in
                 Thread.detachNewThread {
-                    ProcessMemory.trim(notWithin: .milliseconds(100))
-                    continuation.resume()
+                    continuation.resume(returning: ProcessMemory.trim(notWithin: .milliseconds(100)))
                 }
             }
-            floor = Self.retained() ?? floor
+            // What a trim left is the new floor; a skipped trim (one ran just before) leaves it.
+            if trimmed { floor = Self.retained() ?? floor }
         }
     }
 

@@ -23,7 +23,9 @@ public enum ProcessMemory {
     /// Returns the allocator's free memory to the kernel (glibc's `malloc_trim`, every arena),
     /// unless the process did within `interval` (several servers in one process, as in tests, each
     /// run a reclaimer); does nothing elsewhere.
-    static func trim(notWithin interval: Duration = .zero) {
+    /// - Returns: Whether it trimmed (not skipped for an earlier trim).
+    @discardableResult
+    static func trim(notWithin interval: Duration = .zero) -> Bool {
         let now = ContinuousClock.now
         let due = lastTrim.withLock { last in
             guard last.map({ now - $0 >= interval }) ?? true else { return false }
@@ -31,6 +33,7 @@ public enum ProcessMemory {
             return true
         }
         if due { mallocTrim?(0) }
+        return due
     }
 
     private static let lastTrim = Locked<ContinuousClock.Instant?>(nil)
