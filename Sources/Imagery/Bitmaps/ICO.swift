@@ -13,11 +13,17 @@ public enum ICO {
         case bitmap(Image)
     }
 
-    /// The size the directory gives the largest picture (a PNG's own header may say otherwise: it is what counts).
+    /// The size of the largest picture (the largest by the directory), as its own header gives it: what a
+    /// decode gives, whatever the directory says (fuzzing found a bitmap of 32 × 23 listed as 32 × 32).
+    /// For a PNG picture, the size the directory gives: read the PNG's header (``largestPNG(in:)``).
+    /// - Throws: ``ImageDecodingError/corrupt(format:reason:)`` for a file that is not an icon Imagery reads.
     public static func largestSize(of data: Data) throws -> (width: Int, height: Int) {
         try data.withUnsafeBytes { buffer in
             let entry = try largestEntry(Bytes(buffer, format: .ico))
-            return (entry.width, entry.height)
+            if isPNG(buffer, entry) { return (entry.width, entry.height) }
+            let picture = Bytes(UnsafeRawBufferPointer(rebasing: buffer[entry.offset..<entry.offset + entry.length]), format: .ico)
+            let dib = try DIB.parse(picture, at: 0, fileHeader: false, icon: true)
+            return (dib.header.width, dib.header.height)
         }
     }
 
