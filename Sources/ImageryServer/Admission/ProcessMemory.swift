@@ -32,7 +32,7 @@ public enum ProcessMemory {
             last = now
             return true
         }
-        if due { mallocTrim?(0) }
+        if due { _ = mallocTrim?(0) }
         return due
     }
 

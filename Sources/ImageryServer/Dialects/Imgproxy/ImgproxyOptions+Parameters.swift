@@ -41,7 +41,7 @@ extension ImgproxyOptions {
         recipe.background = background
         recipe.pixelate = pixelate
         if sourceLimits != ImageRecipe.SourceLimits() { recipe.sourceLimits = sourceLimits }
-        if let watermark, mark == nil {
+        if watermark != nil, mark == nil {
             Self.noteWatermarkWithoutImage()
         }
         if let watermark, let mark {
