@@ -33,6 +33,8 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
     case gifFrames = "gif-frames"
     /// `CColorTransform`: ICC transforms with a hostile profile.
     case icc
+    /// Metadata written into a JPEG: `ExifBlock` and `CJPEG`'s encoder with any blocks.
+    case exif
     /// The whole decode path (`VipsImageDecoder`), every format, with the server's limits.
     case decode
 
@@ -53,6 +55,7 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
         case .jpeg: try JPEGTarget.run(bytes)
         case .gifFrames: try GIFFramesTarget.run(bytes)
         case .icc: try ICCTarget.run(bytes)
+        case .exif: try ExifTarget.run(bytes)
         case .decode: try DecodeTarget.run(bytes)
         }
     }

@@ -154,10 +154,6 @@ static inline int imagery_vips_center_on_canvas(VipsImage *in, VipsImage **out, 
                         "extend", VIPS_EXTEND_BLACK, NULL);
 }
 
-static inline int imagery_vips_flatten(VipsImage *in, VipsImage **out) {
-    return vips_flatten(in, out, NULL);
-}
-
 static inline VipsImage *imagery_vips_from_pixels(const void *pixels, size_t length,
                                                   int width, int height, int bands, int sixteen) {
     return vips_image_new_from_memory_copy(pixels, length, width, height, bands, sixteen ? VIPS_FORMAT_USHORT : VIPS_FORMAT_UCHAR);
@@ -169,10 +165,6 @@ static inline int imagery_vips_set_interpretation(VipsImage *in, VipsImage **out
 }
 
 /// `progressive`: a progressive JPEG (libjpeg's default scan script).
-static inline int imagery_vips_jpegsave(VipsImage *in, void **buffer, size_t *length, int quality, int progressive, int strip) {
-    return vips_jpegsave_buffer(in, buffer, length, "Q", quality, "interlace", progressive ? TRUE : FALSE, "strip", strip, NULL);
-}
-
 /// `interlaced`: Adam7.
 static inline int imagery_vips_pngsave(VipsImage *in, void **buffer, size_t *length, int compression, int interlaced, int strip) {
     return vips_pngsave_buffer(in, buffer, length, "compression", compression, "interlace", interlaced ? TRUE : FALSE,

@@ -315,6 +315,7 @@ final class ImageService: Sendable {
         let image = try await pipeline.imageResponse(for: request)
         // The body: a placeholder hash of the image, or the image encoded once.
         let body: @Sendable () throws -> (data: Data, contentType: String)
+        var workingMemory = image.image.pixels.count
         if case .placeholder(let placeholder) = target.choice {
             body = { (placeholder.body(of: image.image), Placeholder.contentType) }
         } else {
@@ -324,14 +325,15 @@ final class ImageService: Sendable {
             var options = target.encoding
             options.quality = options.quality ?? target.formatQualities[format] ?? configuration.formatQualities[format]
             let (encoder, encoding) = (self.encoder, options)
+            workingMemory = encoder.estimatedEncodeMemory(image.image, as: format, options: encoding)
             body = { (try encoder.encode(image.image, as: format, options: encoding), format.mimeType) }
         }
-        let (pool, responses, policy) = (encodingPool, self.responses, cachePolicy)
+        let (pool, responses, policy, working) = (encodingPool, self.responses, cachePolicy, workingMemory)
         let budget = pipeline.configuration.memoryBudget
         return try await encodes.value(for: target.memoryKey) {
-            // The image and the encoder's output are held while it runs: charged, never waited for
+            // The encoder's buffers and output are held while it runs: charged, never waited for
             // (the decode that made the image was admitted already).
-            let charge = budget?.charge(image.image.pixels.count)
+            let charge = budget?.charge(working)
             defer { charge?.release() }
             let (data, contentType) = try await pool.run(body)
             let response = StoredResponse(data: data, contentType: contentType, source: image.source, freshUntil: image.freshUntil, policy: policy)

@@ -2,8 +2,9 @@ import CVips
 import Foundation
 import Imagery
 
-/// Encodes images with libvips: JPEG, PNG, WebP, GIF, TIFF, AVIF and HEIC (when libvips has libheif with
-/// AV1 and HEVC encoders) and JPEG XL (when it has libjxl); BMP and ICO with Imagery's own writers. Metadata is stripped but for what the image keeps
+/// Encodes images with libvips: PNG, WebP, GIF, TIFF, AVIF and HEIC (when libvips has libheif with
+/// AV1 and HEVC encoders) and JPEG XL (when it has libjxl); JPEG, BMP and ICO with Imagery's own writers
+/// (`JPEGWriter`: libjpeg-turbo with optimised Huffman and tuned quantisation tables). Metadata is stripped but for what the image keeps
 /// (`ImageMetadata`: its copyright notice as EXIF in JPEG and WebP, a kept ICC profile). JPEG has
 /// no alpha: transparent pixels are flattened onto black (a recipe's background chooses another colour).
 /// An animated image stays animated in GIF and WebP (every frame, its delays and loop count); other
@@ -43,6 +44,19 @@ public struct VipsImageEncoder: ImageEncoding {
         return best ?? smallest
     }
 
+    /// JPEG: libjpeg's whole-image coefficient arrays (2 bytes a coefficient: 3 bytes a pixel at 4:2:0,
+    /// 6 at 4:4:4, which optimised Huffman tables need), an 8-bit copy without alpha when the image has
+    /// alpha or 16 bits, and the output (at most the pixels' size). Other formats: the image's size.
+    public func estimatedEncodeMemory(_ image: Image, as format: ImageFormat, options: EncodingOptions) -> Int {
+        let pixels = image.width * image.height
+        guard format == .jpeg else { return image.pixels.count }
+        let quality = options.quality ?? defaultQuality
+        let channels = image.pixelFormat.isGray ? 1 : 3
+        let coefficients = pixels * (channels == 1 ? 2 : quality >= 90 ? 6 : 3)
+        let copy = image.pixelFormat.hasAlpha || image.pixelFormat.isHighBitDepth ? pixels * channels : 0
+        return coefficients + copy + pixels * channels
+    }
+
     /// The lowest quality that means something: 1, but 5 for JPEG XL (below 5 libvips asks libjxl for
     /// a distance it does not take, and the output grows again: a 200-pixel thumbnail measured 6 995
     /// bytes at qualities 1 to 4, 842 at 5, 1 146 at 10).
@@ -63,13 +77,11 @@ public struct VipsImageEncoder: ImageEncoding {
         if format == .gif, image.animation != nil { return try AnimatedGIFWriter.encode(image) }
         if format == .bmp { return BMP.encode(image) }
         if format == .ico { return try encodeIcon(image) }
+        if format == .jpeg { return try JPEGWriter.encode(image, quality: quality, progressive: options.progressive) }
         do {
             try Vips.start()
             let quality = Int32(quality)
-            var vipsImage = try makeVipsImage(format.canAnimate ? image : image.frame(0), for: format)
-            if format == .jpeg, image.pixelFormat.hasAlpha {
-                vipsImage = try Vips.apply(vipsImage) { imagery_vips_flatten($0, $1) }
-            }
+            let vipsImage = try makeVipsImage(format.canAnimate ? image : image.frame(0), for: format)
             defer { imagery_vips_unref(vipsImage) }
             var buffer: UnsafeMutableRawPointer?
             var length = 0
@@ -77,7 +89,6 @@ public struct VipsImageEncoder: ImageEncoding {
             // Only what was set on this fresh image is written (a kept profile, a copyright): nothing else is there.
             let strip: Int32 = image.metadata == ImageMetadata() ? 1 : 0
             let status: Int32 = switch format {
-            case .jpeg: imagery_vips_jpegsave(vipsImage, &buffer, &length, quality, progressive, strip)
             case .png: imagery_vips_pngsave(vipsImage, &buffer, &length, 6, progressive, strip)
             case .webp: imagery_vips_webpsave(vipsImage, &buffer, &length, quality, lossless, strip)
             case .avif: imagery_vips_avifsave(vipsImage, &buffer, &length, quality, lossless, strip)
@@ -85,7 +96,7 @@ public struct VipsImageEncoder: ImageEncoding {
             case .gif: imagery_vips_gifsave(vipsImage, &buffer, &length)
             case .tiff: imagery_vips_tiffsave(vipsImage, &buffer, &length, strip)
             case .heic: imagery_vips_heicsave(vipsImage, &buffer, &length, quality, lossless, strip)
-            case .bmp, .ico: throw ImageEncodingError.unsupportedFormat(format)  // written above
+            case .jpeg, .bmp, .ico: throw ImageEncodingError.unsupportedFormat(format)  // written above
             case .svg: throw ImageEncodingError.unsupportedFormat(.svg)  // a raster is never made a vector
             }
             guard status == 0, let buffer else {

@@ -5,9 +5,17 @@ public protocol ImageEncoding: Sendable {
     /// Encodes `image` as `format` with `options`.
     /// - Throws: ``ImageEncodingError``.
     func encode(_ image: Image, as format: ImageFormat, options: EncodingOptions) throws -> Data
+
+    /// About how many bytes ``encode(_:as:options:)`` holds while it runs, beyond `image` itself: its
+    /// working buffers and its output, for a memory budget. The default: `image`'s size.
+    func estimatedEncodeMemory(_ image: Image, as format: ImageFormat, options: EncodingOptions) -> Int
 }
 
 extension ImageEncoding {
+    public func estimatedEncodeMemory(_ image: Image, as format: ImageFormat, options: EncodingOptions) -> Int {
+        image.pixels.count
+    }
+
     /// Encodes `image` as `format`.
     /// - Parameters:
     ///   - image: What to encode.

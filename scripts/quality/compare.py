@@ -1,0 +1,145 @@
+"""Bytes against perceived quality, side by side in one run (scripts/output-quality starts the servers).
+
+Every corpus JPEG is made a reference thumbnail (--size px, sRGB, 8-bit, PNG, by libvips). Each encoder
+encodes that same reference at every quality of a sweep; both judges score every output against it.
+The comparison is at equal perceived quality: for encoder E at quality Q (80 by default) and another R,
+R's bytes at E's score are read off R's sweep (bytes interpolated in log scale between the two
+qualities whose scores surround it), and the ratio E's bytes / R's bytes is averaged over the images
+(geometric mean). Below 1: E needs fewer bytes than R for what it shows.
+"""
+import argparse
+import glob
+import math
+import os
+import statistics
+import sys
+import tempfile
+import time
+import urllib.parse
+import urllib.request
+
+import pyvips
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import judges  # noqa: E402
+
+SWEEP = [40, 50, 60, 70, 75, 80, 85, 90, 95]
+
+
+def fetch(url):
+    with urllib.request.urlopen(url, timeout=120) as response:
+        return response.read()
+
+
+def make_encoders(args):
+    origin = f'http://127.0.0.1:{args.origin_port}'
+
+    def imagery(name, image, quality):
+        source = urllib.parse.quote(f'{origin}/{name}', safe='')
+        return fetch(f'http://127.0.0.1:{args.imagery_port}/image?url={source}&format=jpeg&q={quality}')
+
+    def thumbor(name, image, quality):
+        return fetch(f'http://127.0.0.1:{args.thumbor_port}/unsafe/filters:format(jpeg):quality({quality})/{name}')
+
+    return {
+        # imgproxy's open-source JPEG: libvips' jpegsave with optimize_coding (libjpeg-turbo behaviour:
+        # libvips resets mozjpeg to its libjpeg-compatible profile unless asked otherwise).
+        'imgproxy-oss': lambda name, image, quality: image.jpegsave_buffer(Q=quality, optimize_coding=True, strip=True),
+        # mozjpeg as sharp sets it (`mozjpeg: true`): trellis quantisation, overshoot deringing, optimised
+        # progressive scans, quantisation table 3. The yardstick, from PyPI's pyvips-binary.
+        'mozjpeg': lambda name, image, quality: image.jpegsave_buffer(
+            Q=quality, optimize_coding=True, strip=True, trellis_quant=True, overshoot_deringing=True,
+            optimize_scans=True, interlace=True, quant_table=3),
+        'thumbor': thumbor,
+        'imagery': imagery,
+    }
+
+
+def make_references(corpus, size, directory, limit):
+    names = []
+    for path in sorted(glob.glob(os.path.join(corpus, '*.jpg')))[:limit]:
+        image = pyvips.Image.thumbnail(path, size).colourspace('srgb')
+        if image.bands == 4:
+            image = image.flatten()
+        name = os.path.splitext(os.path.basename(path))[0] + '.png'
+        image.cast('uchar').pngsave(os.path.join(directory, name))
+        names.append(name)
+    return names
+
+
+def bytes_at(points, score, judge):
+    """Bytes at `score` on a sweep [(bytes, butteraugli, ssimulacra2)], log-linear between neighbours."""
+    pairs = sorted((point[judge], math.log(point[0])) for point in points)
+    for (x0, y0), (x1, y1) in zip(pairs, pairs[1:]):
+        if x0 <= score <= x1:
+            return math.exp(y0 if x1 == x0 else y0 + (score - x0) * (y1 - y0) / (x1 - x0))
+    (x0, y0), (x1, y1) = pairs[:2] if score < pairs[0][0] else pairs[-2:]  # past an end: extend its segment
+    return math.exp(y0 + (score - x0) * (y1 - y0) / ((x1 - x0) or 1e-9))
+
+
+def geometric_mean(values):
+    values = list(values)
+    return math.exp(sum(math.log(v) for v in values) / len(values))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument('--corpus', required=True)
+    parser.add_argument('--size', type=int, default=256)
+    parser.add_argument('--limit', type=int)
+    parser.add_argument('--quality', type=int, default=80)
+    parser.add_argument('--references', required=True, help='a directory the origin and thumbor serve')
+    parser.add_argument('--origin-port', type=int, required=True)
+    parser.add_argument('--imagery-port', type=int, required=True)
+    parser.add_argument('--thumbor-port', type=int, required=True)
+    args = parser.parse_args()
+
+    encoders = make_encoders(args)
+    names = make_references(args.corpus, args.size, args.references, args.limit)
+    work = tempfile.mkdtemp()
+    results = {}  # (encoder, name, quality) -> (bytes, butteraugli, ssimulacra2)
+    seconds = {encoder: [] for encoder in encoders}
+    for name in names:
+        reference = os.path.join(args.references, name)
+        image = pyvips.Image.new_from_file(reference).copy_memory()
+        for encoder, encode in encoders.items():
+            for quality in SWEEP:
+                start = time.perf_counter()
+                data = encode(name, image, quality)
+                seconds[encoder].append(time.perf_counter() - start)
+                if data[:2] != b'\xff\xd8':
+                    sys.exit(f'{encoder} did not answer a JPEG for {name} at q{quality}')
+                distorted = os.path.join(work, 'distorted.jpg')
+                open(distorted, 'wb').write(data)
+                results[(encoder, name, quality)] = (
+                    len(data), judges.butteraugli_3norm(reference, distorted, work), judges.ssimulacra2(reference, distorted))
+        print(f'  {name}', file=sys.stderr, flush=True)
+
+    q = args.quality
+    print(f'{len(names)} corpus JPEGs at {args.size} px, JPEG at q{q}; ratios are geometric means over the images.')
+    print(f'Equal quality: the other encoder\'s bytes read off its sweep ({", ".join(map(str, SWEEP))}) at this one\'s score.')
+    print()
+    print('| encoder | bytes (median) | butteraugli 3-norm (mean) | SSIMULACRA2 (mean) | same q: bytes / imgproxy-oss '
+          '| equal quality / imgproxy-oss (butteraugli, SSIMULACRA2) | equal quality / mozjpeg (butteraugli, SSIMULACRA2) | time per request |')
+    print('|---|---|---|---|---|---|---|---|')
+    for encoder in encoders:
+        own = [results[(encoder, name, q)] for name in names]
+        row = [encoder, f'{statistics.median(r[0] for r in own):,.0f}', f'{statistics.mean(r[1] for r in own):.3f}',
+               f'{statistics.mean(r[2] for r in own):.2f}',
+               f'{geometric_mean(results[(encoder, n, q)][0] / results[("imgproxy-oss", n, q)][0] for n in names):.3f}']
+        for other in ('imgproxy-oss', 'mozjpeg'):
+            ratios = []
+            for judge in (1, 2):
+                ratios.append(geometric_mean(
+                    results[(encoder, n, q)][0] / bytes_at([results[(other, n, s)] for s in SWEEP], results[(encoder, n, q)][judge], judge)
+                    for n in names))
+            row.append(f'{ratios[0]:.3f}, {ratios[1]:.3f}')
+        row.append(f'{statistics.median(seconds[encoder]) * 1000:.1f} ms')
+        print('| ' + ' | '.join(row) + ' |')
+    print()
+    print('Time per request: the median over the sweep; imgproxy-oss and mozjpeg encode in this process (libvips 8.18),')
+    print('imagery and thumbor answer over HTTP (PNG decode, encode, the request): not comparable across the two groups.')
+
+
+if __name__ == '__main__':
+    main()
