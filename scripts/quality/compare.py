@@ -58,11 +58,13 @@ def make_encoders(args):
 def make_references(corpus, size, directory, limit):
     names = []
     for path in sorted(glob.glob(os.path.join(corpus, '*.jpg')))[:limit]:
-        image = pyvips.Image.thumbnail(path, size).colourspace('srgb')
+        # In sRGB and saved without a profile: every encoder gets these pixels as they are (a server
+        # would convert pixels tagged with another profile, which the judges, reading raw values, do not).
+        image = pyvips.Image.thumbnail(path, size, export_profile='srgb').colourspace('srgb')
         if image.bands == 4:
             image = image.flatten()
         name = os.path.splitext(os.path.basename(path))[0] + '.png'
-        image.cast('uchar').pngsave(os.path.join(directory, name))
+        image.cast('uchar').pngsave(os.path.join(directory, name), strip=True)
         names.append(name)
     return names
 
