@@ -12,12 +12,12 @@
 //   the same perceived quality (measured in BENCHMARKS.md). Its values are facts copied from the
 //   post; the code around them is ours.
 // - Trellis quantisation (jpeg_trellis.c): libjpeg computes and rounds the coefficients itself and
-//   offers no way to choose them, so with trellis this file does what libjpeg's front end does
-//   (colour conversion as jccolor.c, 2x2 box downsampling with jcsample.c's alternating bias, edge
-//   replication), computes the DCT, quantises each block row, and hands libjpeg the coefficients
-//   (jpeg_write_coefficients, as jpegtran does), which it entropy-codes as usual. One strip of
-//   iMCU rows of samples at a time; libjpeg's coefficient arrays (2 bytes a coefficient) are the
-//   whole image, as optimised Huffman tables need anyway.
+//   offers no way to choose them, so this file does what libjpeg's front end does (colour
+//   conversion as jccolor.c, 2x2 box downsampling with jcsample.c's alternating bias, edge
+//   replication), computes the DCT, quantises each block row (by trellis, or by rounding as libjpeg
+//   does), and hands libjpeg the coefficients (jpeg_write_coefficients, as jpegtran does), which it
+//   entropy-codes as usual. One strip of iMCU rows of samples at a time; libjpeg's coefficient
+//   arrays (2 bytes a coefficient) are the whole image, as optimised Huffman tables need anyway.
 // - Progressive scans: libjpeg's standard script. Spectral selection and successive approximation
 //   let each band get its own Huffman tables: smaller for all but small images (the caller
 //   decides, by size).
@@ -310,20 +310,12 @@ int imagery_jpeg_encode(const unsigned char *pixels, int width, int height, int 
     cinfo.write_JFIF_header = FALSE;  // 18 bytes that say nothing here (YCbCr or grey, no density): as libvips' strip
     if (settings->progressive) jpeg_simple_progression(&cinfo);
 
-    if (settings->trellis) {
-        write_coefficients(&cinfo, pixels, width, height, components, stride, 1);
-    } else {
-        jpeg_start_compress(&cinfo, TRUE);
-    }
+    write_coefficients(&cinfo, pixels, width, height, components, stride, settings->trellis);
     write_marker(&cinfo, JPEG_APP0 + 1, "", 0, settings->exif, settings->exif_length);
     static const char xmp_namespace[] = "http://ns.adobe.com/xap/1.0/";  // written with its NUL
     write_marker(&cinfo, JPEG_APP0 + 1, xmp_namespace, sizeof xmp_namespace, settings->xmp, settings->xmp_length);
     write_marker(&cinfo, JPEG_APP0 + 13, "", 0, settings->iptc, settings->iptc_length);
     write_icc(&cinfo, settings->icc, settings->icc_length);
-    while (!settings->trellis && cinfo.next_scanline < cinfo.image_height) {
-        JSAMPROW row = (JSAMPROW)(pixels + (size_t)cinfo.next_scanline * stride);
-        jpeg_write_scanlines(&cinfo, &row, 1);
-    }
     jpeg_finish_compress(&cinfo);
 
     *out_length = destination.capacity - destination.pub.free_in_buffer;

@@ -45,39 +45,56 @@ void imagery_code_lengths_of(const JHUFF_TBL *dc, const JHUFF_TBL *ac, imagery_c
     }
 }
 
-// cos((2x + 1) u pi / 16) x C(u) / 2, C(0) = 1/sqrt(2): the orthonormal DCT-II basis.
-static float basis[DCTSIZE][DCTSIZE];
-static int basis_ready;
+// One 8-point DCT in place (stride `step`) by Arai, Agui and Nakajima's factorisation: 5
+// multiplications where the textbook sum takes 64, each output off by a known factor per frequency
+// that imagery_forward_dct divides out (`descale`). Checked against the textbook sums in the tests.
+static void aan_dct(float *d, int step) {
+    float tmp0 = d[0] + d[7 * step], tmp7 = d[0] - d[7 * step];
+    float tmp1 = d[step] + d[6 * step], tmp6 = d[step] - d[6 * step];
+    float tmp2 = d[2 * step] + d[5 * step], tmp5 = d[2 * step] - d[5 * step];
+    float tmp3 = d[3 * step] + d[4 * step], tmp4 = d[3 * step] - d[4 * step];
+    // Even part.
+    float tmp10 = tmp0 + tmp3, tmp13 = tmp0 - tmp3, tmp11 = tmp1 + tmp2, tmp12 = tmp1 - tmp2;
+    d[0] = tmp10 + tmp11;
+    d[4 * step] = tmp10 - tmp11;
+    float z1 = (tmp12 + tmp13) * 0.707106781f;
+    d[2 * step] = tmp13 + z1;
+    d[6 * step] = tmp13 - z1;
+    // Odd part.
+    tmp10 = tmp4 + tmp5;
+    tmp11 = tmp5 + tmp6;
+    tmp12 = tmp6 + tmp7;
+    float z5 = (tmp10 - tmp12) * 0.382683433f;
+    float z2 = 0.541196100f * tmp10 + z5, z4 = 1.306562965f * tmp12 + z5, z3 = tmp11 * 0.707106781f;
+    float z11 = tmp7 + z3, z13 = tmp7 - z3;
+    d[5 * step] = z13 + z2;
+    d[3 * step] = z13 - z2;
+    d[step] = z11 + z4;
+    d[7 * step] = z11 - z4;
+}
 
-static void make_basis(void) {
-    for (int u = 0; u < DCTSIZE; u++) {
-        for (int x = 0; x < DCTSIZE; x++) {
-            double scale = u == 0 ? sqrt(0.5) : 1.0;
-            basis[u][x] = (float)(scale / 2.0 * cos((2 * x + 1) * u * M_PI / 16.0));
-        }
+// The AAN output of coefficient (v, u) is libjpeg's scaled coefficient times a[v] x a[u], with
+// a[0] = 1 and a[k] = sqrt(2) cos(k pi / 16) (jcdctmgr.c's aanscalefactor): divided out here.
+static float descale[DCTSIZE2];
+static int descale_ready;
+
+static void make_descale(void) {
+    double a[DCTSIZE];
+    for (int k = 0; k < DCTSIZE; k++) a[k] = k == 0 ? 1.0 : sqrt(2.0) * cos(k * M_PI / 16.0);
+    for (int v = 0; v < DCTSIZE; v++) {
+        for (int u = 0; u < DCTSIZE; u++) descale[v * DCTSIZE + u] = (float)(1.0 / (a[v] * a[u]));
     }
-    basis_ready = 1;  // idempotent: racing threads write the same values
+    descale_ready = 1;  // idempotent: racing threads write the same values
 }
 
 void imagery_forward_dct(const unsigned char *samples, size_t stride, float coefficients[DCTSIZE2]) {
-    if (!basis_ready) make_basis();
-    float rows[DCTSIZE][DCTSIZE];  // rows[y][u]: each row transformed
+    if (!descale_ready) make_descale();
     for (int y = 0; y < DCTSIZE; y++) {
-        float shifted[DCTSIZE];
-        for (int x = 0; x < DCTSIZE; x++) shifted[x] = (float)samples[y * stride + x] - 128.0f;
-        for (int u = 0; u < DCTSIZE; u++) {
-            float sum = 0;
-            for (int x = 0; x < DCTSIZE; x++) sum += basis[u][x] * shifted[x];
-            rows[y][u] = sum;
-        }
+        for (int x = 0; x < DCTSIZE; x++) coefficients[y * DCTSIZE + x] = (float)samples[y * stride + x] - 128.0f;
+        aan_dct(coefficients + y * DCTSIZE, 1);
     }
-    for (int v = 0; v < DCTSIZE; v++) {
-        for (int u = 0; u < DCTSIZE; u++) {
-            float sum = 0;
-            for (int y = 0; y < DCTSIZE; y++) sum += basis[v][y] * rows[y][u];
-            coefficients[v * DCTSIZE + u] = 8.0f * sum;  // libjpeg's scale
-        }
-    }
+    for (int u = 0; u < DCTSIZE; u++) aan_dct(coefficients + u, DCTSIZE);
+    for (int k = 0; k < DCTSIZE2; k++) coefficients[k] *= descale[k];
 }
 
 void imagery_round_quantise(const float dct[DCTSIZE2], JCOEF *out, const UINT16 *quant) {
@@ -90,10 +107,15 @@ void imagery_round_quantise(const float dct[DCTSIZE2], JCOEF *out, const UINT16 
     }
 }
 
-static int bit_length(int value) {
+static int bit_length(int value) {  // the bits of |value|: its JPEG size category
+    unsigned magnitude = (unsigned)abs(value);
+#if defined(__GNUC__) || defined(__clang__)
+    return magnitude ? 32 - __builtin_clz(magnitude) : 0;
+#else
     int bits = 0;
-    for (value = abs(value); value; value >>= 1) bits++;
+    for (; magnitude; magnitude >>= 1) bits++;
     return bits;
+#endif
 }
 
 // The AC coefficients of one block (zigzag 1...63).
@@ -103,6 +125,9 @@ static void trellis_block(const float *dct, JCOEF *out, const UINT16 *quant, con
     float best[DCTSIZE2];        // least cost of coding 1...i with i the last nonzero so far
     int run_start[DCTSIZE2];     // the previous nonzero index on that best path
     JCOEF chosen[DCTSIZE2];
+    int kept[DCTSIZE2];  // the positions a run may start after: 0, and each nonzero chosen so far
+    int kept_count = 1;
+    kept[0] = 0;
     zero_cost[0] = 0;
     best[0] = 0;
     const int zrl_bits = lengths->ac[0xF0];
@@ -118,8 +143,8 @@ static void trellis_block(const float *dct, JCOEF *out, const UINT16 *quant, con
         if (rounded == 0) continue;
         if (rounded > MAX_MAGNITUDE) rounded = MAX_MAGNITUDE;
         int candidates = bit_length(rounded);
-        for (int j = 0; j < i; j++) {  // j: the previous nonzero coefficient (0: none yet)
-            if (j > 0 && chosen[j] == 0) continue;
+        for (int n = 0; n < kept_count; n++) {  // j: the previous nonzero coefficient (0: none yet)
+            int j = kept[n];
             int run = i - 1 - j;
             if (run >= 16 && zrl_bits == 0) continue;
             float run_bits = (float)((run >> 4) * zrl_bits);
@@ -138,6 +163,7 @@ static void trellis_block(const float *dct, JCOEF *out, const UINT16 *quant, con
                 }
             }
         }
+        if (chosen[i] != 0) kept[kept_count++] = i;
     }
     // Where the block ends: after the last coefficient kept, with an EOB unless it is the 63rd.
     int last = 0;
@@ -172,7 +198,7 @@ int imagery_trellis_quantise(const float (*dct)[DCTSIZE2], JBLOCKROW out, int co
     for (int b = 0; b < count; b++) {
         float energy = 0;
         for (int i = 1; i < DCTSIZE2; i++) energy += dct[b][i] * dct[b][i];
-        float lambda = powf(2.0f, 15.75f) / (powf(2.0f, 16.5f) + energy / 63.0f);
+        float lambda = 55109.0f / (92681.9f + energy / 63.0f);  // 2^15.75 / (2^16.5 + mean AC energy)
         trellis_block(dct[b], out[b], quant, lengths, lambda);
         // DC: candidates around the rounded value; cost of each through the best predecessor.
         float dc_weight = lambda / ((float)quant[0] * quant[0]);

@@ -55,6 +55,19 @@ struct JPEGWriterTests {
         }
     }
 
+    /// At quality 100 every quantiser is 1 and chroma is whole: what is left is the rounding of the colour
+    /// conversion and the coefficients, as libjpeg's own encoder leaves it (measured: at most 4 levels,
+    /// 0.43 on average, against libjpeg's 4 and 0.45). A DCT, colour conversion or scaling off by
+    /// anything shows here.
+    @Test func qualityHundredIsAlmostLossless() throws {
+        let image = try photo()
+        for trellis in [false, true] {
+            let decoded = try StrictJPEG(try CJPEGEncode(image, quality: 100, tables: Int32(IMAGERY_JPEG_TABLES_TUNED), trellis: trellis, fullChroma: true))
+            let errors = zip(decoded.pixels, image.pixels).map { abs(Int($0) - Int($1)) }
+            #expect(errors.max()! <= 5 && Double(errors.reduce(0, +)) / Double(errors.count) < 0.6, "trellis \(trellis)")
+        }
+    }
+
     @Test func greyStaysOneComponent() throws {
         let grey = try VipsImageDecoder().decode(Fixtures.data("camera-gray.jpg"), thumbnail: .init(width: 100, height: 100))
         #expect(grey.pixelFormat == .gray8)
@@ -197,10 +210,11 @@ extension Data {
     }
 }
 
-/// `CJPEG`'s encoder called directly (8-bit grey or RGB, 4:2:0, baseline).
-func CJPEGEncode(_ image: Image, quality: Int, tables: Int32, trellis: Bool) throws -> Data {
+/// `CJPEG`'s encoder called directly (8-bit grey or RGB, 4:2:0 unless `fullChroma`, baseline).
+func CJPEGEncode(_ image: Image, quality: Int, tables: Int32, trellis: Bool, fullChroma: Bool = false) throws -> Data {
     var settings = imagery_jpeg_encode_settings()
     (settings.quality, settings.tables, settings.trellis) = (Int32(quality), tables, trellis ? 1 : 0)
+    settings.full_chroma = fullChroma ? 1 : 0
     var output: UnsafeMutablePointer<UInt8>?
     var length = 0
     var message = [CChar](repeating: 0, count: 256)
