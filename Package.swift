@@ -41,14 +41,17 @@ let package = Package(
             pkgConfig: "vips",
             providers: [.apt(["libvips-dev"])]
         ),
-        // JPEG at a DCT scale on libjpeg(-turbo), skipping the progressive scans the scale never reads.
-        .target(name: "CJPEG", linkerSettings: [.linkedLibrary("jpeg")]),
+        // JPEG on libjpeg(-turbo): decoding at a DCT scale, skipping the progressive scans the scale never
+        // reads; encoding with optimised Huffman and tuned tables and trellis quantisation.
+        .target(name: "CJPEG", linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("m")]),
+        // Perceived difference between two images: SSIMULACRA2.
+        .target(name: "CQuality", linkerSettings: [.linkedLibrary("m")]),
         // Animated GIFs: frames shrunk by area averaging; output with one palette for every frame (libimagequant), written by cgif.
         .target(name: "CGIFFrames", linkerSettings: [.linkedLibrary("cgif"), .linkedLibrary("imagequant")]),
         // ICC profiles to sRGB on 8-bit RGB pixels with little cms, its transforms cached by profile.
         .target(name: "CColorTransform", linkerSettings: [.linkedLibrary("lcms2")]),
         .target(name: "CMallocInfo"),
-        .target(name: "ImageryVips", dependencies: ["Imagery", "CVips", "CJPEG", "CGIFFrames", "CColorTransform"], swiftSettings: strictSwift),
+        .target(name: "ImageryVips", dependencies: ["Imagery", "CVips", "CJPEG", "CGIFFrames", "CColorTransform", "CQuality"], swiftSettings: strictSwift),
 
         // The persistent disk cache: blobs in files, its index in SQLite (the system libsqlite3).
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),

@@ -20,7 +20,7 @@ enum JPEGWriter {
 
     /// `image`'s first frame as a JPEG at `quality` (1...100).
     static func encode(_ image: Image, quality: Int, progressive: Bool) throws -> Data {
-        let prepared = flattened(image.frame(0).withEightBitChannels())
+        let prepared = image.frame(0).withEightBitChannels().flattenedOntoBlack()
         let metadata = image.metadata
         let exif = metadata.exif.flatMap { ExifBlock.oriented($0, width: image.width, height: image.height) }
             ?? metadata.copyright.map { ExifBlock.copyright($0) }
@@ -58,30 +58,6 @@ enum JPEGWriter {
         return Data(bytesNoCopy: output, count: length, deallocator: .custom { pointer, _ in
             imagery_jpeg_free_encoded(pointer.assumingMemoryBound(to: UInt8.self))
         })
-    }
-
-    /// An 8-bit image without alpha: grey or RGB, transparent pixels onto black (`c × a / 255`, as libvips'
-    /// flatten does without a background).
-    private static func flattened(_ image: Image) -> Image {
-        guard image.pixelFormat.hasAlpha else { return image }
-        let channels = image.pixelFormat.channels - 1
-        let count = image.width * image.height
-        var output = Data(count: count * channels)
-        image.pixels.withUnsafeBytes { input in
-            output.withUnsafeMutableBytes { output in
-                let (source, target) = (input.bindMemory(to: UInt8.self), output.bindMemory(to: UInt8.self))
-                for pixel in 0..<count {
-                    let alpha = UInt32(source[pixel * (channels + 1) + channels])
-                    for channel in 0..<channels {
-                        target[pixel * channels + channel] = UInt8(UInt32(source[pixel * (channels + 1) + channel]) * alpha / 255)
-                    }
-                }
-            }
-        }
-        return Image(
-            width: image.width, height: image.height, pixelFormat: channels == 1 ? .gray8 : .rgb8, pixels: output,
-            sourceFormat: image.sourceFormat, metadata: image.metadata
-        )
     }
 
     private static func withBytes<Result>(
