@@ -47,7 +47,7 @@ void imagery_code_lengths_of(const JHUFF_TBL *dc, const JHUFF_TBL *ac, imagery_c
 
 // One 8-point DCT in place (stride `step`) by Arai, Agui and Nakajima's factorisation: 5
 // multiplications where the textbook sum takes 64, each output off by a known factor per frequency
-// that imagery_forward_dct divides out (`descale`). Checked against the textbook sums in the tests.
+// that imagery_forward_dct divides out (`inverse_aan`). Checked against the textbook sums in the tests.
 static void aan_dct(float *d, int step) {
     float tmp0 = d[0] + d[7 * step], tmp7 = d[0] - d[7 * step];
     float tmp1 = d[step] + d[6 * step], tmp6 = d[step] - d[6 * step];
@@ -74,27 +74,20 @@ static void aan_dct(float *d, int step) {
 }
 
 // The AAN output of coefficient (v, u) is libjpeg's scaled coefficient times a[v] x a[u], with
-// a[0] = 1 and a[k] = sqrt(2) cos(k pi / 16) (jcdctmgr.c's aanscalefactor): divided out here.
-static float descale[DCTSIZE2];
-static int descale_ready;
-
-static void make_descale(void) {
-    double a[DCTSIZE];
-    for (int k = 0; k < DCTSIZE; k++) a[k] = k == 0 ? 1.0 : sqrt(2.0) * cos(k * M_PI / 16.0);
-    for (int v = 0; v < DCTSIZE; v++) {
-        for (int u = 0; u < DCTSIZE; u++) descale[v * DCTSIZE + u] = (float)(1.0 / (a[v] * a[u]));
-    }
-    descale_ready = 1;  // idempotent: racing threads write the same values
-}
+// a[0] = 1 and a[k] = sqrt(2) cos(k pi / 16) (jcdctmgr.c's aanscalefactor): 1 / a[k] here, divided out.
+static const float inverse_aan[DCTSIZE] = {
+    1.000000000f, 0.720959822f, 0.765366865f, 0.850430095f, 1.000000000f, 1.272758581f, 1.847759065f, 3.624509785f,
+};
 
 void imagery_forward_dct(const unsigned char *samples, size_t stride, float coefficients[DCTSIZE2]) {
-    if (!descale_ready) make_descale();
     for (int y = 0; y < DCTSIZE; y++) {
         for (int x = 0; x < DCTSIZE; x++) coefficients[y * DCTSIZE + x] = (float)samples[y * stride + x] - 128.0f;
         aan_dct(coefficients + y * DCTSIZE, 1);
     }
     for (int u = 0; u < DCTSIZE; u++) aan_dct(coefficients + u, DCTSIZE);
-    for (int k = 0; k < DCTSIZE2; k++) coefficients[k] *= descale[k];
+    for (int v = 0; v < DCTSIZE; v++) {
+        for (int u = 0; u < DCTSIZE; u++) coefficients[v * DCTSIZE + u] *= inverse_aan[v] * inverse_aan[u];
+    }
 }
 
 void imagery_round_quantise(const float dct[DCTSIZE2], JCOEF *out, const UINT16 *quant) {
