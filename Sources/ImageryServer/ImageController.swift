@@ -213,6 +213,9 @@ package struct ImageController: Sendable {
         }
     }
 
+    /// The quality the encoder chose for the image sent (`q=auto`, imgproxy's `autoquality`).
+    static let qualityHeader = "X-Imagery-Quality"
+
     /// 200 with the image, or 304 when `If-None-Match` names its ETag (or, without `If-None-Match`, when
     /// `If-Modified-Since` is not before its `Last-Modified`: RFC 9110 13.1.3, imgproxy's `USE_LAST_MODIFIED`); cache headers
     /// (``ResponseCacheHeaders``: the source's freshness, at most `maxAge`) either way.
@@ -222,6 +225,7 @@ package struct ImageController: Sendable {
         if let age { headers[.age] = String(age) }
         if let lastModified = image.cacheHeaders.lastModified { headers[.lastModified] = lastModified }
         if negotiated { headers[.vary] = "Accept" }
+        if let quality = image.chosenQuality { headers[.init(Self.qualityHeader)!] = String(quality) }
         if let ifNoneMatch = request.headers[.ifNoneMatch] {
             if Self.matches(ifNoneMatch, image.etag) { return Response(status: .notModified, headers: headers) }
         } else if let since = request.headers[.ifModifiedSince].flatMap(HTTPDate.parse),

@@ -16,6 +16,9 @@ package struct ImageParameters: Sendable, Hashable {
     /// How the output is written (its quality `nil` unless `q` is given: the format's default then).
     package let encoding: EncodingOptions
     package var quality: Int? { encoding.quality }
+    /// Whether the quality is chosen per image (`q=auto`, imgproxy's `autoquality`) or fixed (`autoquality:none`);
+    /// `nil`: as the server's ``AutoQualitySettings`` say for a request that asks for no quality.
+    package var autoQuality: AutoQualityChoice?
     /// Whether `Accept` chooses the format when none is asked for (else: the source's); default `true`.
     package var negotiates = true
     /// Qualities by output format, for when ``encoding`` has none (imgproxy's `format_quality`); the
@@ -85,6 +88,7 @@ package struct ImageParameters: Sendable, Hashable {
     /// Everything but the output format, as a cache key: the URL as given, the recipe, the encoding.
     package var responseKey: String {
         "\(url.absoluteString)|\(recipe)|\(encoding)" + (placeholder.map { "|" + $0.rawValue } ?? "") + outputKey + (passthrough?.cacheToken ?? "")
+            + (autoQuality?.cacheToken ?? "")
     }
 
     /// What selects the output beyond the recipe and the encoding, when set: per-format qualities and

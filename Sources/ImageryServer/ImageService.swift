@@ -227,10 +227,14 @@ final class ImageService: Sendable {
         var request = ImageRequest(url: parameters.url, recipe: parameters.recipe)
         if parameters.cacheBuster != nil { request.options = .reloadIgnoringCachedData }
         // The quality, where the format is known already (else once it is: `formatQualities`).
-        let encoding = parameters.encoding(for: choice.format)
+        var encoding = parameters.encoding(for: choice.format)
+        encoding.autoQuality = configuration.autoQuality.autoQuality(
+            parameters.autoQuality, for: choice.format, qualityAsked: parameters.quality != nil || !parameters.formatQualities.isEmpty
+        )
         let output = choice.cacheToken + (choice.format == nil ? parameters.outputKey : (parameters.cacheBuster.map { "|cb:" + $0 } ?? ""))
         let target = Target(
-            request: request, choice: choice, encoding: encoding, formatQualities: parameters.formatQualities,
+            request: request, choice: choice, encoding: encoding, autoQuality: parameters.autoQuality,
+            qualityAsked: parameters.quality != nil || !parameters.formatQualities.isEmpty, formatQualities: parameters.formatQualities,
             passthrough: parameters.passthrough, askedFormat: parameters.format, memoryKey: memoryKey,
             diskKey: request.isLocalFile ? nil : ResponseStore.diskKey(for: request, output: output, encoding: encoding)
         )
@@ -283,6 +287,9 @@ final class ImageService: Sendable {
         let choice: ImageParameters.OutputChoice
         /// Its quality `nil` when the request gave none: `formatQualities`' for the format, else the configuration's.
         let encoding: EncodingOptions
+        /// What the request said of a search for its quality (resolved for the format when it is known).
+        let autoQuality: AutoQualityChoice?
+        let qualityAsked: Bool
         let formatQualities: [ImageFormat: Int]
         let passthrough: ImageParameters.Passthrough?
         /// The format the request itself names (not one `Accept` chose): a passthrough applies only without another.
@@ -314,19 +321,23 @@ final class ImageService: Sendable {
         request.recipe = try await linkedImages.resolving(request.recipe)
         let image = try await pipeline.imageResponse(for: request)
         // The body: a placeholder hash of the image, or the image encoded once.
-        let body: @Sendable () throws -> (data: Data, contentType: String)
+        let body: @Sendable () throws -> (data: Data, contentType: String, quality: Int?)
         var workingMemory = image.image.pixels.count
         if case .placeholder(let placeholder) = target.choice {
-            body = { (placeholder.body(of: image.image), Placeholder.contentType) }
+            body = { (placeholder.body(of: image.image), Placeholder.contentType, nil) }
         } else {
             let format = target.choice.resolved(
                 source: image.image.sourceFormat, animated: image.image.animation != nil, transparent: image.image.pixelFormat.hasAlpha
             )
             var options = target.encoding
             options.quality = options.quality ?? target.formatQualities[format] ?? configuration.formatQualities[format]
+            options.autoQuality = configuration.autoQuality.autoQuality(target.autoQuality, for: format, qualityAsked: target.qualityAsked)
             let (encoder, encoding) = (self.encoder, options)
             workingMemory = encoder.estimatedEncodeMemory(image.image, as: format, options: encoding)
-            body = { (try encoder.encode(image.image, as: format, options: encoding), format.mimeType) }
+            body = {
+                let encoded = try encoder.encoded(image.image, as: format, options: encoding)
+                return (encoded.data, format.mimeType, encoding.autoQuality == nil ? nil : encoded.quality)
+            }
         }
         let (pool, responses, policy, working) = (encodingPool, self.responses, cachePolicy, workingMemory)
         let budget = pipeline.configuration.memoryBudget
@@ -335,8 +346,10 @@ final class ImageService: Sendable {
             // (the decode that made the image was admitted already).
             let charge = budget?.charge(working)
             defer { charge?.release() }
-            let (data, contentType) = try await pool.run(body)
-            let response = StoredResponse(data: data, contentType: contentType, source: image.source, freshUntil: image.freshUntil, policy: policy)
+            let (data, contentType, quality) = try await pool.run(body)
+            let response = StoredResponse(
+                data: data, contentType: contentType, source: image.source, freshUntil: image.freshUntil, policy: policy, chosenQuality: quality
+            )
             await responses.keep(response, data: data, memoryKey: target.memoryKey, diskKey: target.diskKey)
             return response
         }

@@ -9,7 +9,7 @@ extension ServerConfiguration {
     /// `privateNetworkHosts`, `maximumSourceBytes`, `maximumSourcePixels`, `maximumFrames`,
     /// `maximumOutputSide`, `originTimeoutSeconds`, `maximumConcurrentFetches`,
     /// `signingKey`, `thumborURLs`, `thumborSecurityKey`, `thumborRefusesUnknownFilters`, `thumborAutoWebP`, `thumborAutoPNGToJPEG`, `imgproxyURLs`, `imgproxyKeys`, `imgproxySalts` (lists of hex), `imgproxySignatureSize`, `imgproxyPresets` (an object: name to options), `imgproxyAutoFormat`, `responseMaxAge`, `minimumFreshness`, `formatQualities` (an object: `{"jpeg": 85}`; formats not
-    /// named keep their defaults), `presets` (an object: name to query), `onlyPresets`, `watermarkFiles` (an
+    /// named keep their defaults), `autoQuality` (an object: ``AutoQualityFile``), `presets` (an object: name to query), `onlyPresets`, `watermarkFiles` (an
     /// object: name to file path), `s3Endpoint`, `s3Region`, `s3Bucket`, `s3Prefix`, `s3CredentialsFile`,
     /// `s3SourceBuckets`, `galleryDirectory`,
     /// `galleryURLs`, `maximumFramePixels`, `localFilesystemRoot`, `fallbackImageFile`, `fallbackImageStatus`,
@@ -20,6 +20,17 @@ extension ServerConfiguration {
     /// `imgproxyArgumentsSeparator`, `imgproxyBase64URLIncludesFilename`, `imgproxyBaseURL`,
     /// `imgproxyURLReplacements`, `imgproxyAllowedSources`, `imgproxyAllowedOptions`,
     /// `imgproxyWatermarkOpacity`); absent keys keep their defaults.
+    /// `autoQuality`: `{"default": true, "target": 70, "minimum": 70, "maximum": 80, "tolerance": 0.5,
+    /// "maximumPixels": 4000000}` (``AutoQualitySettings``; `target` a SSIMULACRA2 score).
+    package struct AutoQualityFile: Decodable {
+        var `default`: Bool?
+        var target: Double?
+        var minimum: Int?
+        var maximum: Int?
+        var tolerance: Double?
+        var maximumPixels: Int?
+    }
+
     package struct File: Decodable {
         var host: String?
         var port: Int?
@@ -56,6 +67,7 @@ extension ServerConfiguration {
         var responseMaxAge: Int?
         var minimumFreshness: Int?
         var formatQualities: [String: Int]?
+        var autoQuality: AutoQualityFile?
         var presets: [String: String]?
         var watermarkFiles: [String: String]?
         var onlyPresets: Bool?
@@ -167,6 +179,14 @@ extension ServerConfiguration {
                 throw ConfigurationFileError(message: "\(name): formatQualities: \(formatName) is not one of jpeg, webp, avif, jxl")
             }
             formatQualities[format] = quality
+        }
+        if let auto = file.autoQuality {
+            if let value = auto.default { autoQuality.isDefault = value }
+            if let value = auto.target { autoQuality.target = .ssimulacra2(value) }
+            if let value = auto.minimum { autoQuality.minimum = value }
+            if let value = auto.maximum { autoQuality.maximum = value }
+            if let value = auto.tolerance { autoQuality.tolerance = value }
+            if let value = auto.maximumPixels { autoQuality.maximumPixels = value }
         }
         if let value = file.maximumFramePixels { maximumFramePixels = value }
         if let value = file.localFilesystemRoot { localFilesystemRoot = URL(fileURLWithPath: value) }
@@ -302,6 +322,13 @@ extension ServerConfiguration {
         for (format, quality) in formatQualities {
             try require((1...100).contains(quality), "formatQualities: \(format.rawValue) must be from 1 to 100")
         }
+        if case .ssimulacra2(let score) = autoQuality.target {
+            try require((0...100).contains(score), "autoQuality: target must be a SSIMULACRA2 score from 0 to 100")
+        }
+        let bounds = [autoQuality.minimum, autoQuality.maximum].compactMap { $0 } + autoQuality.formatMinimums.values + autoQuality.formatMaximums.values
+        try require(bounds.allSatisfy((1...100).contains), "autoQuality: minimum and maximum must be from 1 to 100")
+        try require(autoQuality.tolerance >= 0 && autoQuality.tolerance.isFinite, "autoQuality: tolerance must be 0 or more")
+        try require(autoQuality.maximumPixels >= 1, "autoQuality: maximumPixels must be 1 or more")
         try require(
             s3Endpoint != nil || (s3Bucket == nil && s3SourceBuckets.isEmpty), "s3Bucket and s3SourceBuckets need s3Endpoint (the store to use)"
         )

@@ -206,6 +206,9 @@ public struct ServerConfiguration: Sendable {
     /// The quality of each lossy output format when a request gives no `q`; default JPEG 80, WebP 80,
     /// AVIF 60, JPEG XL 75 (about the same visual quality; AVIF's scale runs lower).
     public var formatQualities: [ImageFormat: Int] = [.jpeg: 80, .webp: 80, .avif: 60, .jxl: 75]
+    /// Qualities chosen per image (`q=auto`, imgproxy's `autoquality`): the target, the bounds, and
+    /// whether requests that ask for no quality get a search (default: no).
+    public var autoQuality = AutoQualitySettings()
     /// Named sets of `/image` parameters (name to query, `"thumb": "w=200&h=200&format=webp"`):
     /// `preset=thumb` stands for them; the request's own parameters override. Default none.
     public var presets: [String: String] = [:]

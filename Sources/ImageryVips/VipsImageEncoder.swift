@@ -22,32 +22,58 @@ public struct VipsImageEncoder: ImageEncoding {
     }
 
     public func encode(_ image: Image, as format: ImageFormat, options: EncodingOptions) throws -> Data {
+        try encoded(image, as: format, options: options).data
+    }
+
+    /// The quality asked (else ``defaultQuality``); for a lossy format with ``EncodingOptions/autoQuality``,
+    /// the one its search chooses below it (``QualitySearch``); then, with a size bound, the highest
+    /// quality that fits it.
+    public func encoded(_ image: Image, as format: ImageFormat, options: EncodingOptions) throws -> EncodedImage {
         let lowest = Self.lowestQuality(format)
-        let quality = min(100, max(lowest, options.quality ?? defaultQuality))
-        let first = try encode(image, as: format, quality: quality, options: options)
-        // A size bound: the highest quality that fits, by bisection (at most 7 more encodes).
-        guard let limit = options.maximumBytes, first.count > limit, Self.isLossy(format, options) else { return first }
-        var (low, high) = (lowest, quality - 1)
-        var best: Data?
-        var smallest = first
-        while low <= high {
-            let middle = (low + high) / 2
-            let data = try encode(image, as: format, quality: middle, options: options)
-            if data.count < smallest.count { smallest = data }
-            if data.count <= limit {
-                best = data
-                low = middle + 1
-            } else {
-                high = middle - 1
-            }
+        let asked = min(100, max(lowest, options.quality ?? defaultQuality))
+        let encode: QualitySearch.Encode = { try self.encode(image, as: format, quality: $0, options: options) }
+        guard Self.isLossy(format, options) else {
+            return EncodedImage(data: try encode(asked), quality: nil)
         }
-        return best ?? smallest
+        var output: EncodedImage
+        if let auto = options.autoQuality, image.width * image.height <= auto.maximumPixels ?? AutoQuality.defaultMaximumPixels {
+            let range = auto.range(asked: asked, lowest: lowest)
+            switch auto.target ?? AutoQuality.defaultTarget {
+            case .bytes(let limit):
+                output = try QualitySearch.largest(fitting: limit, in: range, encode: encode)
+            case .ssimulacra2(let target):
+                let quality = try PerceivedQuality(of: image, as: format)
+                output = try QualitySearch.lowest(
+                    meeting: target, tolerance: auto.tolerance ?? AutoQuality.defaultTolerance, in: range, quality: quality, encode: encode
+                )
+            }
+        } else {
+            let quality = options.autoQuality?.range(asked: asked, lowest: lowest).upperBound ?? asked
+            output = EncodedImage(data: try encode(quality), quality: quality)
+        }
+        // A size bound: the highest quality below that fits.
+        if let limit = options.maximumBytes, output.data.count > limit, let quality = output.quality {
+            output = try QualitySearch.largest(fitting: limit, in: lowest...quality, first: output.data, encode: encode)
+        }
+        return output
     }
 
     /// JPEG: libjpeg's whole-image coefficient arrays (2 bytes a coefficient: 3 bytes a pixel at 4:2:0,
     /// 6 at 4:4:4, which optimised Huffman tables need), an 8-bit copy without alpha when the image has
     /// alpha or 16 bits, and the output (at most the pixels' size). Other formats: the image's size.
+    /// A perceived-quality search (``AutoQuality``) adds its metric (``PerceivedQuality``, 67 bytes a
+    /// pixel) and the outputs it keeps (at most the pixels' size).
     public func estimatedEncodeMemory(_ image: Image, as format: ImageFormat, options: EncodingOptions) -> Int {
+        let pixels = image.width * image.height
+        var search = 0
+        if let auto = options.autoQuality, case .ssimulacra2 = auto.target ?? AutoQuality.defaultTarget,
+           pixels <= auto.maximumPixels ?? AutoQuality.defaultMaximumPixels, Self.isLossy(format, options) {
+            search = PerceivedQuality.workingMemory(pixels: pixels) + pixels * 3
+        }
+        return search + encodeMemory(image, as: format, options: options)
+    }
+
+    private func encodeMemory(_ image: Image, as format: ImageFormat, options: EncodingOptions) -> Int {
         let pixels = image.width * image.height
         guard format == .jpeg else { return image.pixels.count }
         let quality = options.quality ?? defaultQuality

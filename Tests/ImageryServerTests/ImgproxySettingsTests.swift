@@ -196,12 +196,12 @@ struct ImgproxySettingsTests {
     /// outside IMGPROXY_ALLOWED_PROCESSING_OPTIONS are refused by name; a path prefix is honoured.
     @Test func proAndForbiddenOptionsAreNamed() async throws {
         try await withServer(configure: {
-            $0.imgproxyAllowedOptions = ["w", "h", "pr", "aq", "exp"]
+            $0.imgproxyAllowedOptions = ["w", "h", "pr", "jpgo", "exp"]
             $0.imgproxyPathPrefix = "/img"
         }) { client, origin in
             let source = "plain/" + origin.url("rocket.jpg").absoluteString
-            let (pro, _, proBody) = try await get(client, "/img/_/aq:dssim:0.02/\(source)")
-            #expect(pro == .badRequest && String(decoding: proBody, as: UTF8.self).contains("aq is an imgproxy Pro option"))
+            let (pro, _, proBody) = try await get(client, "/img/_/jpgo:1/\(source)")
+            #expect(pro == .badRequest && String(decoding: proBody, as: UTF8.self).contains("jpgo is an imgproxy Pro option"))
             let (forbidden, _, forbiddenBody) = try await get(client, "/img/_/w:10/bl:2/\(source)")
             #expect(forbidden == .badRequest && String(decoding: forbiddenBody, as: UTF8.self).contains("bl is not allowed here"))
             #expect(try await get(client, "/img/_/w:10/\(source)").status == .ok)

@@ -272,7 +272,8 @@ struct ImgproxyURLTests {
         ("f:heif", "imgproxy f: heif is not a format written here"),
         ("ar:1:1", "imgproxy ar has the wrong number of arguments"),
         ("wm:2", "imgproxy wm: 2 is not an opacity from 0 to 1"),
-        ("wm:1:sm", "imgproxy wm: sm is not a watermark position"), ("aq:dssim", "aq is an imgproxy Pro option"),
+        ("wm:1:sm", "imgproxy wm: sm is not a watermark position"), ("jpgo:1", "jpgo is an imgproxy Pro option"),
+        ("aq:dssim", "imgproxy aq: dssim is not a method measured here"),
         ("nope:1", "imgproxy option nope is unknown"),
         ("w:1:2", "imgproxy w has the wrong number of arguments"),
     ])

@@ -6,6 +6,12 @@ The comparison is at equal perceived quality: for encoder E at quality Q (80 by 
 R's bytes at E's score are read off R's sweep (bytes interpolated in log scale between the two
 qualities whose scores surround it), and the ratio E's bytes / R's bytes is averaged over the images
 (geometric mean). Below 1: E needs fewer bytes than R for what it shows.
+
+Autoquality (`q=auto`: a quality per image, the lowest from 70 to 80 that meets a SSIMULACRA2 target)
+is judged two ways. Per image, as above (which measures the encoder, not the choice). And over the
+corpus: against the fixed quality Q* at which the other encoder's mean score over the images equals
+autoquality's mean score (by each judge; scores and log-bytes interpolated between the sweep's
+qualities), the geometric mean of the bytes ratios: the same average perceived quality, fewer bytes?
 """
 import argparse
 import glob
@@ -79,6 +85,32 @@ def bytes_at(points, score, judge):
     return math.exp(y0 + (score - x0) * (y1 - y0) / ((x1 - x0) or 1e-9))
 
 
+def along_sweep(sweep, quality, index):
+    """A sweep's value at a quality between two of its qualities: linear in the score, log-linear in bytes."""
+    for q0, q1 in zip(SWEEP, SWEEP[1:]):
+        if q0 <= quality <= q1:
+            t = (quality - q0) / (q1 - q0)
+            a, b = sweep[q0][index], sweep[q1][index]
+            return math.exp(math.log(a) + t * (math.log(b) - math.log(a))) if index == 0 else a + t * (b - a)
+    raise ValueError(quality)
+
+
+def corpus_matched(points, sweeps, judge):
+    """Q* at which the sweeps' mean score by `judge` equals the mean of `points`, and the bytes ratio there."""
+    names = list(points)
+    mean = statistics.mean(points[n][judge] for n in names)
+    low, high = float(SWEEP[0]), float(SWEEP[-1])
+    for _ in range(60):  # butteraugli falls as the quality rises, SSIMULACRA2 rises
+        middle = (low + high) / 2
+        score = statistics.mean(along_sweep(sweeps[n], middle, judge) for n in names)
+        if (score < mean) == (judge == 1):
+            high = middle
+        else:
+            low = middle
+    quality = (low + high) / 2
+    return quality, geometric_mean(points[n][0] / along_sweep(sweeps[n], quality, 0) for n in names)
+
+
 def geometric_mean(values):
     values = list(values)
     return math.exp(sum(math.log(v) for v in values) / len(values))
@@ -115,6 +147,16 @@ def main():
                 open(distorted, 'wb').write(data)
                 results[(encoder, name, quality)] = (
                     len(data), judges.butteraugli_3norm(reference, distorted, work), judges.ssimulacra2(reference, distorted))
+        # Autoquality: one request, the server's defaults.
+        start = time.perf_counter()
+        source = urllib.parse.quote(f'http://127.0.0.1:{args.origin_port}/{name}', safe='')
+        with urllib.request.urlopen(f'http://127.0.0.1:{args.imagery_port}/image?url={source}&format=jpeg&q=auto', timeout=120) as response:
+            data, chosen = response.read(), int(response.headers.get('X-Imagery-Quality', '0'))
+        seconds['auto'] = seconds.get('auto', []) + [time.perf_counter() - start]
+        distorted = os.path.join(work, 'distorted.jpg')
+        open(distorted, 'wb').write(data)
+        results[('imagery', name, 'auto')] = (
+            len(data), judges.butteraugli_3norm(reference, distorted, work), judges.ssimulacra2(reference, distorted), chosen)
         print(f'  {name}', file=sys.stderr, flush=True)
 
     q = args.quality
@@ -137,6 +179,27 @@ def main():
                     for n in names))
             row.append(f'{ratios[0]:.3f}, {ratios[1]:.3f}')
         row.append(f'{statistics.median(seconds[encoder]) * 1000:.1f} ms')
+        print('| ' + ' | '.join(row) + ' |')
+    print()
+    print('Autoquality (`q=auto`, the defaults: SSIMULACRA2 70, qualities 70 to 80) against fixed qualities. Per image: at each image\'s')
+    print('own score. Corpus: against the fixed quality Q* whose mean score over the images is the same (Q* in brackets).')
+    print()
+    print('| output | bytes (median) | butteraugli (mean) | SSIMULACRA2 (mean) | quality (mean) | per image / imgproxy-oss (b, s) '
+          '| corpus / imgproxy-oss at Q* (butteraugli, SSIMULACRA2) | corpus / mozjpeg at Q* (butteraugli, SSIMULACRA2) | time per request |')
+    print('|---|---|---|---|---|---|---|---|---|')
+    rows = [('Imagery q=auto', {n: results[('imagery', n, 'auto')] for n in names}, seconds['auto'])]
+    rows += [(f'{e} q{q}', {n: results[(e, n, q)] + (q,) for n in names}, None) for e in ('imagery', 'mozjpeg')]
+    for label, points, timing in rows:
+        row = [label, f'{statistics.median(p[0] for p in points.values()):,.0f}', f'{statistics.mean(p[1] for p in points.values()):.3f}',
+               f'{statistics.mean(p[2] for p in points.values()):.2f}', f'{statistics.mean(p[3] for p in points.values()):.1f}']
+        per_image = [geometric_mean(points[n][0] / bytes_at([results[('imgproxy-oss', n, s)] for s in SWEEP], points[n][j], j) for n in names)
+                     for j in (1, 2)]
+        row.append(f'{per_image[0]:.3f}, {per_image[1]:.3f}')
+        for other in ('imgproxy-oss', 'mozjpeg'):
+            sweeps = {n: {s: results[(other, n, s)] for s in SWEEP} for n in names}
+            matched = [corpus_matched(points, sweeps, j) for j in (1, 2)]
+            row.append(f'{matched[0][1]:.3f} (Q* {matched[0][0]:.1f}), {matched[1][1]:.3f} (Q* {matched[1][0]:.1f})')
+        row.append(f'{statistics.median(timing) * 1000:.1f} ms' if timing else '')
         print('| ' + ' | '.join(row) + ' |')
     print()
     print('Time per request: the median over the sweep; imgproxy-oss and mozjpeg encode in this process (libvips 8.18),')

@@ -9,6 +9,9 @@ public struct CacheMetadata: Sendable, Codable, Hashable {
     /// The HTTP response facts freshness is computed from; `nil` for sources
     /// that are not HTTP (files, custom data sources): fresh until evicted.
     public var http: HTTPResponseInfo?
+    /// For an encoded response (a server's result storage): the quality its encoder chose for this
+    /// image (``AutoQuality``); `nil` otherwise.
+    public var chosenQuality: Int?
 
     /// Metadata for bytes stored now.
     public init(contentType: String? = nil, storedAt: Date = Date(), http: HTTPResponseInfo? = nil) {

@@ -6,12 +6,21 @@ public protocol ImageEncoding: Sendable {
     /// - Throws: ``ImageEncodingError``.
     func encode(_ image: Image, as format: ImageFormat, options: EncodingOptions) throws -> Data
 
+    /// Encodes `image` as `format` with `options`, and says at which quality (the one
+    /// ``EncodingOptions/autoQuality`` chose). The default: ``encode(_:as:options:)`` at the quality asked.
+    /// - Throws: ``ImageEncodingError``.
+    func encoded(_ image: Image, as format: ImageFormat, options: EncodingOptions) throws -> EncodedImage
+
     /// About how many bytes ``encode(_:as:options:)`` holds while it runs, beyond `image` itself: its
     /// working buffers and its output, for a memory budget. The default: `image`'s size.
     func estimatedEncodeMemory(_ image: Image, as format: ImageFormat, options: EncodingOptions) -> Int
 }
 
 extension ImageEncoding {
+    public func encoded(_ image: Image, as format: ImageFormat, options: EncodingOptions) throws -> EncodedImage {
+        EncodedImage(data: try encode(image, as: format, options: options), quality: options.quality)
+    }
+
     public func estimatedEncodeMemory(_ image: Image, as format: ImageFormat, options: EncodingOptions) -> Int {
         image.pixels.count
     }
@@ -38,18 +47,24 @@ public struct EncodingOptions: Sendable, Hashable, CustomStringConvertible {
     /// The most bytes the output may have: a lossy format is encoded again at lower qualities until it
     /// fits (the smallest result when none does); lossless formats are written as they are.
     public var maximumBytes: Int?
+    /// The quality chosen per image, at most ``quality`` (its maximum when it gives none); `nil`: ``quality``.
+    public var autoQuality: AutoQuality?
 
-    public init(quality: Int? = nil, lossless: Bool = false, progressive: Bool = false, maximumBytes: Int? = nil) {
+    public init(
+        quality: Int? = nil, lossless: Bool = false, progressive: Bool = false, maximumBytes: Int? = nil,
+        autoQuality: AutoQuality? = nil
+    ) {
         self.quality = quality
         self.lossless = lossless
         self.progressive = progressive
         self.maximumBytes = maximumBytes
+        self.autoQuality = autoQuality
     }
 
-    /// `q80`, then `+lossless`, `+progressive`, `+max:BYTES` when set: for cache keys.
+    /// `q80`, then `+lossless`, `+progressive`, `+max:BYTES`, `+auto:…` when set: for cache keys.
     public var description: String {
         "q\(quality ?? 0)" + (lossless ? "+lossless" : "") + (progressive ? "+progressive" : "")
-            + (maximumBytes.map { "+max:\($0)" } ?? "")
+            + (maximumBytes.map { "+max:\($0)" } ?? "") + (autoQuality.map { "+\($0)" } ?? "")
     }
 }
 

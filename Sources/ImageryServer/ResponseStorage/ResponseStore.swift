@@ -73,9 +73,11 @@ final class ResponseStore: Sendable {
     /// cache checks every entry's checksum and drops a bad one, so it is made and stored again).
     func onDisk(_ key: String) async -> StoredResponse? {
         guard let (entry, checksum) = await disk?.checkedEntry(for: key), let contentType = entry.metadata.contentType else { return nil }
+        var source = entry.metadata
+        source.chosenQuality = nil  // the response's, not its source's
         return StoredResponse(
-            data: entry.data, contentType: contentType, source: entry.metadata, freshUntil: nil, policy: policy,
-            checksum: checksum
+            data: entry.data, contentType: contentType, source: source, freshUntil: nil, policy: policy,
+            checksum: checksum, chosenQuality: entry.metadata.chosenQuality
         )
     }
 
@@ -100,10 +102,11 @@ final class ResponseStore: Sendable {
         await disk.updateMetadata(Self.diskMetadata(of: response), for: diskKey)
     }
 
-    /// A stored response's disk metadata: its source's, with the response's content type.
+    /// A stored response's disk metadata: its source's, with the response's content type and chosen quality.
     private static func diskMetadata(of response: StoredResponse) -> CacheMetadata {
         var metadata = response.source
         metadata.contentType = response.contentType
+        metadata.chosenQuality = response.chosenQuality
         return metadata
     }
 

@@ -19,6 +19,8 @@ struct StoredResponse: Sendable, CacheCostReporting {
     let freshUntil: Date
     /// Its cache headers, worked out from the source once.
     let cacheHeaders: ResponseCacheHeaders
+    /// The quality the encoder chose for this image (``AutoQuality``), kept with it on disk; `nil`: none was chosen.
+    let chosenQuality: Int?
 
     /// - Parameters:
     ///   - freshUntil: When it stops being fresh, if the caller kept it (the pipeline's images do);
@@ -26,12 +28,23 @@ struct StoredResponse: Sendable, CacheCostReporting {
     ///   - policy: The policy that judges `source`.
     ///   - checksum: The ``Checksum`` of `data` when the caller has it (the disk cache verifies
     ///     one on every read); computed otherwise.
-    init(data: Data, contentType: String, source: CacheMetadata, freshUntil: Date?, policy: HTTPCachePolicy, checksum: UInt64? = nil) {
+    ///   - chosenQuality: The quality the encoder chose for this image, if it chose one.
+    init(
+        data: Data, contentType: String, source: CacheMetadata, freshUntil: Date?, policy: HTTPCachePolicy, checksum: UInt64? = nil,
+        chosenQuality: Int? = nil
+    ) {
         let etag = Self.etag(checksum: checksum ?? Checksum.of(data), count: data.count)
-        self.init(body: ByteBuffer(bytes: data), contentType: contentType, etag: etag, source: source, freshUntil: freshUntil, policy: policy)
+        self.init(
+            body: ByteBuffer(bytes: data), contentType: contentType, etag: etag, source: source, freshUntil: freshUntil, policy: policy,
+            chosenQuality: chosenQuality
+        )
     }
 
-    private init(body: ByteBuffer, contentType: String, etag: String, source: CacheMetadata, freshUntil: Date?, policy: HTTPCachePolicy) {
+    private init(
+        body: ByteBuffer, contentType: String, etag: String, source: CacheMetadata, freshUntil: Date?, policy: HTTPCachePolicy,
+        chosenQuality: Int?
+    ) {
+        self.chosenQuality = chosenQuality
         // One reading of the source's headers gives the freshness and the cache headers.
         let assessment = policy.assess(source)
         let freshUntil = freshUntil ?? assessment.freshUntil
@@ -41,7 +54,7 @@ struct StoredResponse: Sendable, CacheCostReporting {
 
     /// The same bytes with the freshness of their source revalidated (a 304, or a 200 of the same version).
     func refreshed(source: CacheMetadata, policy: HTTPCachePolicy) -> StoredResponse {
-        StoredResponse(body: body, contentType: contentType, etag: etag, source: source, freshUntil: nil, policy: policy)
+        StoredResponse(body: body, contentType: contentType, etag: etag, source: source, freshUntil: nil, policy: policy, chosenQuality: chosenQuality)
     }
 
     /// Whether it may be sent at `now` without revalidating its source.

@@ -104,13 +104,45 @@ package enum ImgproxyEnvironment {
             for format in ServerConfiguration.lossyFormats { configuration.formatQualities[format] = quality }
         },
         "IMGPROXY_FORMAT_QUALITY": { value, configuration, _ in
-            for entry in list(value) {
-                let parts = entry.split(separator: "=")
-                guard parts.count == 2, let format = ImageFormat(fileExtension: String(parts[0]).trimmingCharacters(in: .whitespaces)) else {
-                    throw ConfigurationFileError(message: "format qualities are FORMAT=QUALITY pairs (webp=79,avif=63), not \(entry)")
-                }
-                configuration.formatQualities[format] = try integer(String(parts[1]).trimmingCharacters(in: .whitespaces), in: 1...100)
+            configuration.formatQualities.merge(try formatQualities(value)) { $1 }
+        },
+        // Autoquality (imgproxy Pro's; here with SSIMULACRA2 as the measure): on for every request that
+        // asks for no quality unless the method is `none`; its target, bounds and limit for those and
+        // for the `autoquality` option's empty arguments.
+        "IMGPROXY_AUTOQUALITY_METHOD": { value, configuration, environment in
+            switch value {
+            case "none": configuration.autoQuality.isDefault = false
+            case "ssimulacra2", "size": configuration.autoQuality.isDefault = true
+            case "dssim", "ml":
+                throw ConfigurationFileError(message: "imgproxy Pro's DSSIM and ML are not measured here: use ssimulacra2 (IMGPROXY_AUTOQUALITY_TARGET a score from 0 to 100; 70 by default, about what JPEG quality 80 gives) or size")
+            default: throw ConfigurationFileError(message: "expected none, size or ssimulacra2")
             }
+            if value == "size", environment["IMGPROXY_AUTOQUALITY_TARGET"]?.trimmingCharacters(in: .whitespaces).isEmpty ?? true {
+                throw ConfigurationFileError(message: "the size method needs IMGPROXY_AUTOQUALITY_TARGET: the bytes an output may have")
+            }
+        },
+        "IMGPROXY_AUTOQUALITY_TARGET": { value, configuration, environment in
+            if environment["IMGPROXY_AUTOQUALITY_METHOD"]?.trimmingCharacters(in: .whitespaces) == "size" {
+                configuration.autoQuality.target = .bytes(try integer(value, in: 1...Int(Int32.max)))
+            } else {
+                guard let score = Double(value), (0...100).contains(score) else {
+                    throw ConfigurationFileError(message: "expected a SSIMULACRA2 score from 0 to 100 (70: about JPEG quality 80's), or bytes with the size method")
+                }
+                configuration.autoQuality.target = .ssimulacra2(score)
+            }
+        },
+        "IMGPROXY_AUTOQUALITY_MIN": { value, configuration, _ in configuration.autoQuality.minimum = try integer(value, in: 1...100) },
+        "IMGPROXY_AUTOQUALITY_MAX": { value, configuration, _ in configuration.autoQuality.maximum = try integer(value, in: 1...100) },
+        "IMGPROXY_AUTOQUALITY_FORMAT_MIN": { value, configuration, _ in configuration.autoQuality.formatMinimums = try formatQualities(value) },
+        "IMGPROXY_AUTOQUALITY_FORMAT_MAX": { value, configuration, _ in configuration.autoQuality.formatMaximums = try formatQualities(value) },
+        "IMGPROXY_AUTOQUALITY_ALLOWED_ERROR": { value, configuration, _ in
+            guard let tolerance = Double(value), tolerance >= 0, tolerance.isFinite else { throw ConfigurationFileError(message: "expected a number, 0 or more") }
+            configuration.autoQuality.tolerance = tolerance
+        },
+        // 0 is imgproxy's "no limit": this server keeps its own (the metric's memory grows with the pixels).
+        "IMGPROXY_AUTOQUALITY_MAX_RESOLUTION": { value, configuration, _ in
+            let pixels = try megapixels(value)
+            if pixels > 0 { configuration.autoQuality.maximumPixels = pixels }
         },
         "IMGPROXY_AUTO_WEBP": { value, configuration, _ in configuration.imgproxyAutoFormat = try configuration.imgproxyAutoFormat || boolean(value) },
         "IMGPROXY_AUTO_AVIF": { value, configuration, _ in configuration.imgproxyAutoFormat = try configuration.imgproxyAutoFormat || boolean(value) },
@@ -196,8 +228,8 @@ package enum ImgproxyEnvironment {
         "IMGPROXY_ABS_ALLOWED_BUCKETS", "IMGPROXY_ABS_DENIED_BUCKETS", "IMGPROXY_ABS_ENDPOINT", "IMGPROXY_ABS_KEY",
         "IMGPROXY_ABS_NAME", "IMGPROXY_AIRBRAKE_ENVIRONMENT", "IMGPROXY_AIRBRAKE_PROJECT_ID", "IMGPROXY_AIRBRAKE_PROJECT_KEY",
         "IMGPROXY_ALLOW_LINK_LOCAL_SOURCE_ADDRESSES", "IMGPROXY_ALLOW_LOOPBACK_SOURCE_ADDRESSES", "IMGPROXY_ALLOW_ORIGIN",
-        "IMGPROXY_ALLOW_PRIVATE_SOURCE_ADDRESSES", "IMGPROXY_AUTOQUALITY_METHOD",
-        "IMGPROXY_AUTOQUALITY_TARGET", "IMGPROXY_AVIF_SPEED", "IMGPROXY_BUGSNAG_KEY", "IMGPROXY_BUGSNAG_STAGE",
+        "IMGPROXY_ALLOW_PRIVATE_SOURCE_ADDRESSES", "IMGPROXY_AUTOQUALITY_AVIF_NET", "IMGPROXY_AUTOQUALITY_JPEG_NET",
+        "IMGPROXY_AUTOQUALITY_WEBP_NET", "IMGPROXY_AVIF_SPEED", "IMGPROXY_BUGSNAG_KEY", "IMGPROXY_BUGSNAG_STAGE",
         "IMGPROXY_CACHE_CONTROL_PASSTHROUGH", "IMGPROXY_CLIENT_KEEP_ALIVE_TIMEOUT", "IMGPROXY_CLOUD_WATCH_NAMESPACE",
         "IMGPROXY_CLOUD_WATCH_REGION", "IMGPROXY_CLOUD_WATCH_SERVICE_NAME", "IMGPROXY_COOKIE_BASE_URL",
         "IMGPROXY_COOKIE_PASSTHROUGH", "IMGPROXY_COOKIE_PASSTHROUGH_ALL", "IMGPROXY_DATADOG_ENABLE",
@@ -266,6 +298,19 @@ package enum ImgproxyEnvironment {
     /// imgproxy's format names (`jpeg,png,gif`).
     private static func formats(_ value: String) throws(ConfigurationFileError) -> [ImageFormat] {
         try ImgproxyOptions.formats(named: list(value))
+    }
+
+    /// `FORMAT=QUALITY` pairs (`webp=79,avif=63`).
+    private static func formatQualities(_ value: String) throws(ConfigurationFileError) -> [ImageFormat: Int] {
+        var qualities: [ImageFormat: Int] = [:]
+        for entry in list(value) {
+            let parts = entry.split(separator: "=")
+            guard parts.count == 2, let format = ImageFormat(fileExtension: String(parts[0]).trimmingCharacters(in: .whitespaces)) else {
+                throw ConfigurationFileError(message: "format qualities are FORMAT=QUALITY pairs (webp=79,avif=63), not \(entry)")
+            }
+            qualities[format] = try integer(String(parts[1]).trimmingCharacters(in: .whitespaces), in: 1...100)
+        }
+        return qualities
     }
 
     private static func list(_ value: String) -> [String] {

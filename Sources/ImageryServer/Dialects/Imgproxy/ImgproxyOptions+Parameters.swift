@@ -61,6 +61,7 @@ extension ImgproxyOptions {
         recipe.keepsHighBitDepth = (preservesHDR ?? defaults.preservesHDR) && (format?.holdsHighBitDepth ?? true)
         let encoding = EncodingOptions(quality: quality > 0 ? quality : nil, maximumBytes: maximumBytes > 0 ? maximumBytes : nil)
         var parameters = ImageParameters(url: url, recipe: recipe, format: format, encoding: encoding, negotiates: negotiates)
+        parameters.autoQuality = autoQuality
         parameters.formatQualities = formatQualities.filter { $0.value > 0 }
         parameters.cacheBuster = cacheBuster
         // An SVG source is passed on (sanitised) unless a raster is asked for, as imgproxy does unless ALWAYS_RASTERIZE_SVG.

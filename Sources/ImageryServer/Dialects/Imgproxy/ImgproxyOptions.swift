@@ -29,6 +29,8 @@ struct ImgproxyOptions {
     var quality = 0
     var formatQualities: [ImageFormat: Int] = [:]
     var maximumBytes = 0
+    /// `autoquality`: a per-image quality (`none`: a fixed one, even when the server's default is a search).
+    var autoQuality: AutoQualityChoice?
     var format: ImageFormat?
     /// `strip_color_profile` (inverted), `auto_rotate` (`nil`: the server's `IMGPROXY_STRIP_COLOR_PROFILE`, `IMGPROXY_AUTO_ROTATE`).
     var keepsColorProfile: Bool?
@@ -56,6 +58,7 @@ struct ImgproxyOptions {
         "max_bytes", "mb", "format", "f", "ext", "skip_processing", "skp", "raw", "cachebuster", "cb", "expires", "exp",
         "filename", "fn", "return_attachment", "att", "preset", "pr", "max_src_resolution", "msr", "max_src_file_size", "msfs",
         "max_animation_frames", "maf", "max_animation_frame_resolution", "mafr", "max_result_dimension", "mrd",
+        "autoquality", "aq",
     ]
 
     /// imgproxy Pro's option names and short forms (its documentation's), refused with a 400 that says
@@ -66,7 +69,7 @@ struct ImgproxyOptions {
         "duotone", "dt", "colorize", "col", "gradient", "gr", "unsharp_masking", "ush", "blur_areas", "ba", "progressive_blur", "pbl",
         "blur_detections", "bd", "draw_detections", "dd", "watermark_url", "wmu", "watermark_text", "wmt", "watermark_size", "wms",
         "watermark_rotate", "wm_rot", "wmr", "watermark_shadow", "wmsh", "style", "st", "dpi", "color_profile", "cp", "icc",
-        "autoquality", "aq", "jpeg_options", "jpgo", "png_options", "pngo", "webp_options", "webpo", "avif_options", "avifo",
+        "jpeg_options", "jpgo", "png_options", "pngo", "webp_options", "webpo", "avif_options", "avifo",
         "page", "pg", "pages", "pgs", "disable_animation", "da", "video_thumbnail_second", "vts", "video_thumbnail_keyframes", "vtk",
         "video_thumbnail_tile", "vtt", "video_thumbnail_animation", "vta", "fallback_image_url", "fiu", "bypass_cache", "bc",
         "cache_tags", "ct", "hashsum", "hs",
@@ -234,6 +237,9 @@ struct ImgproxyOptions {
         case "quality", "q":
             try reader.count(1...1)
             quality = try reader.quality(0)
+        case "autoquality", "aq":
+            try reader.count(1...5)
+            autoQuality = try reader.autoQuality()
         case "format_quality", "fq":
             guard reader.arguments.count % 2 == 0 else {
                 throw ServerError.badParameter("imgproxy format_quality takes pairs of a format and a quality (fq:jpeg:80:webp:70)")
@@ -352,6 +358,31 @@ extension ImgproxyOptions {
         func number(_ index: Int, _ expected: String, _ valid: (Double) -> Bool) throws -> Double {
             guard let value = QueryReader.number(self[index]), valid(value) else { throw invalid(index, expected) }
             return value
+        }
+
+        /// `METHOD[:TARGET[:MIN[:MAX[:ALLOWED_ERROR]]]]`, an empty argument the server's setting. Methods:
+        /// `none`, `size` (a target in bytes) and `ssimulacra2` (a target score, 0 to 100: Imagery's
+        /// measure); imgproxy Pro's `dssim` and `ml` are refused (neither is measured here).
+        func autoQuality() throws -> AutoQualityChoice {
+            func optional<T>(_ index: Int, _ read: (Int) throws -> T) rethrows -> T? {
+                index < arguments.count && !self[index].isEmpty ? try read(index) : nil
+            }
+            let minimum = try optional(2) { try quality($0) }, maximum = try optional(3) { try quality($0) }
+            var auto = AutoQuality(minimum: minimum.flatMap { $0 > 0 ? $0 : nil }, maximum: maximum.flatMap { $0 > 0 ? $0 : nil })
+            switch self[0] {
+            case "none":
+                return .fixed
+            case "size":
+                auto.target = try optional(1) { .bytes(max(1, try integer($0))) }
+            case "ssimulacra2":
+                auto.target = try optional(1) { .ssimulacra2(try number($0, "a SSIMULACRA2 score from 0 to 100") { (0...100).contains($0) }) }
+                auto.tolerance = try optional(4) { try number($0, "a number, 0 or more") { $0 >= 0 && $0.isFinite } }
+            case "dssim", "ml":
+                throw invalid(0, "a method measured here: size or ssimulacra2 (imgproxy Pro's DSSIM and ML are not; a SSIMULACRA2 target of 70 is about JPEG quality 80's)")
+            default:
+                throw invalid(0, "an autoquality method (none, size, ssimulacra2)")
+            }
+            return .search(auto)
         }
 
         /// 0 (the default) to 100.

@@ -5,7 +5,8 @@ import Imagery
 /// or `/files/NAME`), the recipe's parameters (``ImageParameters/recipe(from:maximumSide:watermarks:)``:
 /// `w`, `h`, `fit`, `enlarge`, `gravity`, `dpr`, `crop`, `trim`, `rotate`, `flip`, `flop`, `pad`, `bg`,
 /// `blur`, `sharpen`, `grayscale`, `profile`, `frame`, `watermark`), the output (`format`: jpeg, png,
-/// webp, avif, gif, jxl, absent: negotiated from `Accept`; `q` 1...100; `lossless`; `progressive`;
+/// webp, avif, gif, jxl, absent: negotiated from `Accept`; `q` 1...100 or `auto` (``AutoQuality``: the
+/// server's target and bounds); `lossless`; `progressive`;
 /// `max_bytes`), `placeholder`. The README has the table; every bad value is a 400 that names the
 /// parameter and what it accepts.
 extension ImageParameters {
@@ -25,12 +26,23 @@ extension ImageParameters {
         if let placeholder, placeholder.isHash, format != nil {
             throw ServerError.badParameter("placeholder=\(placeholder.rawValue) is text: leave out format")
         }
+        let automatic = query["q"] == "auto"
+        if automatic { autoQuality = .search(AutoQuality()) }
         encoding = EncodingOptions(
-            quality: try reader.integer("q", in: 1...100) ?? (placeholder == .lqip ? 40 : nil),
+            quality: automatic ? nil : try Self.quality(query["q"]) ?? (placeholder == .lqip ? 40 : nil),
             lossless: try reader.bool("lossless") ?? false,
             progressive: try reader.bool("progressive") ?? false,
             maximumBytes: try reader.integer("max_bytes", in: 1...Int(Int32.max))
         )
+    }
+
+    /// `q`: a quality from 1 to 100 (`auto` is read before).
+    private static func quality(_ text: String?) throws -> Int? {
+        guard let text else { return nil }
+        guard let value = Int(text), (1...100).contains(value) else {
+            throw ServerError.badParameter("q must be a whole number from 1 to 100, or auto (a quality chosen per image)")
+        }
+        return value
     }
 
     /// The `url` parameter: an absolute http or https URL, `s3://BUCKET/KEY`, or `/files/NAME` of the gallery.
