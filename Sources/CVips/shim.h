@@ -177,9 +177,11 @@ static inline int imagery_vips_webpsave(VipsImage *in, void **buffer, size_t *le
 
 /// 16-bit pixels as 12-bit AVIF, others as 8-bit. Not 10: this libaom aborts the process on every 10-bit
 /// encode libheif asks of it (an assertion on the chroma subsampling, whatever the subsample mode or Q).
+/// Effort 1 (libaom's speed 8, imgproxy's default): libvips' default, 4, took about 45 ms more than a
+/// JPEG at 256 px, effort 1 about 10 (BENCHMARKS.md, issue 28).
 static inline int imagery_vips_avifsave(VipsImage *in, void **buffer, size_t *length, int quality, int lossless, int strip) {
     return vips_heifsave_buffer(in, buffer, length, "Q", quality, "lossless", lossless ? TRUE : FALSE,
-                                "compression", VIPS_FOREIGN_HEIF_COMPRESSION_AV1, "strip", strip,
+                                "compression", VIPS_FOREIGN_HEIF_COMPRESSION_AV1, "effort", 1, "strip", strip,
                                 "bitdepth", vips_image_get_format(in) == VIPS_FORMAT_USHORT ? 12 : 8, NULL);
 }
 

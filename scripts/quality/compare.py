@@ -18,6 +18,7 @@ import glob
 import math
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -30,6 +31,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import judges  # noqa: E402
 
 SWEEP = [40, 50, 60, 70, 75, 80, 85, 90, 95]
+# WebP, AVIF and JPEG XL through Imagery (--formats): each at these qualities and at its default.
+FORMATS = ['webp', 'avif', 'jxl']
+FORMAT_SWEEP = [30, 40, 50, 60, 70, 80, 90]
 
 
 def fetch(url):
@@ -111,6 +115,73 @@ def corpus_matched(points, sweeps, judge):
     return quality, geometric_mean(points[n][0] / along_sweep(sweeps[n], quality, 0) for n in names)
 
 
+def imagery_output(args, name, query):
+    source = urllib.parse.quote(f'http://127.0.0.1:{args.origin_port}/{name}', safe='')
+    start = time.perf_counter()
+    data = fetch(f'http://127.0.0.1:{args.imagery_port}/image?url={source}&{query}')
+    return data, time.perf_counter() - start
+
+
+def judged(args, reference, data, suffix, work):
+    """(bytes, butteraugli, SSIMULACRA2) of an output in any format, read back to PNG (JPEG XL by the system's
+    libvips: pyvips-binary has no JPEG XL loader)."""
+    encoded, png = os.path.join(work, 'out.' + suffix), os.path.join(work, 'out.png')
+    open(encoded, 'wb').write(data)
+    if suffix == 'jxl':
+        done = subprocess.run(['/usr/bin/vips', 'copy', encoded, png], capture_output=True, text=True, env={'PATH': '/usr/bin:/bin'})
+        if done.returncode != 0:
+            open('/tmp/failed-output.jxl', 'wb').write(data)
+            sys.exit(f'vips could not read a JPEG XL output back ({len(data)} bytes, /tmp/failed-output.jxl): {done.stderr}')
+    else:
+        pyvips.Image.new_from_buffer(data, '').pngsave(png, strip=True)
+    return (len(data), judges.butteraugli_3norm(reference, png, work), judges.ssimulacra2(reference, png))
+
+
+def formats_table(args, names, results):
+    """WebP, AVIF and JPEG XL at their defaults against JPEG's, and the quality of each that matches JPEG
+    q80's mean score over the corpus by each judge (its calibration)."""
+    work = tempfile.mkdtemp()
+    table, seconds = {}, {}
+    for name in names:
+        reference = os.path.join(args.references, name)
+        for fmt in FORMATS + ['jpeg']:
+            for quality in (FORMAT_SWEEP if fmt != 'jpeg' else []) + ['default']:
+                query = f'format={fmt}' + ('' if quality == 'default' else f'&q={quality}')
+                data, spent = imagery_output(args, name, query)
+                table[(fmt, name, quality)] = judged(args, reference, data, fmt, work)
+                if quality == 'default':
+                    seconds.setdefault(fmt, []).append(spent)
+        print(f'  {name} (formats)', file=sys.stderr, flush=True)
+    jpeg = {n: table[('jpeg', n, 'default')] for n in names}
+    means = [statistics.mean(jpeg[n][j] for n in names) for j in (1, 2)]
+    print()
+    print(f'WebP, AVIF and JPEG XL through Imagery against its JPEG default (q80: butteraugli {means[0]:.3f}, SSIMULACRA2 {means[1]:.2f} '
+          'on average). Q*: the quality whose mean score over the corpus equals JPEG\'s, by each judge. Equal quality: JPEG\'s bytes '
+          'read off its sweep at the output\'s score, per image.')
+    print()
+    print('| format | Q* (butteraugli) | Q* (SSIMULACRA2) | default | default: butteraugli (mean, vs JPEG) | default: SSIMULACRA2 (mean, vs JPEG) '
+          '| bytes / JPEG (same image) | equal quality / JPEG (butteraugli, SSIMULACRA2) | time per request |')
+    print('|---|---|---|---|---|---|---|---|---|')
+    for fmt in FORMATS + ['jpeg']:
+        stars = []
+        if fmt != 'jpeg':
+            for judge in (1, 2):
+                curve = [(q, statistics.mean(table[(fmt, n, q)][judge] for n in names)) for q in FORMAT_SWEEP]
+                star = None
+                for (q0, s0), (q1, s1) in zip(curve, curve[1:]):
+                    if min(s0, s1) <= means[judge - 1] <= max(s0, s1) and s0 != s1:
+                        star = q0 + (means[judge - 1] - s0) * (q1 - q0) / (s1 - s0)
+                        break
+                stars.append(f'{star:.1f}' if star is not None else 'out of range')
+        own = {n: table[(fmt, n, 'default')] for n in names}
+        b, s = (statistics.mean(own[n][j] for n in names) for j in (1, 2))
+        same = geometric_mean(own[n][0] / jpeg[n][0] for n in names)
+        equal = [geometric_mean(own[n][0] / bytes_at([results[('imagery', n, q)] for q in SWEEP], own[n][j], j) for n in names) for j in (1, 2)]
+        print(f'| {fmt} | {" | ".join(stars) if stars else "— | —"} | {"" if fmt == "jpeg" else "server default"} '
+              f'| {b:.3f} ({(b / means[0] - 1) * 100:+.1f} %) | {s:.2f} ({(s / means[1] - 1) * 100:+.1f} %) | {same:.3f} '
+              f'| {equal[0]:.3f}, {equal[1]:.3f} | {statistics.median(seconds[fmt]) * 1000:.1f} ms |')
+
+
 def geometric_mean(values):
     values = list(values)
     return math.exp(sum(math.log(v) for v in values) / len(values))
@@ -126,6 +197,7 @@ def main():
     parser.add_argument('--origin-port', type=int, required=True)
     parser.add_argument('--imagery-port', type=int, required=True)
     parser.add_argument('--thumbor-port', type=int, required=True)
+    parser.add_argument('--formats', action='store_true', help='also WebP, AVIF and JPEG XL against JPEG')
     args = parser.parse_args()
 
     encoders = make_encoders(args)
@@ -201,6 +273,8 @@ def main():
             row.append(f'{matched[0][1]:.3f} (Q* {matched[0][0]:.1f}), {matched[1][1]:.3f} (Q* {matched[1][0]:.1f})')
         row.append(f'{statistics.median(timing) * 1000:.1f} ms' if timing else '')
         print('| ' + ' | '.join(row) + ' |')
+    if args.formats:
+        formats_table(args, names, results)
     print()
     print('Time per request: the median over the sweep; imgproxy-oss and mozjpeg encode in this process (libvips 8.18),')
     print('imagery and thumbor answer over HTTP (PNG decode, encode, the request): not comparable across the two groups.')
