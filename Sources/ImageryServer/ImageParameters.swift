@@ -36,6 +36,9 @@ package struct ImageParameters: Sendable, Hashable {
     /// Formats that replace even a format asked for when `Accept` takes them, first first (imgproxy's
     /// `ENFORCE_WEBP`, `ENFORCE_AVIF`, `ENFORCE_JXL`); an animation keeps a format that animates.
     package var enforcedFormats: [ImageFormat] = []
+    /// The formats `Accept` may choose, the one preferred first (``negotiable``; thumbor's `AUTO_WEBP`:
+    /// WebP; imgproxy's `AUTO_JXL`, `AUTO_AVIF`, `AUTO_WEBP`: those, in that order, as imgproxy).
+    package var negotiableFormats = ImageParameters.negotiable
     /// Answers a PNG source without alpha as JPEG when no format is asked for or negotiated
     /// (thumbor's `autojpg()` and `AUTO_PNG_TO_JPG`); default `false`.
     package var opaquePNGAsJPEG = false
@@ -110,8 +113,9 @@ package struct ImageParameters: Sendable, Hashable {
     /// a format, or "whatever the source is" (known only once decoded).
     package enum OutputChoice: Hashable, Sendable {
         case format(ImageFormat)
-        /// A format chosen from `Accept`: an animation keeps its source's format instead when this one cannot animate.
-        case negotiated(ImageFormat)
+        /// A format chosen from `Accept`; an animation gets `animation` instead when this one cannot
+        /// animate (the first accepted format that can), else keeps its source's format.
+        case negotiated(ImageFormat, animation: ImageFormat? = nil)
         case sourceFormat
         /// ``sourceFormat``, but JPEG for a PNG source without alpha (thumbor's `autojpg()`).
         case opaquePNGAsJPEG
@@ -131,8 +135,9 @@ package struct ImageParameters: Sendable, Hashable {
                 return fitting ?? formats.first ?? Self.sourceFormat.resolved(source: source, animated: animated)
             case .format(let format):
                 return format
-            case .negotiated(let format):
-                return animated && !format.canAnimate ? Self.sourceFormat.resolved(source: source, animated: true) : format
+            case .negotiated(let format, let animation):
+                guard animated, !format.canAnimate else { return format }
+                return animation ?? Self.sourceFormat.resolved(source: source, animated: true)
             case .placeholder:
                 return .png  // not an image: never encoded
             case .opaquePNGAsJPEG:
@@ -150,14 +155,15 @@ package struct ImageParameters: Sendable, Hashable {
         /// The format, when it is known before the source is decoded.
         var format: ImageFormat? {
             switch self {
-            case .format(let format), .negotiated(let format): format
+            case .format(let format), .negotiated(let format, _): format
             case .sourceFormat, .opaquePNGAsJPEG, .preferred, .placeholder: nil
             }
         }
 
         var cacheToken: String {
             switch self {
-            case .format(let format), .negotiated(let format): format.rawValue
+            case .format(let format), .negotiated(let format, nil): format.rawValue
+            case .negotiated(let format, let animation?): "\(format.rawValue)|animation:\(animation.rawValue)"
             case .sourceFormat: "source"
             case .opaquePNGAsJPEG: "source-png-to-jpeg"
             case .preferred(let formats): "preferred:" + formats.map(\.rawValue).joined(separator: ",")
@@ -166,22 +172,30 @@ package struct ImageParameters: Sendable, Hashable {
         }
     }
 
-    /// The format asked for; else the first of WebP, AVIF and JPEG XL that `Accept` names (with a
-    /// weight above 0; WebP first: the fastest to encode, and what every browser that takes AVIF
-    /// also takes); else the source's.
+    /// The format asked for; else the first of AVIF, WebP and JPEG XL that `Accept` names (with a
+    /// weight above 0), an animation the first of them that animates (WebP); else the source's. The
+    /// order is bytes at the same perceived quality, each format at its default: on the corpus at
+    /// 256 px AVIF needs 0.73x (butteraugli) to 0.75x (SSIMULACRA2) JPEG's bytes, WebP 0.86x to
+    /// 0.82x, JPEG XL 0.88x to 1.07x (BENCHMARKS.md, issue 28); AVIF's encode, the dearest, adds
+    /// about a third to a cold thumbnail's cost, once (result storage keeps it).
     package func outputChoice(accept: String?) -> OutputChoice {
         if let placeholder, placeholder.isHash { return .placeholder(placeholder) }
         if !enforcedFormats.isEmpty {
             let accept = AcceptHeader(accept)
-            for format in enforcedFormats where accept.accepts(format.mimeType) { return .negotiated(format) }
+            let enforced = enforcedFormats.filter { accept.accepts($0.mimeType) }
+            if let first = enforced.first { return .negotiated(first, animation: first.canAnimate ? nil : enforced.first(where: \.canAnimate)) }
         }
         if let format { return .format(format) }
         let unasked: OutputChoice = preferredFormats.map { .preferred($0) } ?? (opaquePNGAsJPEG ? .opaquePNGAsJPEG : .sourceFormat)
         guard negotiates else { return unasked }
         let accept = AcceptHeader(accept)
-        for format in [ImageFormat.webp, .avif, .jxl] where accept.accepts(format.mimeType) { return .negotiated(format) }
-        return unasked
+        let accepted = negotiableFormats.filter { accept.accepts($0.mimeType) }
+        guard let first = accepted.first else { return unasked }
+        return .negotiated(first, animation: first.canAnimate ? nil : accepted.first(where: \.canAnimate))
     }
+
+    /// The formats `Accept` may choose, the one preferred first.
+    static let negotiable: [ImageFormat] = [.avif, .webp, .jxl]
 
     /// Whether the response depends on `Accept` (no `format` parameter): `Vary: Accept`.
     var isNegotiated: Bool { (format == nil && negotiates || !enforcedFormats.isEmpty) && !(placeholder?.isHash ?? false) }

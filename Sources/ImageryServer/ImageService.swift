@@ -234,7 +234,8 @@ final class ImageService: Sendable {
         let output = choice.cacheToken + (choice.format == nil ? parameters.outputKey : (parameters.cacheBuster.map { "|cb:" + $0 } ?? ""))
         let target = Target(
             request: request, choice: choice, encoding: encoding, autoQuality: parameters.autoQuality,
-            qualityAsked: parameters.quality != nil || !parameters.formatQualities.isEmpty, formatQualities: parameters.formatQualities,
+            askedQuality: parameters.quality, qualityAsked: parameters.quality != nil || !parameters.formatQualities.isEmpty,
+            formatQualities: parameters.formatQualities,
             passthrough: parameters.passthrough, askedFormat: parameters.format, memoryKey: memoryKey,
             diskKey: request.isLocalFile ? nil : ResponseStore.diskKey(for: request, output: output, encoding: encoding)
         )
@@ -289,6 +290,8 @@ final class ImageService: Sendable {
         let encoding: EncodingOptions
         /// What the request said of a search for its quality (resolved for the format when it is known).
         let autoQuality: AutoQualityChoice?
+        /// The quality the request names for every format (`q`), if any.
+        let askedQuality: Int?
         let qualityAsked: Bool
         let formatQualities: [ImageFormat: Int]
         let passthrough: ImageParameters.Passthrough?
@@ -330,7 +333,8 @@ final class ImageService: Sendable {
                 source: image.image.sourceFormat, animated: image.image.animation != nil, transparent: image.image.pixelFormat.hasAlpha
             )
             var options = target.encoding
-            options.quality = options.quality ?? target.formatQualities[format] ?? configuration.formatQualities[format]
+            // The format resolved may not be the one negotiated (an animation): its own quality.
+            options.quality = target.askedQuality ?? target.formatQualities[format] ?? configuration.formatQualities[format]
             options.autoQuality = configuration.autoQuality.autoQuality(target.autoQuality, for: format, qualityAsked: target.qualityAsked)
             let (encoder, encoding) = (self.encoder, options)
             workingMemory = encoder.estimatedEncodeMemory(image.image, as: format, options: encoding)

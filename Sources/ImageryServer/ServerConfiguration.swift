@@ -195,6 +195,9 @@ public struct ServerConfiguration: Sendable {
     /// imgproxy's `AUTO_WEBP`/`AUTO_AVIF`: an imgproxy URL with no format gets the one `Accept`
     /// allows, with `Vary: Accept`; default `false`: the source's format, as imgproxy.
     public var imgproxyAutoFormat = false
+    /// The formats ``imgproxyAutoFormat`` lets `Accept` choose, in imgproxy's order (JPEG XL, AVIF, WebP;
+    /// an animation: WebP): those whose `AUTO_*` variable is set, all three when the file sets it.
+    public var imgproxyAutoFormats: [ImageFormat] = [.jxl, .avif, .webp]
     /// The longest `Cache-Control` max-age of image responses, in seconds; a response says less
     /// when its source's remaining freshness is shorter (`ResponseCacheHeaders`). Default one day.
     public var responseMaxAge = 86_400
@@ -203,9 +206,12 @@ public struct ServerConfiguration: Sendable {
     /// responses' `max-age`. Explicit `max-age`, `Expires`, `no-cache` and `no-store` are followed
     /// as sent. Default one hour.
     public var minimumFreshness = 3600
-    /// The quality of each lossy output format when a request gives no `q`; default JPEG 80, WebP 80,
-    /// AVIF 60, JPEG XL 75 (about the same visual quality; AVIF's scale runs lower).
-    public var formatQualities: [ImageFormat: Int] = [.jpeg: 80, .webp: 80, .avif: 60, .jxl: 75]
+    /// The quality of each lossy output format when a request gives no `q`; default JPEG 80, WebP 81,
+    /// AVIF 67, JPEG XL 82: each the quality whose mean score over the corpus at 256 px is JPEG 80's,
+    /// between what butteraugli and SSIMULACRA2 say (within 5 % of JPEG's by both; BENCHMARKS.md, issue 28).
+    public var formatQualities: [ImageFormat: Int] = ServerConfiguration.calibratedQualities
+    /// ``formatQualities``' defaults.
+    public static let calibratedQualities: [ImageFormat: Int] = [.jpeg: 80, .webp: 81, .avif: 67, .jxl: 82]
     /// Qualities chosen per image (`q=auto`, imgproxy's `autoquality`): the target, the bounds, and
     /// whether requests that ask for no quality get a search (default: no).
     public var autoQuality = AutoQualitySettings()

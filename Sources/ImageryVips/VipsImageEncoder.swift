@@ -36,7 +36,8 @@ public struct VipsImageEncoder: ImageEncoding {
             return EncodedImage(data: try encode(asked), quality: nil)
         }
         var output: EncodedImage
-        if let auto = options.autoQuality, image.width * image.height <= auto.maximumPixels ?? AutoQuality.defaultMaximumPixels {
+        if let auto = options.autoQuality, image.width * image.height <= auto.maximumPixels ?? AutoQuality.defaultMaximumPixels,
+           PerceivedQuality.canMeasure(format) || !auto.measuresPerceivedQuality {
             let range = auto.range(asked: asked, lowest: lowest)
             switch auto.target ?? AutoQuality.defaultTarget {
             case .bytes(let limit):
@@ -67,7 +68,7 @@ public struct VipsImageEncoder: ImageEncoding {
         let pixels = image.width * image.height
         var search = 0
         if let auto = options.autoQuality, case .ssimulacra2 = auto.target ?? AutoQuality.defaultTarget,
-           pixels <= auto.maximumPixels ?? AutoQuality.defaultMaximumPixels, Self.isLossy(format, options) {
+           pixels <= auto.maximumPixels ?? AutoQuality.defaultMaximumPixels, Self.isLossy(format, options), PerceivedQuality.canMeasure(format) {
             search = PerceivedQuality.workingMemory(pixels: pixels) + pixels * 3
         }
         return search + encodeMemory(image, as: format, options: options)

@@ -57,7 +57,7 @@ struct ImgproxySettingsTests {
                 source: "https://example.com/a.jpg", maximumSide: 1000, negotiates: false, defaults: .init(configuration)
             )
             #expect(parameters.recipe.ignoresOrientation && parameters.recipe.keepsColorProfile)
-            #expect(parameters.outputChoice(accept: "image/avif,image/webp") == .negotiated(.avif))
+            #expect(parameters.outputChoice(accept: "image/avif,image/webp") == .negotiated(.avif, animation: .webp))
             #expect(parameters.outputChoice(accept: "image/jpeg") == .preferred([.png, .jpeg]))
         }
     }

@@ -65,7 +65,8 @@ struct ServerAnimationTests {
         }
     }
 
-    /// A browser that takes WebP gets an animated WebP; one that takes only AVIF keeps the GIF's animation.
+    /// A browser that takes WebP gets an animated WebP (even when it prefers AVIF: stills get AVIF);
+    /// one that takes only AVIF keeps the GIF's animation.
     @Test func negotiatesAFormatThatKeepsTheAnimation() async throws {
         try await Self.withAnimatedOrigin { client, origin in
             let uri = imageURI(origin, "anim.gif", "w=60")

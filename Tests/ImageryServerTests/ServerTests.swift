@@ -112,10 +112,13 @@ struct ServerTests {
 
     @Test func theFormatIsNegotiatedFromAcceptUnlessAsked() async throws {
         try await withServer { client, origin in
-            try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=64"), method: .get, headers: [.accept: "image/avif,image/webp,*/*"]) { response in
-                #expect(response.headers[.contentType] == "image/webp")
-                #expect(response.headers[.vary] == "Accept")
-                #expect(ImageFormat(sniffing: response.data) == .webp)
+            // AVIF first (the fewest bytes at the same perceived quality), then WebP, then JPEG XL.
+            for (accept, format) in [("image/avif,image/webp,*/*", ImageFormat.avif), ("image/webp,image/jxl", .webp), ("image/jxl,*/*", .jxl)] {
+                try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=64"), method: .get, headers: [.accept: accept]) { response in
+                    #expect(response.headers[.contentType] == format.mimeType, "\(accept)")
+                    #expect(response.headers[.vary] == "Accept")
+                    #expect(ImageFormat(sniffing: response.data) == format, "\(accept)")
+                }
             }
             try await client.execute(uri: imageURI(origin, "chelsea.gif", "w=64"), method: .get, headers: [.accept: "image/*"]) { response in
                 #expect(response.headers[.contentType] == "image/png")

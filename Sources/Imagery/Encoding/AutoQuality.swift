@@ -46,6 +46,12 @@ public struct AutoQuality: Sendable, Hashable, CustomStringConvertible {
         self.maximumPixels = maximumPixels
     }
 
+    /// Whether the target is a perceived quality (which the encoder measures by reading its outputs back).
+    public var measuresPerceivedQuality: Bool {
+        if case .bytes = target { return false }
+        return true
+    }
+
     /// The qualities searched when `asked` is the quality asked for (or the format's default) and
     /// `lowest` the lowest that means something for the format.
     public func range(asked: Int, lowest: Int = 1) -> ClosedRange<Int> {

@@ -13,6 +13,10 @@ final class PerceivedQuality {
     private let image: Image
     private let format: ImageFormat
 
+    /// Whether encodings in `format` can be read back here to be measured: not JPEG XL, whose libvips
+    /// loader is blocked in this process (untrusted); its searches take the maximum quality.
+    static func canMeasure(_ format: ImageFormat) -> Bool { format != .jxl }
+
     /// About how many bytes it holds at most while it scores an encoding of a `pixels`-pixel image:
     /// the prepared reference (5 floats a pixel), a comparison's planes (11) and the decoded pixels (3).
     static func workingMemory(pixels: Int) -> Int { pixels * (16 * 4 + 3) }

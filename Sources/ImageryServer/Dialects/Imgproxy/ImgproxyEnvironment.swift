@@ -144,9 +144,9 @@ package enum ImgproxyEnvironment {
             let pixels = try megapixels(value)
             if pixels > 0 { configuration.autoQuality.maximumPixels = pixels }
         },
-        "IMGPROXY_AUTO_WEBP": { value, configuration, _ in configuration.imgproxyAutoFormat = try configuration.imgproxyAutoFormat || boolean(value) },
-        "IMGPROXY_AUTO_AVIF": { value, configuration, _ in configuration.imgproxyAutoFormat = try configuration.imgproxyAutoFormat || boolean(value) },
-        "IMGPROXY_AUTO_JXL": { value, configuration, _ in configuration.imgproxyAutoFormat = try configuration.imgproxyAutoFormat || boolean(value) },
+        "IMGPROXY_AUTO_WEBP": { value, configuration, environment in try autoFormats(environment, &configuration) },
+        "IMGPROXY_AUTO_AVIF": { value, configuration, environment in try autoFormats(environment, &configuration) },
+        "IMGPROXY_AUTO_JXL": { value, configuration, environment in try autoFormats(environment, &configuration) },
         "IMGPROXY_MAX_SRC_RESOLUTION": { value, configuration, _ in configuration.maximumSourcePixels = try megapixels(value) },
         "IMGPROXY_MAX_SRC_FILE_SIZE": { value, configuration, _ in
             let bytes = try integer(value, in: 0...Int.max)
@@ -298,6 +298,17 @@ package enum ImgproxyEnvironment {
     /// imgproxy's format names (`jpeg,png,gif`).
     private static func formats(_ value: String) throws(ConfigurationFileError) -> [ImageFormat] {
         try ImgproxyOptions.formats(named: list(value))
+    }
+
+    /// `AUTO_JXL`, `AUTO_AVIF`, `AUTO_WEBP`: the formats `Accept` may choose, in imgproxy's order.
+    private static func autoFormats(_ environment: [String: String], _ configuration: inout ServerConfiguration) throws(ConfigurationFileError) {
+        var formats: [ImageFormat] = []
+        for (name, format) in [("JXL", ImageFormat.jxl), ("AVIF", .avif), ("WEBP", .webp)] {
+            let value = environment["IMGPROXY_AUTO_" + name]?.trimmingCharacters(in: .whitespaces) ?? ""
+            if !value.isEmpty, try boolean(value) { formats.append(format) }
+        }
+        configuration.imgproxyAutoFormats = formats
+        configuration.imgproxyAutoFormat = !formats.isEmpty
     }
 
     /// `FORMAT=QUALITY` pairs (`webp=79,avif=63`).

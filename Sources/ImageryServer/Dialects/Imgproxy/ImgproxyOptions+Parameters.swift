@@ -69,6 +69,7 @@ extension ImgproxyOptions {
         parameters.passthrough = raw ? .always : skipped.isEmpty ? nil : .formats(skipped)
         parameters.preferredFormats = defaults.preferredFormats
         parameters.enforcedFormats = defaults.enforcedFormats
+        parameters.negotiableFormats = defaults.autoFormats
         return parameters
     }
 }
@@ -84,6 +85,8 @@ extension ImgproxyOptions {
         var autoRotates = true
         var preferredFormats = ServerConfiguration.imgproxyDefaultPreferredFormats
         var enforcedFormats: [ImageFormat] = []
+        /// What `AUTO_JXL`, `AUTO_AVIF` and `AUTO_WEBP` let `Accept` choose, in imgproxy's order.
+        var autoFormats: [ImageFormat] = [.jxl, .avif, .webp]
         /// imgproxy's `ALWAYS_RASTERIZE_SVG`: an SVG source with no format asked gives a raster, not the SVG sanitised.
         var rasterizesSVG = false
         /// imgproxy's `USE_LINEAR_COLORSPACE`.
@@ -97,6 +100,7 @@ extension ImgproxyOptions {
             (stripsMetadata, keepsCopyright) = (configuration.imgproxyStripsMetadata, configuration.imgproxyKeepsCopyright)
             (stripsColorProfile, autoRotates) = (configuration.imgproxyStripsColorProfile, configuration.imgproxyAutoRotates)
             (preferredFormats, enforcedFormats) = (configuration.imgproxyPreferredFormats, configuration.imgproxyEnforcedFormats)
+            autoFormats = configuration.imgproxyAutoFormats
             rasterizesSVG = configuration.imgproxyAlwaysRasterizesSVG
             resizesInLinearLight = configuration.imgproxyUsesLinearColorspace
         }

@@ -179,6 +179,7 @@ extension ThumborURL {
         }
         recipe.ignoresOrientation = !respectsOrientation
         var parameters = ImageParameters(url: try Self.sourceURL(image), recipe: recipe, format: format, encoding: encoding, negotiates: negotiates)
+        parameters.negotiableFormats = [.webp]  // AUTO_WEBP
         // thumbor: with AUTO_PNG_TO_JPG on, only a URL without autojpg() converts; with it off, autojpg(true) does.
         parameters.opaquePNGAsJPEG = autoPNGToJPEG ? autoJPEGFilter == nil : autoJPEGFilter ?? false
         return parameters
