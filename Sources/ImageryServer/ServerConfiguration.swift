@@ -207,11 +207,11 @@ public struct ServerConfiguration: Sendable {
     /// as sent. Default one hour.
     public var minimumFreshness = 3600
     /// The quality of each lossy output format when a request gives no `q`; default JPEG 80, WebP 81,
-    /// AVIF 67, JPEG XL 82: each the quality whose mean score over the corpus at 256 px is JPEG 80's,
+    /// AVIF 67, JPEG XL 81: each the quality whose mean score over the corpus at 256 px is JPEG 80's,
     /// between what butteraugli and SSIMULACRA2 say (within 5 % of JPEG's by both; BENCHMARKS.md, issue 28).
     public var formatQualities: [ImageFormat: Int] = ServerConfiguration.calibratedQualities
     /// ``formatQualities``' defaults.
-    public static let calibratedQualities: [ImageFormat: Int] = [.jpeg: 80, .webp: 81, .avif: 67, .jxl: 82]
+    public static let calibratedQualities: [ImageFormat: Int] = [.jpeg: 80, .webp: 81, .avif: 67, .jxl: 81]
     /// Qualities chosen per image (`q=auto`, imgproxy's `autoquality`): the target, the bounds, and
     /// whether requests that ask for no quality get a search (default: no).
     public var autoQuality = AutoQualitySettings()

@@ -14,7 +14,7 @@ struct FormatCalibrationTests {
     /// Each format's default: on the corpus, the quality whose mean score is JPEG 80's (butteraugli
     /// and SSIMULACRA2 each give one; the default lies between). WebP 81.6 and 79.7, AVIF 66.2 and
     /// 67.7, JPEG XL 80.0 and 83.5.
-    static let table: [(format: ImageFormat, quality: Int)] = [(.jpeg, 80), (.webp, 81), (.avif, 67), (.jxl, 82)]
+    static let table: [(format: ImageFormat, quality: Int)] = [(.jpeg, 80), (.webp, 81), (.avif, 67), (.jxl, 81)]
 
     @Test func theDefaultsAreTheTable() {
         #expect(ServerConfiguration().formatQualities == Dictionary(uniqueKeysWithValues: Self.table.map { ($0.format, $0.quality) }))
