@@ -175,9 +175,9 @@ package struct ImageParameters: Sendable, Hashable {
     /// The format asked for; else the first of AVIF, WebP and JPEG XL that `Accept` names (with a
     /// weight above 0), an animation the first of them that animates (WebP); else the source's. The
     /// order is bytes at the same perceived quality, each format at its default: on the corpus at
-    /// 256 px AVIF needs 0.73x (butteraugli) to 0.75x (SSIMULACRA2) JPEG's bytes, WebP 0.86x to
-    /// 0.82x, JPEG XL 0.88x to 1.07x (BENCHMARKS.md, issue 28); AVIF's encode, the dearest, adds
-    /// about a third to a cold thumbnail's cost, once (result storage keeps it).
+    /// 256 px AVIF needs 0.71x (butteraugli) to 0.76x (SSIMULACRA2) JPEG's bytes, WebP 0.86x to
+    /// 0.82x, JPEG XL 0.84x to 1.04x (BENCHMARKS.md, issue 28); AVIF's encode, the dearest, adds
+    /// about 40 % to a cold thumbnail's cost, once (result storage keeps it).
     package func outputChoice(accept: String?) -> OutputChoice {
         if let placeholder, placeholder.isHash { return .placeholder(placeholder) }
         if !enforcedFormats.isEmpty {

@@ -21,7 +21,7 @@ extension ServerConfiguration {
     /// `imgproxyURLReplacements`, `imgproxyAllowedSources`, `imgproxyAllowedOptions`,
     /// `imgproxyWatermarkOpacity`); absent keys keep their defaults.
     /// `autoQuality`: `{"default": true, "target": 70, "minimum": 70, "maximum": 80, "tolerance": 0.5,
-    /// "maximumPixels": 4000000}` (``AutoQualitySettings``; `target` a SSIMULACRA2 score).
+    /// "maximumPixels": 1000000}` (``AutoQualitySettings``; `target` a SSIMULACRA2 score).
     package struct AutoQualityFile: Decodable {
         var `default`: Bool?
         var target: Double?

@@ -22,9 +22,11 @@ public struct AutoQuality: Sendable, Hashable, CustomStringConvertible {
     public static let defaultRange = 10
     /// A score this close above the target is close enough: the search stops there.
     public static let defaultTolerance = 0.5
-    /// Above this many output pixels there is no search, the maximum quality is used: its metric holds
-    /// about 67 bytes a pixel while it runs. (imgproxy's `AUTOQUALITY_MAX_RESOLUTION`.)
-    public static let defaultMaximumPixels = 4_000_000
+    /// Above this many output pixels (1000 × 1000) there is no search, the maximum quality is used:
+    /// its metric holds about 67 bytes a pixel while it runs. A burst of 64 requests for 1600-px
+    /// outputs with a search at 1.7 MP peaked 139 MB above the same at a fixed quality (BENCHMARKS.md).
+    /// (imgproxy's `AUTOQUALITY_MAX_RESOLUTION`.)
+    public static let defaultMaximumPixels = 1_000_000
 
     /// `nil`: ``defaultTarget``.
     public var target: Target?
