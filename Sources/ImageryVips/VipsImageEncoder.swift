@@ -25,8 +25,8 @@ public struct VipsImageEncoder: ImageEncoding {
         try encoded(image, as: format, options: options).data
     }
 
-    /// The quality asked (else ``defaultQuality``); for a lossy format with ``EncodingOptions/autoQuality``,
-    /// the one its search chooses below it (``QualitySearch``); then, with a size bound, the highest
+    /// The quality asked (else ``defaultQuality``); for a lossy format with `EncodingOptions.autoQuality`,
+    /// the one its search chooses below it (`QualitySearch`); then, with a size bound, the highest
     /// quality that fits it.
     public func encoded(_ image: Image, as format: ImageFormat, options: EncodingOptions) throws -> EncodedImage {
         let lowest = Self.lowestQuality(format)
@@ -62,7 +62,7 @@ public struct VipsImageEncoder: ImageEncoding {
     /// JPEG: libjpeg's whole-image coefficient arrays (2 bytes a coefficient: 3 bytes a pixel at 4:2:0,
     /// 6 at 4:4:4, which optimised Huffman tables need), an 8-bit copy without alpha when the image has
     /// alpha or 16 bits, and the output (at most the pixels' size). Other formats: the image's size.
-    /// A perceived-quality search (``AutoQuality``) adds its metric (``PerceivedQuality``, 67 bytes a
+    /// A perceived-quality search (`AutoQuality`) adds its metric (`PerceivedQuality`, 67 bytes a
     /// pixel) and the outputs it keeps (at most the pixels' size).
     public func estimatedEncodeMemory(_ image: Image, as format: ImageFormat, options: EncodingOptions) -> Int {
         let pixels = image.width * image.height

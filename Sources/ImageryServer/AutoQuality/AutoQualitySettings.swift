@@ -17,7 +17,7 @@ package enum AutoQualityChoice: Sendable, Hashable {
     }
 }
 
-/// The server's settings for choosing qualities per image (``AutoQuality``): the target and bounds
+/// The server's settings for choosing qualities per image (`AutoQuality`): the target and bounds
 /// that `q=auto` and imgproxy's `autoquality` use where they give none, and whether a request that
 /// asks for no quality gets a search (imgproxy's `IMGPROXY_AUTOQUALITY_METHOD`; `autoQuality` in the
 /// configuration file, for thumbor's URLs and the native ones alike).
@@ -25,9 +25,9 @@ public struct AutoQualitySettings: Sendable, Hashable {
     /// Whether a request that asks for no quality (no `q`, no thumbor `quality()` filter, no imgproxy
     /// `quality`) gets the search; default `false`.
     public var isDefault = false
-    /// Default: ``AutoQuality/defaultTarget`` (SSIMULACRA2 70).
+    /// Default: `AutoQuality.defaultTarget` (SSIMULACRA2 70).
     public var target: AutoQuality.Target = AutoQuality.defaultTarget
-    /// The lowest quality; `nil`: ``AutoQuality/defaultRange`` below the highest.
+    /// The lowest quality; `nil`: `AutoQuality.defaultRange` below the highest.
     public var minimum: Int?
     /// The highest quality; `nil`: the format's quality (``ServerConfiguration/formatQualities``).
     public var maximum: Int?

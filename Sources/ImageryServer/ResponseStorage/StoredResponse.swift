@@ -19,7 +19,7 @@ struct StoredResponse: Sendable, CacheCostReporting {
     let freshUntil: Date
     /// Its cache headers, worked out from the source once.
     let cacheHeaders: ResponseCacheHeaders
-    /// The quality the encoder chose for this image (``AutoQuality``), kept with it on disk; `nil`: none was chosen.
+    /// The quality the encoder chose for this image (`AutoQuality`), kept with it on disk; `nil`: none was chosen.
     let chosenQuality: Int?
 
     /// - Parameters:

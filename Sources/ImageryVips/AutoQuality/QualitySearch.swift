@@ -2,7 +2,7 @@ import Foundation
 import Imagery
 
 /// Chooses a quality by encoding: the highest that fits a size, or the lowest whose output meets a
-/// perceived quality (``PerceivedQuality``). Every encode is a candidate output, so the one chosen is
+/// perceived quality (`PerceivedQuality`). Every encode is a candidate output, so the one chosen is
 /// never encoded twice. Deterministic: the same image and bounds give the same probes and bytes.
 enum QualitySearch {
     typealias Encode = (Int) throws -> Data

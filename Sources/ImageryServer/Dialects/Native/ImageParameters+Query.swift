@@ -5,7 +5,7 @@ import Imagery
 /// or `/files/NAME`), the recipe's parameters (``ImageParameters/recipe(from:maximumSide:watermarks:)``:
 /// `w`, `h`, `fit`, `enlarge`, `gravity`, `dpr`, `crop`, `trim`, `rotate`, `flip`, `flop`, `pad`, `bg`,
 /// `blur`, `sharpen`, `grayscale`, `profile`, `frame`, `watermark`), the output (`format`: jpeg, png,
-/// webp, avif, gif, jxl, absent: negotiated from `Accept`; `q` 1...100 or `auto` (``AutoQuality``: the
+/// webp, avif, gif, jxl, absent: negotiated from `Accept`; `q` 1...100 or `auto` (`AutoQuality`: the
 /// server's target and bounds); `lossless`; `progressive`;
 /// `max_bytes`), `placeholder`. The README has the table; every bad value is a 400 that names the
 /// parameter and what it accepts.
