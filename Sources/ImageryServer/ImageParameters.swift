@@ -19,6 +19,8 @@ package struct ImageParameters: Sendable, Hashable {
     /// Whether the quality is chosen per image (`q=auto`, imgproxy's `autoquality`) or fixed (`autoquality:none`);
     /// `nil`: as the server's ``AutoQualitySettings`` say for a request that asks for no quality.
     package var autoQuality: AutoQualityChoice?
+    /// Whether the request names a quality (`q`, or one for some format): the server's default search is not for it.
+    var namesAQuality: Bool { quality != nil || !formatQualities.isEmpty }
     /// Whether `Accept` chooses the format when none is asked for (else: the source's); default `true`.
     package var negotiates = true
     /// Qualities by output format, for when ``encoding`` has none (imgproxy's `format_quality`); the

@@ -228,14 +228,11 @@ final class ImageService: Sendable {
         if parameters.cacheBuster != nil { request.options = .reloadIgnoringCachedData }
         // The quality, where the format is known already (else once it is: `formatQualities`).
         var encoding = parameters.encoding(for: choice.format)
-        encoding.autoQuality = configuration.autoQuality.autoQuality(
-            parameters.autoQuality, for: choice.format, qualityAsked: parameters.quality != nil || !parameters.formatQualities.isEmpty
-        )
+        encoding.autoQuality = configuration.autoQuality.autoQuality(parameters.autoQuality, for: choice.format, qualityAsked: parameters.namesAQuality)
         let output = choice.cacheToken + (choice.format == nil ? parameters.outputKey : (parameters.cacheBuster.map { "|cb:" + $0 } ?? ""))
         let target = Target(
             request: request, choice: choice, encoding: encoding, autoQuality: parameters.autoQuality,
-            askedQuality: parameters.quality, qualityAsked: parameters.quality != nil || !parameters.formatQualities.isEmpty,
-            formatQualities: parameters.formatQualities,
+            askedQuality: parameters.quality, formatQualities: parameters.formatQualities,
             passthrough: parameters.passthrough, askedFormat: parameters.format, memoryKey: memoryKey,
             diskKey: request.isLocalFile ? nil : ResponseStore.diskKey(for: request, output: output, encoding: encoding)
         )
@@ -292,7 +289,6 @@ final class ImageService: Sendable {
         let autoQuality: AutoQualityChoice?
         /// The quality the request names for every format (`q`), if any.
         let askedQuality: Int?
-        let qualityAsked: Bool
         let formatQualities: [ImageFormat: Int]
         let passthrough: ImageParameters.Passthrough?
         /// The format the request itself names (not one `Accept` chose): a passthrough applies only without another.
@@ -335,7 +331,7 @@ final class ImageService: Sendable {
             var options = target.encoding
             // The format resolved may not be the one negotiated (an animation): its own quality.
             options.quality = target.askedQuality ?? target.formatQualities[format] ?? configuration.formatQualities[format]
-            options.autoQuality = configuration.autoQuality.autoQuality(target.autoQuality, for: format, qualityAsked: target.qualityAsked)
+            options.autoQuality = configuration.autoQuality.autoQuality(target.autoQuality, for: format, qualityAsked: target.askedQuality != nil || !target.formatQualities.isEmpty)
             let (encoder, encoding) = (self.encoder, options)
             workingMemory = encoder.estimatedEncodeMemory(image.image, as: format, options: encoding)
             body = {
