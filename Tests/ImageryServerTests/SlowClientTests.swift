@@ -86,9 +86,15 @@ struct SlowClientTests {
             }
             #expect(counted["imagery_inflight_memory_bytes"] == 0)
             #expect(started() <= 1 && origin.abortedCount == started(), "the download is aborted")
-            // A quick image still passes (within three tries: a loaded suite can make one slower than the 1-s timeout).
+            // A quick image still passes. A loaded suite (CI: 2 cores, the whole suite at once) can make
+            // even a small thumbnail slower than the 0.5-s timeout for a minute: it is asked again
+            // until it passes, for up to 60 s; a server the timeout broke never passes.
             var quick = HTTPResponse.Status.gatewayTimeout
-            for _ in 0..<3 where quick != .ok { quick = try await get(client, imageURI(origin, "chelsea.webp", "w=64")).status }
+            let tries = ContinuousClock.now
+            while quick != .ok, ContinuousClock.now - tries < .seconds(60) {
+                quick = try await get(client, imageURI(origin, "chelsea.webp", "w=64")).status
+                if quick != .ok { try await Task.sleep(for: .milliseconds(200)) }
+            }
             #expect(quick == .ok)
         }
     }
