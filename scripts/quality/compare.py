@@ -12,6 +12,8 @@ is judged two ways. Per image, as above (which measures the encoder, not the cho
 corpus: against the fixed quality Q* at which the other encoder's mean score over the images equals
 autoquality's mean score (by each judge; scores and log-bytes interpolated between the sweep's
 qualities), the geometric mean of the bytes ratios: the same average perceived quality, fewer bytes?
+A third table bounds what any per-image choice could give: each image at the lowest quality of the
+sweep whose score by the judge itself meets a target, compared over the corpus the same way.
 """
 import argparse
 import glob
@@ -187,6 +189,32 @@ def geometric_mean(values):
     return math.exp(sum(math.log(v) for v in values) / len(values))
 
 
+def oracle_table(names, results):
+    """The most a per-image quality choice can give Imagery's JPEG: the judge itself picks each image's quality.
+
+    For each target, every image gets the lowest quality of the sweep (40 to 90) whose score by that judge
+    meets the target (90 when none does), as a search on that judge with perfect knowledge would; the
+    outputs are then compared with imgproxy-oss over the corpus as autoquality is (same mean score)."""
+    print()
+    print('The bound on autoquality: each image at the lowest quality of the sweep (40 to 90) whose score by the judge')
+    print('itself meets a target (a search that knows the judge\'s answer), against imgproxy-oss at the same mean score.')
+    print()
+    print('| picked by | target | quality (mean) | corpus / imgproxy-oss at Q* (butteraugli, SSIMULACRA2) |')
+    print('|---|---|---|---|')
+    sweeps = {n: {s: results[('imgproxy-oss', n, s)] for s in SWEEP} for n in names}
+    qualities = [s for s in SWEEP if s <= 90]
+    for judge, label, targets in ((1, 'butteraugli', (1.2, 1.4, 1.6, 1.8, 2.0, 2.4, 2.8)), (2, 'SSIMULACRA2', (60, 65, 70, 75, 80))):
+        for target in targets:
+            chosen = {}
+            for n in names:
+                meets = [s for s in qualities if (results[('imagery', n, s)][judge] <= target if judge == 1 else results[('imagery', n, s)][judge] >= target)]
+                chosen[n] = min(meets) if meets else qualities[-1]
+            points = {n: results[('imagery', n, chosen[n])] for n in names}
+            matched = [corpus_matched(points, sweeps, j) for j in (1, 2)]
+            print(f'| {label} | {target} | {statistics.mean(chosen.values()):.1f} '
+                  f'| {matched[0][1]:.3f} (Q* {matched[0][0]:.1f}), {matched[1][1]:.3f} (Q* {matched[1][0]:.1f}) |')
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument('--corpus', required=True)
@@ -273,6 +301,7 @@ def main():
             row.append(f'{matched[0][1]:.3f} (Q* {matched[0][0]:.1f}), {matched[1][1]:.3f} (Q* {matched[1][0]:.1f})')
         row.append(f'{statistics.median(timing) * 1000:.1f} ms' if timing else '')
         print('| ' + ' | '.join(row) + ' |')
+    oracle_table(names, results)
     if args.formats:
         formats_table(args, names, results)
     print()
