@@ -1,12 +1,16 @@
 import ArgumentParser
 import Foundation
 
+/// The release, as `imagery --version` prints it and `scripts/package` names the Debian package.
+let imageryVersion = "0.1.0"
+
 /// `imagery`: load, thumbnail and cache images.
 @main
 struct ImageryCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "imagery",
         abstract: "Load, thumbnail and cache images.",
+        version: imageryVersion,
         subcommands: [ServeCommand.self, FetchCommand.self, PrefetchCommand.self, CacheCommand.self, ClusterCommand.self]
     )
 
