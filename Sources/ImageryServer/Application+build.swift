@@ -4,26 +4,20 @@ import HummingbirdCore
 import Logging
 import ServiceLifecycle
 
-/// The image proxy as a Hummingbird application; `imagery serve` and the tests both use it.
+/// The image proxy as a Hummingbird application (``ImageryRoutes`` with every route, served by a
+/// server of its own); `imagery serve` and the tests both use it.
 /// - Throws: `DiskCacheError` (from ImageryDiskCache) when the cache directory cannot be used,
 ///   ``ConfigurationFileError`` when presets are not valid.
 public func buildApplication(
     configuration: ServerConfiguration,
     logger: Logger = Logger(label: "imagery.server")
 ) throws -> some ApplicationProtocol {
-    let metrics = ServerMetrics()
-    let service = try ImageService(configuration: configuration, observer: metrics, logger: logger)
-    let router = Router(context: ServerRequestContext.self)
     let watcher = ConnectionWatcher()
-    router.middlewares.add(RequestObservationMiddleware(metrics: metrics))
+    let imagery = try ImageryRoutes(configuration: configuration, logger: logger, watcher: watcher)
+    let router = Router(context: ServerRequestContext.self)
+    router.middlewares.add(RequestObservationMiddleware(metrics: imagery.metrics))
     router.middlewares.add(UnmatchedRouteMiddleware())
-    try ImageController(service: service, watcher: watcher).addRoutes(to: router)
-    router.getAndHead("metrics") { _, _ -> Response in
-        Response(
-            status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
-            body: ResponseBody(byteBuffer: ByteBuffer(string: metrics.exposition(of: service)))
-        )
-    }
+    imagery.add(to: router, routes: .server)
     // Slow and hostile clients: idle and dripping connections are closed, connections and
     // headers are bounded.
     // A client that goes cancels its request's work (ConnectionWatcher).
@@ -42,21 +36,13 @@ public func buildApplication(
         ),
         logger: logger
     )
-    application.addServices(LoaderShutdown(service: service))
-    if let shared = service.sharedStore { application.addServices(SharedStoreCheck(store: shared, logger: logger)) }
-    if let budget = service.pipeline.configuration.memoryBudget {
-        // The ceiling: the limit, and the 100 MB of code, libraries and buffers outside it; freed
-        // memory kept for reuse: up to an eighth of the limit.
-        application.addServices(MemoryReclaimer(
-            budget: budget, residentCeiling: configuration.residentCeiling, retainedLimit: configuration.memoryLimit / 8
-        ))
-    }
+    application.addServices(imagery)
     return application
 }
 
 /// Shuts the origin HTTP client down when the server stops (SIGTERM, SIGINT), and the shared
 /// store's client once its writes in flight are done (for at most 5 s).
-private struct LoaderShutdown: Service {
+struct LoaderShutdown: Service {
     let service: ImageService
 
     func run() async throws {
@@ -77,7 +63,7 @@ private struct LoaderShutdown: Service {
 /// Tries the shared tier's bucket once at start (a test object written, read back, deleted) and
 /// says what the store answered: credentials, bucket and endpoint mistakes show at once, not as
 /// a tier that silently never hits. The server starts and serves either way (the tier is a cache).
-private struct SharedStoreCheck: Service {
+struct SharedStoreCheck: Service {
     let store: SharedStore
     let logger: Logger
 

@@ -24,40 +24,52 @@ package struct ImageController: Sendable {
         self.dialects = try PathDialects(configuration: service.configuration, watermarks: service.watermarkIDs)
     }
 
-    func addRoutes(to router: Router<ServerRequestContext>) {
-        router.getAndHead("health") { _, _ -> Response in
-            let body = ByteBuffer(string: #"{"status":"ok"}"#)
-            return Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: body))
+    /// Adds `routes` to `router`, whose paths start with `prefix` (`""`, or `/media`: what the
+    /// router's own groups put before them; a path syntax's path is read after it).
+    func addRoutes<Context: RequestContext>(to router: some RouterMethods<Context>, prefix: String = "", routes: ImageryRoutes.Selection) {
+        if routes.contains(.health) {
+            router.getAndHead("health") { _, _ -> Response in
+                let body = ByteBuffer(string: #"{"status":"ok"}"#)
+                return Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: body))
+            }
+            // thumbor's health check, for load balancers pointed at a thumbor: its words.
+            router.getAndHead("healthcheck") { _, _ -> Response in
+                Response(
+                    status: .ok, headers: [.contentType: "text/html; charset=UTF-8", .cacheControl: "no-cache"],
+                    body: ResponseBody(byteBuffer: ByteBuffer(string: "WORKING"))
+                )
+            }
         }
-        // thumbor's health check, for load balancers pointed at a thumbor: its words.
-        router.getAndHead("healthcheck") { _, _ -> Response in
-            Response(
-                status: .ok, headers: [.contentType: "text/html; charset=UTF-8", .cacheControl: "no-cache"],
-                body: ResponseBody(byteBuffer: ByteBuffer(string: "WORKING"))
-            )
+        if routes.contains(.image) {
+            router.getAndHead("image") { request, context -> Response in
+                await respond(to: request, on: Self.channel(of: context))
+            }
         }
-        router.getAndHead("image") { request, context -> Response in
-            await respond(to: request, on: context.channel)
+        if routes.contains(.info) {
+            router.getAndHead("info") { request, context -> Response in
+                await info(for: request, on: Self.channel(of: context))
+            }
         }
-        router.getAndHead("info") { request, context -> Response in
-            await info(for: request, on: context.channel)
+        if routes.contains(.gallery) {
+            router.getAndHead("/") { _, _ -> Response in
+                let page = GalleryPage(gallery: gallery, signer: signer).html()
+                return Response(
+                    status: .ok, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-cache"],
+                    body: ResponseBody(byteBuffer: ByteBuffer(string: page))
+                )
+            }
+            router.getAndHead("files/:name") { request, context -> Response in
+                await file(context.parameters.get("name") ?? "", request: request)
+            }
         }
-        router.getAndHead("/") { _, _ -> Response in
-            let page = GalleryPage(gallery: gallery, signer: signer).html()
-            return Response(
-                status: .ok, headers: [.contentType: "text/html; charset=utf-8", .cacheControl: "no-cache"],
-                body: ResponseBody(byteBuffer: ByteBuffer(string: page))
-            )
-        }
-        router.getAndHead("files/:name") { request, context -> Response in
-            await file(context.parameters.get("name") ?? "", request: request)
-        }
+        guard routes.contains(.dialects) else { return }
         // Any other path: another proxy's URL syntax, else 404. A path answered before is answered
         // from result storage by its text (`#PATH`), before its syntax is looked for.
         router.getAndHead("**") { request, context -> Response in
-            let path = Substring(request.uri.path)
+            var path = Substring(request.uri.path)
+            if !prefix.isEmpty, path.hasPrefix(prefix) { path = path.dropFirst(prefix.count) }
             if service.configuration.thumborURLs, ThumborURL.isMeta(path) {
-                return await thumborMeta(path, request: request, on: context.channel)
+                return await thumborMeta(path, request: request, on: Self.channel(of: context))
             }
             var maxAge: Int?
             if service.configuration.imgproxyURLs, let imgproxyPath = dialects.imgproxyPath(path),
@@ -70,11 +82,18 @@ package struct ImageController: Sendable {
                 maxAge = seconds  // thumbor's max_age(N): the response's own max-age, in place of the configured one
             }
             let disposition = service.configuration.imgproxyURLs ? dialects.imgproxyDisposition(path) : nil
-            return await respond(to: request, on: context.channel, requestKey: "#" + path, maxAge: maxAge, disposition: disposition) {
+            return await respond(to: request, on: Self.channel(of: context), requestKey: "#" + path, maxAge: maxAge, disposition: disposition) {
                 guard let syntax = dialects.syntax(of: path) else { throw UnmatchedRouteMiddleware.notFound(path) }
                 return try dialects.parameters(path, in: syntax)
             }
         }
+    }
+
+    /// The request's connection, for cancelling its work when the client leaves: known in
+    /// `imagery serve`'s own server (whose connections a ``ConnectionWatcher`` watches), `nil` in a
+    /// host application's (there the request timeout and the task's cancellation bound the work).
+    static func channel(of context: some RequestContext) -> (any Channel)? {
+        (context as? ServerRequestContext)?.channel
     }
 
     /// A gallery file, as it is on disk (its type sniffed from its bytes).
@@ -91,7 +110,7 @@ package struct ImageController: Sendable {
 
     /// The `/image` response. What result storage holds (memory, disk) is answered at once; anything
     /// else (a revalidation, a fetch, a decode) runs in a task that the client's leaving cancels.
-    func respond(to request: Request, on channel: any Channel) async -> Response {
+    func respond(to request: Request, on channel: (any Channel)?) async -> Response {
         await respond(to: request, on: channel, requestKey: request.uri.query ?? "") {
             try checkSignature(of: request)
             let query = try presets.expand(Self.parameters(of: request.uri))
@@ -109,7 +128,7 @@ package struct ImageController: Sendable {
     /// - Parameter maxAge: The longest `Cache-Control` max-age (an imgproxy URL's expiry shortens it);
     ///   `nil`: the configuration's.
     func respond(
-        to request: Request, on channel: any Channel, requestKey requestText: some StringProtocol, maxAge: Int? = nil,
+        to request: Request, on channel: (any Channel)?, requestKey requestText: some StringProtocol, maxAge: Int? = nil,
         disposition: ContentDisposition? = nil, parse: () throws -> ImageParameters
     ) async -> Response {
         var response = await respond(to: request, on: channel, requestKey: requestText, maxAge: maxAge, parse: parse)
@@ -120,7 +139,7 @@ package struct ImageController: Sendable {
     }
 
     private func respond(
-        to request: Request, on channel: any Channel, requestKey requestText: some StringProtocol, maxAge: Int?,
+        to request: Request, on channel: (any Channel)?, requestKey requestText: some StringProtocol, maxAge: Int?,
         parse: () throws -> ImageParameters
     ) async -> Response {
         let maxAge = maxAge ?? service.configuration.responseMaxAge
@@ -145,7 +164,7 @@ package struct ImageController: Sendable {
     }
 
     /// The stored response for `parameters`, or made now (cancelled when the client leaves).
-    private func image(_ parameters: ImageParameters, requestKey: String?, request: Request, channel: any Channel) async throws -> StoredResponse {
+    private func image(_ parameters: ImageParameters, requestKey: String?, request: Request, channel: (any Channel)?) async throws -> StoredResponse {
         switch await service.lookUp(parameters, accept: request.headers[.accept], requestKey: requestKey) {
         case .stored(let stored): stored
         case .missing(let missing):
@@ -159,7 +178,7 @@ package struct ImageController: Sendable {
     /// failure's), a short max-age and a header that says so. Never remembered for the request's
     /// text: the next request tries the source again.
     private func fallbackResponse(
-        _ fallback: FallbackImage, for parameters: ImageParameters, replacing failure: ServerError, request: Request, channel: any Channel
+        _ fallback: FallbackImage, for parameters: ImageParameters, replacing failure: ServerError, request: Request, channel: (any Channel)?
     ) async -> Response {
         do {
             let image = try await image(parameters.from(fallback.url), requestKey: nil, request: request, channel: channel)
@@ -181,7 +200,7 @@ package struct ImageController: Sendable {
 
     /// thumbor's `meta/` answer (``ThumborMeta``): its signature and options checked as for an image,
     /// the source loaded through the caches and its header read; `callback=NAME` wraps it as JavaScript.
-    func thumborMeta(_ path: Substring, request: Request, on channel: any Channel) async -> Response {
+    func thumborMeta(_ path: Substring, request: Request, on channel: (any Channel)?) async -> Response {
         do {
             let parameters = try dialects.thumborParameters(path)
             let url = try ThumborURL(path: path)
@@ -199,7 +218,7 @@ package struct ImageController: Sendable {
     }
 
     /// The `/info` answer: the source's header and placeholders, as JSON (``ImageInfo``).
-    func info(for request: Request, on channel: any Channel) async -> Response {
+    func info(for request: Request, on channel: (any Channel)?) async -> Response {
         do {
             try checkSignature(of: request)
             let query = Self.parameters(of: request.uri)
@@ -250,7 +269,7 @@ package struct ImageController: Sendable {
     }
 }
 
-extension Router {
+extension RouterMethods {
     /// `handler` for `GET` and for `HEAD` of `path` (RFC 9110: every server answers `HEAD` as `GET`;
     /// the HTTP server sends no body). CDNs and link checkers send `HEAD`.
     func getAndHead(_ path: RouterPath, use handler: @escaping @Sendable (Request, Context) async throws -> Response) {

@@ -26,11 +26,11 @@ final class ConnectionWatcher: @unchecked Sendable {
         return body(&table)
     }
 
-    /// Runs `operation` in a task of its own that is cancelled if `channel` closes first, if it
-    /// runs longer than `limit`, or if the calling task is cancelled.
+    /// Runs `operation` in a task of its own that is cancelled if `channel` closes first (`nil`: a
+    /// connection not watched), if it runs longer than `limit`, or if the calling task is cancelled.
     /// - Throws: What `operation` throws; ``RequestTimeout`` when `limit` ran out.
     func cancellingOnClose<T: Sendable>(
-        _ channel: any Channel, within limit: Duration? = nil, _ operation: @escaping @Sendable () async throws -> T
+        _ channel: (any Channel)?, within limit: Duration? = nil, _ operation: @escaping @Sendable () async throws -> T
     ) async throws -> T {
         let work = Task { try await operation() }
         let timedOut = Flag()
@@ -43,18 +43,22 @@ final class ConnectionWatcher: @unchecked Sendable {
             }
         }
         defer { timer?.cancel() }
-        let connection = ObjectIdentifier(channel)
-        let id = withLock { state in
-            state.nextID += 1
-            state.waiting[connection, default: [:]][state.nextID] = { work.cancel() }
-            return state.nextID
+        let registration = channel.map { channel in
+            let connection = ObjectIdentifier(channel)
+            return (connection, withLock { state in
+                state.nextID += 1
+                state.waiting[connection, default: [:]][state.nextID] = { work.cancel() }
+                return state.nextID
+            })
         }
         // A connection that closed before this registration is not noticed: its work runs on, as
         // it would without a watcher (`isActive` cannot tell: channels of in-process tests never are).
         defer {
-            withLock { state in
-                state.waiting[connection]?[id] = nil
-                if state.waiting[connection]?.isEmpty == true { state.waiting[connection] = nil }
+            if let (connection, id) = registration {
+                withLock { state in
+                    state.waiting[connection]?[id] = nil
+                    if state.waiting[connection]?.isEmpty == true { state.waiting[connection] = nil }
+                }
             }
         }
         do {
