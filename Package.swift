@@ -88,6 +88,7 @@ let package = Package(
             name: "ImageryServer",
             dependencies: [
                 "Imagery", "ImageryVips", "ImageryHTTP", "ImageryDiskCache", "ImageryS3", "CMallocInfo",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

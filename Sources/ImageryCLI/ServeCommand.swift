@@ -118,6 +118,12 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("s3-source-bucket"), help: "A bucket url=s3://BUCKET/KEY sources may be read from (repeatable; any other bucket is 403).")
     var s3SourceBuckets: [String] = []
 
+    @Option(name: .customLong("cluster-instance"), help: "HOST:PORT of every instance of the cluster, this one included, as given to `imagery cluster nginx-config --instance` (repeatable): a request whose source another instance owns is sent there. Needs --cluster-self.")
+    var clusterInstances: [String] = []
+
+    @Option(help: "This instance's HOST:PORT among --cluster-instance.")
+    var clusterSelf: String?
+
     @Option(help: "Log lines as text (default) or json (one object a line: time, level, label, message and the request's fields).")
     var logFormat: ServerLogHandler.Format = .text
 
@@ -242,6 +248,8 @@ struct ServeCommand: AsyncParsableCommand {
         if let s3Prefix { configuration.s3Prefix = s3Prefix }
         if let s3CredentialsFile { configuration.s3CredentialsFile = URL(fileURLWithPath: s3CredentialsFile) }
         if !s3SourceBuckets.isEmpty { configuration.s3SourceBuckets = s3SourceBuckets }
+        if !clusterInstances.isEmpty { configuration.clusterInstances = clusterInstances.flatMap { $0.split(separator: ",").map(String.init) } }
+        if let clusterSelf { configuration.clusterSelf = clusterSelf }
         for watermark in watermarks {
             guard let equals = watermark.firstIndex(of: "="), equals != watermark.startIndex else {
                 throw ValidationError("--watermark takes NAME=FILE, such as logo=/etc/imagery/logo.png")

@@ -13,11 +13,14 @@ package struct ImageController: Sendable {
     let gallery: Gallery
     let presets: Presets
     let dialects: PathDialects
+    /// Requests whose source another instance of the cluster owns go there (`nil`: no cluster).
+    let forwarding: OwnerForwarding?
 
     /// - Throws: ``ConfigurationFileError`` when the configuration's presets are not valid.
-    init(service: ImageService, watcher: ConnectionWatcher) throws {
+    init(service: ImageService, watcher: ConnectionWatcher, forwarding: OwnerForwarding? = nil) throws {
         self.service = service
         self.watcher = watcher
+        self.forwarding = forwarding
         self.signer = service.configuration.signingKey.map(RequestSigner.init(key:))
         self.gallery = Gallery(directory: service.configuration.galleryDirectory, urls: service.configuration.galleryURLs)
         self.presets = try Presets(service.configuration.presets, onlyPresets: service.configuration.onlyPresets)
@@ -152,6 +155,9 @@ package struct ImageController: Sendable {
         do {
             let parameters = try parse()
             parsed = parameters
+            // Another instance owns this source: its answer (the source's key is the caches' one,
+            // whatever the spelling).
+            if let forwarding, let answer = await forwarding.response(to: request, key: parameters.url.absoluteString) { return answer }
             let image = try await image(parameters, requestKey: requestKey, request: request, channel: channel)
             return response(for: image, maxAge: maxAge, negotiated: parameters.isNegotiated, request: request)
         } catch {
@@ -223,6 +229,7 @@ package struct ImageController: Sendable {
             try checkSignature(of: request)
             let query = Self.parameters(of: request.uri)
             let url = try ImageParameters.sourceURL(query, gallery: gallery)
+            if let forwarding, let answer = await forwarding.response(to: request, key: url.absoluteString) { return answer }
             let info = try await watcher.cancellingOnClose(channel, within: service.configuration.requestTimeout) { [service] in
                 try await service.info(for: url)
             }

@@ -11,7 +11,7 @@ extension ServerConfiguration {
     /// `signingKey`, `thumborURLs`, `thumborSecurityKey`, `thumborRefusesUnknownFilters`, `thumborAutoWebP`, `thumborAutoPNGToJPEG`, `imgproxyURLs`, `imgproxyKeys`, `imgproxySalts` (lists of hex), `imgproxySignatureSize`, `imgproxyPresets` (an object: name to options), `imgproxyAutoFormat`, `responseMaxAge`, `minimumFreshness`, `formatQualities` (an object: `{"jpeg": 85}`; formats not
     /// named keep their defaults), `autoQuality` (an object: ``AutoQualityFile``), `presets` (an object: name to query), `onlyPresets`, `watermarkFiles` (an
     /// object: name to file path), `s3Endpoint`, `s3Region`, `s3Bucket`, `s3Prefix`, `s3CredentialsFile`,
-    /// `s3SourceBuckets`, `galleryDirectory`,
+    /// `s3SourceBuckets`, `clusterInstances`, `clusterSelf`, `galleryDirectory`,
     /// `galleryURLs`, `maximumFramePixels`, `localFilesystemRoot`, `fallbackImageFile`, `fallbackImageStatus`,
     /// `fallbackImageMaxAge`, `imgproxyTrustedSignatures`, `imgproxyAllowsSecurityOptions`, `imgproxyPreservesHDR`,
     /// `imgproxySkipProcessingFormats` (names: `["jpeg", "gif"]`), `imgproxyStripsMetadata`, `imgproxyKeepsCopyright`,
@@ -77,6 +77,8 @@ extension ServerConfiguration {
         var s3Prefix: String?
         var s3CredentialsFile: String?
         var s3SourceBuckets: [String]?
+        var clusterInstances: [String]?
+        var clusterSelf: String?
         var galleryDirectory: String?
         var galleryURLs: [String]?
         var maximumFramePixels: Int?
@@ -247,6 +249,8 @@ extension ServerConfiguration {
         if let value = file.s3Prefix { s3Prefix = value }
         if let value = file.s3CredentialsFile { s3CredentialsFile = URL(fileURLWithPath: value) }
         if let value = file.s3SourceBuckets { s3SourceBuckets = value }
+        if let value = file.clusterInstances { clusterInstances = value }
+        if let value = file.clusterSelf { clusterSelf = value }
         if let value = file.galleryDirectory { galleryDirectory = URL(fileURLWithPath: value) }
         if let value = file.galleryURLs {
             galleryURLs = try value.map { text in
@@ -336,6 +340,11 @@ extension ServerConfiguration {
         try require(s3SourceBuckets.allSatisfy(Self.isBucketName), "s3SourceBuckets must be bucket names: 3 to 63 of a-z, 0-9, '.', '-'")
         try require(!s3Region.isEmpty && s3Region.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }, "s3Region must be a region name such as us-east-1")
         try require(!onlyPresets || !presets.isEmpty || !imgproxyPresets.isEmpty, "onlyPresets needs at least one preset")
+        try require(clusterInstances.allSatisfy(Self.isInstanceAddress), "clusterInstances must be HOST:PORT addresses, such as 10.0.0.11:8080")
+        try require(
+            clusterInstances.isEmpty == (clusterSelf == nil) && (clusterSelf.map(clusterInstances.contains) ?? true),
+            "clusterSelf and clusterInstances go together: this instance's HOST:PORT, one of clusterInstances"
+        )
         let checked = try Presets(presets, onlyPresets: false)
         for name in checked.names {
             do {
@@ -350,6 +359,14 @@ extension ServerConfiguration {
     }
 
     /// `text` as an S3 endpoint: an http or https URL with a host, else `nil`.
+    /// `HOST:PORT` of an instance, as nginx's `server` lines take it.
+    public static func isInstanceAddress(_ text: String) -> Bool {
+        guard let colon = text.lastIndex(of: ":"), colon != text.startIndex, let port = Int(text[text.index(after: colon)...]),
+            (1...65535).contains(port)
+        else { return false }
+        return !text.contains { $0 == ";" || $0 == "{" || $0 == "}" || $0 == "/" || $0.isWhitespace }
+    }
+
     public static func s3EndpointURL(_ text: String) -> URL? {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
             let host = url.host, !host.isEmpty

@@ -247,6 +247,13 @@ public struct ServerConfiguration: Sendable {
     public var galleryDirectory: URL?
     /// Image URLs shown on the gallery page, before the directory's files; default none.
     public var galleryURLs: [URL] = []
+    /// Every instance of the cluster (`HOST:PORT`, as `imagery cluster nginx-config --instance` and
+    /// nginx's `server` lines write them) and ``clusterSelf``, this instance among them: a request whose
+    /// source another instance owns on nginx's ring is sent there (`OwnerForwarding`), so that every
+    /// spelling of a source costs one origin fetch in the cluster. Default none: every request served here.
+    public var clusterInstances: [String] = []
+    /// This instance's `HOST:PORT` in ``clusterInstances``; default `nil`.
+    public var clusterSelf: String?
 
     public init() {}
 }

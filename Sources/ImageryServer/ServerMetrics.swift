@@ -25,7 +25,7 @@ final class ServerMetrics: ImagePipelineObserver {
     private let decodeDurations: (ok: Metrics.Timer, error: Metrics.Timer, derived: Metrics.Timer)
     private let originBytes: Metrics.Counter
     private let responseBytes: Metrics.Counter
-    private let sharedStoreRequests = Locked<[String: Metrics.Counter]>([:])
+    private let labelledCounters = Locked<[String: Metrics.Counter]>([:])
     private let requestCounters = Locked<[String: Metrics.Counter]>([:])
 
     init() {
@@ -80,11 +80,24 @@ final class ServerMetrics: ImagePipelineObserver {
     /// damaged, stored, dropped (too many bytes in flight), skipped (paused after failures) or failed.
     func sharedStoreRequest(_ operation: String, outcome: String) {
         let name = operation + "|" + outcome
-        let counter = sharedStoreRequests.withLock { counters in
+        let counter = labelledCounters.withLock { counters in
             if let counter = counters[name] { return counter }
             let counter = Metrics.Counter(
                 label: "imagery_shared_store_requests_total", dimensions: [("operation", operation), ("outcome", outcome)], factory: factory
             )
+            counters[name] = counter
+            return counter
+        }
+        counter.increment()
+    }
+
+    /// A request whose source another instance owns: `forwarded` (the owner answered) or
+    /// `owner_failed` (it did not; the next on the ring was asked, or this instance served it).
+    func clusterForward(_ outcome: String) {
+        let name = "cluster|" + outcome
+        let counter = labelledCounters.withLock { counters in
+            if let counter = counters[name] { return counter }
+            let counter = Metrics.Counter(label: "imagery_cluster_forwards_total", dimensions: [("outcome", outcome)], factory: factory)
             counters[name] = counter
             return counter
         }

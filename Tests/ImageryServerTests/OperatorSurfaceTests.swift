@@ -118,10 +118,12 @@ struct OperatorSurfaceTests {
     @Test(arguments: [
         ("/image?w=200&url=https%3A%2F%2Fexample.com%2Fa.jpg", "$arg_url"),
         ("/info?url=https://example.com/b.jpg", "$arg_url"),
-        ("/unsafe/300x200/smart/example.com/a.jpg", "example.com/a.jpg"),
+        ("/unsafe/300x200/smart/example.com/a.jpg", "http://example.com/a.jpg"),  // as the instances key it
         ("/unsafe/fit-in/300x200/filters:quality(80)/https://example.com/a%20b.jpg", "https://example.com/a%20b.jpg"),
-        ("/unsafe/meta/trim/10x10:200x200/-300x-200/left/top/smart/filters:blur(2):format(webp)/example.com/c.png", "example.com/c.png"),
-        ("/AbCdEfGhIjKlMnOpQrStUvWxYz0=/300x0/example.com/a.jpg", "example.com/a.jpg"),
+        ("/unsafe/meta/trim/10x10:200x200/-300x-200/left/top/smart/filters:blur(2):format(webp)/example.com/c.png", "http://example.com/c.png"),
+        ("/AbCdEfGhIjKlMnOpQrStUvWxYz0=/300x0/example.com/a.jpg", "http://example.com/a.jpg"),
+        ("/unsafe/300x200/localhost:8000/a.jpg", "http://localhost:8000/a.jpg"),  // a port is not a scheme
+        ("/unsafe/300x200/https%3A%2F%2Fexample.com/a.jpg", "https%3A%2F%2Fexample.com/a.jpg"),
         ("/unsafe/rs:fill:300:200/plain/https://example.com/a.jpg@webp", "https://example.com/a.jpg"),
         ("/sig/rs:fill:300:200/g:sm/aHR0cHM6Ly9leGFtcGxlLmNvbS9hLmpwZw.webp", "aHR0cHM6Ly9leGFtcGxlLmNvbS9hLmpwZw"),
         ("/health", "$request_uri"),
@@ -131,9 +133,9 @@ struct OperatorSurfaceTests {
         for (_, pattern, value) in NginxClusterConfiguration.sourcePatterns {
             let expression = try NSRegularExpression(pattern: pattern)
             guard let match = expression.firstMatch(in: uri, range: NSRange(uri.startIndex..., in: uri)) else { continue }
-            if value.hasPrefix("$imagery") {
-                let group = match.range(withName: String(value.dropFirst()))
-                found = String(uri[Range(group, in: uri)!])
+            if let variable = value.range(of: #"\$imagery[a-z]+"#, options: .regularExpression) {
+                let group = match.range(withName: String(value[variable].dropFirst()))
+                found = value.replacingCharacters(in: variable, with: uri[Range(group, in: uri)!])
             } else {
                 found = value
             }

@@ -65,6 +65,33 @@ paths() {  # paths FIRST_WIDTH COUNT_OF_WIDTHS
     done
 }
 
+# The same sources in five spellings, rotating (source i at width w: spelling (i + w) % 5): /image's url
+# plain and percent-encoded, thumbor's, imgproxy's plain and base64. Only the plain forms are read by
+# nginx as the instances key a source; the others reach the owner through one forward.
+mixed_paths() {  # mixed_paths FIRST_WIDTH COUNT_OF_WIDTHS [SPELLINGS: default "0 1 2 3 4"]
+    local names=() i j spellings=(${3:-0 1 2 3 4})
+    mapfile -t names < "$work/names"
+    for ((j = 0; j < $2; j++)); do
+        for ((i = 1; i <= sources; i++)); do
+            local name=${names[$(( (i - 1) % ${#names[@]} ))]} width=$(( $1 + j ))
+            local plain="http://127.0.0.1:$origin_port/v$(( i + ${source_offset:-0} ))/$name"
+            case ${spellings[$(( (i + j) % ${#spellings[@]} ))]} in
+                0) echo "/image?url=$plain&w=$width" ;;
+                1) echo "/image?url=$(python3 -c 'import sys, urllib.parse; print(urllib.parse.quote(sys.argv[1], safe=""))' "$plain")&w=$width" ;;
+                2) echo "/unsafe/${width}x0/${plain#http://}" ;;
+                3) echo "/insecure/w:$width/plain/$plain" ;;
+                4) echo "/insecure/w:$width/$(printf %s "$plain" | base64 -w0 | tr '+/' '-_' | tr -d '=')" ;;
+            esac
+        done
+    done
+}
+forwards_of() { metric "$1" 'imagery_cluster_forwards_total{outcome="forwarded"}'; }
+ring_options() {  # ring_options INDEX...: the --cluster-instance list of those instances
+    local list=() i
+    for i in "$@"; do list+=("127.0.0.1:${instance_ports[$i]}"); done
+    (IFS=,; echo "--cluster-instance ${list[*]}")
+}
+
 # --- SeaweedFS: master, volume, filer and the S3 gateway, one identity, one bucket.
 export AWS_ACCESS_KEY_ID=imagery-cluster AWS_SECRET_ACCESS_KEY=imagery-cluster-secret
 mkdir -p "$work/weed/data"

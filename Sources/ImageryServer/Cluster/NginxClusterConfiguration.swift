@@ -45,16 +45,22 @@ public struct NginxClusterConfiguration: Sendable {
     /// - thumbor: `/(unsafe|HMAC)/[meta/][trim.../][LxT:RxB/][fit-in/][WxH/][halign/][valign/][smart/][filters:.../]IMAGE`,
     ///   thumbor's own order (as `ThumborURL` reads it).
     /// - imgproxy, encoded: `/SIGNATURE/OPTION:ARGS/.../BASE64URL[.EXTENSION]`.
+    /// thumbor's path up to its IMAGE, in thumbor's order.
+    private static let thumborOptions =
+        #"^/(?:unsafe|[A-Za-z0-9_=-]{27,28})/(?:meta/)?(?:trim(?::[^/]*)?/)?(?:-?\d+x-?\d+:-?\d+x-?\d+/)?"#
+        + #"(?:(?:adaptive-)?(?:full-)?fit-in/)?(?:-?(?:\d+|orig)?x-?(?:\d+|orig)?/)?(?:(?:left|center|right)/)?"#
+        + #"(?:(?:top|middle|bottom)/)?(?:smart/)?(?:filters:[^/]*/)?"#
+
     public static let sourcePatterns: [(name: String, pattern: String, value: String)] = [
         ("native", #"^/(?:image|info)\?"#, "$arg_url"),
         ("imgproxy-plain", #"^/[^/?]+/(?:[^/?]*:[^/?]*/)*plain/(?<imageryplain>[^@?]+)"#, "$imageryplain"),
         (
-            "thumbor",
-            #"^/(?:unsafe|[A-Za-z0-9_=-]{27,28})/(?:meta/)?(?:trim(?::[^/]*)?/)?(?:-?\d+x-?\d+:-?\d+x-?\d+/)?"#
-                + #"(?:(?:adaptive-)?(?:full-)?fit-in/)?(?:-?(?:\d+|orig)?x-?(?:\d+|orig)?/)?(?:(?:left|center|right)/)?"#
-                + #"(?:(?:top|middle|bottom)/)?(?:smart/)?(?:filters:[^/]*/)?(?<imagerythumbor>[^?]*\.[^?]*)"#,
-            "$imagerythumbor"
+            "thumbor, an IMAGE with its scheme",
+            thumborOptions + #"(?<imagerythumborurl>[A-Za-z][A-Za-z0-9+.-]*(?::|%3[Aa])(?://|%2[Ff]%2[Ff])[^?]*)"#,
+            "$imagerythumborurl"
         ),
+        // As the instances key it (`ThumborURL`): an IMAGE without a scheme is fetched over http.
+        ("thumbor", thumborOptions + #"(?<imagerythumbor>[^?]*\.[^?]*)"#, "http://$imagerythumbor"),
         ("imgproxy-encoded", #"^/[^/?]+/(?:[^/?]*:[^/?]*/)+(?<imageryencoded>[A-Za-z0-9_=/-]+)"#, "$imageryencoded"),
     ]
 
@@ -62,6 +68,9 @@ public struct NginxClusterConfiguration: Sendable {
     public func renderServerBlocks() -> String {
         var text = """
             # imagery serve x \(instances.count), sharded by source (imagery cluster nginx-config).
+            # Each instance is told the ring, so that it sends a source spelled otherwise (percent-encoded,
+            # base64) to the instance that owns it:
+            #   imagery serve --cluster-instance \(instances.joined(separator: ",")) --cluster-self ITS_HOST:PORT
             # The source of a request, by URL syntax: /image and /info's url, thumbor's IMAGE, imgproxy's SOURCE.
             map $request_uri $imagery_source {
                 default $request_uri;
@@ -87,6 +96,8 @@ public struct NginxClusterConfiguration: Sendable {
                     proxy_set_header Connection "";
                     proxy_set_header Host $host;
                     proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
+                    # Set by an instance that sends a request to the source's owner; never by a client.
+                    proxy_set_header X-Imagery-Forwarded "";
                     # An instance that is down or does not answer: the next one on the ring (a GET is safe
                     # to send again; nothing has reached the client yet).
                     proxy_next_upstream error timeout;

@@ -50,6 +50,7 @@ public struct ImageryRoutes: Service {
     let service: ImageService
     let controller: ImageController
     let metrics: ServerMetrics
+    let forwarding: OwnerForwarding?
     let logger: Logger
 
     /// The routes' work: caches (memory, the disk cache of ``ServerConfiguration/cacheDirectory``),
@@ -66,7 +67,13 @@ public struct ImageryRoutes: Service {
         self.service = service
         self.metrics = metrics
         self.logger = logger
-        self.controller = try ImageController(service: service, watcher: watcher)
+        let forwarding = configuration.clusterSelf.map { this in
+            OwnerForwarding(
+                instances: configuration.clusterInstances, this: this, requestTimeout: configuration.requestTimeout, metrics: metrics, logger: logger
+            )
+        }
+        self.forwarding = forwarding
+        self.controller = try ImageController(service: service, watcher: watcher, forwarding: forwarding)
     }
 
     /// Adds `routes` to `router` under `prefix` (`"/media"`; `""`: at the root).
@@ -91,6 +98,12 @@ public struct ImageryRoutes: Service {
         let configuration = service.configuration
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { [service] in try await LoaderShutdown(service: service).run() }
+            if let forwarding {
+                group.addTask {
+                    try? await gracefulShutdown()
+                    try await forwarding.shutdown()
+                }
+            }
             if let shared = service.sharedStore {
                 group.addTask { [logger] in try await SharedStoreCheck(store: shared, logger: logger).run() }
             }
