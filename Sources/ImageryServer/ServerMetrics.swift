@@ -79,29 +79,24 @@ final class ServerMetrics: ImagePipelineObserver {
     /// A request to the shared S3 store: `operation` get/put/update/delete, `outcome` hit, miss,
     /// damaged, stored, dropped (too many bytes in flight), skipped (paused after failures) or failed.
     func sharedStoreRequest(_ operation: String, outcome: String) {
-        let name = operation + "|" + outcome
-        let counter = labelledCounters.withLock { counters in
-            if let counter = counters[name] { return counter }
-            let counter = Metrics.Counter(
-                label: "imagery_shared_store_requests_total", dimensions: [("operation", operation), ("outcome", outcome)], factory: factory
-            )
-            counters[name] = counter
-            return counter
-        }
-        counter.increment()
+        counter("imagery_shared_store_requests_total", [("operation", operation), ("outcome", outcome)]).increment()
     }
 
     /// A request whose source another instance owns: `forwarded` (the owner answered) or
     /// `owner_failed` (it did not; the next on the ring was asked, or this instance served it).
     func clusterForward(_ outcome: String) {
-        let name = "cluster|" + outcome
-        let counter = labelledCounters.withLock { counters in
+        counter("imagery_cluster_forwards_total", [("outcome", outcome)]).increment()
+    }
+
+    /// The counter of `label` with `dimensions`, made once (the registry's lookup costs more than an increment).
+    private func counter(_ label: String, _ dimensions: [(String, String)]) -> Metrics.Counter {
+        let name = ([label] + dimensions.map { $0.0 + "=" + $0.1 }).joined(separator: "|")
+        return labelledCounters.withLock { counters in
             if let counter = counters[name] { return counter }
-            let counter = Metrics.Counter(label: "imagery_cluster_forwards_total", dimensions: [("outcome", outcome)], factory: factory)
+            let counter = Metrics.Counter(label: label, dimensions: dimensions, factory: factory)
             counters[name] = counter
             return counter
         }
-        counter.increment()
     }
 
     func requestStarted() {
