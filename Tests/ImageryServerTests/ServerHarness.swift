@@ -39,6 +39,10 @@ func serve(
     configuration.port = 0
     configuration.cacheDirectory = nil
     configuration.privateNetworkHosts = ["127.0.0.1"]  // the test origin; every other private host stays refused
+    // The test client keeps one connection; inside the whole suite on 2 cores a test can leave it idle
+    // past the default 30 s, and the server closes it ("I/O on closed channel" in CI). Tests of the
+    // idle timeout set their own.
+    configuration.idleTimeout = .seconds(600)
     configure(&configuration)
     do {  // the application (and its cache) is released at the end of this block
         let application = try await whenDirectoryIsFree(configuration.cacheDirectory) { try buildApplication(configuration: configuration, logger: logger) }
