@@ -27,9 +27,12 @@ public func buildApplication(
     http1.httpDecoder = .init(
         maxHeaderFieldSize: configuration.maximumHeaderBytes / 2, maxHeaderListSize: configuration.maximumHeaderBytes, maxHeaderFieldCount: 100
     )
+    // Hits answered on the event loop, before the router (which answers everything else).
+    let hits = configuration.answersHitsOnEventLoop
+        ? StoredHits(controller: imagery.controller, metrics: imagery.metrics, logger: logger) : nil
     var application = Application(
         router: router,
-        server: .http1(configuration: http1),
+        server: .http1(configuration: http1, hits: hits, serverName: "imagery"),
         configuration: .init(
             address: .hostname(configuration.host, port: configuration.port), serverName: "imagery",
             availableConnectionsDelegate: .maximum(configuration.maximumConnections, logger: logger)

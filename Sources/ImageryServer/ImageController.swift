@@ -74,23 +74,31 @@ package struct ImageController: Sendable {
             if service.configuration.thumborURLs, ThumborURL.isMeta(path) {
                 return await thumborMeta(path, request: request, on: Self.channel(of: context))
             }
-            var maxAge: Int?
-            if service.configuration.imgproxyURLs, let imgproxyPath = dialects.imgproxyPath(path),
-               let expiry = ImgproxyURL.expiry(of: imgproxyPath), expiry > 0 {
-                // An imgproxy URL answered before may have expired since; else no longer than it lives.
-                let left = expiry - Int(Date().timeIntervalSince1970)
-                guard left > 0 else { return ServerError(.notFound, "expired", "this imgproxy URL expired").response() }
-                maxAge = min(left, service.configuration.responseMaxAge)
-            } else if service.configuration.thumborURLs, let seconds = ThumborURL.maximumAge(of: path) {
-                maxAge = seconds  // thumbor's max_age(N): the response's own max-age, in place of the configured one
-            }
-            let disposition = service.configuration.imgproxyURLs ? dialects.imgproxyDisposition(path) : nil
-            return await respond(to: request, on: Self.channel(of: context), requestKey: "#" + path, maxAge: maxAge, disposition: disposition) {
+            return await respond(to: request, on: Self.channel(of: context), text: "#" + path, terms: { try terms(ofPath: path) }) {
                 guard let syntax = dialects.syntax(of: path) else { throw UnmatchedRouteMiddleware.notFound(path) }
                 return try dialects.parameters(path, in: syntax)
             }
         }
     }
+
+    /// What a path in another proxy's syntax says of its response (read when it is not a hit):
+    /// imgproxy's expiry (an expired URL is refused) and `Content-Disposition`, thumbor's `max_age(N)`.
+    /// - Throws: ``ServerError`` (404 `expired`) for an imgproxy URL past its expiry.
+    private func terms(ofPath path: Substring) throws -> ResponseTerms {
+        var terms = ResponseTerms()
+        if service.configuration.imgproxyURLs, let imgproxyPath = dialects.imgproxyPath(path),
+           let expiry = ImgproxyURL.expiry(of: imgproxyPath), expiry > 0 {
+            guard expiry > Int(Date().timeIntervalSince1970) else { throw Self.expired }
+            terms.expiresAt = expiry
+        } else if service.configuration.thumborURLs, let seconds = ThumborURL.maximumAge(of: path) {
+            terms.maximumAge = seconds
+        }
+        if service.configuration.imgproxyURLs { terms.disposition = dialects.imgproxyDisposition(path) }
+        return terms
+    }
+
+    /// An imgproxy URL answered after its `expires`.
+    static let expired = ServerError(.notFound, "expired", "this imgproxy URL expired")
 
     /// The request's connection, for cancelling its work when the client leaves: known in
     /// `imagery serve`'s own server (whose connections a ``ConnectionWatcher`` watches), `nil` in a
@@ -114,7 +122,7 @@ package struct ImageController: Sendable {
     /// The `/image` response. What result storage holds (memory, disk) is answered at once; anything
     /// else (a revalidation, a fetch, a decode) runs in a task that the client's leaving cancels.
     func respond(to request: Request, on channel: (any Channel)?) async -> Response {
-        await respond(to: request, on: channel, requestKey: request.uri.query ?? "") {
+        await respond(to: request, on: channel, text: request.uri.query ?? "") {
             try checkSignature(of: request)
             let query = try presets.expand(Self.parameters(of: request.uri))
             return try ImageParameters(
@@ -125,53 +133,44 @@ package struct ImageController: Sendable {
 
     /// The response to an image request in any URL syntax: `parse` (signature included) makes its
     /// parameters, and everything after is one path for all syntaxes.
-    /// - Parameter requestText: The request as written (its query, or its path for a path syntax; paths
-    ///   start with `#`, which no query holds): with `Accept`, the key under which result storage
-    ///   remembers what it resolved to, so that the next one written the same way skips `parse`.
-    /// - Parameter maxAge: The longest `Cache-Control` max-age (an imgproxy URL's expiry shortens it);
-    ///   `nil`: the configuration's.
+    /// - Parameter text: The request as written (its query, or `#` + its path for a path syntax): with
+    ///   `Accept`, the key under which result storage remembers what it resolved to, so that the next
+    ///   one written the same way skips `terms` and `parse` (``StoredHitHandler`` answers it on the event loop).
+    /// - Parameter terms: What the text says of the response beside the image (read on a miss only).
     func respond(
-        to request: Request, on channel: (any Channel)?, requestKey requestText: some StringProtocol, maxAge: Int? = nil,
-        disposition: ContentDisposition? = nil, parse: () throws -> ImageParameters
+        to request: Request, on channel: (any Channel)?, text: some StringProtocol,
+        terms readTerms: () throws -> ResponseTerms = { ResponseTerms() }, parse: () throws -> ImageParameters
     ) async -> Response {
-        var response = await respond(to: request, on: channel, requestKey: requestText, maxAge: maxAge, parse: parse)
-        if let disposition, response.status == .ok || response.status == .notModified {
-            response.headers[.contentDisposition] = disposition.value(contentType: response.headers[.contentType])
-        }
-        return response
-    }
-
-    private func respond(
-        to request: Request, on channel: (any Channel)?, requestKey requestText: some StringProtocol, maxAge: Int?,
-        parse: () throws -> ImageParameters
-    ) async -> Response {
-        let maxAge = maxAge ?? service.configuration.responseMaxAge
         // A request written exactly as one answered before: straight to result storage.
-        let requestKey = ResponseStore.requestKey(rawQuery: String(requestText), accept: request.headers[.accept])
-        if let (stored, negotiated) = await service.storedResponse(forRequestKey: requestKey) {
-            return response(for: stored, maxAge: maxAge, negotiated: negotiated, request: request)
+        let requestKey = ResponseStore.requestKey(rawQuery: String(text), accept: request.headers[.accept])
+        if let (stored, alias) = await service.storedResponse(forRequestKey: requestKey) {
+            guard !alias.terms.hasExpired(at: Int(Date().timeIntervalSince1970)) else { return Self.expired.response() }
+            return Response(answer(stored, terms: alias.terms, negotiated: alias.negotiated, requestHeaders: request.headers))
         }
         var parsed: ImageParameters?
+        var terms = ResponseTerms()
         do {
+            terms = try readTerms()
             let parameters = try parse()
             parsed = parameters
             // Another instance owns this source: its answer (the source's key is the caches' one,
             // whatever the spelling).
             if let forwarding, let answer = await forwarding.response(to: request, key: parameters.url.absoluteString) { return answer }
-            let image = try await image(parameters, requestKey: requestKey, request: request, channel: channel)
-            return response(for: image, maxAge: maxAge, negotiated: parameters.isNegotiated, request: request)
+            let text = RequestText(key: requestKey, terms: terms)
+            let image = try await image(parameters, text: text, request: request, channel: channel)
+            return Response(answer(image, terms: terms, negotiated: parameters.isNegotiated, requestHeaders: request.headers))
         } catch {
             let failure = ServerError.from(error)
             if let fallback = service.fallback, let parameters = parsed, FallbackImage.replacedErrors.contains(failure.code) {
-                return await fallbackResponse(fallback, for: parameters, replacing: failure, request: request, channel: channel)
+                return await fallbackResponse(fallback, for: parameters, replacing: failure, terms: terms, request: request, channel: channel)
             }
             return failure.response()
         }
     }
 
     /// The stored response for `parameters`, or made now (cancelled when the client leaves).
-    private func image(_ parameters: ImageParameters, requestKey: String?, request: Request, channel: (any Channel)?) async throws -> StoredResponse {
-        switch await service.lookUp(parameters, accept: request.headers[.accept], requestKey: requestKey) {
+    private func image(_ parameters: ImageParameters, text: RequestText?, request: Request, channel: (any Channel)?) async throws -> StoredResponse {
+        switch await service.lookUp(parameters, accept: request.headers[.accept], text: text) {
         case .stored(let stored): stored
         case .missing(let missing):
             try await watcher.cancellingOnClose(channel, within: service.configuration.requestTimeout) { [service] in
@@ -184,12 +183,15 @@ package struct ImageController: Sendable {
     /// failure's), a short max-age and a header that says so. Never remembered for the request's
     /// text: the next request tries the source again.
     private func fallbackResponse(
-        _ fallback: FallbackImage, for parameters: ImageParameters, replacing failure: ServerError, request: Request, channel: (any Channel)?
+        _ fallback: FallbackImage, for parameters: ImageParameters, replacing failure: ServerError, terms: ResponseTerms, request: Request,
+        channel: (any Channel)?
     ) async -> Response {
         do {
-            let image = try await image(parameters.from(fallback.url), requestKey: nil, request: request, channel: channel)
-            var response = response(for: image, maxAge: fallback.maximumAge, negotiated: parameters.isNegotiated, request: request)
+            let image = try await image(parameters.from(fallback.url), text: nil, request: request, channel: channel)
+            let terms = ResponseTerms(maximumAge: fallback.maximumAge, disposition: terms.disposition)
+            var response = Response(answer(image, terms: terms, negotiated: parameters.isNegotiated, requestHeaders: request.headers))
             if response.status == .ok { response.status = fallback.status == 0 ? failure.status : HTTPResponse.Status(code: fallback.status) }
+            if response.status != .ok, response.status != .notModified { response.headers[.contentDisposition] = nil }
             response.headers[.init(FallbackImage.header)!] = "1"
             return response
         } catch {
@@ -242,24 +244,34 @@ package struct ImageController: Sendable {
     /// The quality the encoder chose for the image sent (`q=auto`, imgproxy's `autoquality`).
     static let qualityHeader = "X-Imagery-Quality"
 
-    /// 200 with the image, or 304 when `If-None-Match` names its ETag (or, without `If-None-Match`, when
-    /// `If-Modified-Since` is not before its `Last-Modified`: RFC 9110 13.1.3, imgproxy's `USE_LAST_MODIFIED`); cache headers
-    /// (``ResponseCacheHeaders``: the source's freshness, at most `maxAge`) either way.
+    /// 200 with the image, or 304 when the request's validators match (``answer(_:terms:negotiated:requestHeaders:now:)``),
+    /// cache headers at most `maxAge`.
     func response(for image: StoredResponse, maxAge: Int, negotiated: Bool, request: Request) -> Response {
-        let (cacheControl, age) = image.cacheHeaders.values(maximumAge: maxAge)
+        Response(answer(image, terms: ResponseTerms(maximumAge: maxAge), negotiated: negotiated, requestHeaders: request.headers))
+    }
+
+    /// The answer with a stored image, on either path (a route, or ``StoredHitHandler`` on the event
+    /// loop): 200 with the image, or 304 when `If-None-Match` names its ETag (or, without
+    /// `If-None-Match`, when `If-Modified-Since` is not before its `Last-Modified`: RFC 9110 13.1.3,
+    /// imgproxy's `USE_LAST_MODIFIED`); cache headers (``ResponseCacheHeaders``: the source's
+    /// freshness, at most what `terms` allow) either way, and `terms`' `Content-Disposition`.
+    func answer(_ image: StoredResponse, terms: ResponseTerms, negotiated: Bool, requestHeaders: HTTPFields, now: Date = Date()) -> StoredAnswer {
+        let maxAge = terms.maximumAge(configured: service.configuration.responseMaxAge, at: Int(now.timeIntervalSince1970))
+        let (cacheControl, age) = image.cacheHeaders.values(maximumAge: maxAge, now: now)
         var headers: HTTPFields = [.eTag: image.etag, .cacheControl: cacheControl, .init("X-Content-Type-Options")!: "nosniff"]
         if let age { headers[.age] = String(age) }
         if let lastModified = image.cacheHeaders.lastModified { headers[.lastModified] = lastModified }
         if negotiated { headers[.vary] = "Accept" }
         if let quality = image.chosenQuality { headers[.init(Self.qualityHeader)!] = String(quality) }
-        if let ifNoneMatch = request.headers[.ifNoneMatch] {
-            if Self.matches(ifNoneMatch, image.etag) { return Response(status: .notModified, headers: headers) }
-        } else if let since = request.headers[.ifModifiedSince].flatMap(HTTPDate.parse),
+        let disposition = terms.disposition?.value(contentType: image.contentType)
+        if let ifNoneMatch = requestHeaders[.ifNoneMatch] {
+            if Self.matches(ifNoneMatch, image.etag) { return StoredAnswer(status: .notModified, headers: headers, body: nil, disposition: disposition) }
+        } else if let since = requestHeaders[.ifModifiedSince].flatMap(HTTPDate.parse),
                   let modified = image.cacheHeaders.lastModified.flatMap(HTTPDate.parse), modified <= since {
-            return Response(status: .notModified, headers: headers)
+            return StoredAnswer(status: .notModified, headers: headers, body: nil, disposition: disposition)
         }
         headers[.contentType] = image.contentType
-        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: image.body))
+        return StoredAnswer(status: .ok, headers: headers, body: image.body, disposition: disposition)
     }
 
     /// The first value of each query parameter, percent-decoded.

@@ -203,10 +203,10 @@ final class ImageService: Sendable {
     /// 2. on disk: the same bytes after a restart or an eviction from memory;
     /// 3. within the source's `stale-while-revalidate` window a stale stored response is answered
     ///    at once and revalidated in the background (once per response however many ask meanwhile).
-    /// - Parameter requestKey: The request as written (``ResponseStore/requestKey(rawQuery:accept:)``),
-    ///   remembered with the memory key it resolves to, so that the next request written the same way
-    ///   is answered by ``storedResponse(forRequestKey:)`` without being parsed again; `nil`: not remembered.
-    func lookUp(_ parameters: ImageParameters, accept: String?, requestKey: String? = nil) async -> Lookup {
+    /// - Parameter text: The request as written, remembered with the memory key it resolves to, so
+    ///   that the next request written the same way is answered by ``storedResponse(forRequestKey:)``
+    ///   without being parsed again; `nil`: not remembered.
+    func lookUp(_ parameters: ImageParameters, accept: String?, text: RequestText? = nil) async -> Lookup {
         let choice = parameters.outputChoice(accept: accept)
         // Keyed by the parameters as given (a hit costs no URL normalisation); other spellings
         // of one URL miss here and meet on disk and in the pipeline's caches, which normalise.
@@ -218,8 +218,8 @@ final class ImageService: Sendable {
             // Another spelling of a stored response (another `Accept`, another path syntax): from
             // now on it too is answered unparsed. Its disk key is worked out when it is next
             // parsed, should memory have lost the response by then.
-            if let requestKey {
-                responses.remember(requestKey, as: .init(memoryKey: memoryKey, diskKey: nil, negotiated: parameters.isNegotiated))
+            if let text {
+                responses.remember(text.key, as: .init(memoryKey: memoryKey, diskKey: nil, negotiated: parameters.isNegotiated, terms: text.terms))
             }
             return .stored(candidate)
         }
@@ -236,8 +236,10 @@ final class ImageService: Sendable {
             passthrough: parameters.passthrough, askedFormat: parameters.format, memoryKey: memoryKey,
             diskKey: request.isLocalFile ? nil : ResponseStore.diskKey(for: request, output: output, encoding: encoding)
         )
-        if let requestKey {
-            responses.remember(requestKey, as: .init(memoryKey: memoryKey, diskKey: target.diskKey, negotiated: parameters.isNegotiated))
+        if let text {
+            responses.remember(
+                text.key, as: .init(memoryKey: memoryKey, diskKey: target.diskKey, negotiated: parameters.isNegotiated, terms: text.terms)
+            )
         }
         if candidate == nil, let diskKey = target.diskKey {
             candidate = await responses.onDisk(diskKey)
@@ -257,19 +259,30 @@ final class ImageService: Sendable {
 
     /// The fresh stored response (in memory, else on disk) for a request written exactly as one seen
     /// before (its query and `Accept`), with whether its format was negotiated; `nil` otherwise (then:
-    /// ``lookUp(_:accept:requestKey:)``, which also knows what to do with a stale one). The cheapest
+    /// ``lookUp(_:accept:text:)``, which also knows what to do with a stale one). The cheapest
     /// answer there is: no parsing, no URL, no signature check (the text passed them the first time).
-    func storedResponse(forRequestKey requestKey: String) async -> (response: StoredResponse, negotiated: Bool)? {
+    func storedResponse(forRequestKey requestKey: String) async -> (response: StoredResponse, alias: ResponseStore.Alias)? {
         guard let alias = responses.alias(for: requestKey) else { return nil }
-        if let stored = responses.inMemory(alias.memoryKey), stored.isFresh() {
-            metrics?.cacheLookup("response", hit: true)
-            return (stored, alias.negotiated)
-        }
+        if let stored = storedInMemory(alias) { return (stored, alias) }
         guard let diskKey = alias.diskKey, let stored = await responses.onDisk(diskKey), stored.isFresh() else { return nil }
         metrics?.cacheLookup("response", hit: false)
         metrics?.cacheLookup("response_disk", hit: true)
         await responses.keepRefreshed(stored, memoryKey: alias.memoryKey, diskKey: nil)
-        return (stored, alias.negotiated)
+        return (stored, alias)
+    }
+
+    /// What a request written as `requestKey` resolved to before, if it was seen.
+    /// - Complexity: One memory-cache lookup.
+    func alias(forRequestKey requestKey: String) -> ResponseStore.Alias? {
+        responses.alias(for: requestKey)
+    }
+
+    /// The fresh response `alias` names, if memory holds it (counted as a hit in memory).
+    /// - Complexity: One memory-cache lookup.
+    func storedInMemory(_ alias: ResponseStore.Alias) -> StoredResponse? {
+        guard let stored = responses.inMemory(alias.memoryKey), stored.isFresh() else { return nil }
+        metrics?.cacheLookup("response", hit: true)
+        return stored
     }
 
     /// Makes the response result storage did not have: a stale one revalidated through its source

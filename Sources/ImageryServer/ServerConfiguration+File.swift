@@ -8,7 +8,7 @@ extension ServerConfiguration {
     /// `maximumHeaderBytes`, `diskLimit`, `allowedHosts`,
     /// `privateNetworkHosts`, `maximumSourceBytes`, `maximumSourcePixels`, `maximumFrames`,
     /// `maximumOutputSide`, `originTimeoutSeconds`, `maximumConcurrentFetches`,
-    /// `signingKey`, `thumborURLs`, `thumborSecurityKey`, `thumborRefusesUnknownFilters`, `thumborAutoWebP`, `thumborAutoPNGToJPEG`, `imgproxyURLs`, `imgproxyKeys`, `imgproxySalts` (lists of hex), `imgproxySignatureSize`, `imgproxyPresets` (an object: name to options), `imgproxyAutoFormat`, `responseMaxAge`, `minimumFreshness`, `formatQualities` (an object: `{"jpeg": 85}`; formats not
+    /// `signingKey`, `answersHitsOnEventLoop`, `thumborURLs`, `thumborSecurityKey`, `thumborRefusesUnknownFilters`, `thumborAutoWebP`, `thumborAutoPNGToJPEG`, `imgproxyURLs`, `imgproxyKeys`, `imgproxySalts` (lists of hex), `imgproxySignatureSize`, `imgproxyPresets` (an object: name to options), `imgproxyAutoFormat`, `responseMaxAge`, `minimumFreshness`, `formatQualities` (an object: `{"jpeg": 85}`; formats not
     /// named keep their defaults), `autoQuality` (an object: ``AutoQualityFile``), `presets` (an object: name to query), `onlyPresets`, `watermarkFiles` (an
     /// object: name to file path), `s3Endpoint`, `s3Region`, `s3Bucket`, `s3Prefix`, `s3CredentialsFile`,
     /// `s3SourceBuckets`, `clusterInstances`, `clusterSelf`, `galleryDirectory`,
@@ -54,6 +54,7 @@ extension ServerConfiguration {
         var maximumConcurrentFetches: Int?
         var signingKey: String?
         var thumborURLs: Bool?
+        var answersHitsOnEventLoop: Bool?
         var thumborSecurityKey: String?
         var thumborRefusesUnknownFilters: Bool?
         var thumborAutoWebP: Bool?
@@ -164,6 +165,7 @@ extension ServerConfiguration {
         if let value = file.maximumConcurrentFetches { maximumConcurrentFetches = value }
         if let value = file.signingKey { signingKey = value }
         if let value = file.thumborURLs { thumborURLs = value }
+        if let value = file.answersHitsOnEventLoop { answersHitsOnEventLoop = value }
         if let value = file.thumborSecurityKey { thumborSecurityKey = value }
         if let value = file.thumborRefusesUnknownFilters { thumborRefusesUnknownFilters = value }
         if let value = file.thumborAutoWebP { thumborAutoWebP = value }

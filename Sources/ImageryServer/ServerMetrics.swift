@@ -25,6 +25,7 @@ final class ServerMetrics: ImagePipelineObserver {
     private let decodeDurations: (ok: Metrics.Timer, error: Metrics.Timer, derived: Metrics.Timer)
     private let originBytes: Metrics.Counter
     private let responseBytes: Metrics.Counter
+    private let eventLoopHits: Metrics.Counter
     private let labelledCounters = Locked<[String: Metrics.Counter]>([:])
     private let requestCounters = Locked<[String: Metrics.Counter]>([:])
 
@@ -50,6 +51,7 @@ final class ServerMetrics: ImagePipelineObserver {
         decodeDurations = (decode("ok"), decode("error"), decode("derived"))
         originBytes = Metrics.Counter(label: "imagery_origin_bytes_total", factory: factory)
         responseBytes = Metrics.Counter(label: "imagery_response_bytes_total", factory: factory)
+        eventLoopHits = Metrics.Counter(label: "imagery_event_loop_hits_total", factory: factory)
     }
 
     func pipeline(_ pipeline: ImagePipeline, didRecord event: ImagePipelineEvent) {
@@ -98,6 +100,9 @@ final class ServerMetrics: ImagePipelineObserver {
             return counter
         }
     }
+
+    /// A request answered from result storage on the event loop (`StoredHitHandler`), before the router.
+    func eventLoopHit() { eventLoopHits.increment() }
 
     func requestStarted() {
         inFlight.record(inFlightCount.add(1, ordering: .relaxed).newValue)
@@ -190,14 +195,42 @@ extension Metrics.Timer {
     }
 }
 
-/// One log line per request (method, path, status, milliseconds) and the request metrics.
+/// One log line per request (method, path, status, milliseconds) and the request metrics, for
+/// requests through the router (``RequestObservationMiddleware``) and for those answered on the
+/// event loop (``StoredHitHandler``): the same line and the same metrics either way.
+struct RequestObservation: Sendable {
+    let metrics: ServerMetrics
+
+    func started() { metrics.requestStarted() }
+
+    /// - Parameter requestID: Added to the line as `hb.request.id` (a route's logger has it already).
+    func finished(
+        method: HTTPRequest.Method, path: String, status: Int, bytes: Int, since start: ContinuousClock.Instant, logger: Logger,
+        requestID: RequestID? = nil
+    ) {
+        let elapsed = ContinuousClock.now - start
+        metrics.requestFinished(path: path, status: status, bytesSent: bytes, after: elapsed)
+        // Milliseconds with one decimal, without String(format:) (slow on Linux).
+        let tenths = elapsed.components.seconds * 10_000 + elapsed.components.attoseconds / 100_000_000_000_000
+        var metadata: Logger.Metadata = [
+            "method": .string(method.rawValue), "path": .string(path), "status": .string(String(status)),
+            "ms": .string(String(tenths / 10) + "." + String(tenths % 10)), "bytes": .string(String(bytes)),
+        ]
+        if let requestID { metadata["hb.request.id"] = .stringConvertible(requestID) }
+        logger.info("request", metadata: metadata)
+    }
+}
+
+/// ``RequestObservation`` of every request through the router.
 struct RequestObservationMiddleware: RouterMiddleware {
     typealias Context = ServerRequestContext
-    let metrics: ServerMetrics
+    let observation: RequestObservation
+
+    init(metrics: ServerMetrics) { observation = RequestObservation(metrics: metrics) }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
-        metrics.requestStarted()
+        observation.started()
         do {
             let response = try await next(request, context)
             finish(request, context: context, status: Int(response.status.code), bytes: response.body.contentLength ?? 0, start: start)
@@ -210,13 +243,6 @@ struct RequestObservationMiddleware: RouterMiddleware {
     }
 
     private func finish(_ request: Request, context: Context, status: Int, bytes: Int, start: ContinuousClock.Instant) {
-        let elapsed = ContinuousClock.now - start
-        metrics.requestFinished(path: request.uri.path, status: status, bytesSent: bytes, after: elapsed)
-        // Milliseconds with one decimal, without String(format:) (slow on Linux).
-        let tenths = elapsed.components.seconds * 10_000 + elapsed.components.attoseconds / 100_000_000_000_000
-        context.logger.info("request", metadata: [
-            "method": .string(request.method.rawValue), "path": .string(request.uri.path), "status": .string(String(status)),
-            "ms": .string(String(tenths / 10) + "." + String(tenths % 10)), "bytes": .string(String(bytes)),
-        ])
+        observation.finished(method: request.method, path: request.uri.path, status: status, bytes: bytes, since: start, logger: context.logger)
     }
 }

@@ -154,21 +154,21 @@ struct ResultStorageTests {
         configuration.privateNetworkHosts = ["127.0.0.1"]
         let service = try ImageService(configuration: configuration)
         let parameters = try ImageParameters(query: ["url": origin.url("rocket.jpg").absoluteString, "w": "100"], maximumSide: 1000)
-        let first = ResponseStore.requestKey(rawQuery: "url=a&w=100", accept: "*/*")
-        guard case .missing(let missing) = await service.lookUp(parameters, accept: "*/*", requestKey: first) else {
+        let first = RequestText("url=a&w=100", accept: "*/*")
+        guard case .missing(let missing) = await service.lookUp(parameters, accept: "*/*", text: first) else {
             Issue.record("nothing was stored yet")
             return
         }
         let made = try await service.make(missing)
-        #expect(await service.storedResponse(forRequestKey: first)?.response.etag == made.etag)
-        let other = ResponseStore.requestKey(rawQuery: "#/unsafe/100x0/a", accept: nil)
-        #expect(await service.storedResponse(forRequestKey: other)?.response.etag == nil)
-        guard case .stored(let stored) = await service.lookUp(parameters, accept: nil, requestKey: other) else {
+        #expect(await service.storedResponse(forRequestKey: first.key)?.response.etag == made.etag)
+        let other = RequestText("#/unsafe/100x0/a", accept: nil)
+        #expect(await service.storedResponse(forRequestKey: other.key)?.response.etag == nil)
+        guard case .stored(let stored) = await service.lookUp(parameters, accept: nil, text: other) else {
             Issue.record("memory holds the response")
             return
         }
         #expect(stored.etag == made.etag)
-        #expect(await service.storedResponse(forRequestKey: other)?.response.etag == made.etag)
+        #expect(await service.storedResponse(forRequestKey: other.key)?.response.etag == made.etag)
         try await service.loader.shutdown()
         try await origin.shutdown()
     }

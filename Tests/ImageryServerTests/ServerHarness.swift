@@ -7,9 +7,15 @@ import ImageryServer
 import ImageryTestSupport
 import Logging
 
+/// How a server test reaches the server unless it says: over 127.0.0.1 (`.live`: every request through
+/// the HTTP server and its channel handlers, hits answered on the event loop), or, with
+/// `IMAGERY_TEST_SERVER=router`, straight into the router. `IMAGERY_TEST_HITS_ON_EVENT_LOOP=0` turns
+/// ``ServerConfiguration/answersHitsOnEventLoop`` off: the suite run so checks both paths of a hit.
+let defaultSetup: TestingSetup = ProcessInfo.processInfo.environment["IMAGERY_TEST_SERVER"] == "router" ? .router : .live
+
 /// The proxy (no disk cache unless asked) in front of a real origin on 127.0.0.1.
 func withServer(
-    _ setup: TestingSetup = .router,
+    _ setup: TestingSetup = defaultSetup,
     origin: TestOrigin? = nil,
     configure: (inout ServerConfiguration) -> Void = { _ in },
     _ body: @escaping @Sendable (any TestClientProtocol, TestOrigin) async throws -> Void
@@ -29,7 +35,7 @@ func withServer(
 /// closes once its queued writes are done: a run returns only then (up to 10 s), so what it stored
 /// is on disk when it returns.
 func serve(
-    _ setup: TestingSetup = .router,
+    _ setup: TestingSetup = defaultSetup,
     origin: TestOrigin,
     logger: Logger = Logger(label: "imagery.server"),
     configure: (inout ServerConfiguration) -> Void = { _ in },
@@ -43,6 +49,7 @@ func serve(
     // past the default 30 s, and the server closes it ("I/O on closed channel" in CI). Tests of the
     // idle timeout set their own.
     configuration.idleTimeout = .seconds(600)
+    configuration.answersHitsOnEventLoop = ProcessInfo.processInfo.environment["IMAGERY_TEST_HITS_ON_EVENT_LOOP"] != "0"
     configure(&configuration)
     do {  // the application (and its cache) is released at the end of this block
         let application = try await whenDirectoryIsFree(configuration.cacheDirectory) { try buildApplication(configuration: configuration, logger: logger) }

@@ -20,11 +20,13 @@ final class ResponseStore: Sendable {
     /// The memory key each request, as it was written, resolved to (``alias(for:)``).
     private let aliases = MemoryCache<String, Alias>(countLimit: 16_384)
 
-    /// What a request written one way resolved to: its memory and disk keys, and whether its format was negotiated.
+    /// What a request written one way resolved to: its memory and disk keys, whether its format was
+    /// negotiated, and what its text says of the response (``ResponseTerms``).
     struct Alias: Sendable, Equatable {
         let memoryKey: String
         let diskKey: String?
         let negotiated: Bool
+        var terms = ResponseTerms()
     }
 
     /// The request key of a request as written: its raw query (signature included) and its `Accept`.

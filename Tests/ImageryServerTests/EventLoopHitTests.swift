@@ -1,0 +1,186 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import ImageryServer
+import ImageryTestSupport
+import Synchronization
+import Testing
+
+/// Hits answered on the event loop (`StoredHitHandler`), through raw connections: pipelined hits and
+/// misses in order, the very answers the router gives (200, 304, `HEAD`, imgproxy's headers), a client
+/// that leaves mid-answer, an expired imgproxy URL.
+@Suite struct EventLoopHitTests {
+    /// Pipelined on one connection: hits behind a miss and an error wait their turn; every answer
+    /// comes back in the order asked.
+    @Test func pipelinedHitsAndMissesKeepTheirOrder() async throws {
+        try await withServer(.live, configure: { $0.answersHitsOnEventLoop = true }) { client, origin in
+            let hit = imageURI(origin, "rocket.jpg", "w=64")
+            let first = try await get(client, hit)
+            #expect(first.status == .ok)
+            let etag = try #require(first.headers[.eTag])
+            let connection = try RawConnection(port: try #require(client.port))
+            let miss = imageURI(origin, "chelsea.png", "w=48&format=png")
+            let requests: [(method: String, target: String)] = [
+                ("GET", hit), ("GET", miss), ("GET", hit), ("GET", "/nothing/here"), ("HEAD", hit), ("GET", hit),
+            ]
+            try connection.send(requests.map { "\($0.method) \($0.target) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" }.joined())
+            let answers = try await connection.receive(responsesTo: requests.map(\.method))
+            try #require(answers.count == requests.count, "\(answers.map(\.status))")
+            #expect(answers.map(\.status) == [200, 200, 200, 404, 200, 200])
+            #expect(answers.map { $0.headers["etag"] } == [etag, answers[1].headers["etag"], etag, nil, etag, etag])
+            #expect(answers[1].headers["content-type"] == "image/png" && answers[1].headers["etag"] != etag)
+            #expect(answers[4].body.isEmpty && answers[4].headers["content-length"] == String(first.body.count))
+            #expect(answers[0].body == first.body && answers[5].body == first.body)
+            // The first hit went by the event loop; the rest had arrived behind the miss, so the router
+            // answered them in turn. Once all is answered, the event loop answers again.
+            #expect(try await metrics(client)["imagery_event_loop_hits_total"] == 1)
+            try connection.send("GET \(hit) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            let later = try await connection.receive(responsesTo: ["GET"])
+            #expect(later.first?.headers["etag"] == etag)
+            #expect(try await metrics(client)["imagery_event_loop_hits_total"] == 2)
+        }
+    }
+
+    /// The same requests through both paths (one server answers hits on the event loop, one does not):
+    /// the same status, fields (but `Date`, `Age` and the seconds of `max-age`) and bodies.
+    @Test func theEventLoopAnswersAsTheRouterDoes() async throws {
+        let origin = try await TestOrigin.serving(directory: Fixtures.directory)
+        let transcripts = Mutex<[[RawResponse]]>([])
+        for onLoop in [true, false] {
+            try await serve(.live, origin: origin, configure: { $0.answersHitsOnEventLoop = onLoop }) { client in
+                let native = imageURI(origin, "rocket.jpg", "w=64")
+                let thumbor = "/unsafe/64x0/filters:max_age(120)/\(origin.url("rocket.jpg").absoluteString.dropFirst(7))"
+                let imgproxy = "/_/w:64/fn:hello/att:1/exp:\(Int(Date().timeIntervalSince1970) + 600)/plain/\(origin.url("rocket.jpg").absoluteString)"
+                for target in [native, thumbor, imgproxy] { _ = try await get(client, target) }
+                let etag = try #require(try await get(client, native).headers[.eTag])
+                let requests: [(method: String, target: String, fields: String)] = [
+                    ("GET", native, "Accept: image/webp,*/*\r\n"), ("GET", native, ""), ("HEAD", native, ""),
+                    ("GET", native, "If-None-Match: W/\(etag)\r\n"), ("GET", native, "If-None-Match: \"other\"\r\n"),
+                    ("GET", native, "If-Modified-Since: Fri, 01 Jan 2100 00:00:00 GMT\r\n"),
+                    ("GET", thumbor, ""), ("GET", imgproxy, ""), ("HEAD", imgproxy, "If-None-Match: *\r\n"),
+                ]
+                // Each asked twice (the first time a spelling is seen may go through the router).
+                let connection = try RawConnection(port: try #require(client.port))
+                for pass in 0..<2 {
+                    var answers: [RawResponse] = []
+                    for request in requests {
+                        try connection.send("\(request.method) \(request.target) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(request.fields)\r\n")
+                        answers += try await connection.receive(responsesTo: [request.method])
+                    }
+                    if pass == 1 { transcripts.withLock { $0.append(answers) } }
+                }
+                let counted = try await metrics(client)["imagery_event_loop_hits_total"] ?? 0
+                #expect(onLoop ? counted >= Double(requests.count) : counted == 0, "\(counted) answered on the event loop")
+            }
+        }
+        try await origin.shutdown()
+        let both = transcripts.withLock { $0 }
+        try #require(both.count == 2)
+        let (loop, router) = (both[0], both[1])
+        // (The test origin sends no Last-Modified: If-Modified-Since is a 200 on both.)
+        #expect(loop.map(\.status) == [200, 200, 200, 304, 200, 200, 200, 200, 304])
+        for (a, b) in zip(loop, router) {
+            #expect(a.status == b.status)
+            #expect(a.comparableFields == b.comparableFields)
+            #expect(a.body == b.body)
+        }
+        // max_age(120): 120 s from now (stated as max-age = 120 + Age when the source has aged).
+        let maxAge = (loop[6].headers["cache-control"] ?? "").firstMatch(of: /max-age=(\d+)/).flatMap { Int($0.1) } ?? 0
+        #expect((119...120).contains(maxAge - (Int(loop[6].headers["age"] ?? "0") ?? 0)), "\(loop[6].headers)")
+        #expect(loop[7].headers["content-disposition"] == "attachment; filename=\"hello.jpg\"")
+    }
+
+    /// Clients that ask for a large stored image and leave before reading it, or halfway: the server
+    /// answers the next client as before.
+    @Test func aClientThatLeavesMidAnswerLeavesTheServerAnswering() async throws {
+        try await withServer(.live) { client, origin in
+            let large = imageURI(origin, "chelsea.png", "w=2400&enlarge=1&format=png")
+            let first = try await get(client, large)
+            #expect(first.status == .ok && first.body.count > 2_000_000, "\(first.body.count) bytes")
+            for round in 0..<20 {
+                let connection = try RawConnection(port: try #require(client.port))
+                try connection.send("GET \(large) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+                if round % 2 == 1 { _ = try await connection.receive() }  // some of it
+                connection.close()
+            }
+            let after = try await get(client, large)
+            #expect(after.status == .ok && after.body == first.body)
+            #expect(try await get(client, "/health").status == .ok)
+        }
+    }
+
+    /// An imgproxy URL answered before its `expires` is not answered from memory after it.
+    @Test func anExpiredImgproxyURLIsNotAHit() async throws {
+        try await withServer(.live) { client, origin in
+            let expiry = Int(Date().timeIntervalSince1970) + 5
+            let path = "/_/w:64/exp:\(expiry)/plain/\(origin.url("rocket.jpg").absoluteString)"
+            #expect(try await get(client, path).status == .ok)
+            #expect(try await get(client, path).status == .ok)
+            try await Task.sleep(for: .seconds(Double(expiry + 1) - Date().timeIntervalSince1970))
+            let expired = try await get(client, path)
+            #expect(expired.status == .notFound && expired.headers[.eTag] == nil)
+        }
+    }
+}
+
+/// One response read off a raw connection.
+struct RawResponse: Sendable {
+    let status: Int
+    /// Fields by lower-cased name (the last of a name), in order in `order`.
+    let headers: [String: String]
+    let order: [String]
+    let body: Data
+
+    /// The fields in order, without those that change from one second to the next.
+    var comparableFields: [String] {
+        order.filter { $0 != "date" && $0 != "age" }.map { name in
+            let value = headers[name] ?? ""
+            return name + ": " + (name == "cache-control" ? value.replacing(/max-age=\d+/, with: "max-age=N") : value)
+        }
+    }
+}
+
+extension RawConnection {
+    /// The responses to requests of `methods` (a `HEAD`'s has no body), read within ten seconds.
+    func receive(responsesTo methods: [String]) async throws -> [RawResponse] {
+        var buffer = Data()
+        var responses: [RawResponse] = []
+        let deadline = ContinuousClock.now + .seconds(10)
+        while responses.count < methods.count, ContinuousClock.now < deadline {
+            while responses.count < methods.count, let (response, used) = RawResponse.parse(buffer, head: methods[responses.count] == "HEAD") {
+                responses.append(response)
+                buffer.removeFirst(used)
+            }
+            guard responses.count < methods.count else { break }
+            let more = try await receiveBytes()
+            if more.isEmpty { break }
+            buffer.append(more)
+        }
+        return responses
+    }
+}
+
+extension RawResponse {
+    /// The response at the start of `data`, and how many bytes it took; `nil`: not all there yet.
+    static func parse(_ data: Data, head isHead: Bool) -> (RawResponse, Int)? {
+        guard let end = data.firstRange(of: Data("\r\n\r\n".utf8)) else { return nil }
+        let text = String(decoding: data[data.startIndex..<end.lowerBound], as: UTF8.self)
+        var lines = text.components(separatedBy: "\r\n")
+        let statusLine = lines.removeFirst().split(separator: " ")
+        guard statusLine.count >= 2, let status = Int(statusLine[1]) else { return nil }
+        var headers: [String: String] = [:]
+        var order: [String] = []
+        for line in lines {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            let name = line[..<colon].lowercased()
+            headers[name] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            order.append(name)
+        }
+        let length = isHead || status == 304 ? 0 : Int(headers["content-length"] ?? "0") ?? 0
+        let bodyStart = end.upperBound
+        guard data.endIndex - bodyStart >= length else { return nil }
+        let body = Data(data[bodyStart..<(bodyStart + length)])
+        return (RawResponse(status: status, headers: headers, order: order, body: body), bodyStart + length - data.startIndex)
+    }
+}
