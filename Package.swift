@@ -140,6 +140,9 @@ let package = Package(
                 "Imagery", "ImageryDiskCache", "ImageryServer", "ImageryVips", "CJPEG", "CGIFFrames", "CColorTransform", "CVips",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "Fuzz/Targets",
             swiftSettings: strictSwift

@@ -37,6 +37,8 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
     case exif
     /// The whole decode path (`VipsImageDecoder`), every format, with the server's limits.
     case decode
+    /// Request heads read before the server's HTTP decoder (`RequestHead`), beside that decoder.
+    case requestHead = "request-head"
 
     /// Runs the target on `bytes`.
     /// - Throws: ``FuzzFailure`` when a property does not hold.
@@ -57,6 +59,7 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
         case .icc: try ICCTarget.run(bytes)
         case .exif: try ExifTarget.run(bytes)
         case .decode: try DecodeTarget.run(bytes)
+        case .requestHead: try RequestHeadTarget.run(bytes)
         }
     }
 }

@@ -29,10 +29,13 @@ public func buildApplication(
     )
     // Hits answered on the event loop, before the router (which answers everything else).
     let hits = configuration.answersHitsOnEventLoop
-        ? StoredHits(controller: imagery.controller, metrics: imagery.metrics, logger: logger) : nil
+        ? StoredHits(controller: imagery.controller, metrics: imagery.metrics, logger: logger, serverName: "imagery") : nil
+    let limits = RequestHead.Limits(
+        maximumHeadBytes: configuration.maximumHeaderBytes, maximumFieldBytes: configuration.maximumHeaderBytes / 2, maximumFieldCount: 100
+    )
     var application = Application(
         router: router,
-        server: .http1(configuration: http1, hits: hits, serverName: "imagery"),
+        server: .http1(configuration: http1, hits: hits, limits: limits),
         configuration: .init(
             address: .hostname(configuration.host, port: configuration.port), serverName: "imagery",
             availableConnectionsDelegate: .maximum(configuration.maximumConnections, logger: logger)

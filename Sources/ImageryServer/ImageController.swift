@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HummingbirdCore
+import HTTPTypes
 import Imagery
 import NIOCore
 
@@ -135,7 +136,7 @@ package struct ImageController: Sendable {
     /// parameters, and everything after is one path for all syntaxes.
     /// - Parameter text: The request as written (its query, or `#` + its path for a path syntax): with
     ///   `Accept`, the key under which result storage remembers what it resolved to, so that the next
-    ///   one written the same way skips `terms` and `parse` (``StoredHitHandler`` answers it on the event loop).
+    ///   one written the same way skips `terms` and `parse` (``HitHandler`` answers it on the event loop).
     /// - Parameter terms: What the text says of the response beside the image (read on a miss only).
     func respond(
         to request: Request, on channel: (any Channel)?, text: some StringProtocol,
@@ -244,35 +245,51 @@ package struct ImageController: Sendable {
     /// The quality the encoder chose for the image sent (`q=auto`, imgproxy's `autoquality`).
     static let qualityHeader = "X-Imagery-Quality"
 
-    /// 200 with the image, or 304 when the request's validators match (``answer(_:terms:negotiated:requestHeaders:now:)``),
+    /// 200 with the image, or 304 when the request's validators match (``answer(_:terms:negotiated:validators:now:fields:)``),
     /// cache headers at most `maxAge`.
     func response(for image: StoredResponse, maxAge: Int, negotiated: Bool, request: Request) -> Response {
         Response(answer(image, terms: ResponseTerms(maximumAge: maxAge), negotiated: negotiated, requestHeaders: request.headers))
     }
 
-    /// The answer with a stored image, on either path (a route, or ``StoredHitHandler`` on the event
-    /// loop): 200 with the image, or 304 when `If-None-Match` names its ETag (or, without
-    /// `If-None-Match`, when `If-Modified-Since` is not before its `Last-Modified`: RFC 9110 13.1.3,
-    /// imgproxy's `USE_LAST_MODIFIED`); cache headers (``ResponseCacheHeaders``: the source's
-    /// freshness, at most what `terms` allow) either way, and `terms`' `Content-Disposition`.
-    func answer(_ image: StoredResponse, terms: ResponseTerms, negotiated: Bool, requestHeaders: HTTPFields, now: Date = Date()) -> StoredAnswer {
+    /// The answer with a stored image, on either path (a route, or ``HitHandler`` on the event
+    /// loop), its fields added to `fields` in the order sent: 200 with the image, or 304 when
+    /// `If-None-Match` names its ETag (or, without `If-None-Match`, when `If-Modified-Since` is not
+    /// before its `Last-Modified`: RFC 9110 13.1.3, imgproxy's `USE_LAST_MODIFIED`); cache headers
+    /// (``ResponseCacheHeaders``: the source's freshness, at most what `terms` allow) either way.
+    /// - Returns: The status, and `terms`' `Content-Disposition` (sent after `Content-Length`).
+    func answer<Fields: AnswerFields>(
+        _ image: StoredResponse, terms: ResponseTerms, negotiated: Bool, validators: Validators, now: Date = Date(), fields: inout Fields
+    ) -> (status: HTTPResponse.Status, disposition: String?) {
         let maxAge = terms.maximumAge(configured: service.configuration.responseMaxAge, at: Int(now.timeIntervalSince1970))
         let (cacheControl, age) = image.cacheHeaders.values(maximumAge: maxAge, now: now)
-        var headers: HTTPFields = [.eTag: image.etag, .cacheControl: cacheControl, .init("X-Content-Type-Options")!: "nosniff"]
-        if let age { headers[.age] = String(age) }
-        if let lastModified = image.cacheHeaders.lastModified { headers[.lastModified] = lastModified }
-        if negotiated { headers[.vary] = "Accept" }
-        if let quality = image.chosenQuality { headers[.init(Self.qualityHeader)!] = String(quality) }
+        fields.add(.eTag, image.etag)
+        fields.add(.cacheControl, cacheControl)
+        fields.add(Self.contentTypeOptions, "nosniff")
+        if let age { fields.add(.age, String(age)) }
+        if let lastModified = image.cacheHeaders.lastModified { fields.add(.lastModified, lastModified) }
+        if negotiated { fields.add(.vary, "Accept") }
+        if let quality = image.chosenQuality { fields.add(Self.qualityField, String(quality)) }
         let disposition = terms.disposition?.value(contentType: image.contentType)
-        if let ifNoneMatch = requestHeaders[.ifNoneMatch] {
-            if Self.matches(ifNoneMatch, image.etag) { return StoredAnswer(status: .notModified, headers: headers, body: nil, disposition: disposition) }
-        } else if let since = requestHeaders[.ifModifiedSince].flatMap(HTTPDate.parse),
+        if let ifNoneMatch = validators.ifNoneMatch {
+            if Self.matches(ifNoneMatch, image.etag) { return (.notModified, disposition) }
+        } else if let since = validators.ifModifiedSince.flatMap(HTTPDate.parse),
                   let modified = image.cacheHeaders.lastModified.flatMap(HTTPDate.parse), modified <= since {
-            return StoredAnswer(status: .notModified, headers: headers, body: nil, disposition: disposition)
+            return (.notModified, disposition)
         }
-        headers[.contentType] = image.contentType
-        return StoredAnswer(status: .ok, headers: headers, body: image.body, disposition: disposition)
+        fields.add(.contentType, image.contentType)
+        return (.ok, disposition)
     }
+
+    /// ``answer(_:terms:negotiated:validators:now:fields:)`` as a route sends it.
+    func answer(_ image: StoredResponse, terms: ResponseTerms, negotiated: Bool, requestHeaders: HTTPFields) -> StoredAnswer {
+        var fields = HTTPFields()
+        let validators = Validators(ifNoneMatch: requestHeaders[.ifNoneMatch], ifModifiedSince: requestHeaders[.ifModifiedSince])
+        let (status, disposition) = answer(image, terms: terms, negotiated: negotiated, validators: validators, fields: &fields)
+        return StoredAnswer(status: status, headers: fields, body: status == .ok ? image.body : nil, disposition: disposition)
+    }
+
+    private static let contentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
+    private static let qualityField = HTTPField.Name(qualityHeader)!
 
     /// The first value of each query parameter, percent-decoded.
     package static func parameters(of uri: URI) -> [String: String] {

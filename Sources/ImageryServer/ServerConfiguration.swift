@@ -59,7 +59,7 @@ public struct ServerConfiguration: Sendable {
     /// The most connections open at once; more wait in the kernel's accept queue. Default 10 000.
     public var maximumConnections = 10_000
     /// Whether a request written as one answered before, whose response memory holds fresh, is
-    /// answered on the connection's event loop, before the router (`StoredHitHandler`): the same
+    /// answered on the connection's event loop, before the router (`HitHandler`): the same
     /// answer at a fraction of the cost. Default `true`; `false` sends every request through the router.
     public var answersHitsOnEventLoop = true
     /// The most bytes of a request's headers (each field at most half of it; at most 100 fields);

@@ -101,7 +101,7 @@ final class ServerMetrics: ImagePipelineObserver {
         }
     }
 
-    /// A request answered from result storage on the event loop (`StoredHitHandler`), before the router.
+    /// A request answered from result storage on the event loop (`HitHandler`), before the router.
     func eventLoopHit() { eventLoopHits.increment() }
 
     func requestStarted() {
@@ -120,8 +120,8 @@ final class ServerMetrics: ImagePipelineObserver {
         }
     }
 
-    func requestFinished(path: String, status: Int, bytesSent: Int, after elapsed: Duration) {
-        inFlight.record(inFlightCount.subtract(1, ordering: .relaxed).newValue)
+    func requestFinished(path: String, status: Int, bytesSent: Int, after elapsed: Duration, inFlight counted: Bool = true) {
+        if counted { inFlight.record(inFlightCount.subtract(1, ordering: .relaxed).newValue) }
         let route = ["/image", "/health", "/metrics", "/", "/files"].contains(path) ? path : (path.hasPrefix("/files/") ? "/files" : "other")
         requestCounter(route: route, status: status).increment()
         duration.record(elapsed)
@@ -197,19 +197,20 @@ extension Metrics.Timer {
 
 /// One log line per request (method, path, status, milliseconds) and the request metrics, for
 /// requests through the router (``RequestObservationMiddleware``) and for those answered on the
-/// event loop (``StoredHitHandler``): the same line and the same metrics either way.
+/// event loop (``HitHandler``): the same line and the same metrics either way.
 struct RequestObservation: Sendable {
     let metrics: ServerMetrics
 
     func started() { metrics.requestStarted() }
 
     /// - Parameter requestID: Added to the line as `hb.request.id` (a route's logger has it already).
+    /// - Parameter counted: Whether ``started()`` counted it in flight (a hit answered at once is not).
     func finished(
         method: HTTPRequest.Method, path: String, status: Int, bytes: Int, since start: ContinuousClock.Instant, logger: Logger,
-        requestID: RequestID? = nil
+        requestID: RequestID? = nil, counted: Bool = true
     ) {
         let elapsed = ContinuousClock.now - start
-        metrics.requestFinished(path: path, status: status, bytesSent: bytes, after: elapsed)
+        metrics.requestFinished(path: path, status: status, bytesSent: bytes, after: elapsed, inFlight: counted)
         // Milliseconds with one decimal, without String(format:) (slow on Linux).
         let tenths = elapsed.components.seconds * 10_000 + elapsed.components.attoseconds / 100_000_000_000_000
         var metadata: Logger.Metadata = [

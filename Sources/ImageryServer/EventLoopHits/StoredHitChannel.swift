@@ -3,20 +3,22 @@ import HummingbirdCore
 import Logging
 import NIOCore
 
-/// Hummingbird's HTTP/1 child channel with a ``StoredHitHandler`` after its connection-state
-/// handler (which `additionalChannelHandlers` would put it before: idle timeouts and graceful
-/// shutdown would then not see the requests it answers).
+/// Hummingbird's HTTP/1 child channel with hits answered before its decoder: a ``HitHandler`` first
+/// in the pipeline, and ``RoutedRequests`` after the connection-state handler. `http1` comes without
+/// an idle timeout: the ``HitHandler`` keeps it, as it alone sees every request.
 struct StoredHitChannel: ServerChildChannel {
     typealias Value = HTTP1Channel.Value
     let http1: HTTP1Channel
     let hits: StoredHits
-    let serverName: String
+    let limits: RequestHead.Limits
+    let idleTimeout: TimeAmount?
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         http1.setup(channel: channel, logger: logger).flatMapThrowing { value in
             let pipeline = channel.pipeline.syncOperations
-            let state = try pipeline.handler(type: HTTPConnectionStateHandler.self)
-            try pipeline.addHandler(StoredHitHandler(hits: hits, serverName: serverName), position: .after(state))
+            let handler = HitHandler(hits: hits, limits: limits, idleTimeout: idleTimeout)
+            try pipeline.addHandler(handler, position: .first)
+            try pipeline.addHandler(RoutedRequests(handler), position: .after(try pipeline.handler(type: HTTPConnectionStateHandler.self)))
             return value
         }
     }
@@ -27,11 +29,16 @@ struct StoredHitChannel: ServerChildChannel {
 }
 
 extension HTTPServerBuilder {
-    /// HTTP/1 with hits answered on the event loop (`hits`), or plain HTTP/1 (`nil`).
-    static func http1(configuration: HTTP1Channel.Configuration, hits: StoredHits?, serverName: String) -> HTTPServerBuilder {
+    /// HTTP/1 with hits answered before the decoder (`hits`), or plain HTTP/1 (`nil`).
+    static func http1(configuration: HTTP1Channel.Configuration, hits: StoredHits?, limits: RequestHead.Limits) -> HTTPServerBuilder {
         guard let hits else { return .http1(configuration: configuration) }
-        return HTTPServerBuilder { responder in
-            StoredHitChannel(http1: HTTP1Channel(responder: responder, configuration: configuration), hits: hits, serverName: serverName)
+        var configuration = configuration
+        let idleTimeout = configuration.idleTimeout
+        configuration.idleTimeout = nil
+        return HTTPServerBuilder { [configuration] responder in
+            StoredHitChannel(
+                http1: HTTP1Channel(responder: responder, configuration: configuration), hits: hits, limits: limits, idleTimeout: idleTimeout
+            )
         }
     }
 }

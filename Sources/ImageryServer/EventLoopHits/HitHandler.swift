@@ -1,0 +1,201 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Imagery
+import NIOCore
+import NIOHTTPTypes
+
+/// Answers hits where the connection's bytes arrive, before the HTTP decoder: a request whose head
+/// ``RequestHead`` reads and whose text result storage resolved (``StoredHits``) is answered at
+/// once from the bytes kept in memory: no decoder, no HTTP types, no encoder, no async channel, no
+/// task, no router (a hit through all of them cost twice what nginx spends on a static file, most
+/// of it theirs). Every other request's bytes go on to the decoder, whole, and the route answers.
+/// The answer is a route's, byte for byte but the time (`Date`, `Age`, max-age), with the same
+/// log line and metrics.
+///
+/// - Order: a request is answered here only when every request passed on has been answered
+///   (``RoutedRequests`` counts them); pipelined hits behind a miss go to the router in turn.
+/// - Bytes the reader does not read (a body, HTTP/1.0, an unusual field; ``RequestHead``) go to the
+///   decoder, and so does everything after them on that connection: the decoder's limits and
+///   errors hold as before.
+/// - Idle connections: the server's own idle timeout would not see the requests answered here, so
+///   this handler keeps it (``ServerConfiguration/idleTimeout``) for every request, as it did: closed
+///   when no whole request arrived and no answer ended for that long (a dripping head included),
+///   never while a route is answering.
+final class HitHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+
+    private let hits: StoredHits
+    private let limits: RequestHead.Limits
+    private let idleTimeout: TimeAmount?
+    /// Requests passed on whose answer has not ended, and whether the last one's end is still to come in.
+    private var routed = 0
+    private var routedBeingRead = false
+    /// The bytes go to the decoder, unread, from now on.
+    private var passingThrough = false
+    /// The start of a request whose head is not all here yet.
+    private var unread: ByteBuffer?
+    private var unflushed = false
+    private var lastActivity = NIODeadline.now()
+    private var idleTask: Scheduled<Void>?
+    /// The `Date` field's value and the second it was made for.
+    private var date: (second: Int, text: String) = (0, "")
+
+    init(hits: StoredHits, limits: RequestHead.Limits, idleTimeout: TimeAmount?) {
+        self.hits = hits
+        self.limits = limits
+        self.idleTimeout = idleTimeout
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !passingThrough else {
+            context.fireChannelRead(data)
+            return
+        }
+        var buffer = unwrapInboundIn(data)
+        if var start = unread.take() {
+            start.writeBuffer(&buffer)
+            buffer = start
+        }
+        while buffer.readableBytes > 0 {
+            switch buffer.withUnsafeReadableBytes({ RequestHead.read($0, limits: limits) }) {
+            case .incomplete:
+                unread = buffer
+                return
+            case .unsupported:
+                passingThrough = true
+                context.fireChannelRead(wrapInboundOut(buffer))
+                return
+            case .complete(let head):
+                if routed == 0, let hit = hits.hit(head) {
+                    let start = ContinuousClock.now
+                    buffer.moveReaderIndex(forwardBy: head.length)
+                    send(hit, for: head, start: start, context: context)
+                } else {
+                    // The decoder reads it whole and passes it up at once (``RoutedRequests`` counts it).
+                    context.fireChannelRead(wrapInboundOut(buffer.readSlice(length: head.length)!))
+                }
+            }
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if unflushed {
+            unflushed = false
+            context.flush()
+        }
+        context.fireChannelReadComplete()
+    }
+
+    private func send(_ hit: StoredHits.Hit, for head: RequestHead, start: ContinuousClock.Instant, context: ChannelHandlerContext) {
+        let (bytes, status, body) = hits.response(to: hit, for: head, date: currentDate(), allocator: context.channel.allocator)
+        context.write(NIOAny(bytes), promise: nil)
+        if let body { context.write(NIOAny(body), promise: nil) }
+        unflushed = true
+        lastActivity = .now()
+        hits.observation.metrics.eventLoopHit()
+        hits.observation.finished(
+            method: head.method == .head ? .head : .get, path: hit.path, status: Int(status.code),
+            bytes: status == .ok ? hit.stored.body.readableBytes : 0, since: start, logger: hits.logger, requestID: RequestID(), counted: false
+        )
+    }
+
+    /// `Date`: an IMF-fixdate, made once a second.
+    private func currentDate() -> String {
+        let now = time(nil)
+        if now != date.second { date = (now, HTTPDate.format(Date(timeIntervalSince1970: TimeInterval(now)))) }
+        return date.text
+    }
+
+    // MARK: - Requests passed on (told by ``RoutedRequests``)
+
+    fileprivate func routedHeadRead() {
+        routed += 1
+        routedBeingRead = true
+        lastActivity = .now()
+    }
+
+    fileprivate func routedEndRead() {
+        routedBeingRead = false
+    }
+
+    fileprivate func routedAnswerEnded(context: ChannelHandlerContext) {
+        routed -= 1
+        if routed == 0 {
+            lastActivity = .now()
+            scheduleIdleCheck(at: lastActivity, context: context)
+        }
+    }
+
+    // MARK: - Idle connections
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { scheduleIdleCheck(at: .now(), context: context) }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        idleTask?.cancel()
+        idleTask = nil
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        lastActivity = .now()
+        scheduleIdleCheck(at: lastActivity, context: context)
+        context.fireChannelActive()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        idleTask?.cancel()
+        idleTask = nil
+        context.fireChannelInactive()
+    }
+
+    private func scheduleIdleCheck(at activity: NIODeadline, context: ChannelHandlerContext) {
+        guard let idleTimeout, idleTask == nil else { return }
+        idleTask = context.eventLoop.assumeIsolated().scheduleTask(deadline: activity + idleTimeout) { [self] in
+            idleTask = nil
+            // A route is answering a request read whole: its end schedules the next check.
+            if routed > 0, !routedBeingRead { return }
+            if NIODeadline.now() >= lastActivity + idleTimeout {
+                context.close(promise: nil)
+            } else {
+                scheduleIdleCheck(at: lastActivity, context: context)
+            }
+        }
+    }
+}
+
+/// Counts the requests ``HitHandler`` passed on, after the server's HTTP codec: their heads and
+/// ends coming in, their answers' ends going out.
+final class RoutedRequests: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
+    typealias OutboundOut = HTTPResponsePart
+
+    private let hits: HitHandler
+
+    init(_ hits: HitHandler) { self.hits = hits }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head: hits.routedHeadRead()
+        case .end: hits.routedEndRead()
+        case .body: break
+        }
+        context.fireChannelRead(data)
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        let ended = if case .end = unwrapOutboundIn(data) { true } else { false }
+        context.write(data, promise: promise)
+        if ended { hits.routedAnswerEnded(context: context) }
+    }
+}
+
+@available(*, unavailable)
+extension HitHandler: Sendable {}
+
+@available(*, unavailable)
+extension RoutedRequests: Sendable {}
