@@ -22,8 +22,8 @@ package struct BlobStore: Sendable {
     private let openFiles: MemoryCache<UInt64, OpenFile>
 
     /// An entry file held open; closed when the last reference goes.
-    final class OpenFile: Sendable {
-        let descriptor: Int32
+    package final class OpenFile: Sendable {
+        package let descriptor: Int32
         init(_ descriptor: Int32) { self.descriptor = descriptor }
         deinit { Foundation.close(descriptor) }
     }
@@ -154,6 +154,21 @@ package struct BlobStore: Sendable {
             return nil
         }
         return Data(bytesNoCopy: buffer, count: size, deallocator: .free)
+    }
+
+    /// Entry file `fileID` held open, for sending as it is, once its bytes were read whole and
+    /// matched `checksum`: at once when a read kept it open (every read checks the bytes), else
+    /// opened, read and checked now. A file is written whole under a new id and never changed, so
+    /// bytes checked once stay what its row vouches for (short of a hand on the disk: a changed
+    /// length shows, a changed byte not until the file is next opened).
+    /// - Returns: `nil` when it is missing, or not `size` bytes with that checksum.
+    func openChecked(fileID: UInt64, name: String, size: Int, checksum: UInt64) -> OpenFile? {
+        if let open = openFiles[fileID] { return open }
+        guard let data = read(fileID: fileID, name: name, size: size), Checksum.of(data) == checksum else {
+            openFiles[fileID] = nil
+            return nil
+        }
+        return openFiles[fileID]
     }
 
     func delete(fileID: UInt64) {

@@ -161,6 +161,13 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
             dropCorrupt(entry, from: storage)
             return nil
         }
+        recordRead(of: entry)
+        return (CacheEntry(data: data, metadata: entry.metadata), entry.checksum)
+    }
+
+    /// A read of `entry`: counted, its recency recorded (reaching SQLite in batches).
+    private func recordRead(of entry: IndexEntry) {
+        let key = entry.key
         let now = ContinuousClock.now
         let flushNeeded = withLock { () -> Bool in
             if index[key]?.fileID == entry.fileID, let place = index.touch(key) { touched[key] = place }
@@ -173,7 +180,34 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
             return true
         }
         if flushNeeded { writer.execute { [self] in writeTouches() } }
-        return (CacheEntry(data: data, metadata: entry.metadata), entry.checksum)
+    }
+
+    /// An entry's file, to be sent as it is (`sendfile`) rather than read: what ``openBody(for:)`` gives.
+    package struct Body: Sendable {
+        /// The open file; it stays readable while held, even if the entry goes meanwhile.
+        package let file: BlobStore.OpenFile
+        package let size: Int
+        package let checksum: UInt64
+        package let metadata: CacheMetadata
+        /// The entry file's id: another id for a key is another version of its bytes.
+        package let fileID: UInt64
+    }
+
+    /// The file of the entry for `key`, open and checked (``BlobStore/openChecked(fileID:name:size:checksum:)``),
+    /// without reading it when a read kept it open; counted and its recency recorded as a read.
+    /// Synchronous (for an event loop): `nil` when the entry is not on disk yet (a write pending),
+    /// expired, missing or damaged (dropped, as a read drops it).
+    package func openBody(for key: String) -> Body? {
+        let (isPending, found, storage) = withLock { () -> (Bool, IndexEntry?, Storage?) in (pending[key] != nil, index[key], self.storage) }
+        guard !isPending, let entry = found, let storage else { return nil }
+        if let ttl = configuration.ttl, Date().timeIntervalSince(entry.metadata.storedAt) > ttl { return nil }
+        guard let file = storage.blobs.openChecked(fileID: entry.fileID, name: entry.name, size: entry.size, checksum: entry.checksum) else {
+            count { $0.misses += 1; $0.corruptEntriesRemoved += 1 }
+            dropCorrupt(entry, from: storage)
+            return nil
+        }
+        recordRead(of: entry)
+        return Body(file: file, size: entry.size, checksum: entry.checksum, metadata: entry.metadata, fileID: entry.fileID)
     }
 
     /// Stores `data` for `key`. Returns at once: the bytes are written on the cache's

@@ -257,8 +257,8 @@ package struct ImageController: Sendable {
     /// before its `Last-Modified`: RFC 9110 13.1.3, imgproxy's `USE_LAST_MODIFIED`); cache headers
     /// (``ResponseCacheHeaders``: the source's freshness, at most what `terms` allow) either way.
     /// - Returns: The status, and `terms`' `Content-Disposition` (sent after `Content-Length`).
-    func answer<Fields: AnswerFields>(
-        _ image: StoredResponse, terms: ResponseTerms, negotiated: Bool, validators: Validators, now: Date = Date(), fields: inout Fields
+    func answer<Head: StoredHead, Fields: AnswerFields>(
+        _ image: Head, terms: ResponseTerms, negotiated: Bool, validators: Validators, now: Date = Date(), fields: inout Fields
     ) -> (status: HTTPResponse.Status, disposition: String?) {
         let maxAge = terms.maximumAge(configured: service.configuration.responseMaxAge, at: Int(now.timeIntervalSince1970))
         let (cacheControl, age) = image.cacheHeaders.values(maximumAge: maxAge, now: now)

@@ -246,7 +246,7 @@ final class ImageService: Sendable {
             let fresh = candidate?.isFresh() ?? false
             metrics?.cacheLookup("response_disk", hit: fresh)
             if fresh, let candidate {
-                await responses.keepRefreshed(candidate, memoryKey: memoryKey, diskKey: nil)
+                if !configuration.answersHitsOnEventLoop { await responses.keepRefreshed(candidate, memoryKey: memoryKey, diskKey: nil) }
                 return .stored(candidate)
             }
         }
@@ -267,7 +267,9 @@ final class ImageService: Sendable {
         guard let diskKey = alias.diskKey, let stored = await responses.onDisk(diskKey), stored.isFresh() else { return nil }
         metrics?.cacheLookup("response", hit: false)
         metrics?.cacheLookup("response_disk", hit: true)
-        await responses.keepRefreshed(stored, memoryKey: alias.memoryKey, diskKey: nil)
+        // Answered on the event loop, the next hit is sent from the file (the page cache holds its
+        // bytes, not this process); without it, memory keeps the bytes read.
+        if !configuration.answersHitsOnEventLoop { await responses.keepRefreshed(stored, memoryKey: alias.memoryKey, diskKey: nil) }
         return (stored, alias)
     }
 
@@ -283,6 +285,15 @@ final class ImageService: Sendable {
         guard let stored = responses.inMemory(alias.memoryKey), stored.isFresh() else { return nil }
         metrics?.cacheLookup("response", hit: true)
         return stored
+    }
+
+    /// The fresh response `alias` names on this instance's disk, as its file and head (counted as a
+    /// miss in memory and a hit on disk): sent from the file, not read, not kept in memory.
+    func storedOnDisk(_ alias: ResponseStore.Alias) -> (body: DiskCache.Body, head: DiskHead)? {
+        guard let diskKey = alias.diskKey, let (body, head) = responses.fileOnDisk(diskKey), head.isFresh() else { return nil }
+        metrics?.cacheLookup("response", hit: false)
+        metrics?.cacheLookup("response_disk", hit: true)
+        return (body, head)
     }
 
     /// Makes the response result storage did not have: a stale one revalidated through its source

@@ -60,7 +60,10 @@ public struct ServerConfiguration: Sendable {
     public var maximumConnections = 10_000
     /// Whether a request written as one answered before, whose response memory holds fresh, is
     /// answered on the connection's event loop, before the router (`HitHandler`): the same
-    /// answer at a fraction of the cost. Default `true`; `false` sends every request through the router.
+    /// answer at a fraction of the cost; a response on disk is then sent from its file (`sendfile`)
+    /// and not kept in memory. Default `true`; `false` sends every request through the router, and
+    /// keeps what it reads from disk in memory. (`imagery serve` only: routes mounted in another
+    /// application go through its router.)
     public var answersHitsOnEventLoop = true
     /// The most bytes of a request's headers (each field at most half of it; at most 100 fields);
     /// more is answered 400 and the connection closed. Default 32 KiB.

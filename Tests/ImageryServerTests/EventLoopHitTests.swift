@@ -3,6 +3,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import ImageryServer
+import Glibc
 import ImageryTestSupport
 import Synchronization
 import Testing
@@ -108,6 +109,52 @@ import Testing
             #expect(after.status == .ok && after.body == first.body)
             #expect(try await get(client, "/health").status == .ok)
         }
+    }
+
+    /// After a restart, a response stored on disk is sent from its file on the event loop, not read
+    /// into memory; a file cut short is never sent short (a miss, made again whole); a file removed
+    /// after it was opened is sent whole from the open file.
+    @Test func diskHitsAreSentFromTheirFilesAndNeverShort() async throws {
+        try await withOriginAndDirectory { origin, directory in
+            let uri = imageURI(origin, "rocket.jpg?cc=max-age%3D600", "w=300")
+            let configure = { (configuration: inout ServerConfiguration) in
+                configuration.cacheDirectory = directory
+                configuration.answersHitsOnEventLoop = true
+            }
+            let first = Box<Data>()
+            try await serve(.live, origin: origin, configure: configure) { client in first.value = try await get(client, uri).body }
+            let body = try #require(first.value)
+            try await serve(.live, origin: origin, configure: configure) { client in
+                for _ in 0..<3 {
+                    let again = try await get(client, uri)
+                    #expect(again.status == .ok && again.body == body)
+                }
+                var counters = try await metrics(client)
+                #expect(lookups(counters, "response_disk", "hit") == 3)
+                #expect(counters["imagery_event_loop_hits_total"] == 2)  // the first after the restart is parsed by the router
+                #expect(counters["imagery_response_cache_bytes"] == 0)  // sent from the file, not kept in memory
+                // Cut short on disk: not sent from the file; the router finds it damaged, and it is made again whole.
+                let file = try #require(Self.entryFiles(in: directory, size: body.count).first)
+                #expect(truncate(file.path, off_t(body.count / 2)) == 0)
+                let afterCut = try await get(client, uri)
+                #expect(afterCut.status == .ok && afterCut.body == body)
+                counters = try await metrics(client)
+                #expect(counters["imagery_disk_cache_corrupt_entries_removed"] ?? 0 >= 1)
+                // Removed after the event loop opened it: still sent whole, from the open file.
+                try await Task.sleep(for: .milliseconds(300))  // the new entry written
+                #expect(try await get(client, uri).body == body)
+                for file in Self.entryFiles(in: directory, size: body.count) { try FileManager.default.removeItem(at: file) }
+                let afterRemoval = try await get(client, uri)
+                #expect(afterRemoval.status == .ok && afterRemoval.body == body)
+            }
+        }
+    }
+
+    /// The disk cache's entry files of `size` bytes under `directory`.
+    static func entryFiles(in directory: URL, size: Int) -> [URL] {
+        let blobs = directory.appendingPathComponent("blobs")
+        let files = FileManager.default.enumerator(at: blobs, includingPropertiesForKeys: [.fileSizeKey])?.compactMap { $0 as? URL } ?? []
+        return files.filter { (try? $0.resourceValues(forKeys: [.fileSizeKey]).fileSize) == size }
     }
 
     /// An imgproxy URL answered before its `expires` is not answered from memory after it.

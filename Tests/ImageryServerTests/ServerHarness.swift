@@ -13,6 +13,9 @@ import Logging
 /// ``ServerConfiguration/answersHitsOnEventLoop`` off: the suite run so checks both paths of a hit.
 let defaultSetup: TestingSetup = ProcessInfo.processInfo.environment["IMAGERY_TEST_SERVER"] == "router" ? .router : .live
 
+/// ``ServerConfiguration/answersHitsOnEventLoop`` in this run's servers (unless a test says).
+let hitsOnEventLoop = ProcessInfo.processInfo.environment["IMAGERY_TEST_HITS_ON_EVENT_LOOP"] != "0"
+
 /// The proxy (no disk cache unless asked) in front of a real origin on 127.0.0.1.
 func withServer(
     _ setup: TestingSetup = defaultSetup,
@@ -49,7 +52,7 @@ func serve(
     // past the default 30 s, and the server closes it ("I/O on closed channel" in CI). Tests of the
     // idle timeout set their own.
     configuration.idleTimeout = .seconds(600)
-    configuration.answersHitsOnEventLoop = ProcessInfo.processInfo.environment["IMAGERY_TEST_HITS_ON_EVENT_LOOP"] != "0"
+    configuration.answersHitsOnEventLoop = hitsOnEventLoop
     configure(&configuration)
     do {  // the application (and its cache) is released at the end of this block
         let application = try await whenDirectoryIsFree(configuration.cacheDirectory) { try buildApplication(configuration: configuration, logger: logger) }

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Imagery
+import ImageryDiskCache
 import NIOCore
 import NIOHTTPTypes
 
@@ -68,10 +69,8 @@ final class HitHandler: ChannelInboundHandler, RemovableChannelHandler {
                 context.fireChannelRead(wrapInboundOut(buffer))
                 return
             case .complete(let head):
-                if routed == 0, let hit = hits.hit(head) {
-                    let start = ContinuousClock.now
+                if routed == 0, let hit = hits.hit(head), send(hit, for: head, context: context) {
                     buffer.moveReaderIndex(forwardBy: head.length)
-                    send(hit, for: head, start: start, context: context)
                 } else {
                     // The decoder reads it whole and passes it up at once (``RoutedRequests`` counts it).
                     context.fireChannelRead(wrapInboundOut(buffer.readSlice(length: head.length)!))
@@ -88,17 +87,44 @@ final class HitHandler: ChannelInboundHandler, RemovableChannelHandler {
         context.fireChannelReadComplete()
     }
 
-    private func send(_ hit: StoredHits.Hit, for head: RequestHead, start: ContinuousClock.Instant, context: ChannelHandlerContext) {
-        let (bytes, status, body) = hits.response(to: hit, for: head, date: currentDate(), allocator: context.channel.allocator)
+    /// Sends the answer to `hit`; `false` when it cannot be sent from here after all (no descriptor
+    /// left to send a file from): nothing was written, and the router answers.
+    private func send(_ hit: StoredHits.Hit, for head: RequestHead, context: ChannelHandlerContext) -> Bool {
+        let start = ContinuousClock.now
+        let (bytes, status, sendsBody) = hits.response(to: hit, for: head, date: currentDate(), allocator: context.channel.allocator)
+        var body: IOData?
+        var file: NIOFileHandle?
+        if sendsBody {
+            switch hit.stored {
+            case .memory(let stored):
+                body = .byteBuffer(stored.body)
+            case .disk(let stored, _):
+                // `sendfile` from a descriptor of its own, closed once written (or not): the cache
+                // may close its own meanwhile.
+                let descriptor = dup(stored.file.descriptor)
+                guard descriptor >= 0 else { return false }
+                let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: descriptor)
+                body = .fileRegion(FileRegion(fileHandle: handle, readerIndex: 0, endIndex: stored.size))
+                file = handle
+            }
+        }
         context.write(NIOAny(bytes), promise: nil)
-        if let body { context.write(NIOAny(body), promise: nil) }
+        if let body {
+            let written = file.map { file in
+                let promise = context.eventLoop.makePromise(of: Void.self)
+                promise.futureResult.whenComplete { _ in try? file.close() }
+                return promise
+            }
+            context.write(NIOAny(body), promise: written)
+        }
         unflushed = true
         lastActivity = .now()
         hits.observation.metrics.eventLoopHit()
         hits.observation.finished(
             method: head.method == .head ? .head : .get, path: hit.path, status: Int(status.code),
-            bytes: status == .ok ? hit.stored.body.readableBytes : 0, since: start, logger: hits.logger, requestID: RequestID(), counted: false
+            bytes: status == .ok ? hit.stored.bodySize : 0, since: start, logger: hits.logger, requestID: RequestID(), counted: false
         )
+        return true
     }
 
     /// `Date`: an IMF-fixdate, made once a second.

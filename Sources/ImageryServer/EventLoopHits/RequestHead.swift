@@ -4,16 +4,16 @@
 /// the connection's bytes go to the decoder from there on (which answers as it always has: its
 /// limits, its 400s).
 ///
-/// Read: `GET` or `HEAD`, a target in origin form made of the characters RFC 3986 allows, `HTTP/1.1`;
+/// Read: `GET` or `HEAD` (another method is the decoder's), a target in origin form made of the characters RFC 3986 allows, `HTTP/1.1`;
 /// fields `name: value` with a token for a name and visible ASCII, spaces and tabs in a value; CRLF
 /// line ends. Kept: the target, `Accept`, `If-None-Match`, `If-Modified-Since`, and whether
 /// anything asks for more than a plain answer (`Connection: close`, `Upgrade`, `Expect`, a field of
 /// interest given twice): those are complete heads a route answers. A head with a body
 /// (`Content-Length` not 0, `Transfer-Encoding`) is unsupported: where it ends is the decoder's to find.
 package struct RequestHead: Sendable, Equatable {
-    package enum Method: Sendable, Equatable { case get, head, other }
+    package enum Method: Sendable, Equatable { case get, head }
 
-    package var method: Method = .other
+    package var method: Method = .get
     /// The request target, as written (`/image?url=...`).
     package var target = ""
     package var accept: String?
@@ -71,7 +71,7 @@ package struct RequestHead: Sendable, Equatable {
         } else if method.elementsEqual("HEAD".utf8) {
             head.method = .head
         } else {
-            guard !method.isEmpty, method.allSatisfy(isTokenByte) else { return .unsupported }
+            return .unsupported  // the decoder knows which other methods are methods
         }
         let rest = UnsafeRawBufferPointer(rebasing: requestLine[(firstSpace + 1)...])
         guard rest.count > 9, rest.suffix(9).elementsEqual(" HTTP/1.1".utf8) else { return .unsupported }

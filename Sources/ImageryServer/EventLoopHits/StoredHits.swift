@@ -3,6 +3,7 @@ import Hummingbird
 import HummingbirdCore
 import HTTPTypes
 import Imagery
+import ImageryDiskCache
 import Logging
 import NIOCore
 
@@ -29,9 +30,22 @@ final class StoredHits: Sendable {
     /// A request result storage answers: its path (for the log line), the response and how to answer.
     struct Hit {
         let path: String
-        let stored: StoredResponse
+        let stored: Stored
         let alias: ResponseStore.Alias
         let now: Date
+    }
+
+    /// Where a hit's response is: in memory, or in a file on disk (sent from it).
+    enum Stored {
+        case memory(StoredResponse)
+        case disk(DiskCache.Body, DiskHead)
+
+        var bodySize: Int {
+            switch self {
+            case .memory(let response): response.body.readableBytes
+            case .disk(let body, _): body.size
+            }
+        }
     }
 
     /// The hit for `head` when memory holds a fresh response for its text; `nil` for anything else (a
@@ -40,7 +54,7 @@ final class StoredHits: Sendable {
     /// `/info`) never does.
     /// - Complexity: Two memory-cache lookups (the text's alias, the response).
     func hit(_ head: RequestHead) -> Hit? {
-        guard head.method != .other, !head.needsRoute else { return nil }
+        guard !head.needsRoute else { return nil }
         let uri = URI(head.target)
         let path = uri.path
         let text: String
@@ -54,22 +68,26 @@ final class StoredHits: Sendable {
         let service = controller.service
         guard let alias = service.alias(forRequestKey: ResponseStore.requestKey(rawQuery: text, accept: head.accept)) else { return nil }
         let now = Date()
-        guard !alias.terms.hasExpired(at: Int(now.timeIntervalSince1970)), let stored = service.storedInMemory(alias) else { return nil }
-        return Hit(path: path, stored: stored, alias: alias, now: now)
+        guard !alias.terms.hasExpired(at: Int(now.timeIntervalSince1970)) else { return nil }
+        if let stored = service.storedInMemory(alias) { return Hit(path: path, stored: .memory(stored), alias: alias, now: now) }
+        if let (body, head) = service.storedOnDisk(alias) { return Hit(path: path, stored: .disk(body, head), alias: alias, now: now) }
+        return nil
     }
 
     /// The response head of `hit` (status line, the answer's fields, `Content-Length`, `Date`,
     /// `Server`): a route's answer as the server's encoder writes it.
-    /// - Returns: The head, its status, and the body to send after it (`nil`: none; `HEAD` and 304s).
+    /// - Returns: The head, its status, and whether the body follows (not for `HEAD` and 304s).
     func response(to hit: Hit, for head: RequestHead, date: String, allocator: ByteBufferAllocator)
-        -> (head: ByteBuffer, status: HTTPResponse.Status, body: ByteBuffer?)
+        -> (head: ByteBuffer, status: HTTPResponse.Status, sendsBody: Bool)
     {
         var fields = ResponseHeadBytes(buffer: allocator.buffer(capacity: 384))
         let validators = Validators(ifNoneMatch: head.ifNoneMatch, ifModifiedSince: head.ifModifiedSince)
-        let (status, disposition) = controller.answer(
-            hit.stored, terms: hit.alias.terms, negotiated: hit.alias.negotiated, validators: validators, now: hit.now, fields: &fields
-        )
-        if status == .ok { fields.add(.contentLength, String(hit.stored.body.readableBytes)) }
+        let (terms, negotiated) = (hit.alias.terms, hit.alias.negotiated)
+        let (status, disposition) = switch hit.stored {
+        case .memory(let stored): controller.answer(stored, terms: terms, negotiated: negotiated, validators: validators, now: hit.now, fields: &fields)
+        case .disk(_, let stored): controller.answer(stored, terms: terms, negotiated: negotiated, validators: validators, now: hit.now, fields: &fields)
+        }
+        if status == .ok { fields.add(.contentLength, String(hit.stored.bodySize)) }
         if let disposition { fields.add(.contentDisposition, disposition) }
         fields.add(.date, date)
         fields.add(.server, serverName)
@@ -77,6 +95,6 @@ final class StoredHits: Sendable {
         bytes.writeStaticString(status == .ok ? "HTTP/1.1 200 OK\r\n" : "HTTP/1.1 304 Not Modified\r\n")
         bytes.writeBuffer(&fields.buffer)
         bytes.writeStaticString("\r\n")
-        return (bytes, status, status == .ok && head.method == .get ? hit.stored.body : nil)
+        return (bytes, status, status == .ok && head.method == .get)
     }
 }

@@ -58,6 +58,8 @@ public struct ImageryRoutes: Service {
     /// - Throws: `DiskCacheError` (from ImageryDiskCache) when the cache directory cannot be used,
     ///   ``ConfigurationFileError`` when presets are not valid.
     public init(configuration: ServerConfiguration, logger: Logger = Logger(label: "imagery.server")) throws {
+        var configuration = configuration
+        configuration.answersHitsOnEventLoop = false  // that takes `imagery serve`'s own server (its channel handlers)
         try self.init(configuration: configuration, logger: logger, watcher: ConnectionWatcher())
     }
 

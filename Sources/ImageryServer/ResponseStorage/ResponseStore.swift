@@ -19,6 +19,8 @@ final class ResponseStore: Sendable {
     private let memory: MemoryCache<String, StoredResponse>
     /// The memory key each request, as it was written, resolved to (``alias(for:)``).
     private let aliases = MemoryCache<String, Alias>(countLimit: 16_384)
+    /// The heads of responses sent from their disk files (``fileOnDisk(_:)``), by disk key.
+    private let diskHeads = MemoryCache<String, DiskHead>(countLimit: 16_384)
 
     /// What a request written one way resolved to: its memory and disk keys, whether its format was
     /// negotiated, and what its text says of the response (``ResponseTerms``).
@@ -81,6 +83,20 @@ final class ResponseStore: Sendable {
             data: entry.data, contentType: contentType, source: source, freshUntil: nil, policy: policy,
             checksum: checksum, chosenQuality: entry.metadata.chosenQuality
         )
+    }
+
+    /// The file of the response stored on this instance's disk for `key`, with its head (worked out
+    /// once per file), fresh or not, for sending as it is: the bytes are not read (nor kept in
+    /// memory); `nil` when absent, damaged, not its full length now, or not written yet. Synchronous.
+    /// - Complexity: Two lookups in memory and an `fstat`; the first time, a read of the file.
+    func fileOnDisk(_ key: String) -> (body: DiskCache.Body, head: DiskHead)? {
+        guard let local = disk?.local, let body = local.openBody(for: key), let contentType = body.metadata.contentType else { return nil }
+        var status = stat()
+        guard fstat(body.file.descriptor, &status) == 0, Int(status.st_size) == body.size else { return nil }
+        if let head = diskHeads[key], head.fileID == body.fileID { return (body, head) }
+        let head = DiskHead(body, contentType: contentType, policy: policy)
+        diskHeads[key] = head
+        return (body, head)
     }
 
     /// Keeps a new response whose body is `data`: in memory under `memoryKey`, and on disk under

@@ -6,7 +6,7 @@ import ImageryDiskCache
 /// A response body exactly as it was first sent, with its source's metadata and freshness:
 /// what result storage (``ResponseStore``) keeps in memory and on disk, and answers later
 /// requests with as it is (no decode, no encode), so its bytes and ETag never change.
-struct StoredResponse: Sendable, CacheCostReporting {
+struct StoredResponse: StoredHead, CacheCostReporting {
     /// The body; shared, not copied, by every response that sends it.
     let body: ByteBuffer
     /// Its media type: an image format's, or `text/plain` for a placeholder hash.
@@ -45,11 +45,8 @@ struct StoredResponse: Sendable, CacheCostReporting {
         chosenQuality: Int?
     ) {
         self.chosenQuality = chosenQuality
-        // One reading of the source's headers gives the freshness and the cache headers.
-        let assessment = policy.assess(source)
-        let freshUntil = freshUntil ?? assessment.freshUntil
-        (self.body, self.contentType, self.etag, self.source, self.freshUntil) = (body, contentType, etag, source, freshUntil)
-        cacheHeaders = ResponseCacheHeaders(source: source, assessment: assessment, freshUntil: freshUntil)
+        (self.body, self.contentType, self.etag, self.source) = (body, contentType, etag, source)
+        (self.freshUntil, cacheHeaders) = ResponseCacheHeaders.of(source, policy: policy, freshUntil: freshUntil)
     }
 
     /// The same bytes with the freshness of their source revalidated (a 304, or a 200 of the same version).
@@ -57,14 +54,57 @@ struct StoredResponse: Sendable, CacheCostReporting {
         StoredResponse(body: body, contentType: contentType, etag: etag, source: source, freshUntil: nil, policy: policy, chosenQuality: chosenQuality)
     }
 
-    /// Whether it may be sent at `now` without revalidating its source.
-    func isFresh(at now: Date = Date()) -> Bool { now < freshUntil }
-
     var cacheCost: Int { body.readableBytes }
 
     /// `"` + the 64-bit ``Checksum`` of the bytes + `-` + their length (`count`), in hex, + `"`:
     /// a function of the bytes alone (unlike `Hasher`), about 1 µs for a 30 KB thumbnail.
     static func etag(checksum: UInt64, count: Int) -> String {
         "\"\(String(checksum, radix: 16))-\(String(count, radix: 16))\""
+    }
+}
+
+/// What an answer with a stored response says of it besides its bytes
+/// (``ImageController/answer(_:terms:negotiated:validators:now:fields:)``): a response held in
+/// memory (``StoredResponse``), or one on disk sent from its file (``DiskHead``).
+protocol StoredHead: Sendable {
+    var contentType: String { get }
+    var etag: String { get }
+    var freshUntil: Date { get }
+    var cacheHeaders: ResponseCacheHeaders { get }
+    var chosenQuality: Int? { get }
+}
+
+extension StoredHead {
+    /// Whether it may be sent at `now` without revalidating its source.
+    func isFresh(at now: Date = Date()) -> Bool { now < freshUntil }
+}
+
+/// The head of a response result storage keeps on disk, worked out once from the entry's metadata
+/// (``ResponseStore/fileOnDisk(_:)``): its body is sent from the entry's file.
+struct DiskHead: StoredHead {
+    let contentType: String
+    let etag: String
+    let freshUntil: Date
+    let cacheHeaders: ResponseCacheHeaders
+    let chosenQuality: Int?
+    /// The entry file it was worked out for.
+    let fileID: UInt64
+
+    init(_ body: DiskCache.Body, contentType: String, policy: HTTPCachePolicy) {
+        var source = body.metadata
+        source.chosenQuality = nil  // the response's, not its source's
+        (self.contentType, chosenQuality, fileID) = (contentType, body.metadata.chosenQuality, body.fileID)
+        etag = StoredResponse.etag(checksum: body.checksum, count: body.size)
+        (freshUntil, cacheHeaders) = ResponseCacheHeaders.of(source, policy: policy, freshUntil: nil)
+    }
+}
+
+extension ResponseCacheHeaders {
+    /// When a response made from `source` stops being fresh (`freshUntil`, else the policy's) and its
+    /// cache headers: one reading of the source's headers gives both.
+    static func of(_ source: CacheMetadata, policy: HTTPCachePolicy, freshUntil: Date?) -> (Date, ResponseCacheHeaders) {
+        let assessment = policy.assess(source)
+        let freshUntil = freshUntil ?? assessment.freshUntil
+        return (freshUntil, ResponseCacheHeaders(source: source, assessment: assessment, freshUntil: freshUntil))
     }
 }
