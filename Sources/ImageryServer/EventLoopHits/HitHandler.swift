@@ -38,6 +38,8 @@ final class HitHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// The start of a request whose head is not all here yet.
     private var unread: ByteBuffer?
     private var unflushed = false
+    /// Whether the socket is corked: a file's answer waits to go out with its head in full frames.
+    private var corked = false
     private var lastActivity = NIODeadline.now()
     private var idleTask: Scheduled<Void>?
     /// The `Date` field's value and the second it was made for.
@@ -84,6 +86,10 @@ final class HitHandler: ChannelInboundHandler, RemovableChannelHandler {
             unflushed = false
             context.flush()
         }
+        if corked {
+            corked = false
+            try? context.channel.syncOptions?.setOption(Self.cork, value: 0)  // what is left of the last frame goes now
+        }
         context.fireChannelReadComplete()
     }
 
@@ -98,14 +104,38 @@ final class HitHandler: ChannelInboundHandler, RemovableChannelHandler {
             switch hit.stored {
             case .memory(let stored):
                 body = .byteBuffer(stored.body)
+            case .disk(let stored, _) where stored.size <= Self.largestReadBody:
+                // Read, and sent with its head in one `writev` (one copy more than `sendfile`, four system
+                // calls fewer: measured faster for thumbnails). A file shorter than its entry now is a miss.
+                var buffer = context.channel.allocator.buffer(capacity: stored.size)
+                let count = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: stored.size) { bytes in
+                    var offset = 0
+                    while offset < stored.size {
+                        let result = pread(stored.file.descriptor, bytes.baseAddress! + offset, stored.size - offset, off_t(offset))
+                        if result < 0, errno == EINTR { continue }
+                        if result <= 0 { break }
+                        offset += result
+                    }
+                    return offset
+                }
+                guard count == stored.size else { return false }
+                body = .byteBuffer(buffer)
             case .disk(let stored, _):
                 // `sendfile` from a descriptor of its own, closed once written (or not): the cache
-                // may close its own meanwhile.
+                // may close its own meanwhile. A file shorter than its entry now is a miss (`sendfile`
+                // would stop short of the length the head states).
+                var status = stat()
+                guard fstat(stored.file.descriptor, &status) == 0, Int(status.st_size) == stored.size else { return false }
                 let descriptor = dup(stored.file.descriptor)
                 guard descriptor >= 0 else { return false }
                 let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: descriptor)
                 body = .fileRegion(FileRegion(fileHandle: handle, readerIndex: 0, endIndex: stored.size))
                 file = handle
+                // The head is written, then the file is sent: corked, they leave in full frames rather than
+                // the head in a packet of its own (nginx's `tcp_nopush`); uncorked when the turn's writes are out.
+                if !corked {
+                    corked = (try? context.channel.syncOptions?.setOption(Self.cork, value: 1)) != nil
+                }
             }
         }
         context.write(NIOAny(bytes), promise: nil)
@@ -126,6 +156,10 @@ final class HitHandler: ChannelInboundHandler, RemovableChannelHandler {
         )
         return true
     }
+
+    /// Bodies up to this size are read and written with their head; larger ones are sent from their file.
+    static let largestReadBody = 64 * 1024
+    private static let cork = ChannelOptions.Types.SocketOption(level: SocketOptionLevel(IPPROTO_TCP), name: SocketOptionName(TCP_CORK))
 
     /// `Date`: an IMF-fixdate, made once a second.
     private func currentDate() -> String {

@@ -86,13 +86,11 @@ final class ResponseStore: Sendable {
     }
 
     /// The file of the response stored on this instance's disk for `key`, with its head (worked out
-    /// once per file), fresh or not, for sending as it is: the bytes are not read (nor kept in
-    /// memory); `nil` when absent, damaged, not its full length now, or not written yet. Synchronous.
-    /// - Complexity: Two lookups in memory and an `fstat`; the first time, a read of the file.
+    /// once per file), fresh or not, for sending as it is: its bytes are not kept in memory; `nil`
+    /// when absent, damaged or not written yet. Synchronous.
+    /// - Complexity: Two lookups in memory; the first time, a read of the file.
     func fileOnDisk(_ key: String) -> (body: DiskCache.Body, head: DiskHead)? {
         guard let local = disk?.local, let body = local.openBody(for: key), let contentType = body.metadata.contentType else { return nil }
-        var status = stat()
-        guard fstat(body.file.descriptor, &status) == 0, Int(status.st_size) == body.size else { return nil }
         if let head = diskHeads[key], head.fileID == body.fileID { return (body, head) }
         let head = DiskHead(body, contentType: contentType, policy: policy)
         diskHeads[key] = head
