@@ -213,9 +213,18 @@ struct RequestObservation: Sendable {
         metrics.requestFinished(path: path, status: status, bytesSent: bytes, after: elapsed, inFlight: counted)
         // Milliseconds with one decimal, without String(format:) (slow on Linux).
         let tenths = elapsed.components.seconds * 10_000 + elapsed.components.attoseconds / 100_000_000_000_000
+        let milliseconds = String(tenths / 10) + "." + String(tenths % 10)
+        // `imagery serve`'s handler writes the line straight from the fields.
+        if let handler = logger.handler as? ServerLogHandler {
+            let line = ServerLogHandler.RequestLine(
+                bytes: String(bytes), requestID: requestID?.description, method: method.rawValue, milliseconds: milliseconds, path: path,
+                status: String(status)
+            )
+            if handler.logRequest(line) { return }
+        }
         var metadata: Logger.Metadata = [
             "method": .string(method.rawValue), "path": .string(path), "status": .string(String(status)),
-            "ms": .string(String(tenths / 10) + "." + String(tenths % 10)), "bytes": .string(String(bytes)),
+            "ms": .string(milliseconds), "bytes": .string(String(bytes)),
         ]
         if let requestID { metadata["hb.request.id"] = .stringConvertible(requestID) }
         logger.info("request", metadata: metadata)
