@@ -8,7 +8,7 @@ import NIOPosix
 ///
 /// Each line goes out whole in one `write(2)` (no lock, since one write of a line is never
 /// interleaved with another): at once from any thread but the server's event loops; on an event
-/// loop, with the other lines of the loop's turn (``LineBatch``: one write for the requests a turn
+/// loop, with the other lines of the loop's turn (`LineBatch`: one write for the requests a turn
 /// answers; the log line of a hit answered on the loop cost 12% of it, half of that the write).
 /// The timestamp (UTC) is formatted once per second, and metadata is written sorted by key.
 /// Measured with the proxy's warm benchmark, swift-log's `StreamLogHandler` cost about 15%
@@ -76,7 +76,7 @@ public struct ServerLogHandler: LogHandler {
         emit(&bytes)
     }
 
-    /// A request's line (``RequestObservation``): its fields, already in key order.
+    /// A request's line (`RequestObservation`): its fields, already in key order.
     package struct RequestLine {
         let bytes: String
         /// `hb.request.id`; `nil`: the handler's metadata has it (a route's logger).
@@ -229,7 +229,7 @@ public struct ServerLogHandler: LogHandler {
     }
 
     /// One `write(2)` of the line (more only if the kernel takes part of it); on an event loop, one
-    /// `write(2)` of the lines of the loop's turn (``LineBatch``).
+    /// `write(2)` of the lines of the loop's turn (`LineBatch`).
     private func emit(_ line: inout String) {
         if MultiThreadedEventLoopGroup.currentEventLoop != nil {
             LineBatch.append(line, to: descriptor)
