@@ -152,12 +152,12 @@ final class RawConnection: Sendable {
         return recv(descriptor, &byte, 1, Int32(MSG_PEEK | MSG_DONTWAIT)) <= 0
     }
 
-    /// The bytes the server sends next, within five seconds (empty: nothing came, or the connection closed).
+    /// The bytes the server sends next, within twenty seconds (empty: nothing came, or the connection closed).
     func receiveBytes() async throws -> Data {
         let descriptor = self.descriptor
         return try await runBlocking {
             var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, 5000) > 0 else { return Data() }
+            guard poll(&poller, 1, 20_000) > 0 else { return Data() }
             var buffer = [UInt8](repeating: 0, count: 65_536)
             let count = recv(descriptor, &buffer, buffer.count, 0)
             return count > 0 ? Data(buffer.prefix(count)) : Data()
