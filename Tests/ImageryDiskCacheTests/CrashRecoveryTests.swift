@@ -24,14 +24,9 @@ struct CrashRecoveryTests {
             for round in 0..<rounds {
                 // Let it write a while (it reports every 8 entries), then kill it without warning.
                 let first = next
-                let (reason, seen) = try await runBlocking { () throws -> (Process.TerminationReason, String) in
-                    let process = Process()
-                    process.executableURL = Self.writer
-                    process.arguments = [directory.path, String(first), String(limit)]
-                    let output = Pipe()
-                    process.standardOutput = output
-                    try process.run()
-                    let reader = output.fileHandleForReading
+                let (reason, seen) = try await runBlocking { () throws -> (ChildProcess.Termination, String) in
+                    let process = try ChildProcess(Self.writer.path, [directory.path, String(first), String(limit)], output: .pipe, error: .inherit)
+                    let reader = process.standardOutput!
                     var seen = ""
                     let wanted = 1 + round % 4
                     while seen.components(separatedBy: "stored").count - 1 < wanted {
@@ -40,12 +35,11 @@ struct CrashRecoveryTests {
                         seen += String(decoding: chunk, as: UTF8.self)
                     }
                     usleep(UInt32.random(in: 0...15_000))
-                    kill(process.processIdentifier, SIGKILL)
-                    process.waitUntilExit()
-                    return (process.terminationReason, seen)
+                    process.send(SIGKILL)
+                    return (process.wait(), seen)
                 }
-                #expect(reason == .uncaughtSignal, "round \(round): \(seen)")
-                if reason == .uncaughtSignal { killedMidWrite += 1 }
+                #expect(reason == .signalled(SIGKILL), "round \(round): \(seen)")
+                if reason == .signalled(SIGKILL) { killedMidWrite += 1 }
                 next += 1000
 
                 let cache = try DiskCache(directory: directory, sizeLimit: limit)

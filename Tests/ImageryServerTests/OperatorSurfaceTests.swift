@@ -18,26 +18,23 @@ struct OperatorSurfaceTests {
     /// `until` says so (then it is sent SIGTERM).
     static func imagery(_ arguments: [String], environment: [String: String], until: (@Sendable (String) -> Bool)? = nil) async throws -> Run {
         try await runBlocking {
-            let process = Process()
-            process.executableURL = ServerCrashTests.executable
-            process.arguments = arguments
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
-            let (stdout, stderr) = (Pipe(), Pipe())
-            (process.standardOutput, process.standardError) = (stdout, stderr)
-            try process.run()
+            let process = try ChildProcess(
+                ServerCrashTests.executable.path, arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
+                output: .pipe, error: .pipe
+            )
+            let (stdout, stderr) = (process.standardOutput!, process.standardError!)
             var output = Data()
             if let until {
                 let deadline = Date().addingTimeInterval(30)
                 while Date() < deadline, process.isRunning {
-                    output += stdout.fileHandleForReading.availableData
+                    output += stdout.availableData
                     if until(String(decoding: output, as: UTF8.self)) { break }
                 }
-                kill(process.processIdentifier, SIGTERM)
+                process.send(SIGTERM)
             }
-            output += stdout.fileHandleForReading.readDataToEndOfFile()
-            let errors = stderr.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return Run(status: process.terminationStatus, output: String(decoding: output, as: UTF8.self), errors: String(decoding: errors, as: UTF8.self))
+            output += stdout.readDataToEndOfFile()
+            let errors = stderr.readDataToEndOfFile()
+            return Run(status: process.wait().status, output: String(decoding: output, as: UTF8.self), errors: String(decoding: errors, as: UTF8.self))
         }
     }
 
@@ -155,15 +152,8 @@ struct OperatorSurfaceTests {
             let file = directory.appendingPathComponent("nginx.conf")
             try configuration.renderStandalone(directory: directory.path).write(to: file, atomically: true, encoding: .utf8)
             let check = try await runBlocking { () -> (Int32, String) in
-                let process = Process()
-                process.executableURL = URL(fileURLWithPath: nginx)
-                process.arguments = ["-t", "-c", file.path, "-p", directory.path]
-                let pipe = Pipe()
-                (process.standardOutput, process.standardError) = (pipe, pipe)
-                try process.run()
-                let output = pipe.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+                let (status, output) = try ChildProcess.run(nginx, ["-t", "-c", file.path, "-p", directory.path], mergingErrors: true)
+                return (status, String(decoding: output, as: UTF8.self))
             }
             #expect(check.0 == 0, "\(check.1)")
         }

@@ -16,23 +16,17 @@ struct PrefetchCommandTests {
     /// Runs `imagery prefetch` with `arguments`, the URL list on standard input.
     static func prefetch(_ arguments: [String], input: String, interruptWhen: (@Sendable () -> Bool)? = nil) async throws -> Run {
         try await runBlocking {
-            let process = Process()
-            process.executableURL = ServerCrashTests.executable
-            process.arguments = ["prefetch", "-"] + arguments
-            let (stdin, stdout, stderr) = (Pipe(), Pipe(), Pipe())
-            (process.standardInput, process.standardOutput, process.standardError) = (stdin, stdout, stderr)
-            try process.run()
-            stdin.fileHandleForWriting.write(Data(input.utf8))
-            try stdin.fileHandleForWriting.close()
+            let process = try ChildProcess(ServerCrashTests.executable.path, ["prefetch", "-"] + arguments, input: .pipe, output: .pipe, error: .pipe)
+            process.standardInput!.write(Data(input.utf8))
+            try process.standardInput!.close()
             if let interruptWhen {
                 let deadline = Date().addingTimeInterval(30)
                 while !interruptWhen(), Date() < deadline { usleep(5000) }
-                kill(process.processIdentifier, SIGINT)
+                process.send(SIGINT)
             }
-            let output = stdout.fileHandleForReading.readDataToEndOfFile()
-            let errors = stderr.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            return Run(status: process.terminationStatus, output: String(decoding: output, as: UTF8.self), errors: String(decoding: errors, as: UTF8.self))
+            let output = process.standardOutput!.readDataToEndOfFile()
+            let errors = process.standardError!.readDataToEndOfFile()
+            return Run(status: process.wait().status, output: String(decoding: output, as: UTF8.self), errors: String(decoding: errors, as: UTF8.self))
         }
     }
 

@@ -84,10 +84,10 @@ struct ServerCrashTests {
 
 /// `imagery serve` as a child process on a free port of 127.0.0.1.
 final class ServerProcess: Sendable {
-    let process: Process
+    let process: ChildProcess
     let port: Int
 
-    private init(process: Process, port: Int) {
+    private init(process: ChildProcess, port: Int) {
         self.process = process
         self.port = port
     }
@@ -95,15 +95,12 @@ final class ServerProcess: Sendable {
     /// Starts it on `cacheDirectory` (127.0.0.1 allowed as a source) and waits for the port it logs.
     static func start(_ executable: URL, cacheDirectory: URL) async throws -> ServerProcess {
         try await runBlocking {
-            let process = Process()
-            process.executableURL = executable
-            process.arguments = ["serve", "--port", "0", "--cache-dir", cacheDirectory.path, "--allow-private-host", "127.0.0.1"]
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let process = try ChildProcess(
+                executable.path, ["serve", "--port", "0", "--cache-dir", cacheDirectory.path, "--allow-private-host", "127.0.0.1"],
+                output: .pipe
+            )
             var seen = ""
-            let reader = output.fileHandleForReading
+            let reader = process.standardOutput!
             while !seen.contains("listening on") || !seen.hasSuffix("\n") {
                 let chunk = reader.availableData
                 if chunk.isEmpty { break }
@@ -112,7 +109,8 @@ final class ServerProcess: Sendable {
             guard let line = seen.split(separator: "\n").first(where: { $0.contains("listening on") }),
                   let port = line.split(separator: ":").last.flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) })
             else {
-                process.terminate()
+                process.send(SIGTERM)
+                process.wait()
                 throw ServerProcessError(output: seen)
             }
             // Keep reading its log so that it never blocks on a full pipe.
@@ -123,9 +121,8 @@ final class ServerProcess: Sendable {
 
     /// SIGKILL, and wait for the process to end.
     func kill() {
-        guard process.isRunning else { return }
-        Foundation.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        process.send(SIGKILL)
+        process.wait()
     }
 }
 

@@ -8,7 +8,7 @@ public final class SeaweedFS: Sendable {
     public let endpoint: URL
     public let accessKeyID = "imagery-test"
     public let secretAccessKey = "imagery-test-secret"
-    let process: Process
+    let process: ChildProcess
 
     /// Whether `weed` is on the PATH (tests that need it are skipped without it; CI installs it).
     public static var isAvailable: Bool { executable != nil }
@@ -38,7 +38,7 @@ public final class SeaweedFS: Sendable {
         }
     }
 
-    private init(endpoint: URL, process: Process) {
+    private init(endpoint: URL, process: ChildProcess) {
         self.endpoint = endpoint
         self.process = process
     }
@@ -85,12 +85,7 @@ public final class SeaweedFS: Sendable {
             while kill -0 \(parent) 2>/dev/null; do sleep 1; done
             rm -rf '\(directory.path)'
             """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", script]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try ChildProcess("/bin/sh", ["-c", script])
         let endpoint = URL(string: "http://127.0.0.1:\(s3)")!
         // Up when the S3 port takes connections (the client retries while the filer behind it starts).
         let deadline = Date().addingTimeInterval(60)

@@ -118,27 +118,13 @@ public struct SmallFilesystem: Sendable {
     private static var umountCommand: String { FileManager.default.isExecutableFile(atPath: "/usr/bin/umount") ? "/usr/bin/umount" : "/bin/umount" }
 
     private static func output(_ command: String, _ arguments: [String]) -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: command)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        do { try process.run() } catch { return "" }
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        guard let (_, output) = try? ChildProcess.run(command, arguments) else { return "" }
+        return String(decoding: output, as: UTF8.self)
     }
 
     private static func run(_ command: String, _ arguments: [String]) -> Int32 {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: command)
-        process.arguments = arguments
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        do { try process.run() } catch { return -1 }
-        process.waitUntilExit()
-        return process.terminationStatus
+        guard let child = try? ChildProcess(command, arguments) else { return -1 }
+        return child.wait().status
     }
 }
 

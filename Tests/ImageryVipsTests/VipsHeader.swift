@@ -1,20 +1,13 @@
 import Foundation
 import Imagery
+import ImageryTestSupport
 
 /// libvips' own `vipsheader -a`, when installed: every field of a file's header, values whole.
 enum VipsHeader {
     static var isInstalled: Bool { FileManager.default.fileExists(atPath: "/usr/bin/vipsheader") }
 
     static func fields(of file: URL) throws -> [String: String] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/vipsheader")
-        process.arguments = ["-a", file.path]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
+        let (_, output) = try ChildProcess.run("/usr/bin/vipsheader", ["-a", file.path])
         var fields: [String: String] = [:]
         for line in String(decoding: output, as: UTF8.self).split(separator: "\n") {
             guard let colon = line.firstIndex(of: ":") else { continue }
