@@ -66,7 +66,7 @@ extension DiskCache {
         case .readOnly, .directoryMissing:
             let lost = withLock { () -> Int? in
                 guard mode == .readWrite else { return nil }
-                defer { index.removeAll(); pending.removeAll(); touched.removeAll(); (mode, degradedBy, storage) = (.unavailable, fault, nil) }
+                defer { index.removeAll(); pending.removeAll(); (mode, degradedBy, storage) = (.unavailable, fault, nil) }
                 return index.count
             }
             if firstOfKind, let lost {

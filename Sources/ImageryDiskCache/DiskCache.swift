@@ -39,6 +39,8 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
         var metadata: CacheMetadata
         /// The entry file's name in its folder, kept so a read builds no strings.
         let name: String
+        /// Raised by each update of its metadata.
+        var revision: UInt64 = 0
     }
 
     struct Pending {
@@ -51,6 +53,8 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
     struct PendingWrites {
         private var entries: [String: Pending] = [:]
         private(set) var bytes = 0
+
+        var isEmpty: Bool { entries.isEmpty }
 
         subscript(key: String) -> Pending? {
             get { entries[key] }
@@ -85,7 +89,6 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
 
     private let lock = NSLock()
     var pending = PendingWrites()
-    var touched: [String: EntryIndex.Place] = [:]
     private var lastTouchFlush = ContinuousClock.now
     private var generation: UInt64 = 0
     private var readsInFlight: [String: (fileID: UInt64, task: Task<Data?, Never>)] = [:]
@@ -170,16 +173,22 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
         let key = entry.key
         let now = ContinuousClock.now
         let flushNeeded = withLock { () -> Bool in
-            if index[key]?.fileID == entry.fileID, let place = index.touch(key) { touched[key] = place }
+            _ = index.use(key) { $0.fileID == entry.fileID }
             statistics.hits += 1
             statistics.bytesRead += entry.size
-            // Recency reaches SQLite in batches: a key read many times is written once per batch.
-            // Only the eviction order after a restart depends on it, so a batch may wait a while.
-            guard touched.count >= 65_536 || (touched.count >= 512 && now - lastTouchFlush >= .seconds(2)) else { return false }
-            lastTouchFlush = now
-            return true
+            return touchFlushIsDue(now: now)
         }
         if flushNeeded { writer.execute { [self] in writeTouches() } }
+    }
+
+    /// Whether the recency of the entries read since the last batch is to be written now (under the
+    /// lock). It reaches SQLite in batches: a key read many times is written once per batch. Only the
+    /// eviction order after a restart depends on it, so a batch may wait a while.
+    private func touchFlushIsDue(now: ContinuousClock.Instant) -> Bool {
+        let touched = index.touchedCount
+        guard touched >= 65_536 || (touched >= 512 && now - lastTouchFlush >= .seconds(2)) else { return false }
+        lastTouchFlush = now
+        return true
     }
 
     /// An entry's file, to be sent as it is (`sendfile`) rather than read: what ``openBody(for:)`` gives.
@@ -191,23 +200,35 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
         package let metadata: CacheMetadata
         /// The entry file's id: another id for a key is another version of its bytes.
         package let fileID: UInt64
+        /// Changes when the entry's metadata does (``updateMetadata(_:for:)``: its freshness revalidated).
+        package let revision: UInt64
     }
 
     /// The file of the entry for `key`, open and checked (``BlobStore/openChecked(fileID:name:size:checksum:)``),
     /// without reading it when a read kept it open; counted and its recency recorded as a read.
     /// Synchronous (for an event loop): `nil` when the entry is not on disk yet (a write pending),
     /// expired, missing or damaged (dropped, as a read drops it).
+    /// - Complexity: One lookup of `key` under the lock (two while writes are pending), one of the
+    ///   open file by its id.
     package func openBody(for key: String) -> Body? {
-        let (isPending, found, storage) = withLock { () -> (Bool, IndexEntry?, Storage?) in (pending[key] != nil, index[key], self.storage) }
-        guard !isPending, let entry = found, let storage else { return nil }
-        if let ttl = configuration.ttl, Date().timeIntervalSince(entry.metadata.storedAt) > ttl { return nil }
+        let now = ContinuousClock.now
+        let expiredBefore = configuration.ttl.map { Date(timeIntervalSinceNow: -$0) }
+        let (found, flushNeeded) = withLock { () -> ((IndexEntry, Storage)?, Bool) in
+            guard let storage, pending.isEmpty || pending[key] == nil,
+                  let entry = index.use(key, if: { entry in expiredBefore.map { entry.metadata.storedAt >= $0 } ?? true })
+            else { return (nil, false) }
+            statistics.hits += 1
+            statistics.bytesRead += entry.size
+            return ((entry, storage), touchFlushIsDue(now: now))
+        }
+        if flushNeeded { writer.execute { [self] in writeTouches() } }
+        guard let (entry, storage) = found else { return nil }
         guard let file = storage.blobs.openChecked(fileID: entry.fileID, name: entry.name, size: entry.size, checksum: entry.checksum) else {
-            count { $0.misses += 1; $0.corruptEntriesRemoved += 1 }
+            count { $0.hits -= 1; $0.bytesRead -= entry.size; $0.misses += 1; $0.corruptEntriesRemoved += 1 }
             dropCorrupt(entry, from: storage)
             return nil
         }
-        recordRead(of: entry)
-        return Body(file: file, size: entry.size, checksum: entry.checksum, metadata: entry.metadata, fileID: entry.fileID)
+        return Body(file: file, size: entry.size, checksum: entry.checksum, metadata: entry.metadata, fileID: entry.fileID, revision: entry.revision)
     }
 
     /// Stores `data` for `key`. Returns at once: the bytes are written on the cache's
@@ -271,7 +292,6 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
     public func removeAll() async {
         let storage = withLock { () -> Storage? in
             pending.removeAll()
-            touched.removeAll()
             index.removeAll()
             return self.storage
         }
@@ -441,10 +461,7 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
     // MARK: - State
 
     func takeTouched() -> [(key: String, order: Int64, priority: Int64)] {
-        withLock {
-            defer { touched.removeAll(keepingCapacity: true) }
-            return touched.map { ($0.key, $0.value.sequence, $0.value.priority) }
-        }
+        withLock { index.takeTouched() }
     }
 
     func withLock<T>(_ body: () throws -> T) rethrows -> T {

@@ -30,6 +30,8 @@ struct EntryIndex {
         var entry: DiskCache.IndexEntry
         var place: Place
         var heapIndex: Int
+        /// Used since the last ``takeTouched()`` (its slot is in `touchedSlots`).
+        var touched = false
     }
 
     let policy: Policy
@@ -44,6 +46,8 @@ struct EntryIndex {
     private var freeSlots: [Int] = []
     private var slotsByKey: [String: Int] = [:]
     private var heap: [Int] = []
+    /// The slots used since the last ``takeTouched()``, each once (a slot emptied or reused since may be here too).
+    private var touchedSlots: [Int] = []
 
     init(policy: Policy, costLimit: Int, countLimit: Int) {
         (self.policy, self.costLimit, self.countLimit) = (policy, costLimit, countLimit)
@@ -97,13 +101,34 @@ struct EntryIndex {
         return taken.map(\.entry)
     }
 
-    /// Records a use of `key`'s entry: it moves up. Returns its new place, or nil if it is not held.
-    mutating func touch(_ key: String) -> Place? {
-        guard let slot = slotsByKey[key], let size = slots[slot]?.entry.size else { return nil }
-        let place = nextPlace(size: size)
-        slots[slot]!.place = place
+    /// `key`'s entry when `accept` takes it, recorded as used: it moves up, and ``takeTouched()``
+    /// reports its new place. One lookup of the key.
+    /// - Returns: The entry, or nil if it is not held or `accept` refused it (then it is not moved).
+    mutating func use(_ key: String, if accept: (DiskCache.IndexEntry) -> Bool) -> DiskCache.IndexEntry? {
+        guard let slot = slotsByKey[key], let entry = slots[slot]?.entry, accept(entry) else { return nil }
+        slots[slot]!.place = nextPlace(size: entry.size)
+        if !slots[slot]!.touched {
+            slots[slot]!.touched = true
+            touchedSlots.append(slot)
+        }
         siftDown(slots[slot]!.heapIndex)  // a place only ever rises
-        return place
+        return entry
+    }
+
+    /// How many entries were used since the last ``takeTouched()`` (at most).
+    var touchedCount: Int { touchedSlots.count }
+
+    /// The places of the entries used since the last call, each once, for the index on disk.
+    mutating func takeTouched() -> [(key: String, order: Int64, priority: Int64)] {
+        var touches: [(key: String, order: Int64, priority: Int64)] = []
+        touches.reserveCapacity(touchedSlots.count)
+        for slot in touchedSlots {
+            guard let held = slots[slot], held.touched else { continue }  // emptied, or reused and not used since
+            slots[slot]!.touched = false
+            touches.append((held.entry.key, held.place.sequence, held.place.priority))
+        }
+        touchedSlots.removeAll(keepingCapacity: true)
+        return touches
     }
 
     /// Stores `entry` (replacing the key's entry), then evicts the lowest until within the limits.
@@ -133,6 +158,7 @@ struct EntryIndex {
     mutating func update(_ metadata: CacheMetadata, for key: String) -> DiskCache.IndexEntry? {
         guard let slot = slotsByKey[key] else { return nil }
         slots[slot]!.entry.metadata = metadata
+        slots[slot]!.entry.revision &+= 1
         return slots[slot]!.entry
     }
 
@@ -156,6 +182,7 @@ struct EntryIndex {
 
     mutating func removeAll() {
         (slots, freeSlots, slotsByKey, heap, totalCost) = ([], [], [:], [], 0)
+        touchedSlots.removeAll()
     }
 
     /// Evicts the lowest entries until at most `cost` bytes are held.

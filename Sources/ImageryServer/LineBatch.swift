@@ -18,6 +18,11 @@ final class LineBatch: @unchecked Sendable {
 
     /// Adds `line` to the batch of the calling thread, an event loop's; written after the loop's turn.
     static func append(_ line: String, to descriptor: Int32) {
+        append(to: descriptor) { $0.append(contentsOf: line.utf8) }
+    }
+
+    /// Adds what `write` appends (a line) to the batch of the calling thread, an event loop's.
+    static func append(to descriptor: Int32, _ write: (inout [UInt8]) -> Void) {
         let batch: LineBatch
         if let existing = current.currentValue {
             batch = existing
@@ -30,7 +35,7 @@ final class LineBatch: @unchecked Sendable {
             batch.flush()
             batch.descriptor = descriptor
         }
-        batch.bytes.append(contentsOf: line.utf8)
+        write(&batch.bytes)
         if batch.bytes.count >= 64 * 1024 {
             batch.flush()
         } else if !batch.scheduled, let loop = MultiThreadedEventLoopGroup.currentEventLoop {

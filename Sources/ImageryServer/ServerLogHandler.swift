@@ -102,41 +102,58 @@ public struct ServerLogHandler: LogHandler {
             if requestID == nil { requestID = value.description }
         }
         guard logLevel <= .info else { return true }
+        if format == .text {
+            // Written as bytes where they go (an event loop's batch), not as a string first.
+            if MultiThreadedEventLoopGroup.currentEventLoop != nil {
+                LineBatch.append(to: descriptor) { appendTextLine(request, requestID: requestID, to: &$0) }
+            } else {
+                var bytes: [UInt8] = []
+                appendTextLine(request, requestID: requestID, to: &bytes)
+                bytes.withUnsafeBufferPointer { Self.write($0, to: descriptor) }
+            }
+            return true
+        }
         let fields: [(String, String)] = [
             ("bytes", request.bytes), ("hb.request.id", requestID ?? ""), ("method", request.method), ("ms", request.milliseconds),
             ("path", request.path), ("status", request.status),
         ]
-        var line = ""
+        var line = "{\"time\":\""
         line.reserveCapacity(256)
-        switch format {
-        case .text:
-            line += Self.timestamps.current()
-            line += " info "
-            line += label
-            line += ": request"
-            for (key, value) in fields where key != "hb.request.id" || requestID != nil {
-                line += " "
-                line += key
-                line += "="
-                line += value
-            }
-            line += "\n"
-        case .json:
-            line += "{\"time\":\""
-            line += Self.timestamps.current()
-            line += "\",\"level\":\"info\",\"label\":"
-            Self.appendJSONString(label, to: &line)
-            line += ",\"message\":\"request\""
-            for (key, value) in fields where key != "hb.request.id" || requestID != nil {
-                line += ",\""
-                line += key
-                line += "\":"
-                if Self.isJSONNumber(value) { line += value } else { Self.appendJSONString(value, to: &line) }
-            }
-            line += "}\n"
+        line += Self.timestamps.current()
+        line += "\",\"level\":\"info\",\"label\":"
+        Self.appendJSONString(label, to: &line)
+        line += ",\"message\":\"request\""
+        for (key, value) in fields where key != "hb.request.id" || requestID != nil {
+            line += ",\""
+            line += key
+            line += "\":"
+            if Self.isJSONNumber(value) { line += value } else { Self.appendJSONString(value, to: &line) }
         }
+        line += "}\n"
         emit(&line)
         return true
+    }
+
+    /// `request`'s line in ``Format/text``, as ``textLine(_:_:)`` writes it.
+    private func appendTextLine(_ request: RequestLine, requestID: String?, to bytes: inout [UInt8]) {
+        bytes.append(contentsOf: Self.timestamps.current().utf8)
+        bytes.append(contentsOf: " info ".utf8)
+        bytes.append(contentsOf: label.utf8)
+        bytes.append(contentsOf: ": request bytes=".utf8)
+        bytes.append(contentsOf: request.bytes.utf8)
+        if let requestID {
+            bytes.append(contentsOf: " hb.request.id=".utf8)
+            bytes.append(contentsOf: requestID.utf8)
+        }
+        bytes.append(contentsOf: " method=".utf8)
+        bytes.append(contentsOf: request.method.utf8)
+        bytes.append(contentsOf: " ms=".utf8)
+        bytes.append(contentsOf: request.milliseconds.utf8)
+        bytes.append(contentsOf: " path=".utf8)
+        bytes.append(contentsOf: request.path.utf8)
+        bytes.append(contentsOf: " status=".utf8)
+        bytes.append(contentsOf: request.status.utf8)
+        bytes.append(UInt8(ascii: "\n"))
     }
 
     /// One metadata field of a line.

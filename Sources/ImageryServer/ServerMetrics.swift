@@ -205,9 +205,10 @@ struct RequestObservation: Sendable {
 
     /// - Parameter requestID: Added to the line as `hb.request.id` (a route's logger has it already).
     /// - Parameter counted: Whether ``started()`` counted it in flight (a hit answered at once is not).
+    /// - Parameter lineWriter: `logger`'s handler when the caller knows it is `imagery serve`'s (else it is looked at).
     func finished(
         method: HTTPRequest.Method, path: String, status: Int, bytes: Int, since start: ContinuousClock.Instant, logger: Logger,
-        requestID: RequestID? = nil, counted: Bool = true
+        requestID: String? = nil, counted: Bool = true, lineWriter: ServerLogHandler? = nil
     ) {
         let elapsed = ContinuousClock.now - start
         metrics.requestFinished(path: path, status: status, bytesSent: bytes, after: elapsed, inFlight: counted)
@@ -215,9 +216,9 @@ struct RequestObservation: Sendable {
         let tenths = elapsed.components.seconds * 10_000 + elapsed.components.attoseconds / 100_000_000_000_000
         let milliseconds = String(tenths / 10) + "." + String(tenths % 10)
         // `imagery serve`'s handler writes the line straight from the fields.
-        if let handler = logger.handler as? ServerLogHandler {
+        if let handler = lineWriter ?? (logger.handler as? ServerLogHandler) {
             let line = ServerLogHandler.RequestLine(
-                bytes: String(bytes), requestID: requestID?.description, method: method.rawValue, milliseconds: milliseconds, path: path,
+                bytes: String(bytes), requestID: requestID, method: method.rawValue, milliseconds: milliseconds, path: path,
                 status: String(status)
             )
             if handler.logRequest(line) { return }
@@ -226,7 +227,7 @@ struct RequestObservation: Sendable {
             "method": .string(method.rawValue), "path": .string(path), "status": .string(String(status)),
             "ms": .string(milliseconds), "bytes": .string(String(bytes)),
         ]
-        if let requestID { metadata["hb.request.id"] = .stringConvertible(requestID) }
+        if let requestID { metadata["hb.request.id"] = .string(requestID) }
         logger.info("request", metadata: metadata)
     }
 }

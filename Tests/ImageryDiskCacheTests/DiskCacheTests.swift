@@ -103,6 +103,36 @@ struct DiskCacheTests {
         }
     }
 
+    /// A body opened to be sent from its file (`openBody`: the server's disk hits) is a read like any
+    /// other: counted, its recency kept across a restart; an update of the entry's metadata gives the
+    /// body another revision (what the server's heads follow); a removed entry opens none.
+    @Test func openedBodiesAreReadsWithRevisions() async throws {
+        try await withTemporaryDirectory { directory in
+            do {
+                let cache = try DiskCache(directory: directory, sizeLimit: 3000)
+                for key in ["a", "b", "c"] { await cache.store(bytes(1000, seed: 0), for: key, metadata: CacheMetadata()) }
+                await cache.flush()
+                let hits = cache.stats.hits
+                let first = try #require(cache.openBody(for: "a"))
+                #expect(cache.stats.hits == hits + 1 && first.size == 1000)
+                await cache.updateMetadata(CacheMetadata(contentType: "image/png"), for: "a")
+                await cache.flush()
+                let second = try #require(cache.openBody(for: "a"))
+                #expect(second.fileID == first.fileID && second.revision != first.revision)
+                #expect(second.metadata.contentType == "image/png")
+                await cache.remove(for: "c")
+                #expect(cache.openBody(for: "c") == nil)
+                await cache.flush()
+            }
+            let cache = try DiskCache(directory: directory, sizeLimit: 3000)
+            await cache.store(bytes(1000, seed: 1), for: "d", metadata: CacheMetadata())
+            await cache.store(bytes(1000, seed: 2), for: "e", metadata: CacheMetadata())
+            await cache.flush()
+            #expect(await cache.entry(for: "b") == nil)  // the least recently used: "a" was read since
+            #expect(await cache.entry(for: "a") != nil)
+        }
+    }
+
     @Test func theSizeLimitHoldsAfterEveryWriteUnderConcurrentWritersAndReaders() async throws {
         try await withTemporaryDirectory { directory in
             let limit = 1_000_000

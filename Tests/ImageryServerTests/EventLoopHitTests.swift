@@ -1,8 +1,9 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import struct HummingbirdCore.URI
 import HummingbirdTesting
-import ImageryServer
+@testable import ImageryServer
 import Glibc
 import ImageryTestSupport
 import Synchronization
@@ -90,6 +91,24 @@ import Testing
         let maxAge = (loop[6].headers["cache-control"] ?? "").firstMatch(of: /max-age=(\d+)/).flatMap { Int($0.1) } ?? 0
         #expect((119...120).contains(maxAge - (Int(loop[6].headers["age"] ?? "0") ?? 0)), "\(loop[6].headers)")
         #expect(loop[7].headers["content-disposition"] == "attachment; filename=\"hello.jpg\"")
+    }
+
+    /// The event loop reads a target's path and query as a route's `URI` does, whatever it holds.
+    @Test(arguments: [
+        "/image?url=a&w=1", "/image", "/image?", "/image?#x", "/image?a=1#frag", "/unsafe/64x0/a.jpg", "/a#b?c", "/a?b?c", "/?", "/",
+    ])
+    func targetsSplitAsTheRoutersURI(_ target: String) {
+        let (path, query) = StoredHits.pathAndQuery(of: target)
+        let uri = URI(target)
+        #expect(String(path) == uri.path)
+        #expect(query.map(String.init) ?? "" == uri.query ?? "")
+    }
+
+    /// The ids of hits' log lines are written as Hummingbird's (a hex prefix, then 16 hex digits), each another.
+    @Test func hitRequestIDsAreUnique() {
+        let ids = (0..<1000).map { _ in HitRequestID.next() }
+        #expect(Set(ids).count == ids.count)
+        #expect(ids.allSatisfy { $0.count > 16 && $0.allSatisfy(\.isHexDigit) && $0.dropLast(16) == ids[0].dropLast(16) })
     }
 
     /// Clients that ask for a large stored image and leave before reading it, or halfway: the server

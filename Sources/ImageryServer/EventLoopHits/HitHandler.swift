@@ -97,7 +97,8 @@ final class HitHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// left to send a file from): nothing was written, and the router answers.
     private func send(_ hit: StoredHits.Hit, for head: RequestHead, context: ChannelHandlerContext) -> Bool {
         let start = ContinuousClock.now
-        let (bytes, status, sendsBody) = hits.response(to: hit, for: head, date: currentDate(), allocator: context.channel.allocator)
+        let second = Int(hit.now.timeIntervalSince1970)
+        let (bytes, status, sendsBody) = hits.response(to: hit, for: head, date: date(at: second), allocator: context.channel.allocator)
         var body: IOData?
         var file: NIOFileHandle?
         if sendsBody {
@@ -152,7 +153,8 @@ final class HitHandler: ChannelInboundHandler, RemovableChannelHandler {
         hits.observation.metrics.eventLoopHit()
         hits.observation.finished(
             method: head.method == .head ? .head : .get, path: hit.path, status: Int(status.code),
-            bytes: status == .ok ? hit.stored.bodySize : 0, since: start, logger: hits.logger, requestID: RequestID(), counted: false
+            bytes: status == .ok ? hit.stored.bodySize : 0, since: start, logger: hits.logger, requestID: HitRequestID.next(), counted: false,
+            lineWriter: hits.lineWriter
         )
         return true
     }
@@ -161,10 +163,9 @@ final class HitHandler: ChannelInboundHandler, RemovableChannelHandler {
     static let largestReadBody = 64 * 1024
     private static let cork = ChannelOptions.Types.SocketOption(level: SocketOptionLevel(IPPROTO_TCP), name: SocketOptionName(TCP_CORK))
 
-    /// `Date`: an IMF-fixdate, made once a second.
-    private func currentDate() -> String {
-        let now = time(nil)
-        if now != date.second { date = (now, HTTPDate.format(Date(timeIntervalSince1970: TimeInterval(now)))) }
+    /// `Date` at `second` (since 1970): an IMF-fixdate, made once a second.
+    private func date(at second: Int) -> String {
+        if second != date.second { date = (second, HTTPDate.format(Date(timeIntervalSince1970: TimeInterval(second)))) }
         return date.text
     }
 

@@ -14,6 +14,8 @@ final class StoredHits: Sendable {
     private let controller: ImageController
     let observation: RequestObservation
     let logger: Logger
+    /// `logger`'s handler, when it is `imagery serve`'s (which writes a request's line from its fields).
+    let lineWriter: ServerLogHandler?
     let serverName: String
     /// Whether paths other than `/image` may be another proxy's syntax (`#` + path texts).
     private let pathSyntaxes: Bool
@@ -22,6 +24,7 @@ final class StoredHits: Sendable {
         self.controller = controller
         observation = RequestObservation(metrics: metrics)
         self.logger = logger
+        lineWriter = logger.handler as? ServerLogHandler
         self.serverName = serverName
         let configuration = controller.service.configuration
         pathSyntaxes = configuration.imgproxyURLs || configuration.thumborURLs
@@ -46,6 +49,13 @@ final class StoredHits: Sendable {
             case .disk(let body, _): body.size
             }
         }
+
+        var identity: UInt64 {
+            switch self {
+            case .memory(let response): response.identity
+            case .disk(_, let head): head.identity
+            }
+        }
     }
 
     /// The hit for `head` when memory holds a fresh response for its text; `nil` for anything else (a
@@ -55,11 +65,10 @@ final class StoredHits: Sendable {
     /// - Complexity: Two memory-cache lookups (the text's alias, the response).
     func hit(_ head: RequestHead) -> Hit? {
         guard !head.needsRoute else { return nil }
-        let uri = URI(head.target)
-        let path = uri.path
+        let (path, query) = Self.pathAndQuery(of: head.target)
         let text: String
         if path == "/image" {
-            text = uri.query ?? ""
+            text = query.map(String.init) ?? ""
         } else if pathSyntaxes {
             text = "#" + path
         } else {
@@ -69,20 +78,39 @@ final class StoredHits: Sendable {
         guard let alias = service.alias(forRequestKey: ResponseStore.requestKey(rawQuery: text, accept: head.accept)) else { return nil }
         let now = Date()
         guard !alias.terms.hasExpired(at: Int(now.timeIntervalSince1970)) else { return nil }
-        if let stored = service.storedInMemory(alias) { return Hit(path: path, stored: .memory(stored), alias: alias, now: now) }
-        if let (body, head) = service.storedOnDisk(alias) { return Hit(path: path, stored: .disk(body, head), alias: alias, now: now) }
+        if let stored = service.storedInMemory(alias) { return Hit(path: String(path), stored: .memory(stored), alias: alias, now: now) }
+        if let (body, head) = service.storedOnDisk(alias) { return Hit(path: String(path), stored: .disk(body, head), alias: alias, now: now) }
         return nil
+    }
+
+    /// The path and query of a target in origin form, as Hummingbird's `URI` reads them (what a
+    /// route's request has): the path up to the first `?`, the query after it up to a `#`.
+    static func pathAndQuery(of target: String) -> (path: Substring, query: Substring?) {
+        let utf8 = target.utf8
+        guard let mark = utf8.firstIndex(of: UInt8(ascii: "?")) else { return (target[...], nil) }
+        let start = utf8.index(after: mark)
+        let end = utf8[start...].firstIndex(of: UInt8(ascii: "#")) ?? utf8.endIndex
+        return (target[..<mark], start == utf8.endIndex ? nil : target[start..<end])
     }
 
     /// The response head of `hit` (status line, the answer's fields, `Content-Length`, `Date`,
     /// `Server`): a route's answer as the server's encoder writes it.
+    /// - Parameter date: `Date`'s value: `hit.now` as an IMF-fixdate.
     /// - Returns: The head, its status, and whether the body follows (not for `HEAD` and 304s).
+    /// - Complexity: An unconditional answer's head is written once a second for a stored response
+    ///   and text on each event loop (``HitHeads``): the same second, the same bytes.
     func response(to hit: Hit, for head: RequestHead, date: String, allocator: ByteBufferAllocator)
         -> (head: ByteBuffer, status: HTTPResponse.Status, sendsBody: Bool)
     {
+        let (terms, negotiated) = (hit.alias.terms, hit.alias.negotiated)
+        let conditional = head.ifNoneMatch != nil || head.ifModifiedSince != nil
+        let second = Int(hit.now.timeIntervalSince1970)
+        let heads = HitHeads.current
+        if !conditional, let kept = heads.head(of: hit.stored.identity, terms: terms, negotiated: negotiated, second: second) {
+            return (kept, .ok, head.method == .get)
+        }
         var fields = ResponseHeadBytes(buffer: allocator.buffer(capacity: 384))
         let validators = Validators(ifNoneMatch: head.ifNoneMatch, ifModifiedSince: head.ifModifiedSince)
-        let (terms, negotiated) = (hit.alias.terms, hit.alias.negotiated)
         let (status, disposition) = switch hit.stored {
         case .memory(let stored): controller.answer(stored, terms: terms, negotiated: negotiated, validators: validators, now: hit.now, fields: &fields)
         case .disk(_, let stored): controller.answer(stored, terms: terms, negotiated: negotiated, validators: validators, now: hit.now, fields: &fields)
@@ -95,6 +123,7 @@ final class StoredHits: Sendable {
         bytes.writeStaticString(status == .ok ? "HTTP/1.1 200 OK\r\n" : "HTTP/1.1 304 Not Modified\r\n")
         bytes.writeBuffer(&fields.buffer)
         bytes.writeStaticString("\r\n")
+        if !conditional { heads.keep(bytes, of: hit.stored.identity, terms: terms, negotiated: negotiated, second: second) }
         return (bytes, status, status == .ok && head.method == .get)
     }
 }

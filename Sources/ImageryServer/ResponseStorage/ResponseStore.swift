@@ -19,8 +19,8 @@ final class ResponseStore: Sendable {
     private let memory: MemoryCache<String, StoredResponse>
     /// The memory key each request, as it was written, resolved to (``alias(for:)``).
     private let aliases = MemoryCache<String, Alias>(countLimit: 16_384)
-    /// The heads of responses sent from their disk files (``fileOnDisk(_:)``), by disk key.
-    private let diskHeads = MemoryCache<String, DiskHead>(countLimit: 16_384)
+    /// The heads of responses sent from their disk files (``fileOnDisk(_:)``), by entry file.
+    private let diskHeads = MemoryCache<UInt64, DiskHead>(countLimit: 16_384)
 
     /// What a request written one way resolved to: its memory and disk keys, whether its format was
     /// negotiated, and what its text says of the response (``ResponseTerms``).
@@ -88,12 +88,13 @@ final class ResponseStore: Sendable {
     /// The file of the response stored on this instance's disk for `key`, with its head (worked out
     /// once per file), fresh or not, for sending as it is: its bytes are not kept in memory; `nil`
     /// when absent, damaged or not written yet. Synchronous.
-    /// - Complexity: Two lookups in memory; the first time, a read of the file.
+    /// - Complexity: The disk cache's lookup, and one of the head by the entry's file; the first
+    ///   time, a read of the file.
     func fileOnDisk(_ key: String) -> (body: DiskCache.Body, head: DiskHead)? {
         guard let local = disk?.local, let body = local.openBody(for: key), let contentType = body.metadata.contentType else { return nil }
-        if let head = diskHeads[key], head.fileID == body.fileID { return (body, head) }
+        if let head = diskHeads[body.fileID], head.revision == body.revision { return (body, head) }
         let head = DiskHead(body, contentType: contentType, policy: policy)
-        diskHeads[key] = head
+        diskHeads[body.fileID] = head
         return (body, head)
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import Imagery
 import ImageryDiskCache
+import Synchronization
 
 /// A response body exactly as it was first sent, with its source's metadata and freshness:
 /// what result storage (``ResponseStore``) keeps in memory and on disk, and answers later
@@ -21,6 +22,7 @@ struct StoredResponse: StoredHead, CacheCostReporting {
     let cacheHeaders: ResponseCacheHeaders
     /// The quality the encoder chose for this image (`AutoQuality`), kept with it on disk; `nil`: none was chosen.
     let chosenQuality: Int?
+    let identity = StoredHeadIdentity.next()
 
     /// - Parameters:
     ///   - freshUntil: When it stops being fresh, if the caller kept it (the pipeline's images do);
@@ -67,6 +69,8 @@ struct StoredResponse: StoredHead, CacheCostReporting {
 /// (``ImageController/answer(_:terms:negotiated:validators:now:fields:)``): a response held in
 /// memory (``StoredResponse``), or one on disk sent from its file (``DiskHead``).
 protocol StoredHead: Sendable {
+    /// Unique to this value (in this process): another value, even of the same bytes, has another.
+    var identity: UInt64 { get }
     var contentType: String { get }
     var etag: String { get }
     var freshUntil: Date { get }
@@ -87,16 +91,23 @@ struct DiskHead: StoredHead {
     let freshUntil: Date
     let cacheHeaders: ResponseCacheHeaders
     let chosenQuality: Int?
-    /// The entry file it was worked out for.
-    let fileID: UInt64
+    /// The revision of the entry's metadata it was worked out from (``DiskCache/Body/revision``).
+    let revision: UInt64
+    let identity = StoredHeadIdentity.next()
 
     init(_ body: DiskCache.Body, contentType: String, policy: HTTPCachePolicy) {
         var source = body.metadata
         source.chosenQuality = nil  // the response's, not its source's
-        (self.contentType, chosenQuality, fileID) = (contentType, body.metadata.chosenQuality, body.fileID)
+        (self.contentType, chosenQuality, revision) = (contentType, body.metadata.chosenQuality, body.revision)
         etag = StoredResponse.etag(checksum: body.checksum, count: body.size)
         (freshUntil, cacheHeaders) = ResponseCacheHeaders.of(source, policy: policy, freshUntil: nil)
     }
+}
+
+/// ``StoredHead/identity``: a count.
+enum StoredHeadIdentity {
+    private static let count = Atomic<UInt64>(0)
+    static func next() -> UInt64 { count.wrappingAdd(1, ordering: .relaxed).newValue }
 }
 
 extension ResponseCacheHeaders {
