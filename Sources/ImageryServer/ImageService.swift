@@ -296,6 +296,11 @@ final class ImageService: Sendable {
         return (body, head)
     }
 
+    /// Keeps `response`, read from disk, in memory for the requests `alias` names.
+    func keepInMemory(_ response: StoredResponse, for alias: ResponseStore.Alias) {
+        responses.keepInMemory(response, memoryKey: alias.memoryKey)
+    }
+
     /// Makes the response result storage did not have: a stale one revalidated through its source
     /// (the same version keeps its bytes), else the pipeline's image encoded once and stored. Runs in
     /// the calling task, so cancelling it cancels the load (the pipeline shares it between identical requests).

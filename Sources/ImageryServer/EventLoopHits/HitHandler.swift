@@ -121,6 +121,7 @@ final class HitHandler: ChannelInboundHandler, RemovableChannelHandler {
                 }
                 guard count == stored.size else { return false }
                 body = .byteBuffer(buffer)
+                hits.read(buffer, of: hit)
             case .disk(let stored, _):
                 // `sendfile` from a descriptor of its own, closed once written (or not): the cache
                 // may close its own meanwhile. A file shorter than its entry now is a miss (`sendfile`

@@ -93,6 +93,14 @@ final class StoredHits: Sendable {
         return (target[..<mark], start == utf8.endIndex ? nil : target[start..<end])
     }
 
+    /// A disk hit's body, read to be sent: kept in memory when the response is hot (``DiskHead/heat``:
+    /// its second answer from disk in a minute), so that its next hits are memory's; one answered
+    /// once stays on disk (the page cache holds its bytes, not this process).
+    func read(_ body: ByteBuffer, of hit: Hit) {
+        guard case .disk(let file, let head) = hit.stored, head.heat.isHot(at: Int(hit.now.timeIntervalSince1970)) else { return }
+        controller.service.keepInMemory(StoredResponse(body: body, file: file, head: head), for: hit.alias)
+    }
+
     /// The response head of `hit` (status line, the answer's fields, `Content-Length`, `Date`,
     /// `Server`): a route's answer as the server's encoder writes it.
     /// - Parameter date: `Date`'s value: `hit.now` as an IMF-fixdate.

@@ -107,6 +107,11 @@ final class ResponseStore: Sendable {
         await disk.store(data, for: diskKey, metadata: Self.diskMetadata(of: response))
     }
 
+    /// Keeps `response` (read from disk) in memory under `memoryKey`.
+    func keepInMemory(_ response: StoredResponse, memoryKey: String) {
+        memory[memoryKey] = response
+    }
+
     /// Keeps `response`, revalidated, in memory, and its new freshness on disk (the bytes stay).
     func keepRefreshed(_ response: StoredResponse, memoryKey: String, diskKey: String?) async {
         guard response.cacheHeaders.isStorable else {

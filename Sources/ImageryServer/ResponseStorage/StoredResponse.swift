@@ -51,6 +51,14 @@ struct StoredResponse: StoredHead, CacheCostReporting {
         (self.freshUntil, cacheHeaders) = ResponseCacheHeaders.of(source, policy: policy, freshUntil: freshUntil)
     }
 
+    /// The response on disk as `file` and `head` describe it, with its bytes `body` (read from the file).
+    init(body: ByteBuffer, file: DiskCache.Body, head: DiskHead) {
+        var source = file.metadata
+        source.chosenQuality = nil  // the response's, not its source's
+        (self.body, contentType, etag, self.source, chosenQuality) = (body, head.contentType, head.etag, source, head.chosenQuality)
+        (freshUntil, cacheHeaders) = (head.freshUntil, head.cacheHeaders)
+    }
+
     /// The same bytes with the freshness of their source revalidated (a 304, or a 200 of the same version).
     func refreshed(source: CacheMetadata, policy: HTTPCachePolicy) -> StoredResponse {
         StoredResponse(body: body, contentType: contentType, etag: etag, source: source, freshUntil: nil, policy: policy, chosenQuality: chosenQuality)
@@ -94,6 +102,8 @@ struct DiskHead: StoredHead {
     /// The revision of the entry's metadata it was worked out from (``DiskCache/Body/revision``).
     let revision: UInt64
     let identity = StoredHeadIdentity.next()
+    /// How often it was answered lately (shared by the copies of this head).
+    let heat = DiskHeat()
 
     init(_ body: DiskCache.Body, contentType: String, policy: HTTPCachePolicy) {
         var source = body.metadata
@@ -101,6 +111,22 @@ struct DiskHead: StoredHead {
         (self.contentType, chosenQuality, revision) = (contentType, body.metadata.chosenQuality, body.revision)
         etag = StoredResponse.etag(checksum: body.checksum, count: body.size)
         (freshUntil, cacheHeaders) = ResponseCacheHeaders.of(source, policy: policy, freshUntil: nil)
+    }
+}
+
+/// How often a response on disk was answered from its file lately: hot at its second answer within
+/// a minute of the first (``isHot(at:)`` says so once a minute at most), when it is worth a place in
+/// memory.
+final class DiskHeat: Sendable {
+    private let state = Mutex<(since: Int, answers: Int)>((0, 0))
+
+    /// Counts an answer at `second` (since 1970); `true` when it is the second within a minute.
+    func isHot(at second: Int) -> Bool {
+        state.withLock { state in
+            if second - state.since >= 60 { state = (second, 0) }
+            state.answers += 1
+            return state.answers == 2
+        }
     }
 }
 
