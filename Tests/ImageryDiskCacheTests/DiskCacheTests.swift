@@ -328,8 +328,9 @@ struct DiskCacheTests {
 
     @Test func entriesOlderThanTheTimeToLiveAreMisses() async throws {
         try await withTemporaryDirectory { directory in
-            let cache = try DiskCache(configuration: .init(directory: directory, ttl: 60))
-            await cache.store(bytes(10, seed: 1), for: "old", metadata: CacheMetadata(storedAt: Date().addingTimeInterval(-120)))
+            // An hour: inside the whole suite on a slow machine this test once took 64 s, and "new" had expired with a TTL of 60.
+            let cache = try DiskCache(configuration: .init(directory: directory, ttl: 3600))
+            await cache.store(bytes(10, seed: 1), for: "old", metadata: CacheMetadata(storedAt: Date().addingTimeInterval(-7200)))
             await cache.store(bytes(10, seed: 1), for: "new", metadata: CacheMetadata())
             await cache.flush()
             #expect(await cache.entry(for: "old") == nil)

@@ -38,7 +38,7 @@ struct MountedRoutesTests {
         application.addServices(imagery)
         let host = origin.url("rocket.jpg").absoluteString.replacingOccurrences(of: "http://", with: "")
         do {
-            try await application.test(.live) { client in
+            try await runLive(application) { client in
                 let hello = try await get(client, "/hello", headers: Self.token)
                 #expect(hello.status == .ok && String(decoding: hello.body, as: UTF8.self) == "hello from the host")
                 // The native query, thumbor's and imgproxy's paths: the sizes they ask for, through the host's middleware.

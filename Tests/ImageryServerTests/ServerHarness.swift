@@ -11,14 +11,21 @@ import Logging
 /// the HTTP server and its channel handlers, hits answered on the event loop), or, with
 /// `IMAGERY_TEST_SERVER=router`, straight into the router. `IMAGERY_TEST_HITS_ON_EVENT_LOOP=0` turns
 /// ``ServerConfiguration/answersHitsOnEventLoop`` off: the suite run so checks both paths of a hit.
-let defaultSetup: TestingSetup = ProcessInfo.processInfo.environment["IMAGERY_TEST_SERVER"] == "router" ? .router : .live
+let defaultSetup: ServerSetup = ProcessInfo.processInfo.environment["IMAGERY_TEST_SERVER"] == "router" ? .router : .live
+
+/// How a test reaches its server: over 127.0.0.1 (``runLive(_:timeout:_:)``), or straight into the router
+/// (HummingbirdTesting's `.router`).
+enum ServerSetup {
+    case live
+    case router
+}
 
 /// ``ServerConfiguration/answersHitsOnEventLoop`` in this run's servers (unless a test says).
 let hitsOnEventLoop = ProcessInfo.processInfo.environment["IMAGERY_TEST_HITS_ON_EVENT_LOOP"] != "0"
 
 /// The proxy (no disk cache unless asked) in front of a real origin on 127.0.0.1.
 func withServer(
-    _ setup: TestingSetup = defaultSetup,
+    _ setup: ServerSetup = defaultSetup,
     origin: TestOrigin? = nil,
     configure: (inout ServerConfiguration) -> Void = { _ in },
     _ body: @escaping @Sendable (any TestClientProtocol, TestOrigin) async throws -> Void
@@ -38,7 +45,7 @@ func withServer(
 /// closes once its queued writes are done: a run returns only then (up to 10 s), so what it stored
 /// is on disk when it returns.
 func serve(
-    _ setup: TestingSetup = defaultSetup,
+    _ setup: ServerSetup = defaultSetup,
     origin: TestOrigin,
     logger: Logger = Logger(label: "imagery.server"),
     configure: (inout ServerConfiguration) -> Void = { _ in },
@@ -56,7 +63,10 @@ func serve(
     configure(&configuration)
     do {  // the application (and its cache) is released at the end of this block
         let application = try await whenDirectoryIsFree(configuration.cacheDirectory) { try buildApplication(configuration: configuration, logger: logger) }
-        try await application.test(setup) { client in try await body(client) }
+        switch setup {
+        case .live: try await runLive(application) { client in try await body(client) }
+        case .router: try await application.test(.router) { client in try await body(client) }
+        }
     }
     if let directory = configuration.cacheDirectory {
         _ = try await whenDirectoryIsFree(directory) { try DiskCache(directory: directory) }  // the run's cache has closed

@@ -68,13 +68,14 @@ struct SlowClientTests {
     }
 
     @Test func anImageNotReadyWithinTheRequestTimeoutIs504AndItsWorkIsCancelled() async throws {
-        try await withServer(.live, configure: { $0.requestTimeout = .milliseconds(500) }) { client, origin in
+        // 3 s: far from the 24-s download, and time for the quick image after it even in a loaded suite.
+        try await withServer(.live, configure: { $0.requestTimeout = .seconds(3) }) { client, origin in
             let start = ContinuousClock.now
             let (status, headers, body) = try await get(client, imageURI(origin, "chelsea.png?chunk=1000&chunk_delay_ms=100", "w=64"))
             #expect(status == .gatewayTimeout)
             #expect(headers[.cacheControl] == "no-store")
             #expect((try? JSONDecoder().decode(ErrorBody.self, from: body))?.error == "timeout")
-            #expect(ContinuousClock.now - start < .seconds(10), "answered at the timeout, not when the 24 s download ends (10 s: a loaded machine)")
+            #expect(ContinuousClock.now - start < .seconds(13), "answered at the timeout, not when the 24 s download ends (10 s more: a loaded machine)")
             var counted: [String: Double] = [:]
             // Every download that started is aborted (on a loaded machine the timeout may come before
             // the download starts: then there is none).
@@ -87,7 +88,7 @@ struct SlowClientTests {
             #expect(counted["imagery_inflight_memory_bytes"] == 0)
             #expect(started() <= 1 && origin.abortedCount == started(), "the download is aborted")
             // A quick image still passes. A loaded suite (CI: 2 cores, the whole suite at once) can make
-            // even a small thumbnail slower than the 0.5-s timeout for a minute: it is asked again
+            // even a small thumbnail slower than the timeout (it was 0.5 s; CI failed at it): it is asked again
             // until it passes, for up to 60 s; a server the timeout broke never passes.
             var quick = HTTPResponse.Status.gatewayTimeout
             let tries = ContinuousClock.now
