@@ -325,7 +325,8 @@ struct ImgproxySettingsTests {
     }
 
     /// `filename` and `return_attachment`: imgproxy's Content-Disposition (the output's extension), on
-    /// a made response and on the same request answered from result storage.
+    /// a made response and on the same request answered from result storage; inline with the
+    /// source's name when the URL asks nothing.
     /// (Straight into the router: the live test client will not send the raw `"` of the first path.)
     @Test func fileNamesAndAttachmentsAsImgproxyWritesThem() async throws {
         try await withServer(.router) { client, origin in
@@ -338,7 +339,11 @@ struct ImgproxySettingsTests {
             #expect(named.headers[.contentDisposition] == "inline; filename=\"rocket.jpg\"")
             let encoded = try await get(client, "/_/w:50/fn:c3VtbWVyIDIwMjY:1/\(source)@png")  // base64url of "summer 2026"
             #expect(encoded.headers[.contentDisposition] == "inline; filename=\"summer 2026.png\"")
-            #expect(try await get(client, "/_/w:50/\(source)").headers[.contentDisposition] == nil)
+            // Asked for nothing, it is still there, as imgproxy sends it with every image.
+            #expect(try await get(client, "/_/w:50/\(source)").headers[.contentDisposition] == "inline; filename=\"rocket.jpg\"")
+            // thumbor's URLs and native queries have none.
+            #expect(try await get(client, "/unsafe/50x0/\(origin.url("rocket.jpg").absoluteString.dropFirst(7))").headers[.contentDisposition] == nil)
+            #expect(try await get(client, imageURI(origin, "rocket.jpg", "w=50")).headers[.contentDisposition] == nil)
             #expect(try await get(client, "/_/w:50/fn:bad!:1/\(source)").status == .badRequest)
         }
     }

@@ -286,4 +286,24 @@ struct ImgproxyURLTests {
             return true
         }
     }
+
+    /// imgproxy's own cases of `Content-Disposition` (`httpheaders/cdv_test.go`) that a processed
+    /// image can meet, whose extension is always the output's: the source's name, `image` when it has
+    /// none, `filename`, `return_attachment`, a quote escaped. Every imgproxy image has one.
+    static let dispositions: [(path: String, contentType: String, expected: String)] = [
+        ("/_/plain/http://example.com/test.jpg", "image/jpeg", "inline; filename=\"test.jpg\""),
+        ("/_/plain/http://example.com/path/to/", "image/png", "inline; filename=\"image.png\""),
+        ("/_/fn:example/plain/http://example.com/path/to/", "image/png", "inline; filename=\"example.png\""),
+        ("/_/plain/http://example.com/path/to/face.png", "image/jpeg", "inline; filename=\"face.jpg\""),
+        ("/_/fn:face/plain/http://example.com/path/to/123.png", "image/jpeg", "inline; filename=\"face.jpg\""),
+        ("/_/att:1/plain/http://example.com/test.jpg", "image/jpeg", "attachment; filename=\"test.jpg\""),
+        ("/_/fn:my\"file/plain/http://example.com/test.jpg", "image/png", "inline; filename=\"my%22file.png\""),
+        ("/_/w:50/aHR0cDovL2V4YW1wbGUuY29tL2EuanBn.webp", "image/webp", "inline; filename=\"a.webp\""),
+    ]
+
+    @Test(arguments: dispositions)
+    func everyImageHasTheDispositionImgproxyWrites(path: String, contentType: String, expected: String) throws {
+        let disposition = try #require(ImgproxyURL.disposition(of: Substring(path)))
+        #expect(disposition.value(contentType: contentType) == expected)
+    }
 }

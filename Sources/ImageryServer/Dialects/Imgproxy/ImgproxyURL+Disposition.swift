@@ -16,28 +16,21 @@ struct ContentDisposition: Sendable, Equatable {
 }
 
 extension ImgproxyURL {
-    /// The `Content-Disposition` an imgproxy path asks for with `filename`/`fn` or
-    /// `return_attachment`/`att` (none without them), read from the path's text alone: a response
-    /// answered from result storage gets it too.
+    /// The `Content-Disposition` of an imgproxy path's image, as imgproxy sends with every image:
+    /// `inline` and the source's file name unless `filename`/`fn` or `return_attachment`/`att` say
+    /// otherwise; read from the path's text alone, so that a response answered from result storage
+    /// has it too. `nil` for a path that is not an imgproxy URL.
     static func disposition(of path: Substring, syntax: Syntax = Syntax()) -> ContentDisposition? {
-        let separator = String(syntax.separator)
-        guard ["/fn", "/filename", "/att", "/return_attachment"].contains(where: { path.contains($0 + separator) }),
-              let url = try? ImgproxyURL(path: path, syntax: syntax)
-        else { return nil }
-        var (asked, attachment, name) = (false, false, String?.none)
+        guard let url = try? ImgproxyURL(path: path, syntax: syntax) else { return nil }
+        var (attachment, name) = (false, String?.none)
         for option in url.options {
             let reader = ImgproxyOptions.Reader(option: option)
             switch option.name {
-            case "filename", "fn":
-                asked = true
-                name = try? reader.fileName()
-            case "return_attachment", "att":
-                asked = true
-                attachment = !option.arguments.isEmpty && reader.bool(0)
+            case "filename", "fn": name = try? reader.fileName()
+            case "return_attachment", "att": attachment = !option.arguments.isEmpty && reader.bool(0)
             default: continue
             }
         }
-        guard asked else { return nil }
         return ContentDisposition(attachment: attachment, stem: name.flatMap { $0.isEmpty ? nil : $0 } ?? sourceStem(url.source))
     }
 

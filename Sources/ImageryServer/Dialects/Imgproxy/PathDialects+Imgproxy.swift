@@ -53,9 +53,11 @@ extension PathDialects {
         return path.dropFirst(prefix.count)
     }
 
-    /// The `Content-Disposition` an imgproxy path asks for (`filename`, `return_attachment`), if any.
+    /// The `Content-Disposition` of an imgproxy path's image (`filename`, `return_attachment`, else
+    /// inline with the source's name); `nil` for a path in another syntax.
     func imgproxyDisposition(_ path: Substring) -> ContentDisposition? {
-        imgproxyPath(path).flatMap { ImgproxyURL.disposition(of: $0, syntax: imgproxy.syntax) }
+        guard syntax(of: path) == .imgproxy else { return nil }
+        return imgproxyPath(path).flatMap { ImgproxyURL.disposition(of: $0, syntax: imgproxy.syntax) }
     }
 }
 
