@@ -287,13 +287,18 @@ final class ImageService: Sendable {
         return stored
     }
 
-    /// The fresh response `alias` names on this instance's disk, as its file and head (counted as a
-    /// miss in memory and a hit on disk): sent from the file, not read, not kept in memory.
+    /// The fresh response `alias` names on this instance's disk, as its file and head: sent from the
+    /// file, not read, not kept in memory. Not counted: ``countDiskHit()`` once it is sent.
     func storedOnDisk(_ alias: ResponseStore.Alias) -> (body: DiskCache.Body, head: DiskHead)? {
         guard let diskKey = alias.diskKey, let (body, head) = responses.fileOnDisk(diskKey), head.isFresh() else { return nil }
+        return (body, head)
+    }
+
+    /// Counts a response sent from its file on disk: a miss in memory and a hit on disk. (A file found
+    /// short is not sent: the route then answers, and counts, that request.)
+    func countDiskHit() {
         metrics?.cacheLookup("response", hit: false)
         metrics?.cacheLookup("response_disk", hit: true)
-        return (body, head)
     }
 
     /// Keeps `response`, read from disk, in memory for the requests `alias` names.

@@ -28,6 +28,10 @@ final class ServerMetrics: ImagePipelineObserver {
     private let eventLoopHits: Metrics.Counter
     private let labelledCounters = Locked<[String: Metrics.Counter]>([:])
     private let requestCounters = Locked<[String: Metrics.Counter]>([:])
+    /// Image requests answered 200 and 304 (`/image`, and `other`: the other proxies' paths), which nearly
+    /// every request is: made at the start, not looked up.
+    private let imageAnswers: (ok: Metrics.Counter, notModified: Metrics.Counter)
+    private let otherAnswers: (ok: Metrics.Counter, notModified: Metrics.Counter)
 
     init() {
         let factory = PrometheusMetricsFactory(registry: registry)
@@ -52,6 +56,14 @@ final class ServerMetrics: ImagePipelineObserver {
         originBytes = Metrics.Counter(label: "imagery_origin_bytes_total", factory: factory)
         responseBytes = Metrics.Counter(label: "imagery_response_bytes_total", factory: factory)
         eventLoopHits = Metrics.Counter(label: "imagery_event_loop_hits_total", factory: factory)
+        let answers = { (route: String) in
+            let counter = { (status: String) in
+                Metrics.Counter(label: "imagery_requests_total", dimensions: [("route", route), ("status", status)], factory: factory)
+            }
+            return (ok: counter("200"), notModified: counter("304"))
+        }
+        imageAnswers = answers("/image")
+        otherAnswers = answers("other")
     }
 
     func pipeline(_ pipeline: ImagePipeline, didRecord event: ImagePipelineEvent) {
@@ -122,8 +134,18 @@ final class ServerMetrics: ImagePipelineObserver {
 
     func requestFinished(path: String, status: Int, bytesSent: Int, after elapsed: Duration, inFlight counted: Bool = true) {
         if counted { inFlight.record(inFlightCount.subtract(1, ordering: .relaxed).newValue) }
-        let route = ["/image", "/health", "/metrics", "/", "/files"].contains(path) ? path : (path.hasPrefix("/files/") ? "/files" : "other")
-        requestCounter(route: route, status: status).increment()
+        let route = switch path {
+        case "/image", "/health", "/metrics", "/", "/files": path
+        default: path.hasPrefix("/files/") ? "/files" : "other"
+        }
+        let counter = switch (route, status) {
+        case ("/image", 200): imageAnswers.ok
+        case ("/image", 304): imageAnswers.notModified
+        case ("other", 200): otherAnswers.ok
+        case ("other", 304): otherAnswers.notModified
+        default: requestCounter(route: route, status: status)
+        }
+        counter.increment()
         duration.record(elapsed)
         if route == "/image" { responseBytes.increment(by: Int64(bytesSent)) }
     }

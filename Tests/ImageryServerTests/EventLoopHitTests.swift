@@ -160,6 +160,9 @@ import Testing
                 #expect(afterCut.status == .ok && afterCut.body == body)
                 counters = try await metrics(client)
                 #expect(counters["imagery_disk_cache_corrupt_entries_removed"] ?? 0 >= 1)
+                // Counted once, as the router's miss: the short file was not sent, so not a hit.
+                #expect(lookups(counters, "response_disk", "hit") == 2)
+                #expect(lookups(counters, "response_disk", "miss") == 1)
                 // Removed after the event loop opened it: still sent whole, from the open file.
                 try await Task.sleep(for: .milliseconds(300))  // the new entry written
                 #expect(try await get(client, uri).body == body)

@@ -98,7 +98,7 @@ final class HitHandler: ChannelInboundHandler, RemovableChannelHandler {
     private func send(_ hit: StoredHits.Hit, for head: RequestHead, context: ChannelHandlerContext) -> Bool {
         let start = ContinuousClock.now
         let second = Int(hit.now.timeIntervalSince1970)
-        let (bytes, status, sendsBody) = hits.response(to: hit, for: head, date: date(at: second), allocator: context.channel.allocator)
+        var (bytes, status, sendsBody) = hits.response(to: hit, for: head, date: date(at: second), allocator: context.channel.allocator)
         var body: IOData?
         var file: NIOFileHandle?
         if sendsBody {
@@ -106,9 +106,17 @@ final class HitHandler: ChannelInboundHandler, RemovableChannelHandler {
             case .memory(let stored):
                 body = .byteBuffer(stored.body)
             case .disk(let stored, _) where stored.size <= Self.largestReadBody:
-                // Read, and sent with its head in one `writev` (one copy more than `sendfile`, four system
-                // calls fewer: measured faster for thumbnails). A file shorter than its entry now is a miss.
-                var buffer = context.channel.allocator.buffer(capacity: stored.size)
+                // Read in after its head, and sent with it in one write (one copy more than `sendfile`, four
+                // system calls fewer: measured faster for thumbnails). A file shorter than its entry now is a miss.
+                // The body is read to a 64-byte boundary (the kernel's copy to an unaligned one measured at
+                // three times the cost): the head goes just before it.
+                var buffer = context.channel.allocator.buffer(capacity: Self.alignment + bytes.readableBytes + stored.size)
+                let base = buffer.withVeryUnsafeMutableBytes { Int(bitPattern: $0.baseAddress) }
+                let start = (Self.alignment - (base + bytes.readableBytes) % Self.alignment) % Self.alignment
+                buffer.moveWriterIndex(to: start)
+                buffer.moveReaderIndex(to: start)
+                buffer.writeImmutableBuffer(bytes)
+                let headLength = buffer.writerIndex
                 let count = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: stored.size) { bytes in
                     var offset = 0
                     while offset < stored.size {
@@ -120,8 +128,8 @@ final class HitHandler: ChannelInboundHandler, RemovableChannelHandler {
                     return offset
                 }
                 guard count == stored.size else { return false }
-                body = .byteBuffer(buffer)
-                hits.read(buffer, of: hit)
+                hits.read(buffer.getSlice(at: headLength, length: count)!, of: hit)
+                bytes = buffer
             case .disk(let stored, _):
                 // `sendfile` from a descriptor of its own, closed once written (or not): the cache
                 // may close its own meanwhile. A file shorter than its entry now is a miss (`sendfile`
@@ -151,6 +159,7 @@ final class HitHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
         unflushed = true
         lastActivity = .now()
+        hits.sent(hit)
         hits.observation.metrics.eventLoopHit()
         hits.observation.finished(
             method: head.method == .head ? .head : .get, path: hit.path, status: Int(status.code),
@@ -162,6 +171,7 @@ final class HitHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     /// Bodies up to this size are read and written with their head; larger ones are sent from their file.
     static let largestReadBody = 64 * 1024
+    private static let alignment = 64
     private static let cork = ChannelOptions.Types.SocketOption(level: SocketOptionLevel(IPPROTO_TCP), name: SocketOptionName(TCP_CORK))
 
     /// `Date` at `second` (since 1970): an IMF-fixdate, made once a second.

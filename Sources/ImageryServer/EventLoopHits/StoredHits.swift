@@ -83,6 +83,11 @@ final class StoredHits: Sendable {
         return nil
     }
 
+    /// Counts `hit` as sent (memory hits are counted when found: they are always sent).
+    func sent(_ hit: Hit) {
+        if case .disk = hit.stored { controller.service.countDiskHit() }
+    }
+
     /// The path and query of a target in origin form, as Hummingbird's `URI` reads them (what a
     /// route's request has): the path up to the first `?`, the query after it up to a `#`.
     static func pathAndQuery(of target: String) -> (path: Substring, query: Substring?) {

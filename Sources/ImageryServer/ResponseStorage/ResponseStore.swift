@@ -24,11 +24,16 @@ final class ResponseStore: Sendable {
 
     /// What a request written one way resolved to: its memory and disk keys, whether its format was
     /// negotiated, and what its text says of the response (``ResponseTerms``).
-    struct Alias: Sendable, Equatable {
+    /// A class: a hit copies a reference, not its keys and terms.
+    final class Alias: Sendable {
         let memoryKey: String
         let diskKey: String?
         let negotiated: Bool
-        var terms = ResponseTerms()
+        let terms: ResponseTerms
+
+        init(memoryKey: String, diskKey: String?, negotiated: Bool, terms: ResponseTerms = ResponseTerms()) {
+            (self.memoryKey, self.diskKey, self.negotiated, self.terms) = (memoryKey, diskKey, negotiated, terms)
+        }
     }
 
     /// The request key of a request as written: its raw query (signature included) and its `Accept`.

@@ -92,8 +92,9 @@ extension StoredHead {
 }
 
 /// The head of a response result storage keeps on disk, worked out once from the entry's metadata
-/// (``ResponseStore/fileOnDisk(_:)``): its body is sent from the entry's file.
-struct DiskHead: StoredHead {
+/// (``ResponseStore/fileOnDisk(_:)``): its body is sent from the entry's file. A class: a hit
+/// copies a reference, not its fields.
+final class DiskHead: StoredHead {
     let contentType: String
     let etag: String
     let freshUntil: Date
