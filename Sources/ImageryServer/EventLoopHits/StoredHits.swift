@@ -100,10 +100,12 @@ final class StoredHits: Sendable {
 
     /// A disk hit's body, read to be sent: kept in memory when the response is hot (``DiskHead/heat``:
     /// its second answer from disk in a minute), so that its next hits are memory's; one answered
-    /// once stays on disk (the page cache holds its bytes, not this process).
+    /// once stays on disk (the page cache holds its bytes, not this process). Kept as a copy of its
+    /// own: `body` is a slice of the buffer sent, head included, which memory's limit would not count.
     func read(_ body: ByteBuffer, of hit: Hit) {
         guard case .disk(let file, let head) = hit.stored, head.heat.isHot(at: Int(hit.now.timeIntervalSince1970)) else { return }
-        controller.service.keepInMemory(StoredResponse(body: body, file: file, head: head), for: hit.alias)
+        let own = ByteBuffer(bytes: body.readableBytesView)
+        controller.service.keepInMemory(StoredResponse(body: own, file: file, head: head), for: hit.alias)
     }
 
     /// The response head of `hit` (status line, the answer's fields, `Content-Length`, `Date`,
