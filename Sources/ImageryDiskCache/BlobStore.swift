@@ -122,10 +122,6 @@ package struct BlobStore: Sendable {
         return (Int(info.f_blocks) * block, Int(info.f_bavail) * block)
     }
 
-    /// The bytes of entry file `fileID` (named `name`) if it holds exactly `size` bytes; otherwise `nil`.
-    ///
-    /// Asks for one byte more than expected: a regular file returns all it has up to the
-    /// request, so getting exactly `size` bytes proves the length in the same system call.
     /// Linux's `O_NOATIME` (Glibc's module does not export it: it is `_GNU_SOURCE`'s); 0 elsewhere.
     #if os(Linux)
     private static let noAccessTime: Int32 = 0o1_000_000
@@ -133,6 +129,10 @@ package struct BlobStore: Sendable {
     private static let noAccessTime: Int32 = 0
     #endif
 
+    /// The bytes of entry file `fileID` (named `name`) if it holds exactly `size` bytes; otherwise `nil`.
+    ///
+    /// Asks for one byte more than expected: a regular file returns all it has up to the
+    /// request, so getting exactly `size` bytes proves the length in the same system call.
     func read(fileID: UInt64, name: String, size: Int) -> Data? {
         let file: OpenFile
         if let open = openFiles[fileID] {
