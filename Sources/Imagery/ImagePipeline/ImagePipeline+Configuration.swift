@@ -68,6 +68,13 @@ extension ImagePipeline {
         /// Swift's cooperative pool). Default: the number of active processor cores.
         public var maximumConcurrentDecodes: Int
 
+        /// Where the pipeline reads the date: freshness of every cache tier (``cachePolicy``,
+        /// ``memoryFreshness``), and the request, response and storage times it records for a source.
+        /// Default ``TimeSource/system``; a test passes ``ManualTime/source`` and moves time by hand
+        /// instead of sleeping. (How long a fetch or decode took, for the ``observer``, is always
+        /// measured on `ContinuousClock`.)
+        public var time: TimeSource
+
         /// A configuration with every default but the decoder.
         /// - Parameters:
         ///   - decoder: Turns bytes into images.
@@ -88,6 +95,7 @@ extension ImagePipeline {
             self.maximumConcurrentDownloads = 6
             self.maximumConcurrentPrefetches = 1
             self.maximumConcurrentDecodes = max(1, ProcessInfo.processInfo.activeProcessorCount)
+            self.time = .system
         }
 
         /// 20% of physical memory, at most 512 MiB.

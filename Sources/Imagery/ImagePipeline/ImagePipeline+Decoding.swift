@@ -79,7 +79,7 @@ extension ImagePipeline {
 
     /// Whether a memory entry fresh until `date` may be used now.
     func isUsable(_ date: Date) -> Bool {
-        date == .distantFuture || Date() < date
+        date == .distantFuture || configuration.time.date() < date
     }
 
     /// Whether things made from a source with `metadata` may be kept in memory (not for `no-store`).
@@ -213,9 +213,10 @@ extension ImagePipeline {
               let disk = configuration.diskCache
         else { return nil }
         let entry = await disk.entry(for: request.imageKey.stringValue)
+        let now = configuration.time.date()
         let usable = entry.map {
             request.options.contains(.returnCacheDataDontLoad)
-                || configuration.cachePolicy.evaluate($0.metadata, requestHeaders: request.headers) == .fresh
+                || configuration.cachePolicy.evaluate($0.metadata, requestHeaders: request.headers, now: now) == .fresh
         } ?? false
         record(.cacheLookup(.diskVariant, hit: usable))
         guard let entry, usable else { return nil }

@@ -38,7 +38,7 @@ extension ImagePipeline {
         }
         let key = request.sourceKey.stringValue
         if !request.options.contains(.disableDiskCacheReads), let metadata = await disk.metadata(for: key),
-           configuration.cachePolicy.evaluate(metadata, requestHeaders: request.headers) == .fresh {
+           configuration.cachePolicy.evaluate(metadata, requestHeaders: request.headers, now: configuration.time.date()) == .fresh {
             record(.cacheLookup(.diskData, hit: true))
             return true
         }
@@ -56,7 +56,7 @@ extension ImagePipeline {
     /// How the policy judges an entry of the memory tier.
     private func memoryDecision(_ metadata: CacheMetadata, for request: ImageRequest) -> HTTPCachePolicy.Decision {
         configuration.memoryFreshness == .ignored
-            ? .fresh : configuration.cachePolicy.evaluate(metadata, requestHeaders: request.headers)
+            ? .fresh : configuration.cachePolicy.evaluate(metadata, requestHeaders: request.headers, now: configuration.time.date())
     }
 
     private func fetchData(_ request: ImageRequest, job: JobContext, deadline: ContinuousClock.Instant?) async throws -> CacheEntry {
@@ -74,7 +74,8 @@ extension ImagePipeline {
         }
         if stale == nil, !request.options.contains(.disableDiskCacheReads), let disk = configuration.diskCache {
             let entry = await disk.entry(for: key)
-            switch entry.map({ policy.evaluate($0.metadata, requestHeaders: request.headers) }) {
+            let now = configuration.time.date()
+            switch entry.map({ policy.evaluate($0.metadata, requestHeaders: request.headers, now: now) }) {
             case .fresh?:
                 record(.cacheLookup(.diskData, hit: true))
                 await remember(entry!, for: request)
@@ -92,7 +93,7 @@ extension ImagePipeline {
             throw ImagePipelineError.notCached
         }
 
-        let requestTime = Date()
+        let requestTime = configuration.time.date()
         let response: DataResponse
         // The body's bytes, held against the memory budget until this job ends (the decode that
         // follows charges them again for as long as it holds them).
@@ -119,7 +120,7 @@ extension ImagePipeline {
             }
         } catch where !(error is CancellationError) {
             // The origin failed: a stale entry may stand in (stale-if-error).
-            if let stale, policy.allowsStaleOnError(stale.metadata) { return stale }
+            if let stale, policy.allowsStaleOnError(stale.metadata, now: configuration.time.date()) { return stale }
             throw error
         }
         let http = httpInfo(for: request, response: response, requestTime: requestTime)
@@ -135,7 +136,7 @@ extension ImagePipeline {
         }
 
         let entry = CacheEntry(data: response.data, metadata: CacheMetadata(
-            contentType: response.headers["content-type"], storedAt: Date(), http: http
+            contentType: response.headers["content-type"], storedAt: configuration.time.date(), http: http
         ))
         if policy.isStorable(entry.metadata) {
             if !request.options.contains(.disableDiskCacheWrites), !request.isLocalFile {
@@ -180,7 +181,7 @@ extension ImagePipeline {
         else { return nil }
         return HTTPResponseInfo(
             statusCode: response.statusCode, headers: response.headers,
-            requestTime: requestTime, responseTime: Date(), requestHeaders: request.headers
+            requestTime: requestTime, responseTime: configuration.time.date(), requestHeaders: request.headers
         )
     }
 

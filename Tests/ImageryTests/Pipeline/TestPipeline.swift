@@ -1,0 +1,113 @@
+import Foundation
+import Testing
+
+@testable import Imagery
+
+/// A pipeline on fakes, in process: ``MockDataLoader`` for the origin, ``MockImageDecoder`` (or
+/// ``MockDerivingDecoder``) for the codec, ``ManualTime`` for the date, ``PipelineEventRecorder``
+/// as its observer, and optionally ``MockDataCache`` as its disk cache with ``MockImageEncoder``.
+/// No TCP, no libvips, no sleeping: a test moves time with ``time`` and orders work with gates.
+struct TestPipeline {
+    let loader: MockDataLoader
+    /// Counts decodes (the deriving decoder's inner one when bases are on).
+    let decoder: MockImageDecoder
+    /// Set when the pipeline keeps bases (``make(deriving:)``).
+    let deriving: MockDerivingDecoder?
+    let recorder = PipelineEventRecorder()
+    let time: ManualTime
+    let disk: MockDataCache?
+    let encoder: MockImageEncoder?
+    let pipeline: ImagePipeline
+
+    /// The date every test's time starts at (a fixed one: HTTP dates in headers are whole seconds).
+    static let epoch = Date(timeIntervalSince1970: 1_750_000_000)
+
+    /// - Parameters:
+    ///   - loader: The origin; default an empty one (every URL a 404 until stubbed).
+    ///   - deriving: Whether the decoder keeps bases (``ThumbnailDeriving``); default no.
+    ///   - disk: Whether there is a disk cache (a ``MockDataCache``, with a ``MockImageEncoder``); default no.
+    ///   - configure: Changes to the configuration, after the defaults above (2 decode threads,
+    ///     the fake time, the recorder) are set.
+    init(
+        loader: MockDataLoader = MockDataLoader(), deriving: Bool = false, disk: Bool = false,
+        configure: (inout ImagePipeline.Configuration) -> Void = { _ in }
+    ) {
+        self.loader = loader
+        self.time = ManualTime(date: Self.epoch)
+        let derivingDecoder = deriving ? MockDerivingDecoder() : nil
+        self.deriving = derivingDecoder
+        self.decoder = derivingDecoder?.decoder ?? MockImageDecoder()
+        self.disk = disk ? MockDataCache() : nil
+        self.encoder = disk ? MockImageEncoder() : nil
+        var configuration = ImagePipeline.Configuration(decoder: derivingDecoder ?? decoder, dataLoader: loader)
+        configuration.maximumConcurrentDecodes = 2
+        configuration.time = time.source
+        configuration.observer = recorder
+        configuration.diskCache = self.disk
+        configuration.encoder = encoder
+        configure(&configuration)
+        self.pipeline = ImagePipeline(configuration: configuration)
+    }
+
+    /// Stubs `name` at the test origin with a ``TestImage`` and returns its URL.
+    @discardableResult
+    func serve(
+        _ name: String, width: Int = 64, height: Int = 48, tag: UInt8 = 1, headers: [String: String] = [:],
+        chunks: Int = 1, gate: Gate? = nil
+    ) -> URL {
+        let url = testURL(name)
+        loader.stub(url, MockDataLoader.Stub(
+            data: TestImage.data(width: width, height: height, tag: tag), headers: headers, chunks: chunks, gate: gate
+        ))
+        return url
+    }
+
+    /// Moves the pipeline's time forward.
+    func advance(seconds: Int) {
+        time.advance(by: .seconds(seconds))
+    }
+
+    /// The decoded image `request` would get from memory now (nil: none, or not fresh).
+    func cached(_ request: ImageRequest) -> Image? { pipeline.cachedImage(for: request) }
+}
+
+/// A URL at the tests' origin (an `https` URL: the pipeline treats its responses as HTTP).
+func testURL(_ name: String) -> URL {
+    URL(string: "https://origin.test/\(name)")!
+}
+
+/// A request for a thumbnail of `width` × `height` (cover) of `url`.
+func thumbnailRequest(
+    _ url: URL, _ width: Int, _ height: Int, priority: ImageRequest.Priority = .normal
+) -> ImageRequest {
+    ImageRequest(url: url, thumbnail: .init(width: width, height: height), priority: priority)
+}
+
+/// An HTTP date `offset` seconds from the tests' epoch, as a header value.
+func httpDate(_ offset: Int = 0) -> String {
+    HTTPDate.format(TestPipeline.epoch.addingTimeInterval(TimeInterval(offset)))
+}
+
+extension ImagePipeline {
+    /// Runs `count` loads of `request` at once and returns their images.
+    func images(for request: ImageRequest, count: Int) async throws -> [Image] {
+        try await withThrowingTaskGroup(of: Image.self) { group in
+            for _ in 0..<count { group.addTask { try await self.image(for: request) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+    }
+}
+
+extension ImageTask {
+    /// Whether the task failed with `CancellationError`.
+    var wasCancelled: Bool {
+        if case .failure(let error) = phase { return error is CancellationError }
+        return false
+    }
+
+    /// The image of a task that succeeded.
+    var loadedImage: Image? {
+        if case .success(let image) = phase { return image }
+        return nil
+    }
+}
