@@ -1,10 +1,22 @@
 // swift-tools-version:6.1
 import PackageDescription
 
+// scripts/fuzz sets IMAGERY_FUZZ_RUNTIME to libFuzzer's archive (libclang_rt.fuzzer_no_main): Imagery's own
+// modules, Swift and C, are then built with libFuzzer's coverage and AddressSanitizer, and the dependencies as
+// they are (ASan's runtime still watches every allocation), so a fuzz build in a build folder that holds the
+// ordinary build recompiles only Imagery's own code.
+let fuzzRuntime = Context.environment["IMAGERY_FUZZ_RUNTIME"]
+let coverage = "edge,trace-cmp,inline-8bit-counters,pc-table"
+let fuzzSwift: [SwiftSetting] = fuzzRuntime == nil ? [] : [
+    .unsafeFlags(["-sanitize=address", "-sanitize-coverage=\(coverage)"]), .define("IMAGERY_FUZZING"),
+]
+let fuzzC: [CSetting] = fuzzRuntime == nil ? [] : [.unsafeFlags(["-fsanitize=address", "-fsanitize-coverage=\(coverage)"])]
+let fuzzLinker: [LinkerSetting] = fuzzRuntime.map { [.unsafeFlags(["-sanitize=address", "-Xlinker", $0, "-Xlinker", "-lstdc++"])] } ?? []
+
 let strictSwift: [SwiftSetting] = [
     .swiftLanguageMode(.v6),
     .enableUpcomingFeature("ExistentialAny"),
-]
+] + fuzzSwift
 
 let package = Package(
     name: "Imagery",
@@ -43,14 +55,14 @@ let package = Package(
         ),
         // JPEG on libjpeg(-turbo): decoding at a DCT scale, skipping the progressive scans the scale never
         // reads; encoding with optimised Huffman and tuned tables and trellis quantisation.
-        .target(name: "CJPEG", linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("m")]),
+        .target(name: "CJPEG", cSettings: fuzzC, linkerSettings: [.linkedLibrary("jpeg"), .linkedLibrary("m")]),
         // Perceived difference between two images: SSIMULACRA2.
-        .target(name: "CQuality", linkerSettings: [.linkedLibrary("m")]),
+        .target(name: "CQuality", cSettings: fuzzC, linkerSettings: [.linkedLibrary("m")]),
         // Animated GIFs: frames shrunk by area averaging; output with one palette for every frame (libimagequant), written by cgif.
-        .target(name: "CGIFFrames", linkerSettings: [.linkedLibrary("cgif"), .linkedLibrary("imagequant")]),
+        .target(name: "CGIFFrames", cSettings: fuzzC, linkerSettings: [.linkedLibrary("cgif"), .linkedLibrary("imagequant")]),
         // ICC profiles to sRGB on 8-bit RGB pixels with little cms, its transforms cached by profile.
-        .target(name: "CColorTransform", linkerSettings: [.linkedLibrary("lcms2")]),
-        .target(name: "CMallocInfo"),
+        .target(name: "CColorTransform", cSettings: fuzzC, linkerSettings: [.linkedLibrary("lcms2")]),
+        .target(name: "CMallocInfo", cSettings: fuzzC),
         .target(name: "ImageryVips", dependencies: ["Imagery", "CVips", "CJPEG", "CGIFFrames", "CColorTransform", "CQuality"], swiftSettings: strictSwift),
 
         // The persistent disk cache: blobs in files, its index in SQLite (the system libsqlite3).
@@ -147,7 +159,10 @@ let package = Package(
             path: "Fuzz/Targets",
             swiftSettings: strictSwift
         ),
-        .executableTarget(name: "imagery-fuzz", dependencies: ["ImageryFuzzTargets"], path: "Fuzz/Runner", swiftSettings: strictSwift),
+        .executableTarget(
+            name: "imagery-fuzz", dependencies: ["ImageryFuzzTargets"], path: "Fuzz/Runner", swiftSettings: strictSwift,
+            linkerSettings: fuzzLinker
+        ),
         .testTarget(name: "ImageryFuzzTests", dependencies: ["ImageryFuzzTargets"], swiftSettings: strictSwift),
         .testTarget(name: "ImageryTests", dependencies: ["Imagery"], swiftSettings: strictSwift),
         .testTarget(

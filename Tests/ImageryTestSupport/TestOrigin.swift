@@ -57,6 +57,7 @@ public final class TestOrigin: Sendable {
         var requests: [Request] = []
         var aborted = 0
         var completed = 0
+        var held = 0
         var inFlight = 0
         var peakInFlight = 0
     }
@@ -97,7 +98,8 @@ public final class TestOrigin: Sendable {
     }
 
     /// An origin serving the files under `directory` by path; the query can ask for
-    /// `delay_ms`, `chunk` (bytes) with `chunk_delay_ms`, and `status`.
+    /// `delay_ms`, `chunk` (bytes) with `chunk_delay_ms`, `status`, and `held=NAME` (the response waits for
+    /// ``release(_:)``; with `held_at=N`, after the head and N bytes of its body).
     public static func serving(directory: URL) async throws -> TestOrigin {
         try await start { request in
             let status = request.query["status"].flatMap(Int.init) ?? 200
@@ -161,6 +163,11 @@ public final class TestOrigin: Sendable {
         }
     }
 
+    /// How many responses sent their body up to `held_at` and wait for their release.
+    public var heldCount: Int { stats.withLockedValue { $0.held } }
+
+    func recordHeld(bytes: Int) { stats.withLockedValue { $0.held += 1 } }
+
     func recordAborted() { stats.withLockedValue { $0.aborted += 1; $0.inFlight -= 1 } }
     func recordCompleted() { stats.withLockedValue { $0.completed += 1; $0.inFlight -= 1 } }
 }
@@ -215,12 +222,20 @@ private final class OriginHandler: ChannelInboundHandler {
         responding = true
         let loop = context.eventLoop.assumeIsolated()
         let held = request.query["held"]
+        // `held_at=N` with `held=NAME`: the head and N bytes of the body go at once, the rest when released.
+        let heldAt = request.query["held_at"].flatMap(Int.init)
         loop.scheduleTask(in: .nanoseconds(response.delay.nanosecondCount)) {
-            self.sendHead(response, held: held, context: context)
+            if let held, let heldAt {
+                self.sendHead(response, held: nil, context: context, body: { self.sendBody(response, from: 0, context: context, held: (held, heldAt)) })
+            } else {
+                self.sendHead(response, held: held, context: context)
+            }
         }
     }
 
-    private func sendHead(_ response: TestOrigin.Response, held: String?, context: ChannelHandlerContext) {
+    private func sendHead(
+        _ response: TestOrigin.Response, held: String?, context: ChannelHandlerContext, body: (() -> Void)? = nil
+    ) {
         guard responding, context.channel.isActive else { return }
         if let held, !origin.isReleased(held) {
             context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(5)) {
@@ -233,11 +248,27 @@ private final class OriginHandler: ChannelInboundHandler {
         let head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: response.status), headers: headers)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.flush()
-        sendBody(response, from: 0, context: context)
+        if let body { body() } else { sendBody(response, from: 0, context: context) }
     }
 
-    private func sendBody(_ response: TestOrigin.Response, from offset: Int, context: ChannelHandlerContext) {
+    private func sendBody(
+        _ response: TestOrigin.Response, from offset: Int, context: ChannelHandlerContext, held: (name: String, at: Int)? = nil
+    ) {
         guard responding, context.channel.isActive else { return }
+        if let held, offset < held.at {
+            let end = min(response.body.count, held.at)
+            let buffer = context.channel.allocator.buffer(bytes: response.body[response.body.startIndex + offset ..< response.body.startIndex + end])
+            context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+            origin.recordHeld(bytes: end)
+            sendBody(response, from: end, context: context, held: held)
+            return
+        }
+        if let held, !origin.isReleased(held.name) {
+            context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(5)) {
+                self.sendBody(response, from: offset, context: context, held: held)
+            }
+            return
+        }
         if offset >= response.body.count {
             responding = false
             origin.recordCompleted()

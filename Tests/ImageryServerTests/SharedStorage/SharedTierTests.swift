@@ -124,7 +124,7 @@ struct SharedTierTests {
                     let counters = try await metrics(client)
                     #expect((counters[#"imagery_shared_store_requests_total{operation="get",outcome="failed"}"#] ?? 0) >= 1)
                     #expect((counters[#"imagery_shared_store_requests_total{operation="get",outcome="skipped"}"#] ?? 0) >= 1, "paused after failures in a row")
-                    let check = try await log.waitForLines(withMetadata: "shared_store", "check_failed", seconds: 60)
+                    let check = try await log.waitForLines(withMetadata: "shared_store", "check_failed")
                     #expect(check.count == 1 && check.first?.contains("bucket shared at http://127.0.0.1:9") == true, "\(check)")
                     #expect(log.lines(withMetadata: "shared_store", "paused").count == 1)
                 }
@@ -184,7 +184,7 @@ struct SharedTierTests {
                     try await s3.createBucket(bucket)
                     try await Task.sleep(for: .seconds(5.2))  // the pause
                     #expect(try await get(client, imageURI(origin, "rocket.jpg?cc=max-age%3D600", "w=120")).status == .ok)
-                    let recovered = try await log.waitForLines(withMetadata: "shared_store", "recovered", seconds: 10)
+                    let recovered = try await log.waitForLines(withMetadata: "shared_store", "recovered")
                     #expect(recovered.count == 1, "\(recovered)")
                 }
             }

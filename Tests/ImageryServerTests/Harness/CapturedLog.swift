@@ -1,4 +1,5 @@
 import Foundation
+import ImageryTestSupport
 import Logging
 
 /// Log lines a server writes, kept (message and metadata).
@@ -14,12 +15,9 @@ final class CapturedLog: @unchecked Sendable {
         lock.withLock { lines.filter { $0.metadata[key] == .string(value) }.map(\.message) }
     }
 
-    /// Waits (up to `seconds`) for a line with `key` = `value`; returns the lines then.
-    func waitForLines(withMetadata key: String, _ value: String, seconds: Double = 20) async throws -> [String] {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while lines(withMetadata: key, value).isEmpty, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(50))
-        }
+    /// Waits for a line with `key` = `value` (the hang guard aside, for as long as it takes); returns the lines then.
+    func waitForLines(withMetadata key: String, _ value: String) async throws -> [String] {
+        try await waitUntil("a log line with \(key)=\(value)") { !lines(withMetadata: key, value).isEmpty }
         return lines(withMetadata: key, value)
     }
 
