@@ -92,4 +92,7 @@ final class DownloadQueue: Sendable {
 
     /// How many downloads wait for a slot.
     var pendingCount: Int { state.withLock { $0.pendingCount } }
+
+    /// The priorities of the downloads waiting for a slot, in the order they would start (for tests).
+    var pendingPriorities: [ImageRequest.Priority] { state.withLock { $0.pendingPrioritiesInOrder } }
 }

@@ -140,11 +140,16 @@ struct DownloadQueueStateMachine<Payload> {
     func lane(ofRunning id: TicketID) -> Lane? { runningLanes[id] }
 
     /// The waiting entries' payloads in the order they would start if slots were free (for tests).
-    var pendingInOrder: [Payload] {
+    var pendingInOrder: [Payload] { pendingEntriesInOrder.map(\.payload) }
+
+    /// The waiting entries' priorities in the order they would start if slots were free (for tests).
+    var pendingPrioritiesInOrder: [Priority] { pendingEntriesInOrder.map(\.priority) }
+
+    private var pendingEntriesInOrder: [Waiting] {
         Priority.allCases.reversed().flatMap { priority in
             lines[priority.rawValue].live.compactMap { place in
                 guard let entry = waiting[place.id], entry.priority == priority, entry.generation == place.generation else { return nil }
-                return entry.payload
+                return entry
             }
         }
     }

@@ -18,6 +18,8 @@ final class MockImageDecoder: ImageDecoding, DecodeCostEstimating {
         var failures: [any Error] = []
         var gate: BlockingGate?
         var estimate: Int?
+        var running = 0
+        var peakRunning = 0
     }
 
     private let state = Locked(State())
@@ -28,6 +30,9 @@ final class MockImageDecoder: ImageDecoding, DecodeCostEstimating {
 
     /// Decodes started so far.
     var decodeCount: Int { calls.count }
+
+    /// The most decodes that ran at once.
+    var peakConcurrentDecodes: Int { state.withLock { $0.peakRunning } }
 
     /// The next decodes throw these, one each, in order (after the gate, if any).
     func failNext(_ errors: any Error...) {
@@ -53,8 +58,11 @@ final class MockImageDecoder: ImageDecoding, DecodeCostEstimating {
         let header = try? TestImage.header(of: data)
         calls.append(Call(tag: header?.tag, recipe: recipe))
         let (gate, failure) = state.withLock { state -> (BlockingGate?, (any Error)?) in
-            (state.gate, state.failures.isEmpty ? nil : state.failures.removeFirst())
+            state.running += 1
+            state.peakRunning = max(state.peakRunning, state.running)
+            return (state.gate, state.failures.isEmpty ? nil : state.failures.removeFirst())
         }
+        defer { state.withLock { $0.running -= 1 } }
         try gate?.wait()
         if let failure { throw failure }
         let source = try TestImage.header(of: data)
