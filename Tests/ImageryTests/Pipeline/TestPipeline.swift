@@ -25,28 +25,35 @@ struct TestPipeline {
     /// - Parameters:
     ///   - loader: The origin; default an empty one (every URL a 404 until stubbed).
     ///   - deriving: Whether the decoder keeps bases (``ThumbnailDeriving``); default no.
-    ///   - disk: Whether there is a disk cache (a ``MockDataCache``, with a ``MockImageEncoder``); default no.
+    ///   - disk: The disk cache, with a ``MockImageEncoder`` for thumbnails; default none. Pipelines
+    ///     made one after another on one disk cache (and one loader and time) stand for restarts.
+    ///   - time: The pipeline's time; default a new ``ManualTime`` at ``epoch``.
     ///   - configure: Changes to the configuration, after the defaults above (2 decode threads,
     ///     the fake time, the recorder) are set.
     init(
-        loader: MockDataLoader = MockDataLoader(), deriving: Bool = false, disk: Bool = false,
+        loader: MockDataLoader = MockDataLoader(), deriving: Bool = false, disk: MockDataCache? = nil, time: ManualTime? = nil,
         configure: (inout ImagePipeline.Configuration) -> Void = { _ in }
     ) {
         self.loader = loader
-        self.time = ManualTime(date: Self.epoch)
+        self.time = time ?? ManualTime(date: Self.epoch)
         let derivingDecoder = deriving ? MockDerivingDecoder() : nil
         self.deriving = derivingDecoder
         self.decoder = derivingDecoder?.decoder ?? MockImageDecoder()
-        self.disk = disk ? MockDataCache() : nil
-        self.encoder = disk ? MockImageEncoder() : nil
+        self.disk = disk
+        self.encoder = disk == nil ? nil : MockImageEncoder()
         var configuration = ImagePipeline.Configuration(decoder: derivingDecoder ?? decoder, dataLoader: loader)
         configuration.maximumConcurrentDecodes = 2
-        configuration.time = time.source
+        configuration.time = self.time.source
         configuration.observer = recorder
-        configuration.diskCache = self.disk
+        configuration.diskCache = disk
         configuration.encoder = encoder
         configure(&configuration)
         self.pipeline = ImagePipeline(configuration: configuration)
+    }
+
+    /// Another pipeline on this one's loader, disk cache and time, with empty memory: a restart.
+    func restarted(deriving: Bool = false, configure: (inout ImagePipeline.Configuration) -> Void = { _ in }) -> TestPipeline {
+        TestPipeline(loader: loader, deriving: deriving, disk: disk, time: time, configure: configure)
     }
 
     /// Stubs `name` at the test origin with a ``TestImage`` and returns its URL.
@@ -109,5 +116,44 @@ extension ImageTask {
     var loadedImage: Image? {
         if case .success(let image) = phase { return image }
         return nil
+    }
+}
+
+extension MockDataLoader {
+    /// Serves `url` as an origin that honours validators: a request whose `If-None-Match` is the
+    /// current `etag` (or whose `If-Modified-Since` is the current `last-modified`) gets a 304 with
+    /// `notModifiedHeaders`; any other gets `data` with `headers`. `version` is read at each request,
+    /// so a test can change the source between loads.
+    func serveRevalidating(
+        _ url: URL, notModifiedHeaders: [String: String] = [:],
+        version: @escaping @Sendable () -> (data: Data, headers: [String: String])
+    ) {
+        respond(to: url) { request in
+            let (data, headers) = version()
+            let etag = headers["etag"]
+            let lastModified = headers["last-modified"]
+            if let etag, request.headers["If-None-Match"] == etag {
+                return .notModified(headers: notModifiedHeaders)
+            }
+            if etag == nil, let lastModified, request.headers["If-Modified-Since"] == lastModified {
+                return .notModified(headers: notModifiedHeaders)
+            }
+            return Stub(data: data, headers: headers)
+        }
+    }
+
+    /// ``serveRevalidating(_:notModifiedHeaders:version:)`` of one version that never changes.
+    func serveRevalidating(_ url: URL, data: Data = TestImage.data(), headers: [String: String], notModifiedHeaders: [String: String] = [:]) {
+        serveRevalidating(url, notModifiedHeaders: notModifiedHeaders) { (data, headers) }
+    }
+}
+
+/// A value tasks share and a test changes (the current version of a source, say).
+final class Shared<Value: Sendable>: Sendable {
+    private let storage: Locked<Value>
+    init(_ value: Value) { storage = Locked(value) }
+    var value: Value {
+        get { storage.withLock { $0 } }
+        set { storage.withLock { $0 = newValue } }
     }
 }
