@@ -8,7 +8,8 @@ import Foundation
 /// only while nothing urgent waits or runs). A request for what is already cached, queued or
 /// loading costs nothing more; one made urgent later (an ``ImageTask`` for the same image) joins
 /// the prefetch's download. Stopping removes what has not started and cancels what has (its
-/// shared download goes on if an urgent task waits on it too).
+/// shared download goes on if an urgent task waits on it too). Letting go of the prefetcher stops it
+/// the same way: keep it for as long as it should work.
 ///
 /// ```swift
 /// let prefetcher = ImagePrefetcher(pipeline: pipeline, destination: .diskCache)
@@ -188,16 +189,17 @@ public final class ImagePrefetcher: Sendable {
 
     private func run(_ started: [Started]) {
         for item in started {
+            // The load holds the pipeline, not the prefetcher: a prefetcher let go cancels its loads (deinit).
+            let (pipeline, destination) = (self.pipeline, self.destination)
             let task = Task { [weak self] in
-                guard let self else { return }
                 let result: Result<Void, any Error>
                 do {
-                    try await self.load(item.request)
+                    try await Self.load(item.request, pipeline: pipeline, destination: destination)
                     result = .success(())
                 } catch {
                     result = .failure(error)
                 }
-                self.finish(item, with: result)
+                self?.finish(item, with: result)
             }
             let stillRunning = state.withLock { state -> Bool in
                 guard state.running[item.key]?.generation == item.generation else { return false }
@@ -208,7 +210,7 @@ public final class ImagePrefetcher: Sendable {
         }
     }
 
-    private func load(_ request: ImageRequest) async throws {
+    private static func load(_ request: ImageRequest, pipeline: ImagePipeline, destination: Destination) async throws {
         let cell = PriorityCell(request.priority)
         switch destination {
         case .memoryCache:
