@@ -188,7 +188,15 @@ let package = Package(
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
+            swiftSettings: strictSwift
+        ),
+        // `imagery`'s argument parsing and the configuration its commands build (`@testable import ImageryCLI`).
+        .testTarget(
+            name: "ImageryCLITests",
+            dependencies: ["ImageryCLI", "ImageryServer", .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: strictSwift
         ),
     ]
