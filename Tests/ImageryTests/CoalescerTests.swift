@@ -4,65 +4,144 @@ import Testing
 @testable import Imagery
 
 /// The coalescer with real tasks (no I/O): the work is a closure that counts calls.
+/// The coalescer with real tasks (no I/O): the work is a closure that counts calls and waits at a
+/// gate the test opens, so no outcome depends on how long anything takes.
 @Suite("Coalescer")
 struct CoalescerTests {
     @Test func concurrentCallersShareOneRunOfTheWork() async throws {
         let coalescer = Coalescer<String, Int>()
         let calls = Counter()
-        let results = try await withThrowingTaskGroup(of: Int.self) { group in
-            for _ in 0..<50 {
-                group.addTask {
-                    try await coalescer.value(for: "k", priority: PriorityCell(.normal)) { _ in
-                        calls.increment()
-                        try await Task.sleep(for: .milliseconds(100))
-                        return 42
-                    }
+        let gate = Gate()
+        let callers = (0..<50).map { _ in
+            Task {
+                try await coalescer.value(for: "k", priority: PriorityCell(.normal)) { _ in
+                    calls.increment()
+                    try await gate.wait()
+                    return 42
                 }
             }
-            return try await group.reduce(into: []) { $0.append($1) }
         }
+        // Every caller has joined the one job, which is still at its gate.
+        try await eventually("50 waiters on one job") { coalescer.waiterCount(for: "k") == 50 }
+        gate.open()
+        var results: [Int] = []
+        for caller in callers { results.append(try await caller.value) }
         #expect(results == Array(repeating: 42, count: 50))
         #expect(calls.value == 1)
         #expect(coalescer.jobCount == 0)
     }
 
+    @Test func aCallerAfterTheJobEndedStartsANewOne() async throws {
+        let coalescer = Coalescer<String, Int>()
+        let calls = Counter()
+        let work: Coalescer<String, Int>.Work = { _ in
+            calls.increment()
+            return calls.value
+        }
+        #expect(try await coalescer.value(for: "k", priority: PriorityCell(.normal), work: work) == 1)
+        #expect(try await coalescer.value(for: "k", priority: PriorityCell(.normal), work: work) == 2)
+        #expect(coalescer.jobCount == 0)
+    }
+
+    @Test func differentKeysRunTheirOwnJobs() async throws {
+        let coalescer = Coalescer<String, String>()
+        let gate = Gate()
+        let tasks = ["a", "b", "c"].map { key in
+            Task {
+                try await coalescer.value(for: key, priority: PriorityCell(.normal)) { _ in
+                    try await gate.wait()
+                    return key.uppercased()
+                }
+            }
+        }
+        try await eventually("three jobs") { coalescer.jobCount == 3 }
+        gate.open()
+        var values: [String] = []
+        for task in tasks { values.append(try await task.value) }
+        #expect(values == ["A", "B", "C"])
+    }
+
+    @Test func everyWaiterGetsTheJobsError() async throws {
+        struct Failure: Error, Equatable {}
+        let coalescer = Coalescer<String, Int>()
+        let gate = Gate()
+        let waiters = (0..<3).map { _ in
+            Task {
+                try await coalescer.value(for: "k", priority: PriorityCell(.normal)) { _ in
+                    try await gate.wait()
+                    throw Failure()
+                }
+            }
+        }
+        try await eventually("three waiters") { coalescer.waiterCount(for: "k") == 3 }
+        gate.open()
+        for waiter in waiters {
+            await #expect(throws: Failure.self) { try await waiter.value }
+        }
+        #expect(coalescer.jobCount == 0)
+    }
+
+    @Test func progressReachesEveryWaiter() async throws {
+        let coalescer = Coalescer<String, Int>()
+        let gate = Gate()
+        let reports = EventLog<Int64>()
+        let work: Coalescer<String, Int>.Work = { job in
+            try await gate.wait()
+            job.reportProgress(TransferProgress(completed: 5, total: 10))
+            return 1
+        }
+        let first = Task {
+            try await coalescer.value(for: "k", priority: PriorityCell(.normal), progress: { reports.append($0.completed) }, work: work)
+        }
+        let second = Task {
+            try await coalescer.value(for: "k", priority: PriorityCell(.normal), progress: { reports.append($0.completed) }, work: work)
+        }
+        try await eventually("two waiters") { coalescer.waiterCount(for: "k") == 2 }
+        gate.open()
+        _ = try await (first.value, second.value)
+        #expect(reports.all == [5, 5])
+    }
+
     @Test func cancellingOneOfTwoWaitersLeavesTheOtherItsResult() async throws {
         let coalescer = Coalescer<String, Int>()
+        let gate = Gate()
         let work: Coalescer<String, Int>.Work = { _ in
-            try await Task.sleep(for: .milliseconds(300))
+            try await gate.wait()
             return 7
         }
         let first = Task { try await coalescer.value(for: "k", priority: PriorityCell(.normal), work: work) }
         let second = Task { try await coalescer.value(for: "k", priority: PriorityCell(.normal), work: work) }
-        try await waitUntil { coalescer.waiterCount(for: "k") == 2 }
+        try await eventually("two waiters") { coalescer.waiterCount(for: "k") == 2 }
         first.cancel()
         await #expect(throws: CancellationError.self) { try await first.value }
+        #expect(coalescer.waiterCount(for: "k") == 1 && coalescer.jobCount == 1, "the job goes on for the other")
+        gate.open()
         #expect(try await second.value == 7)
     }
 
     @Test func cancellingEveryWaiterCancelsTheWork() async throws {
         let coalescer = Coalescer<String, Int>()
-        let workCancelled = Flag()
+        let workCancelled = Gate()
         let waiters = (0..<3).map { _ in
             Task {
                 try await coalescer.value(for: "k", priority: PriorityCell(.normal)) { _ in
                     do {
-                        try await Task.sleep(for: .seconds(30))
+                        try await Gate().wait()  // never opened: only cancellation ends it
                     } catch {
-                        workCancelled.set()
+                        workCancelled.open()
                         throw error
                     }
                     return 1
                 }
             }
         }
-        try await waitUntil { coalescer.waiterCount(for: "k") == 3 }
+        try await eventually("three waiters") { coalescer.waiterCount(for: "k") == 3 }
         for waiter in waiters { waiter.cancel() }
         for waiter in waiters {
             await #expect(throws: CancellationError.self) { try await waiter.value }
         }
-        try await waitUntil { workCancelled.isSet }
-        #expect(coalescer.jobCount == 0)
+        try await workCancelled.wait()
+        try await eventually("the job to end") { coalescer.jobCount == 0 }
     }
 
     @Test func anAlreadyCancelledCallerNeverStartsWork() async {
@@ -77,31 +156,32 @@ struct CoalescerTests {
         }
         await #expect(throws: CancellationError.self) { try await task.value }
         #expect(calls.value == 0)
+        #expect(coalescer.jobCount == 0)
     }
 
     @Test func theWorkSeesTheHighestPriorityOfItsWaitersAsItChanges() async throws {
         let coalescer = Coalescer<String, Int>()
-        let seen = Locked<[ImageRequest.Priority]>([])
-        let release = Flag()
+        let seen = Watched<[ImageRequest.Priority]>([])
+        let release = Gate()
         let low = PriorityCell(.low)
         let work: Coalescer<String, Int>.Work = { job in
-            job.priority.observe { seen.withLock { $0.append(job.priority.value) } }
-            seen.withLock { $0.append(job.priority.value) }
-            while !release.isSet { try await Task.sleep(for: .milliseconds(5)) }
+            job.priority.observe { seen.update { $0.append(job.priority.value) } }
+            seen.update { $0.append(job.priority.value) }
+            try await release.wait()
             return 1
         }
         let first = Task { try await coalescer.value(for: "k", priority: low, work: work) }
-        try await waitUntil { seen.withLock { !$0.isEmpty } }
+        try await seen.wait("the work to start") { !$0.isEmpty }
         low.value = .high
-        try await waitUntil { seen.withLock { $0.last == .high } }
+        try await seen.wait("high") { $0.last == .high }
         let other = PriorityCell(.veryHigh)
         let second = Task { try await coalescer.value(for: "k", priority: other, work: work) }
-        try await waitUntil { seen.withLock { $0.last == .veryHigh } }
+        try await seen.wait("very high") { $0.last == .veryHigh }
         second.cancel()
-        try await waitUntil { seen.withLock { $0.last == .high } }
-        release.set()
+        try await seen.wait("high again") { $0.count == 4 }
+        release.open()
         #expect(try await first.value == 1)
-        #expect(seen.withLock { $0 } == [.low, .high, .veryHigh, .high])
+        #expect(seen.value == [.low, .high, .veryHigh, .high])
     }
 
     @Test func stressRandomCancellationsNeverLoseOrDoubleAnswerAWaiter() async throws {
@@ -111,7 +191,9 @@ struct CoalescerTests {
             for index in 0..<400 {
                 let task = Task {
                     try await coalescer.value(for: index % 7, priority: PriorityCell(.normal)) { _ in
-                        try await Task.sleep(for: .milliseconds(Int.random(in: 0...3)))
+                        // A few hops of the cooperative pool: jobs end while others join and leave.
+                        for _ in 0..<(index % 4) { await Task.yield() }
+                        try Task.checkCancellation()
                         return index % 7
                     }
                 }
@@ -125,19 +207,6 @@ struct CoalescerTests {
             }
         }
         #expect(answered.value == 400)
-        try await waitUntil { coalescer.jobCount == 0 }
-    }
-}
-
-/// Polls `condition` every 5 ms for up to `timeout` (two minutes: at the start of the full suite, tests
-/// whose bodies decode synchronously hold the cooperative pool, and a new task once waited over 30 s to run).
-func waitUntil(timeout: Duration = .seconds(120), _ condition: @Sendable () -> Bool) async throws {
-    let deadline = ContinuousClock.now + timeout
-    while !condition() {
-        guard ContinuousClock.now < deadline else {
-            Issue.record("condition not met within \(timeout)")
-            return
-        }
-        try await Task.sleep(for: .milliseconds(5))
+        try await eventually("every job to end") { coalescer.jobCount == 0 }
     }
 }

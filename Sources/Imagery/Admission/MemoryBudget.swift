@@ -17,6 +17,11 @@ import Foundation
 /// sources wait for a decode would only hold more), and when no decode runs the next one is
 /// admitted whatever it costs, so the line always moves; the limit can then be passed by at most
 /// one decode's estimate.
+///
+/// Deadlines, and how long decodes hold their bytes (the pace its forecasts use), are instants of its
+/// ``TimeSource`` (`.system` by default; a test's ``ManualTime`` makes a decode last as long as it says).
+/// A waiter's timer sleeps on the continuous clock for what is left, by that source, until its deadline:
+/// a deadline already past refuses it at once.
 public final class MemoryBudget: Sendable {
     /// What a reservation is for.
     public enum Stage: Sendable, Hashable {
@@ -88,6 +93,8 @@ public final class MemoryBudget: Sendable {
     }
 
     public let configuration: Configuration
+    /// Where the budget reads the time: deadlines, and how long decodes hold their bytes.
+    public let time: TimeSource
 
     private struct Waiting {
         let continuation: CheckedContinuation<Void, any Error>
@@ -111,8 +118,10 @@ public final class MemoryBudget: Sendable {
 
     private let state: Locked<State>
 
-    public init(configuration: Configuration) {
+    /// A budget of `configuration`, reading the time from `time` (default ``TimeSource/system``).
+    public init(configuration: Configuration, time: TimeSource = .system) {
         self.configuration = configuration
+        self.time = time
         state = Locked(State(machine: MemoryBudgetStateMachine(
             limit: configuration.limit, maximumQueueLength: configuration.maximumQueueLength,
             decodeSlots: configuration.maximumConcurrentDecodes
@@ -128,9 +137,9 @@ public final class MemoryBudget: Sendable {
     /// less the request's own work when ``Configuration/leavesTimeForOwnWork``.
     public func admissionDeadline() -> ContinuousClock.Instant {
         guard configuration.leavesTimeForOwnWork, let forecast = state.withLock({ forecast($0) }) else {
-            return ContinuousClock.now + configuration.maximumWait
+            return time.instant() + configuration.maximumWait
         }
-        return ContinuousClock.now + forecast.admissionWindow(within: configuration.maximumWait)
+        return time.instant() + forecast.admissionWindow(within: configuration.maximumWait)
     }
 
     /// Reserves `bytes` for `stage`, waiting in line while they do not fit, until `deadline`
@@ -164,8 +173,9 @@ public final class MemoryBudget: Sendable {
                         state.refusedOverloaded += 1
                         return .refused(.overloaded(retryAfter: retryAfter(state)))
                     case .enqueued:
+                        let remaining = time.instant().duration(to: deadline)
                         let timer = Task { [weak self] in
-                            try? await Task.sleep(until: deadline, clock: .continuous)
+                            if remaining > .zero { try? await Task.sleep(for: remaining) }
                             guard !Task.isCancelled else { return }
                             self?.abandon(id, timedOut: true)
                         }
@@ -206,7 +216,7 @@ public final class MemoryBudget: Sendable {
     private func lateRefusal(for stage: Stage, _ state: inout State, alsoAhead: Int, deadline: ContinuousClock.Instant) -> MemoryBudgetError? {
         guard let forecast = forecast(state) else { return nil }
         let ahead = state.machine.decodesAhead(of: stage) + alsoAhead
-        guard forecast.isLate(ahead: ahead, window: ContinuousClock.now.duration(to: deadline)) else { return nil }
+        guard forecast.isLate(ahead: ahead, window: time.instant().duration(to: deadline)) else { return nil }
         state.refusedOverloaded += 1
         return .overloaded(retryAfter: Self.seconds(forecast.wait(ahead: ahead)))
     }
@@ -289,7 +299,7 @@ public final class MemoryBudget: Sendable {
     /// a burst of 64 new 20 MP PNGs at 2048 px, 4–6 of them waited 21–22 s and were then refused.
     private func lateWaiters(_ state: State) -> [UInt64] {
         guard let forecast = forecast(state) else { return [] }
-        return forecast.late(state.machine.waitersInLine(), now: .now) { state.waiting[$0]?.deadline }
+        return forecast.late(state.machine.waitersInLine(), now: time.instant()) { state.waiting[$0]?.deadline }
     }
 
     /// A waiter leaves the line: cancelled, or waited too long.
@@ -348,7 +358,7 @@ public final class MemoryBudget: Sendable {
 public final class Reservation: Sendable {
     private let budget: MemoryBudget
     private let stage: MemoryBudget.Stage?
-    private let start = ContinuousClock.now
+    private let start: ContinuousClock.Instant
     /// The bytes it was admitted with.
     private let reserved: Int
     /// Bytes held; `nil` once released.
@@ -357,6 +367,7 @@ public final class Reservation: Sendable {
     init(budget: MemoryBudget, bytes: Int, stage: MemoryBudget.Stage?) {
         self.budget = budget
         self.stage = stage
+        start = budget.time.instant()
         reserved = bytes
         held = Locked(bytes)
     }
@@ -380,7 +391,7 @@ public final class Reservation: Sendable {
             defer { held = nil }
             return held
         }) else { return }
-        budget.release(bytes, reserved: reserved, stage: stage, held: ContinuousClock.now - start)
+        budget.release(bytes, reserved: reserved, stage: stage, held: budget.time.instant() - start)
     }
 
     deinit { release() }

@@ -14,7 +14,7 @@ struct LRUStorage<Key: Hashable, Value> {
         @usableFromInline var key: Key?
         @usableFromInline var value: Value?
         @usableFromInline var cost: Int
-        /// Nanoseconds on ``LRUStorage/clock`` after which the entry is gone; `Int64.max`: never.
+        /// Nanoseconds (``LRUStorage/nanoseconds(_:)``) after which the entry is gone; `Int64.max`: never.
         /// (A plain integer keeps `Node` a fixed-layout type: copies stay cheap.)
         @usableFromInline var expiry: Int64
         @usableFromInline var previous: Int
@@ -33,9 +33,10 @@ struct LRUStorage<Key: Hashable, Value> {
 
     @usableFromInline static var none: Int { -1 }
 
-    /// Monotonic nanoseconds since the first cache was made, for expiry times.
-    @usableFromInline static func clock() -> Int64 {
-        let elapsed = ContinuousClock.now - clockStart
+    /// `instant` as monotonic nanoseconds since the first cache was made, for expiry times (negative
+    /// for an instant before that: a ``ManualTime`` made earlier).
+    @usableFromInline static func nanoseconds(_ instant: ContinuousClock.Instant) -> Int64 {
+        let elapsed = instant - clockStart
         let (seconds, attoseconds) = elapsed.components
         return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
@@ -175,5 +176,5 @@ struct LRUStorage<Key: Hashable, Value> {
     }
 }
 
-/// The reference point of ``LRUStorage/clock()``.
+/// The reference point of ``LRUStorage/nanoseconds(_:)``.
 @usableFromInline let clockStart = ContinuousClock.now

@@ -10,11 +10,16 @@ import Foundation
 ///
 /// The pipeline uses it twice: for decoded images (cost = pixel bytes) and for
 /// encoded data (cost = byte count).
+///
+/// Expiry reads the monotonic instant of a ``TimeSource`` (`.system` by default), so a test can
+/// move time past a time to live by hand (``ManualTime``) instead of sleeping through it.
 public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     @usableFromInline let storage: Locked<LRUStorage<Key, Value>>
     @usableFromInline let costFunction: @Sendable (Value) -> Int
     /// Whether entries expire: reading the clock is skipped when they do not.
     @usableFromInline let expires: Bool
+    /// Where the time that entries expire by is read (its ``TimeSource/instant``).
+    @usableFromInline let time: TimeSource
 
     /// Creates an empty cache.
     /// - Parameters:
@@ -23,16 +28,24 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     ///   - ttl: How long an entry lives after it is stored, in seconds; default `nil` (forever).
     ///   - cost: The cost the subscript setter gives a value; default: the value's
     ///     ``CacheCostReporting/cacheCost`` when it conforms (``Image``, `Data`), otherwise 1.
+    ///   - time: The clock `ttl` is measured on; default ``TimeSource/system``.
     public init(
         costLimit: Int = .max,
         countLimit: Int = .max,
         ttl: TimeInterval? = nil,
-        cost: (@Sendable (Value) -> Int)? = nil
+        cost: (@Sendable (Value) -> Int)? = nil,
+        time: TimeSource = .system
     ) {
         precondition(costLimit >= 0 && countLimit >= 0, "limits cannot be negative")
         self.storage = Locked(LRUStorage(costLimit: costLimit, countLimit: countLimit, ttl: ttl.map { Int64($0 * 1e9) }))
         self.costFunction = cost ?? { ($0 as? any CacheCostReporting)?.cacheCost ?? 1 }
         self.expires = ttl != nil
+        self.time = time
+    }
+
+    /// Now, as expiry times are measured (`nil` when entries never expire: no clock is read).
+    @inlinable func currentTime() -> Int64? {
+        expires ? LRUStorage<Key, Value>.nanoseconds(time.instant()) : nil
     }
 
     /// The value for `key`, or `nil`; a read marks the entry most recently used.
@@ -52,7 +65,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// The value for `key`, or `nil` when absent or expired. Marks it most recently used.
     /// - Complexity: O(1).
     @inlinable public func value(for key: Key) -> Value? {
-        let now = expires ? LRUStorage<Key, Value>.clock() : nil
+        let now = currentTime()
         let (value, expired) = storage.withLock { $0.value(for: key, now: now) }
         _ = expired  // released here, outside the lock
         return value
@@ -65,7 +78,7 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// - Complexity: O(1) amortised (each eviction is O(1)).
     @inlinable @discardableResult
     public func insert(_ value: Value, for key: Key, cost: Int) -> [Value] {
-        let now = expires ? LRUStorage<Key, Value>.clock() : nil
+        let now = currentTime()
         return storage.withLock { $0.insert(value, for: key, cost: max(0, cost), now: now) }
     }
 

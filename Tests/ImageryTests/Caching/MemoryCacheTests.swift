@@ -74,11 +74,13 @@ struct MemoryCacheTests {
         cache.checkInvariants()
     }
 
-    @Test func expiresEntriesAfterTheirTimeToLive() async throws {
-        let cache = MemoryCache<String, Int>(ttl: 0.05)
+    @Test func expiresEntriesAfterTheirTimeToLive() {
+        let time = ManualTime()
+        let cache = MemoryCache<String, Int>(ttl: 60, time: time.source)
         cache["a"] = 1
+        time.advance(by: .seconds(59))
         #expect(cache["a"] == 1)
-        try await Task.sleep(for: .milliseconds(80))
+        time.advance(by: .seconds(1))  // 60 s after it was stored: gone
         #expect(cache["a"] == nil)
         #expect(cache.count == 0)
         cache.checkInvariants()
