@@ -48,9 +48,10 @@ struct ImagePipelineConfigurationTests {
     @Test func diagnosticsCountTheWorkInFlight() async throws {
         let gate = Gate()
         let test = TestPipeline(configure: { $0.maximumConcurrentDownloads = 1 })
-        let urls = [test.serve("a.jpg", gate: gate), test.serve("b.jpg")]
-        let tasks = urls.map { test.pipeline.imageTask(for: ImageRequest(url: $0)) }
+        let first = test.pipeline.imageTask(for: ImageRequest(url: test.serve("a.jpg", gate: gate)))
         try await test.loader.waitForLoads(1)
+        let second = test.pipeline.imageTask(for: ImageRequest(url: test.serve("b.jpg")))
+        let tasks = [first, second]
         try await eventually("one runs, one waits") { test.pipeline.queuedDownloadCount == 1 }
         #expect(test.pipeline.activeJobCount == (decodes: 2, downloads: 2))
         #expect(test.pipeline.runningDownloadCount == 1)

@@ -84,7 +84,7 @@ struct PipelineMemoryBudgetTests {
         let budget = Self.budget(limit: 10_000)
         let test = Self.make(budget, pauses: ["first.jpg": pause])
         let first = test.pipeline.imageTask(for: ImageRequest(url: testURL("first.jpg")))
-        try await test.loader.waitForLoads(1)
+        try await eventually("the first source holds its bytes") { budget.snapshot.used == 4000 }
         let second = test.pipeline.imageTask(for: ImageRequest(url: testURL("second.jpg")))
         try await test.loader.waitForLoads(2)
         try await eventually("the second source waits for its bytes") { budget.snapshot.queued == 1 }
@@ -103,7 +103,7 @@ struct PipelineMemoryBudgetTests {
         let budget = Self.budget(limit: 10_000, queue: 0)
         let test = Self.make(budget, pauses: ["first.jpg": pause])
         let first = test.pipeline.imageTask(for: ImageRequest(url: testURL("first.jpg")))
-        try await test.loader.waitForLoads(1)
+        try await eventually("the first source holds its bytes") { budget.snapshot.used == 4000 }
         await #expect {
             try await test.pipeline.image(for: ImageRequest(url: testURL("second.jpg")))
         } throws: { error in
@@ -122,7 +122,7 @@ struct PipelineMemoryBudgetTests {
         let budget = Self.budget(limit: 10_000)
         let test = Self.make(budget, pauses: ["first.jpg": pause])
         let first = test.pipeline.imageTask(for: ImageRequest(url: testURL("first.jpg")))
-        try await test.loader.waitForLoads(1)
+        try await eventually("the first source holds its bytes") { budget.snapshot.used == 4000 }
         let second = test.pipeline.imageTask(for: ImageRequest(url: testURL("second.jpg")))
         try await eventually("the second waits") { budget.snapshot.queued == 1 }
         second.cancel()
