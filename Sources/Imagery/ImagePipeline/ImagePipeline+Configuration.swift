@@ -25,7 +25,7 @@ extension ImagePipeline {
         /// ``defaultImageCacheCostLimit``; 0 turns it off.
         public var baseImageCacheCostLimit: Int
 
-        /// How long a kept base lives, in seconds; default `nil` (until evicted).
+        /// How long a kept base lives, in seconds, on ``time``; default `nil` (until evicted).
         public var baseImageCacheTTL: TimeInterval?
 
         /// A persistent cache behind the memory ones (`DiskCache` from ImageryDiskCache): originals
@@ -68,8 +68,9 @@ extension ImagePipeline {
         /// Swift's cooperative pool). Default: the number of active processor cores.
         public var maximumConcurrentDecodes: Int
 
-        /// Where the pipeline reads the date: freshness of every cache tier (``cachePolicy``,
-        /// ``memoryFreshness``), and the request, response and storage times it records for a source.
+        /// Where the pipeline reads the time: freshness of every cache tier (``cachePolicy``,
+        /// ``memoryFreshness``), the request, response and storage times it records for a source, and
+        /// the time to live of kept bases (``baseImageCacheTTL``). (A ``memoryBudget`` reads its own.)
         /// Default ``TimeSource/system``; a test passes ``ManualTime/source`` and moves time by hand
         /// instead of sleeping. (How long a fetch or decode took, for the ``observer``, is always
         /// measured on `ContinuousClock`.)

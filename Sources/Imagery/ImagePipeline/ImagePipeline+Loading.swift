@@ -104,7 +104,9 @@ extension ImagePipeline {
             // `deadline` is set only with a budget: a slot waited for past it is the budget's refusal.
             let overloaded: @Sendable () -> any Error = { budget?.overloaded() ?? MemoryBudgetError.overloaded(retryAfter: 1) }
             if let budget, let deadline { try budget.refuseIfLate(alsoAhead: downloads.waiting, deadline: deadline) }
-            response = try await downloads.run(priority: job.priority, deadline: deadline, timeoutError: overloaded) {
+            response = try await downloads.run(
+                priority: job.priority, deadline: deadline, time: budget?.time ?? .system, timeoutError: overloaded
+            ) {
                 let start = ContinuousClock.now
                 do {
                     let response = try await fetch(

@@ -39,7 +39,9 @@ public final class ImagePipeline: Sendable {
         )
         self.decodingPool = WorkerPool(threadCount: max(1, configuration.maximumConcurrentDecodes), name: "imagery.decode")
         self.bases = configuration.decoder is any ThumbnailDeriving && configuration.baseImageCacheCostLimit > 0
-            ? MemoryCache(costLimit: configuration.baseImageCacheCostLimit, ttl: configuration.baseImageCacheTTL)
+            ? MemoryCache(
+                costLimit: configuration.baseImageCacheCostLimit, ttl: configuration.baseImageCacheTTL, time: configuration.time
+            )
             : nil
     }
 

@@ -21,11 +21,12 @@ final class DownloadQueue: Sendable {
     /// while waiting and while running).
     /// - Parameters:
     ///   - deadline: When set, a wait for a slot past it ends with `timeoutError()` (admission: a
-    ///     request waits a bounded time in all, ``MemoryBudget``).
+    ///     request waits a bounded time in all, ``MemoryBudget``), measured on `time` (the budget's).
     /// - Throws: `CancellationError` if cancelled while waiting, `timeoutError()`, or what `body` throws.
     func run<T: Sendable>(
         priority: PriorityCell,
         deadline: ContinuousClock.Instant? = nil,
+        time: TimeSource = .system,
         timeoutError: @escaping @Sendable () -> any Error = { CancellationError() },
         _ body: () async throws -> T
     ) async throws -> T {
@@ -52,9 +53,10 @@ final class DownloadQueue: Sendable {
                 case .run(let continuation): continuation.resume()
                 case .wait:
                     if let deadline {
+                        let remaining = time.instant().duration(to: deadline)
                         timer.withLock {
                             $0 = Task { [weak self] in
-                                try? await Task.sleep(until: deadline, clock: .continuous)
+                                if remaining > .zero { try? await Task.sleep(for: remaining) }
                                 guard !Task.isCancelled, let self else { return }
                                 self.leave(id, with: timeoutError)
                             }

@@ -136,6 +136,20 @@ struct PipelineBaseTests {
         #expect(test.deriving?.derivations.count == (sameVersion ? 1 : 0))
     }
 
+    /// A kept base lives for ``ImagePipeline/Configuration/baseImageCacheTTL`` on the pipeline's time.
+    @Test func aKeptBaseExpiresAfterItsTimeToLive() async throws {
+        let test = Self.make(headers: ["cache-control": "max-age=86400"], configure: { $0.baseImageCacheTTL = 60 })
+        _ = try await test.pipeline.image(for: thumbnailRequest(Self.url, 100, 100))
+        test.advance(seconds: 59)
+        _ = try await test.pipeline.image(for: thumbnailRequest(Self.url, 90, 90))
+        #expect(test.deriving?.derivations.count == 1)
+        test.advance(seconds: 2)
+        _ = try await test.pipeline.image(for: thumbnailRequest(Self.url, 80, 80))
+        #expect(test.deriving?.derivations.count == 1)
+        #expect(test.decoder.decodeCount == 2, "the base expired: decoded again, from the original in memory")
+        #expect(test.loader.loadCount == 1)
+    }
+
     /// Decodes of several sizes at once, while no base exists yet, each decode on its own; later ones derive.
     @Test func concurrentSizesBeforeABaseExistsAreEachDecoded() async throws {
         let gate = Gate()

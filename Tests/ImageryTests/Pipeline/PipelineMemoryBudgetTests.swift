@@ -134,6 +134,30 @@ struct PipelineMemoryBudgetTests {
         #expect(budget.snapshot.used == 0)
     }
 
+    /// A request with no admission wait left (``MemoryBudget/Configuration/maximumWait`` zero) that
+    /// would wait for a download slot is refused at once as overloaded; the download it waited behind goes on.
+    @Test func aRequestThatCannotWaitForASlotIsRefused() async throws {
+        let pause = Gate()
+        let budget = MemoryBudget(configuration: .init(limit: 100_000, maximumWait: .zero))
+        let loader = MockDataLoader(fallback: { request in
+            MockDataLoader.Stub(data: TestImage.data(size: 4000), chunks: 2, pauses: request.url.lastPathComponent == "first.jpg" ? [1: pause] : [:])
+        })
+        let test = TestPipeline(loader: loader, configure: { $0.memoryBudget = budget; $0.maximumConcurrentDownloads = 1 })
+        let first = test.pipeline.imageTask(for: ImageRequest(url: testURL("first.jpg")))
+        try await eventually("the first source holds its bytes") { budget.snapshot.used == 4000 }
+        await #expect {
+            try await test.pipeline.image(for: ImageRequest(url: testURL("second.jpg")))
+        } throws: { error in
+            if case MemoryBudgetError.overloaded = error { return true }
+            return false
+        }
+        #expect(budget.snapshot.refusedOverloaded == 1)
+        #expect(test.pipeline.queuedDownloadCount == 0)
+        pause.open()
+        _ = try await first.image
+        #expect(loader.loadedURLs == [testURL("first.jpg")])
+    }
+
     /// A loader that announces no size is charged as the bytes arrive, and they are given back too.
     @Test func bytesOfAnUnannouncedSizeAreChargedAsTheyArrive() async throws {
         let pause = Gate()
