@@ -11,7 +11,8 @@ import Foundation
 /// - attributes that run (`on…`) or hold `javascript:` are dropped;
 /// - a reference (`href`, `xlink:href`, CSS `url(…)`) stays only when it points inside the document
 ///   (`#id`) or, in an `<image>`, holds a raster image itself (`data:image/png`, `jpeg`, `gif`, `webp`);
-///   a style that imports or points elsewhere is dropped;
+///   CSS (a `<style>`, or any attribute: presentation attributes are CSS) that imports, points elsewhere,
+///   names a URL in a string (`image-set("…")`) or holds an escape (`\75 rl(`) is dropped;
 /// - comments, processing instructions and the DOCTYPE are dropped; a document that declares
 ///   entities is refused (their expansion is how files are read and memory exhausted), and so is one
 ///   that is not well-formed XML or whose root is not `svg`.
@@ -76,10 +77,17 @@ public enum SVGSanitizer {
         return (element == "image" || element == "feimage") && inlineImages.contains { target.hasPrefix($0 + ";") || target.hasPrefix($0 + ",") }
     }
 
+    /// Functions that take a URL as a quoted string, not as `url(…)`: `image-set("…" 1x)` (and its
+    /// `-webkit-` form), `image("…")`, `src("…")`.
+    static let stringURLFunctions = ["image-set(", "image(", "src("]
+
     /// Whether CSS text references only the document itself (every `url(…)` a fragment) and imports nothing.
+    /// CSS with an escape (`\`) is refused: an escape can spell `url(` or `@import` (`\75 rl(`, `@\69mport`)
+    /// where no search for the words finds them.
     static func isSafeStyle(_ css: String) -> Bool {
         let text = squeezed(css)
-        if text.contains("@import") || text.contains("javascript:") || text.contains("expression(") { return false }
+        if text.contains("@import") || text.contains("javascript:") || text.contains("expression(") || text.contains("\\") { return false }
+        if stringURLFunctions.contains(where: { text.contains($0) }) { return false }
         var rest = text[...]
         while let open = rest.range(of: "url(") {
             let argument = rest[open.upperBound...].drop { $0 == "\"" || $0 == "'" }
@@ -156,7 +164,8 @@ public enum SVGSanitizer {
                 let attribute = SVGSanitizer.localName(key)
                 if attribute.hasPrefix("on") || SVGSanitizer.squeezed(value).contains("javascript:") { continue }
                 if attribute == "href", !SVGSanitizer.isSafeReference(value, in: local) { continue }
-                if attribute == "style" || value.lowercased().contains("url("), !SVGSanitizer.isSafeStyle(value) { continue }
+                // Any attribute may be read as CSS (presentation attributes such as `fill` and `mask` are).
+                if !SVGSanitizer.isSafeStyle(value) { continue }
                 output += " \(key)=\"\(SVGSanitizer.escaped(value, attribute: true))\""
             }
             output += ">"
