@@ -29,18 +29,23 @@ final class MockDataLoader: DataLoading {
         var pauses: [Int: Gate]
 
         init(
-            data: Data = TestImage.data(), statusCode: Int = 200, headers: [String: String] = [:], error: (any Error)? = nil,
-            chunks: Int = 1, announcesSize: Bool = true, gate: Gate? = nil, pauses: [Int: Gate] = [:]
+            data: Data = TestImage.data(), statusCode: Int = 200, headers: [String: String] = [:],
+            error: (any Error)? = nil, chunks: Int = 1, announcesSize: Bool = true, gate: Gate? = nil,
+            pauses: [Int: Gate] = [:]
         ) {
             (self.data, self.statusCode, self.headers, self.error) = (data, statusCode, headers, error)
             (self.chunks, self.announcesSize, self.gate, self.pauses) = (chunks, announcesSize, gate, pauses)
         }
 
         /// A load that fails with `error`.
-        static func failure(_ error: any Error, gate: Gate? = nil) -> Stub { Stub(data: Data(), error: error, gate: gate) }
+        static func failure(_ error: any Error, gate: Gate? = nil) -> Stub {
+            Stub(data: Data(), error: error, gate: gate)
+        }
 
         /// A `304 Not Modified` with `headers`.
-        static func notModified(headers: [String: String] = [:]) -> Stub { Stub(data: Data(), statusCode: 304, headers: headers) }
+        static func notModified(headers: [String: String] = [:]) -> Stub {
+            Stub(data: Data(), statusCode: 304, headers: headers)
+        }
     }
 
     /// How a load ended.
@@ -97,6 +102,9 @@ final class MockDataLoader: DataLoading {
     /// The URLs loaded, in the order their loads started.
     var loadedURLs: [URL] { started.all.map(\.url) }
 
+    /// The last path components of the URLs loaded, in the order their loads started.
+    var loadedNames: [String] { loadedURLs.map(\.lastPathComponent) }
+
     /// How many loads ended by cancellation (aborted downloads).
     var cancelledCount: Int { ended.all.filter { $0.outcome == .cancelled }.count }
 
@@ -125,7 +133,9 @@ final class MockDataLoader: DataLoading {
 
     // MARK: - DataLoading
 
-    func load(_ request: DataRequest, progress: @escaping @Sendable (TransferProgress) -> Void) async throws -> DataResponse {
+    func load(
+        _ request: DataRequest, progress: @escaping @Sendable (TransferProgress) -> Void
+    ) async throws -> DataResponse {
         let responder = state.withLock { state -> Responder? in
             state.inFlight += 1
             state.peakInFlight = max(state.peakInFlight, state.inFlight)

@@ -97,8 +97,12 @@ final class MockDerivingDecoder: ThumbnailDeriving {
         let image = try decoder.decode(data, recipe: recipe)
         let source = try TestImage.header(of: data)
         var scale = 1
-        while scale < 8, source.width / (scale * 2) >= image.width, source.height / (scale * 2) >= image.height { scale *= 2 }
-        let base = TestImage.image(width: source.width / scale, height: source.height / scale, tag: source.tag, format: source.format)
+        while scale < 8, source.width / (scale * 2) >= image.width, source.height / (scale * 2) >= image.height {
+            scale *= 2
+        }
+        let base = TestImage.image(
+            width: source.width / scale, height: source.height / scale, tag: source.tag, format: source.format
+        )
         return (image, ThumbnailBase(image: base, scale: scale, sourceWidth: source.width, sourceHeight: source.height))
     }
 
@@ -106,7 +110,9 @@ final class MockDerivingDecoder: ThumbnailDeriving {
         let size = TestImage.size(of: recipe, width: base.sourceWidth, height: base.sourceHeight)
         guard base.image.width >= size.width, base.image.height >= size.height else { return nil }
         derivations.append(recipe)
-        return TestImage.image(width: size.width, height: size.height, tag: base.image.testTag, format: base.image.sourceFormat)
+        return TestImage.image(
+            width: size.width, height: size.height, tag: base.image.testTag, format: base.image.sourceFormat
+        )
     }
 }
 

@@ -12,7 +12,9 @@ enum TestImage {
     static let headerSize = 10
 
     /// The encoded bytes of a `width` × `height` image whose pixels are `tag`, padded to at least `size` bytes.
-    static func data(width: Int = 64, height: Int = 48, tag: UInt8 = 1, format: ImageFormat = .jpeg, size: Int = 0) -> Data {
+    static func data(
+        width: Int = 64, height: Int = 48, tag: UInt8 = 1, format: ImageFormat = .jpeg, size: Int = 0
+    ) -> Data {
         precondition((1...0xFFFF).contains(width) && (1...0xFFFF).contains(height))
         var data = magic
         data.append(contentsOf: [UInt8(width >> 8), UInt8(width & 0xFF), UInt8(height >> 8), UInt8(height & 0xFF), tag])
@@ -35,13 +37,17 @@ enum TestImage {
     static func header(of data: Data) throws -> Header {
         guard !data.isEmpty else { throw ImageDecodingError.empty }
         guard data.starts(with: magic) else { throw ImageDecodingError.unsupportedFormat }
-        guard data.count >= headerSize else { throw ImageDecodingError.corrupt(format: nil, reason: "header cut short") }
+        guard data.count >= headerSize else {
+            throw ImageDecodingError.corrupt(format: nil, reason: "header cut short")
+        }
         let bytes = [UInt8](data.prefix(headerSize))
         let width = Int(bytes[4]) << 8 | Int(bytes[5])
         let height = Int(bytes[6]) << 8 | Int(bytes[7])
         guard width > 0, height > 0 else { throw ImageDecodingError.invalidSize(width: width, height: height) }
         let formats = ImageFormat.allCases
-        guard Int(bytes[9]) < formats.count else { throw ImageDecodingError.corrupt(format: nil, reason: "no such format") }
+        guard Int(bytes[9]) < formats.count else {
+            throw ImageDecodingError.corrupt(format: nil, reason: "no such format")
+        }
         return Header(width: width, height: height, tag: bytes[8], format: formats[Int(bytes[9])])
     }
 

@@ -34,8 +34,12 @@ struct FileDataLoaderTests {
     @Test func aMissingFileOrADirectoryIsNotFound() async throws {
         try await Self.withDirectory { directory in
             let missing = directory.appendingPathComponent("nope.jpg")
-            await #expect(throws: DataLoadingError.fileNotFound(missing.path)) { try await FileDataLoader().loadData(for: missing) }
-            await #expect(throws: DataLoadingError.fileNotFound(directory.path)) { try await FileDataLoader().loadData(for: directory) }
+            await #expect(throws: DataLoadingError.fileNotFound(missing.path)) {
+                try await FileDataLoader().loadData(for: missing)
+            }
+            await #expect(throws: DataLoadingError.fileNotFound(directory.path)) {
+                try await FileDataLoader().loadData(for: directory)
+            }
         }
     }
 
@@ -54,10 +58,15 @@ struct FileDataLoaderTests {
         }
     }
 
-    @Test(arguments: ["https://origin.test/a.jpg", "http://origin.test/a.jpg", "ftp://origin.test/a.jpg", "data:image/png;base64,AA=="])
+    @Test(arguments: [
+        "https://origin.test/a.jpg", "http://origin.test/a.jpg", "ftp://origin.test/a.jpg",
+        "data:image/png;base64,AA==",
+    ])
     func onlyFileURLsAreLoaded(url: String) async throws {
         let scheme = String(url.prefix { $0 != ":" })
-        await #expect(throws: DataLoadingError.unsupportedScheme(scheme)) { try await FileDataLoader().loadData(for: URL(string: url)!) }
+        await #expect(throws: DataLoadingError.unsupportedScheme(scheme)) {
+            try await FileDataLoader().loadData(for: URL(string: url)!)
+        }
     }
 
     @Test func aCancelledLoadThrowsCancellation() async throws {
@@ -82,7 +91,9 @@ struct FileDataLoaderTests {
             try TestImage.data().write(to: file)
             var request = DataRequest(url: file)
             request.willReceiveBody = { _ in throw MemoryBudgetError.overloaded(retryAfter: 1) }
-            await #expect(throws: MemoryBudgetError.overloaded(retryAfter: 1)) { try await FileDataLoader().load(request) { _ in } }
+            await #expect(throws: MemoryBudgetError.overloaded(retryAfter: 1)) {
+                try await FileDataLoader().load(request) { _ in }
+            }
         }
     }
 
@@ -101,7 +112,9 @@ struct FileDataLoaderTests {
             await pipeline.waitForStores()
             #expect(disk.storeCount == 0)
             let missing = directory.appendingPathComponent("missing.timg")
-            await #expect(throws: DataLoadingError.fileNotFound(missing.path)) { try await pipeline.data(for: ImageRequest(url: missing)) }
+            await #expect(throws: DataLoadingError.fileNotFound(missing.path)) {
+                try await pipeline.data(for: ImageRequest(url: missing))
+            }
         }
     }
 

@@ -10,7 +10,9 @@ struct PipelineBaseTests {
     static let url = testURL("photo.jpg")
 
     /// A pipeline that keeps bases, serving a 640 × 427 source at ``url`` with `headers`.
-    static func make(headers: [String: String] = [:], configure: (inout ImagePipeline.Configuration) -> Void = { _ in }) -> TestPipeline {
+    static func make(
+        headers: [String: String] = [:], configure: (inout ImagePipeline.Configuration) -> Void = { _ in }
+    ) -> TestPipeline {
         let test = TestPipeline(deriving: true, configure: configure)
         test.serve("photo.jpg", width: 640, height: 427, headers: headers)
         return test
@@ -25,7 +27,8 @@ struct PipelineBaseTests {
         let deriving = try #require(test.deriving)
         // 100 × 100 decodes at 1/4 (a 160 × 106 base): 110 × 90 fits in it.
         let first = try await test.pipeline.image(for: thumbnailRequest(Self.url, 100, 100))
-        let second = try await test.pipeline.image(for: ImageRequest(url: Self.url, thumbnail: .init(width: 110, height: 90, fit: .contain)))
+        let contain = ImageRequest(url: Self.url, thumbnail: .init(width: 110, height: 90, fit: .contain))
+        let second = try await test.pipeline.image(for: contain)
         #expect((first.width, first.height, second.width, second.height) == (100, 100, 110, 90))
         #expect(test.decoder.decodeCount == 1)
         #expect(deriving.derivations.count == 1)
@@ -123,7 +126,8 @@ struct PipelineBaseTests {
         let version = Shared<UInt8>(1)
         let test = TestPipeline(deriving: true)
         test.loader.serveRevalidating(Self.url) {
-            (TestImage.data(width: 640, height: 427, tag: version.value), ["cache-control": "max-age=10", "etag": "\"v\(version.value)\""])
+            let headers = ["cache-control": "max-age=10", "etag": "\"v\(version.value)\""]
+            return (TestImage.data(width: 640, height: 427, tag: version.value), headers)
         }
         _ = try await test.pipeline.image(for: thumbnailRequest(Self.url, 100, 100))
         if !sameVersion { version.value = 2 }

@@ -170,7 +170,9 @@ struct PipelineCancellationTests {
     /// and every job and slot is given back.
     @Test func manyTasksWithCancellationsSettleCleanly() async throws {
         let gate = Gate()
-        let loader = MockDataLoader(fallback: { _ in MockDataLoader.Stub(data: TestImage.data(width: 200, height: 200), gate: gate) })
+        let loader = MockDataLoader(fallback: { _ in
+            MockDataLoader.Stub(data: TestImage.data(width: 200, height: 200), gate: gate)
+        })
         let test = TestPipeline(loader: loader, configure: { $0.maximumConcurrentDownloads = 3 })
         let tasks = (0..<200).map { index in
             let url = testURL("image\(index % 6).jpg")

@@ -15,7 +15,9 @@ struct PipelineCoalescingTests {
         let tasks = (0..<count).map { _ in test.pipeline.imageTask(for: request) }
         try await test.loader.waitForLoads(1)
         // Every task has joined the one image job before the origin answers.
-        try await eventually("every task joined") { test.pipeline.imageJobs.waiterCount(for: request.imageKey) == count }
+        try await eventually("every task joined") {
+            test.pipeline.imageJobs.waiterCount(for: request.imageKey) == count
+        }
         gate.open()
         for task in tasks {
             let image = try await task.image
@@ -100,10 +102,11 @@ struct PipelineCoalescingTests {
         let loader = MockDataLoader(fallback: { _ in MockDataLoader.Stub(data: TestImage.data()) })
         let test = TestPipeline(loader: loader)
         let spellings = [
-            "https://origin.test/a.jpg", "HTTPS://Origin.TEST/a.jpg", "https://origin.test:443/a.jpg", "https://origin.test/a.jpg#top",
+            "https://origin.test/a.jpg", "HTTPS://Origin.TEST/a.jpg", "https://origin.test:443/a.jpg",
+            "https://origin.test/a.jpg#top",
         ]
         for spelling in spellings {
-            _ = try await test.pipeline.image(for: ImageRequest(url: URL(string: spelling)!, thumbnail: .init(width: 8, height: 8)))
+            _ = try await test.pipeline.image(for: thumbnailRequest(URL(string: spelling)!, 8, 8))
         }
         #expect(test.loader.loadCount == 1)
         #expect(test.decoder.decodeCount == 1)

@@ -22,7 +22,8 @@ struct PipelineDiskCacheTests {
         let first = TestPipeline(loader: loader, disk: MockDataCache(), configure: { $0.cachePolicy = policy })
         for index in 0..<count {
             if index > 0 { first.advance(seconds: advance) }
-            let data = try await first.restarted(configure: { $0.cachePolicy = policy }).pipeline.data(for: ImageRequest(url: url))
+            let restarted = first.restarted(configure: { $0.cachePolicy = policy })
+            let data = try await restarted.pipeline.data(for: ImageRequest(url: url))
             #expect(data == TestImage.data())
         }
         return loader.started.all
@@ -46,7 +47,9 @@ struct PipelineDiskCacheTests {
     }
 
     @Test func aStaleEntryRevalidatesWithLastModified() async throws {
-        let requests = try await Self.loads(2, headers: ["cache-control": "max-age=0", "last-modified": httpDate(-3600)])
+        let requests = try await Self.loads(
+            2, headers: ["cache-control": "max-age=0", "last-modified": httpDate(-3600)]
+        )
         #expect(requests.count == 2)
         #expect(requests[1].headers["If-Modified-Since"] == httpDate(-3600))
         #expect(requests[1].headers["If-None-Match"] == nil)
@@ -89,15 +92,17 @@ struct PipelineDiskCacheTests {
 
     @Test func aggressiveModeCachesWhatHeadersForbidForItsTTL() async throws {
         let policy = HTTPCachePolicy(mode: .aggressive(ttl: 600))
-        #expect(try await Self.loads(2, headers: ["cache-control": "no-store"], policy: policy, advance: 599).count == 1)
-        #expect(try await Self.loads(2, headers: ["cache-control": "no-store"], policy: policy, advance: 601).count == 2)
+        let noStore = ["cache-control": "no-store"]
+        #expect(try await Self.loads(2, headers: noStore, policy: policy, advance: 599).count == 1)
+        #expect(try await Self.loads(2, headers: noStore, policy: policy, advance: 601).count == 2)
     }
 
     @Test func a304RefreshesTheStoredFreshness() async throws {
         // Stale at once (max-age=0); the 304 that revalidates it says max-age=600, so a third load
         // needs no request at all.
         let requests = try await Self.loads(
-            3, headers: ["cache-control": "max-age=0", "etag": "\"x\""], notModifiedHeaders: ["cache-control": "max-age=600"]
+            3, headers: ["cache-control": "max-age=0", "etag": "\"x\""],
+            notModifiedHeaders: ["cache-control": "max-age=600"]
         )
         #expect(requests.count == 2)
         #expect(requests[1].headers["If-None-Match"] == "\"x\"")
@@ -106,7 +111,10 @@ struct PipelineDiskCacheTests {
     /// A 304 updates the stored entry's metadata on disk (its bytes stay), and the memory tier's copy.
     @Test func a304UpdatesTheMetadataOnDiskAndKeepsTheBytes() async throws {
         let loader = MockDataLoader()
-        loader.serveRevalidating(Self.url, headers: ["cache-control": "max-age=10", "etag": "\"v\""], notModifiedHeaders: ["cache-control": "max-age=99"])
+        loader.serveRevalidating(
+            Self.url, headers: ["cache-control": "max-age=10", "etag": "\"v\""],
+            notModifiedHeaders: ["cache-control": "max-age=99"]
+        )
         let test = TestPipeline(loader: loader, disk: MockDataCache())
         let disk = try #require(test.disk)
         _ = try await test.pipeline.data(for: ImageRequest(url: Self.url))
@@ -130,11 +138,15 @@ struct PipelineDiskCacheTests {
         ("max-age=0, must-revalidate", 0, false),
         ("max-age=0", 0, false),
     ])
-    func staleIfErrorServesTheStaleEntryWhenTheOriginFails(cacheControl: String, after: Int, served: Bool) async throws {
+    func staleIfErrorServesTheStaleEntryWhileTheOriginFails(
+        cacheControl: String, after: Int, served: Bool
+    ) async throws {
         let failing = Shared(false)
         let loader = MockDataLoader()
         loader.respond(to: Self.url) { _ in
-            failing.value ? .failure(DataLoadingError.badStatus(500)) : MockDataLoader.Stub(headers: ["cache-control": cacheControl])
+            failing.value
+                ? .failure(DataLoadingError.badStatus(500))
+                : MockDataLoader.Stub(headers: ["cache-control": cacheControl])
         }
         let first = TestPipeline(loader: loader, disk: MockDataCache())
         _ = try await first.pipeline.data(for: ImageRequest(url: Self.url))
@@ -144,7 +156,9 @@ struct PipelineDiskCacheTests {
         if served {
             #expect(try await second.pipeline.data(for: ImageRequest(url: Self.url)) == TestImage.data())
         } else {
-            await #expect(throws: DataLoadingError.badStatus(500)) { try await second.pipeline.data(for: ImageRequest(url: Self.url)) }
+            await #expect(throws: DataLoadingError.badStatus(500)) {
+                try await second.pipeline.data(for: ImageRequest(url: Self.url))
+            }
         }
         #expect(second.recorder.fetchFailures == 1)
     }
@@ -153,7 +167,8 @@ struct PipelineDiskCacheTests {
     /// served from there alone (the original removed to prove it), with its original's format.
     @Test func aStoredVariantServesTheThumbnailAfterARestart() async throws {
         let loader = MockDataLoader()
-        loader.stub(Self.url, data: TestImage.data(width: 200, height: 100, format: .webp), headers: ["cache-control": "max-age=600"])
+        let webp = TestImage.data(width: 200, height: 100, format: .webp)
+        loader.stub(Self.url, data: webp, headers: ["cache-control": "max-age=600"])
         let first = TestPipeline(loader: loader, disk: MockDataCache())
         let disk = try #require(first.disk)
         let request = thumbnailRequest(Self.url, 64, 64)
@@ -248,7 +263,8 @@ struct PipelineDiskCacheTests {
         let fixed = Shared(false)
         let loader = MockDataLoader()
         loader.respond(to: Self.url) { _ in
-            MockDataLoader.Stub(data: fixed.value ? TestImage.data() : Data("<html>oops</html>".utf8), headers: ["cache-control": "max-age=600"])
+            let body = fixed.value ? TestImage.data() : Data("<html>oops</html>".utf8)
+            return MockDataLoader.Stub(data: body, headers: ["cache-control": "max-age=600"])
         }
         let test = TestPipeline(loader: loader, disk: MockDataCache())
         let request = thumbnailRequest(Self.url, 32, 32)

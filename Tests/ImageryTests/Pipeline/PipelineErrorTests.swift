@@ -10,7 +10,8 @@ import Testing
 struct PipelineErrorTests {
     /// The loader's typed errors reach the caller unchanged, through `image(for:)` and `data(for:)`.
     @Test(arguments: [
-        DataLoadingError.badStatus(404), .badStatus(503), .tooLarge(limit: 50_000), .timedOut, .transport("connection refused"),
+        DataLoadingError.badStatus(404), .badStatus(503), .tooLarge(limit: 50_000), .timedOut,
+        .transport("connection refused"),
         .unsupportedScheme("ftp"), .tooManyRedirects(limit: 5), .empty,
     ])
     func aLoaderErrorReachesTheCallerAsItIs(error: DataLoadingError) async throws {
@@ -30,7 +31,9 @@ struct PipelineErrorTests {
     func aNonSuccessStatusIsATypedError(status: Int) async throws {
         let test = TestPipeline()
         test.loader.stub(Self.url, MockDataLoader.Stub(statusCode: status))
-        await #expect(throws: DataLoadingError.badStatus(status)) { try await test.pipeline.image(for: ImageRequest(url: Self.url)) }
+        await #expect(throws: DataLoadingError.badStatus(status)) {
+            try await test.pipeline.image(for: ImageRequest(url: Self.url))
+        }
     }
 
     /// Every waiter of a failed download gets its error; none of it is kept; the next request loads again.
@@ -41,7 +44,9 @@ struct PipelineErrorTests {
         test.loader.respond(to: Self.url) { _ in
             failing.value ? .failure(DataLoadingError.transport("reset"), gate: gate) : MockDataLoader.Stub()
         }
-        let requests = [thumbnailRequest(Self.url, 8, 8), thumbnailRequest(Self.url, 16, 16), ImageRequest(url: Self.url)]
+        let requests = [
+            thumbnailRequest(Self.url, 8, 8), thumbnailRequest(Self.url, 16, 16), ImageRequest(url: Self.url),
+        ]
         let tasks = requests.flatMap { request in (0..<3).map { _ in test.pipeline.imageTask(for: request) } }
         try await test.loader.waitForLoads(1)
         try await eventually("every image job waits on the download") {
@@ -116,7 +121,9 @@ struct PipelineErrorTests {
     @Test func anUnexpected304IsAnError() async throws {
         let test = TestPipeline()
         test.loader.stub(Self.url, .notModified())
-        await #expect(throws: ImagePipelineError.unexpectedNotModified) { try await test.pipeline.data(for: ImageRequest(url: Self.url)) }
+        await #expect(throws: ImagePipelineError.unexpectedNotModified) {
+            try await test.pipeline.data(for: ImageRequest(url: Self.url))
+        }
         #expect(ImagePipelineError.unexpectedNotModified.description.contains("304"))
     }
 
@@ -148,7 +155,8 @@ struct PipelineErrorTests {
     /// Errors describe themselves for people.
     @Test func errorsDescribeThemselves() {
         let loading: [DataLoadingError] = [
-            .unsupportedScheme("ftp"), .invalidURL("x"), .badStatus(404), .tooLarge(limit: 1), .timedOut, .fileNotFound("/x"),
+            .unsupportedScheme("ftp"), .invalidURL("x"), .badStatus(404), .tooLarge(limit: 1), .timedOut,
+            .fileNotFound("/x"),
             .transport("dns"), .empty, .tooManyRedirects(limit: 5),
         ]
         #expect(Set(loading.map(\.description)).count == loading.count)
@@ -156,7 +164,8 @@ struct PipelineErrorTests {
         #expect(DataLoadingError.unsupportedScheme("ftp").description.contains("ftp"))
         let decoding: [ImageDecodingError] = [
             .empty, .unsupportedFormat, .tooManyPixels(width: 1, height: 2, limit: 3),
-            .tooManyFrames(frames: 1, width: 2, height: 3, pixelLimit: 4, frameLimit: 5), .invalidSize(width: 0, height: 0),
+            .tooManyFrames(frames: 1, width: 2, height: 3, pixelLimit: 4, frameLimit: 5),
+            .invalidSize(width: 0, height: 0),
             .corrupt(format: .png, reason: "r"), .outOfMemory(reason: "m"), .overRequestLimit("limit"),
         ]
         #expect(Set(decoding.map(\.description)).count == decoding.count)

@@ -13,7 +13,8 @@ struct PipelineFreshnessTests {
     @Test func aStaleImageInMemoryIsRevalidatedAndA304KeepsItWithoutADecode() async throws {
         let test = TestPipeline()
         test.loader.serveRevalidating(
-            Self.url, headers: ["cache-control": "max-age=15", "etag": "\"v1\""], notModifiedHeaders: ["cache-control": "max-age=600"]
+            Self.url, headers: ["cache-control": "max-age=15", "etag": "\"v1\""],
+            notModifiedHeaders: ["cache-control": "max-age=600"]
         )
         let request = thumbnailRequest(Self.url, 32, 32)
         _ = try await test.pipeline.image(for: request)
@@ -36,7 +37,9 @@ struct PipelineFreshnessTests {
     /// `Last-Modified` shows the same version as well as an `ETag` does.
     @Test func aLastModifiedValidatorKeepsTheDecodedImageToo() async throws {
         let test = TestPipeline()
-        test.loader.serveRevalidating(Self.url, headers: ["cache-control": "max-age=10", "last-modified": httpDate(-86_400)])
+        test.loader.serveRevalidating(
+            Self.url, headers: ["cache-control": "max-age=10", "last-modified": httpDate(-86_400)]
+        )
         let request = thumbnailRequest(Self.url, 32, 32)
         _ = try await test.pipeline.image(for: request)
         test.advance(seconds: 11)
@@ -134,7 +137,9 @@ struct PipelineFreshnessTests {
         let test = TestPipeline()
         test.loader.respond(to: Self.url) { request in
             calls.increment()
-            if request.headers["If-None-Match"] == "\"v\"" { return MockDataLoader.Stub(data: Data(), statusCode: 304, gate: gate) }
+            if request.headers["If-None-Match"] == "\"v\"" {
+                return MockDataLoader.Stub(data: Data(), statusCode: 304, gate: gate)
+            }
             return MockDataLoader.Stub(headers: ["cache-control": "max-age=10", "etag": "\"v\""])
         }
         let request = thumbnailRequest(Self.url, 32, 32)
@@ -179,7 +184,8 @@ struct PipelineFreshnessTests {
         #expect(http.requestTime == TestPipeline.epoch)
         #expect(http.responseTime == TestPipeline.epoch.addingTimeInterval(5))
         #expect(entry.metadata.storedAt == TestPipeline.epoch.addingTimeInterval(5))
-        #expect(test.pipeline.configuration.cachePolicy.freshUntil(entry.metadata) == TestPipeline.epoch.addingTimeInterval(60))
+        let freshUntil = test.pipeline.configuration.cachePolicy.freshUntil(entry.metadata)
+        #expect(freshUntil == TestPipeline.epoch.addingTimeInterval(60))
     }
 
     /// The default policy gives a source that states no expiry 300 s in memory.

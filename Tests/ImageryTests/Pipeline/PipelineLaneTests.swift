@@ -8,7 +8,9 @@ import Testing
 /// lanes as their priority changes, without a second download.
 @Suite("Pipeline lanes: urgent and prefetch")
 struct PipelineLaneTests {
-    static func task(_ test: TestPipeline, _ name: String, _ priority: ImageRequest.Priority, gate: Gate? = nil) -> ImageTask {
+    static func task(
+        _ test: TestPipeline, _ name: String, _ priority: ImageRequest.Priority, gate: Gate? = nil
+    ) -> ImageTask {
         test.pipeline.imageTask(for: thumbnailRequest(test.serve(name, gate: gate), 16, 16, priority: priority))
     }
 
@@ -25,7 +27,7 @@ struct PipelineLaneTests {
         // ...while new urgent work starts at once, beside the held one.
         let second = Self.task(test, "u2.jpg", .high)
         _ = try await second.image
-        #expect(test.loader.loadedURLs.map(\.lastPathComponent) == ["u1.jpg", "u2.jpg"])
+        #expect(test.loader.loadedNames == ["u1.jpg", "u2.jpg"])
         urgentGate.open()
         _ = try await urgent.image
         // Prefetching resumes, one at a time: p1 is held, so p2 waits for it.
@@ -34,7 +36,7 @@ struct PipelineLaneTests {
         #expect(test.pipeline.queuedDownloadCount == 1)
         prefetchGate.open()
         for task in prefetches { _ = try await task.image }
-        #expect(test.loader.loadedURLs.map(\.lastPathComponent) == ["u1.jpg", "u2.jpg", "p1.jpg", "p2.jpg"])
+        #expect(test.loader.loadedNames == ["u1.jpg", "u2.jpg", "p1.jpg", "p2.jpg"])
     }
 
     /// Urgent work that only waits for a slot (all slots busy) pauses prefetching too.
@@ -50,16 +52,19 @@ struct PipelineLaneTests {
         #expect(test.pipeline.downloads.pendingPriorities == [.normal, .low])
         gate.open()
         for task in [blocker, waitingUrgent, prefetch] { _ = try await task.image }
-        #expect(test.loader.loadedURLs.map(\.lastPathComponent) == ["blocker.jpg", "urgent.jpg", "prefetch.jpg"])
+        #expect(test.loader.loadedNames == ["blocker.jpg", "urgent.jpg", "prefetch.jpg"])
     }
 
-    /// Up to ``ImagePipeline/Configuration/maximumConcurrentPrefetches`` prefetches run at once while nothing is urgent.
+    /// Up to ``ImagePipeline/Configuration/maximumConcurrentPrefetches`` prefetches run at once while
+    /// nothing is urgent.
     @Test(arguments: [1, 2, 3])
     func prefetchesRunUpToTheirOwnLimit(limit: Int) async throws {
         let gate = Gate()
         let loader = MockDataLoader(fallback: { _ in MockDataLoader.Stub(data: TestImage.data(), gate: gate) })
         let test = TestPipeline(loader: loader, configure: { $0.maximumConcurrentPrefetches = limit })
-        let tasks = (0..<5).map { test.pipeline.imageTask(for: ImageRequest(url: testURL("\($0).jpg"), priority: .low)) }
+        let tasks = (0..<5).map {
+            test.pipeline.imageTask(for: ImageRequest(url: testURL("\($0).jpg"), priority: .low))
+        }
         try await loader.waitForLoads(limit)
         try await eventually("the rest wait") { test.pipeline.queuedDownloadCount == 5 - limit }
         #expect(test.pipeline.runningDownloadsByLane == (urgent: 0, prefetch: limit))
@@ -89,7 +94,7 @@ struct PipelineLaneTests {
         prefetchGate.open()
         urgentGate.open()
         for task in [prefetch, urgent] { _ = try await task.image }
-        #expect(test.loader.loadedURLs.map(\.lastPathComponent) == ["p.jpg", "u.jpg", "w.jpg"])
+        #expect(test.loader.loadedNames == ["p.jpg", "u.jpg", "w.jpg"])
     }
 
     /// The cell scrolled away: its download moves to the prefetch lane instead of being cancelled,
@@ -109,10 +114,10 @@ struct PipelineLaneTests {
         // The urgent slot is free again: what is on screen now loads at once.
         let onScreen = Self.task(test, "screen.jpg", .normal)
         _ = try await onScreen.image
-        #expect(test.loader.loadedURLs.map(\.lastPathComponent) == ["away.jpg", "screen.jpg"])
+        #expect(test.loader.loadedNames == ["away.jpg", "screen.jpg"])
         gate.open()
         for task in [scrolledAway, waitingAway] { _ = try await task.image }
-        #expect(test.loader.loadedURLs.map(\.lastPathComponent) == ["away.jpg", "screen.jpg", "waiting.jpg"])
+        #expect(test.loader.loadedNames == ["away.jpg", "screen.jpg", "waiting.jpg"])
         #expect(test.loader.loadCount(of: testURL("away.jpg")) == 1)
     }
 
@@ -120,12 +125,17 @@ struct PipelineLaneTests {
     @Test func loweredRunningDownloadsStayWithinBothLimits() async throws {
         let gate = Gate()
         let loader = MockDataLoader(fallback: { _ in MockDataLoader.Stub(data: TestImage.data(), gate: gate) })
-        let test = TestPipeline(loader: loader, configure: { $0.maximumConcurrentDownloads = 2; $0.maximumConcurrentPrefetches = 1 })
+        let test = TestPipeline(loader: loader, configure: {
+            $0.maximumConcurrentDownloads = 2
+            $0.maximumConcurrentPrefetches = 1
+        })
         var tasks: [ImageTask] = []
         for index in 0..<2 { tasks.append(test.pipeline.imageTask(for: ImageRequest(url: testURL("\(index).jpg")))) }
         try await loader.waitForLoads(2)
         for task in tasks { task.priority = .veryLow }  // both running, both now prefetch work
-        try await eventually("both count as prefetch") { test.pipeline.runningDownloadsByLane == (urgent: 0, prefetch: 2) }
+        try await eventually("both count as prefetch") {
+            test.pipeline.runningDownloadsByLane == (urgent: 0, prefetch: 2)
+        }
         // One urgent slot may start (2 + 1 in all), not two.
         for index in 2..<4 { tasks.append(test.pipeline.imageTask(for: ImageRequest(url: testURL("\(index).jpg")))) }
         try await loader.waitForLoads(3)
@@ -142,14 +152,19 @@ struct PipelineLaneTests {
     @Test func manyTasksChangingLanesAndCancellingConcurrently() async throws {
         let gate = Gate()
         let loader = MockDataLoader(fallback: { request in
-            MockDataLoader.Stub(data: TestImage.data(), chunks: 3, gate: request.url.lastPathComponent.hasPrefix("0") ? gate : nil)
+            let held = request.url.lastPathComponent.hasPrefix("0")
+            return MockDataLoader.Stub(data: TestImage.data(), chunks: 3, gate: held ? gate : nil)
         })
-        let test = TestPipeline(loader: loader, configure: { $0.maximumConcurrentDownloads = 3; $0.maximumConcurrentPrefetches = 1 })
+        let test = TestPipeline(loader: loader, configure: {
+            $0.maximumConcurrentDownloads = 3
+            $0.maximumConcurrentPrefetches = 1
+        })
         try await withThrowingTaskGroup(of: Bool.self) { group in
             for index in 0..<200 {
                 group.addTask {
                     let request = ImageRequest(
-                        url: testURL("\(index % 4)-\(index % 50).jpg"), thumbnail: .init(width: 8 + index % 3, height: 8),
+                        url: testURL("\(index % 4)-\(index % 50).jpg"),
+                        thumbnail: .init(width: 8 + index % 3, height: 8),
                         priority: index % 2 == 0 ? .low : .normal
                     )
                     let task = test.pipeline.imageTask(for: request)

@@ -21,7 +21,8 @@ struct PipelineMemoryBudgetTests {
         let loader = MockDataLoader(fallback: { request in
             let pause = pauses[request.url.lastPathComponent]
             return MockDataLoader.Stub(
-                data: TestImage.data(size: 4000), chunks: 2, announcesSize: announcesSize, pauses: pause.map { [1: $0] } ?? [:]
+                data: TestImage.data(size: 4000), chunks: 2, announcesSize: announcesSize,
+                pauses: pause.map { [1: $0] } ?? [:]
             )
         })
         let test = TestPipeline(loader: loader, configure: { $0.memoryBudget = budget })
@@ -140,9 +141,13 @@ struct PipelineMemoryBudgetTests {
         let pause = Gate()
         let budget = MemoryBudget(configuration: .init(limit: 100_000, maximumWait: .zero))
         let loader = MockDataLoader(fallback: { request in
-            MockDataLoader.Stub(data: TestImage.data(size: 4000), chunks: 2, pauses: request.url.lastPathComponent == "first.jpg" ? [1: pause] : [:])
+            let pauses = request.url.lastPathComponent == "first.jpg" ? [1: pause] : [:]
+            return MockDataLoader.Stub(data: TestImage.data(size: 4000), chunks: 2, pauses: pauses)
         })
-        let test = TestPipeline(loader: loader, configure: { $0.memoryBudget = budget; $0.maximumConcurrentDownloads = 1 })
+        let test = TestPipeline(loader: loader, configure: {
+            $0.memoryBudget = budget
+            $0.maximumConcurrentDownloads = 1
+        })
         let first = test.pipeline.imageTask(for: ImageRequest(url: testURL("first.jpg")))
         try await eventually("the first source holds its bytes") { budget.snapshot.used == 4000 }
         await #expect {

@@ -21,7 +21,8 @@ struct PipelineMemoryCacheTests {
     @Test func theImageCacheHoldsTheImageWithItsSourceAndFreshness() async throws {
         let images = MemoryCache<ImageCacheKey, ImageResponse>()
         let test = TestPipeline(configure: { $0.imageCache = images })
-        let url = test.serve("a.jpg", headers: ["cache-control": "max-age=60", "content-type": "image/jpeg", "etag": "\"v1\""])
+        let headers = ["cache-control": "max-age=60", "content-type": "image/jpeg", "etag": "\"v1\""]
+        let url = test.serve("a.jpg", headers: headers)
         let request = thumbnailRequest(url, 12, 12)
         let response = try await test.pipeline.imageResponse(for: request)
         let cached = try #require(images[request.imageKey])
@@ -48,7 +49,8 @@ struct PipelineMemoryCacheTests {
         headers: [String: String], freshness: ImagePipeline.MemoryFreshness, lifetime: TimeInterval
     ) async throws {
         let test = TestPipeline(configure: { $0.memoryFreshness = freshness })
-        let response = try await test.pipeline.imageResponse(for: ImageRequest(url: test.serve("a.jpg", headers: headers)))
+        let request = ImageRequest(url: test.serve("a.jpg", headers: headers))
+        let response = try await test.pipeline.imageResponse(for: request)
         switch lifetime {
         case .infinity: #expect(response.freshUntil == .distantFuture)
         case -.infinity: #expect(response.freshUntil == .distantPast)

@@ -25,14 +25,17 @@ struct PipelineObserverTests {
     @Test func aColdLoadLooksInMemoryThenFetchesThenDecodes() async throws {
         let test = TestPipeline()
         _ = try await test.pipeline.image(for: thumbnailRequest(test.serve("a.jpg"), 8, 8))
-        #expect(Self.sequence(test) == ["memory_image miss", "memory_data miss", "fetched \(Self.bytes)", "decoded 8x8"])
+        #expect(Self.sequence(test) == [
+            "memory_image miss", "memory_data miss", "fetched \(Self.bytes)", "decoded 8x8",
+        ])
     }
 
     @Test func aColdLoadWithADiskCacheLooksThereToo() async throws {
         let test = TestPipeline(disk: MockDataCache())
         _ = try await test.pipeline.image(for: thumbnailRequest(test.serve("a.jpg"), 8, 8))
         #expect(Self.sequence(test) == [
-            "memory_image miss", "disk_variant miss", "memory_data miss", "disk_data miss", "fetched \(Self.bytes)", "decoded 8x8",
+            "memory_image miss", "disk_variant miss", "memory_data miss", "disk_data miss",
+            "fetched \(Self.bytes)", "decoded 8x8",
         ])
     }
 
@@ -51,7 +54,9 @@ struct PipelineObserverTests {
         _ = try await test.pipeline.image(for: thumbnailRequest(url, 8, 8))
         let before = test.recorder.all.count
         _ = try await test.pipeline.image(for: thumbnailRequest(url, 4, 4))
-        #expect(test.recorder.all.dropFirst(before).map(Self.describe) == ["memory_image miss", "memory_data hit", "decoded 4x4"])
+        #expect(test.recorder.all.dropFirst(before).map(Self.describe) == [
+            "memory_image miss", "memory_data hit", "decoded 4x4",
+        ])
     }
 
     @Test func aRevalidationIsA304WithNoBytes() async throws {
@@ -66,9 +71,13 @@ struct PipelineObserverTests {
 
     @Test func failuresAreReportedButCancellationIsNot() async throws {
         let test = TestPipeline()
-        await #expect(throws: DataLoadingError.self) { try await test.pipeline.image(for: ImageRequest(url: testURL("missing.jpg"))) }
+        await #expect(throws: DataLoadingError.self) {
+            try await test.pipeline.image(for: ImageRequest(url: testURL("missing.jpg")))
+        }
         test.loader.stub(testURL("bad.jpg"), data: Data("not an image".utf8))
-        await #expect(throws: ImageDecodingError.self) { try await test.pipeline.image(for: ImageRequest(url: testURL("bad.jpg"))) }
+        await #expect(throws: ImageDecodingError.self) {
+            try await test.pipeline.image(for: ImageRequest(url: testURL("bad.jpg")))
+        }
         let task = test.pipeline.imageTask(for: ImageRequest(url: test.serve("held.jpg", gate: Gate())))
         try await test.loader.waitForLoads(3)
         task.cancel()

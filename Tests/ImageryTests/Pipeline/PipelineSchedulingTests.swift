@@ -17,7 +17,9 @@ struct PipelineSchedulingTests {
 
     /// Starts a task for `name` and returns once its download waits in line (one after another, so
     /// that equal priorities keep their order).
-    static func enqueue(_ test: TestPipeline, _ name: String, _ priority: ImageRequest.Priority) async throws -> ImageTask {
+    static func enqueue(
+        _ test: TestPipeline, _ name: String, _ priority: ImageRequest.Priority
+    ) async throws -> ImageTask {
         let waiting = test.pipeline.queuedDownloadCount
         let task = test.pipeline.imageTask(for: ImageRequest(url: test.serve(name), priority: priority))
         try await eventually("\(name) waits for a slot") { test.pipeline.queuedDownloadCount == waiting + 1 }
@@ -28,14 +30,17 @@ struct PipelineSchedulingTests {
         let gate = Gate()
         let (test, blocker) = try await Self.blocked(by: gate)
         var tasks: [ImageTask] = []
-        for (name, priority) in [("low.jpg", ImageRequest.Priority.low), ("normal.jpg", .normal), ("veryHigh.jpg", .veryHigh)] {
+        let waiting: [(String, ImageRequest.Priority)] = [
+            ("low.jpg", .low), ("normal.jpg", .normal), ("veryHigh.jpg", .veryHigh),
+        ]
+        for (name, priority) in waiting {
             tasks.append(try await Self.enqueue(test, name, priority))
         }
         #expect(test.pipeline.downloads.pendingPriorities == [.veryHigh, .normal, .low])
         gate.open()
         _ = try await blocker.image
         for task in tasks { _ = try await task.image }
-        #expect(test.loader.loadedURLs.map(\.lastPathComponent) == ["blocker.jpg", "veryHigh.jpg", "normal.jpg", "low.jpg"])
+        #expect(test.loader.loadedNames == ["blocker.jpg", "veryHigh.jpg", "normal.jpg", "low.jpg"])
     }
 
     /// Equal priorities start in the order they came.
@@ -48,7 +53,7 @@ struct PipelineSchedulingTests {
         gate.open()
         _ = try await blocker.image
         for task in tasks { _ = try await task.image }
-        #expect(test.loader.loadedURLs.dropFirst().map(\.lastPathComponent) == (0..<5).map { "\($0).jpg" })
+        #expect(Array(test.loader.loadedNames.dropFirst()) == (0..<5).map { "\($0).jpg" })
     }
 
     /// A waiting task whose priority is raised jumps the line; one lowered falls back.
@@ -65,7 +70,7 @@ struct PipelineSchedulingTests {
         #expect(test.pipeline.downloads.pendingPriorities == [.veryHigh, .normal, .veryLow])
         gate.open()
         for task in [blocker, prefetch, visible, demoted] { _ = try await task.image }
-        #expect(test.loader.loadedURLs.map(\.lastPathComponent) == ["blocker.jpg", "prefetch.jpg", "visible.jpg", "demoted.jpg"])
+        #expect(test.loader.loadedNames == ["blocker.jpg", "prefetch.jpg", "visible.jpg", "demoted.jpg"])
     }
 
     /// A shared download runs at the highest priority of the tasks that wait on it: a second task for
@@ -81,7 +86,7 @@ struct PipelineSchedulingTests {
         }
         gate.open()
         for task in [blocker, normal, low, urgent] { _ = try await task.image }
-        #expect(test.loader.loadedURLs.map(\.lastPathComponent) == ["blocker.jpg", "low.jpg", "normal.jpg"])
+        #expect(test.loader.loadedNames == ["blocker.jpg", "low.jpg", "normal.jpg"])
     }
 
     /// When the task that raised a shared download is cancelled, the download falls back to the
@@ -98,7 +103,7 @@ struct PipelineSchedulingTests {
         try await eventually("lowered again") { test.pipeline.downloads.pendingPriorities == [.normal, .veryLow] }
         gate.open()
         for task in [blocker, normal, low] { _ = try await task.image }
-        #expect(test.loader.loadedURLs.map(\.lastPathComponent) == ["blocker.jpg", "normal.jpg", "low.jpg"])
+        #expect(test.loader.loadedNames == ["blocker.jpg", "normal.jpg", "low.jpg"])
     }
 
     @Test(arguments: [1, 3, 6])
@@ -159,7 +164,9 @@ struct PipelineSchedulingTests {
         let large = test.pipeline.imageTask(for: thumbnailRequest(url, 16, 16))
         let streams = [small.events, large.events]
         try await eventually("half the bytes reached both tasks") {
-            [small, large].allSatisfy { if case .loading(let progress) = $0.phase { progress.completed == 2000 } else { false } }
+            [small, large].allSatisfy {
+                if case .loading(let progress) = $0.phase { progress.completed == 2000 } else { false }
+            }
         }
         pause.open()
         for (task, stream) in zip([small, large], streams) {

@@ -31,8 +31,8 @@ struct TestPipeline {
     ///   - configure: Changes to the configuration, after the defaults above (2 decode threads,
     ///     the fake time, the recorder) are set.
     init(
-        loader: MockDataLoader = MockDataLoader(), deriving: Bool = false, disk: MockDataCache? = nil, time: ManualTime? = nil,
-        configure: (inout ImagePipeline.Configuration) -> Void = { _ in }
+        loader: MockDataLoader = MockDataLoader(), deriving: Bool = false, disk: MockDataCache? = nil,
+        time: ManualTime? = nil, configure: (inout ImagePipeline.Configuration) -> Void = { _ in }
     ) {
         self.loader = loader
         self.time = time ?? ManualTime(date: Self.epoch)
@@ -52,7 +52,9 @@ struct TestPipeline {
     }
 
     /// Another pipeline on this one's loader, disk cache and time, with empty memory: a restart.
-    func restarted(deriving: Bool = false, configure: (inout ImagePipeline.Configuration) -> Void = { _ in }) -> TestPipeline {
+    func restarted(
+        deriving: Bool = false, configure: (inout ImagePipeline.Configuration) -> Void = { _ in }
+    ) -> TestPipeline {
         TestPipeline(loader: loader, deriving: deriving, disk: disk, time: time, configure: configure)
     }
 
@@ -143,7 +145,9 @@ extension MockDataLoader {
     }
 
     /// ``serveRevalidating(_:notModifiedHeaders:version:)`` of one version that never changes.
-    func serveRevalidating(_ url: URL, data: Data = TestImage.data(), headers: [String: String], notModifiedHeaders: [String: String] = [:]) {
+    func serveRevalidating(
+        _ url: URL, data: Data = TestImage.data(), headers: [String: String], notModifiedHeaders: [String: String] = [:]
+    ) {
         serveRevalidating(url, notModifiedHeaders: notModifiedHeaders) { (data, headers) }
     }
 }
