@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// A counter tasks can share.
@@ -28,4 +29,11 @@ struct SeededGenerator: RandomNumberGenerator {
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
     }
+}
+
+/// `bytes` with each byte repeated `count` times: grey pixels as colour ones (`[1, 2]`, 3: `[1, 1, 1, 2, 2, 2]`).
+func repeatingEachByte(_ bytes: Data, _ count: Int) -> Data {
+    var result = Data(capacity: bytes.count * count)
+    for byte in bytes { result.append(contentsOf: [UInt8](repeating: byte, count: count)) }
+    return result
 }
