@@ -42,7 +42,8 @@ extension ImageRecipe {
         /// Multiplies the scale, and the box, per side (above 0).
         public var zoomX = 1.0
         public var zoomY = 1.0
-        /// The result is at least this wide (or high), as far as the source allows; 0: no minimum.
+        /// The image is scaled to at least this width (or height), enlarged if need be, before the result
+        /// is cropped to the box (imgproxy's `min-width` and `min-height`); 0: no minimum.
         public var minimumWidth = 0
         public var minimumHeight = 0
         /// Where the crop to the result (``Mode/fill``, ``Mode/fillDown``) is taken.
