@@ -1,4 +1,5 @@
 import Foundation
+import Imagery
 
 extension DiskCache {
     /// Where a disk cache lives and how much it keeps.
@@ -36,6 +37,17 @@ extension DiskCache {
         /// ``probeInterval`` instead of throwing. A directory another process holds still throws.
         /// Default false.
         public var retriesUnusableDirectory: Bool
+        /// How long opening waits for the directory's lock while another holder lets go of it (a process
+        /// that is exiting, or an earlier cache on the directory in this process whose last reference is
+        /// being released on another thread) before throwing. Default 2 s; a test that reopens a
+        /// directory it has just closed waits as long as its hang guard, so that how fast the old cache
+        /// is released never decides the outcome.
+        public var lockWait: Duration
+        /// The clocks the cache reads: the date for ``ttl`` (against ``CacheMetadata/storedAt``), the
+        /// monotonic instant for ``probeInterval`` and for batching recency writes. Default
+        /// ``TimeSource/system``; a test passes ``ManualTime/source`` and moves time by hand instead of
+        /// sleeping.
+        public var time: TimeSource
 
         /// A configuration for `directory` with default limits.
         public init(directory: URL, sizeLimit: Int = 1 << 30, countLimit: Int = .max, ttl: TimeInterval? = nil) {
@@ -50,6 +62,8 @@ extension DiskCache {
             self.onEvent = nil
             self.probeInterval = .seconds(5)
             self.retriesUnusableDirectory = false
+            self.lockWait = .seconds(2)
+            self.time = .system
         }
 
         /// Half the soft descriptor limit, at most 32 768 (as read when called).

@@ -76,7 +76,7 @@ extension DiskCache {
                 report(.fault(fault), "\(message): \(what). Caching in memory only until it can be used again (tried every \(configuration.probeInterval))")
             }
             indexOutOfSync = false
-            nextProbe = .now + configuration.probeInterval
+            nextProbe = configuration.time.instant() + configuration.probeInterval
             if fault == .directoryMissing { probe() }
         case .noSpace, .ioError:
             if firstOfKind { report(.fault(fault), "\(message): the entry was not stored") }
@@ -85,11 +85,11 @@ extension DiskCache {
 
     /// Tries to open an unusable directory again (on the writer thread).
     func probe() {
-        nextProbe = .now + configuration.probeInterval
+        nextProbe = configuration.time.instant() + configuration.probeInterval
         guard withLock({ mode == .unavailable }) else { return }
         let storage: Storage
         do {
-            storage = try Storage(directory: configuration.directory, openFileLimit: configuration.openFileLimit)
+            storage = try Storage(directory: configuration.directory, openFileLimit: configuration.openFileLimit, lockWait: configuration.lockWait)
             try recover(storage)
         } catch {
             return

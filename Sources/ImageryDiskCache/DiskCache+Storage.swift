@@ -23,7 +23,7 @@ extension DiskCache {
         ///   full, ...), without one when another process holds the directory. An index SQLite
         ///   cannot read is not an error: ``indexStore`` is nil, for ``DiskCache/recover(_:)`` to
         ///   salvage and replace.
-        init(directory: URL, openFileLimit: Int) throws(DiskCacheError) {
+        init(directory: URL, openFileLimit: Int, lockWait: Duration) throws(DiskCacheError) {
             self.directory = directory
             if let error = Self.makeDirectory(directory.path) {
                 throw DiskCacheError(message: "cannot create the cache directory \(directory.path): \(Self.describe(error))", errno: error)
@@ -33,7 +33,7 @@ extension DiskCache {
                 let error = errno
                 throw DiskCacheError(message: "cannot use the cache directory \(directory.path): \(Self.describe(error))", errno: error)
             }
-            guard Self.lock(lock, waitingUpTo: .seconds(2)) else {
+            guard Self.lock(lock, waitingUpTo: lockWait) else {
                 close(lock)
                 throw DiskCacheError(message: "the cache directory \(directory.path) is in use by another process", fault: nil)
             }

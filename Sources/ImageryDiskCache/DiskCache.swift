@@ -85,11 +85,11 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
     /// to it failed) and must be rewritten from memory; when to try a degraded directory again.
     var nextFileID: UInt64 = 1
     var indexOutOfSync = false
-    var nextProbe = ContinuousClock.now
+    var nextProbe: ContinuousClock.Instant
 
     private let lock = NSLock()
     var pending = PendingWrites()
-    private var lastTouchFlush = ContinuousClock.now
+    private var lastTouchFlush: ContinuousClock.Instant
     private var generation: UInt64 = 0
     private var readsInFlight: [String: (fileID: UInt64, task: Task<Data?, Never>)] = [:]
     var statistics = Stats()
@@ -98,20 +98,21 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
     /// An index SQLite cannot read is salvaged: what can be read of it is kept, it is set aside as
     /// `index.sqlite.damaged`, and the event is reported.
     /// - Throws: ``DiskCacheError`` if another process (or cache in this process) has the
-    ///   directory open for more than 2 s, or if the directory cannot be used (unless
+    ///   directory open for longer than ``Configuration/lockWait``, or if the directory cannot be used (unless
     ///   ``Configuration/retriesUnusableDirectory``: then the cache opens ``Mode/unavailable``).
     public init(configuration: Configuration) throws {
         self.configuration = configuration
+        (nextProbe, lastTouchFlush) = (configuration.time.instant(), configuration.time.instant())
         index = EntryIndex(policy: configuration.eviction, costLimit: configuration.sizeLimit, countLimit: configuration.countLimit)
         do {
-            let storage = try Storage(directory: configuration.directory, openFileLimit: configuration.openFileLimit)
+            let storage = try Storage(directory: configuration.directory, openFileLimit: configuration.openFileLimit, lockWait: configuration.lockWait)
             try recover(storage)
             self.storage = storage
         } catch {
             guard configuration.retriesUnusableDirectory, let fault = error.fault else { throw error }
             (mode, degradedBy, reportedFaults) = (.unavailable, fault, [fault])
             report(.fault(fault), "\(error.message): caching in memory only; trying again every \(configuration.probeInterval)")
-            nextProbe = .now + configuration.probeInterval
+            nextProbe = configuration.time.instant() + configuration.probeInterval
         }
     }
 
@@ -135,7 +136,7 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
     public func metadata(for key: String) async -> CacheMetadata? {
         let found = withLock { pending[key]?.metadata ?? index[key]?.metadata }
         guard let found else { return nil }
-        if let ttl = configuration.ttl, Date().timeIntervalSince(found.storedAt) > ttl { return nil }
+        if isExpired(found) { return nil }
         return found
     }
 
@@ -151,7 +152,7 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
             count { $0.misses += 1 }
             return nil
         }
-        if let ttl = configuration.ttl, Date().timeIntervalSince(entry.metadata.storedAt) > ttl {
+        if isExpired(entry.metadata) {
             count { $0.misses += 1 }
             await remove(for: key)
             return nil
@@ -168,10 +169,16 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
         return (CacheEntry(data: data, metadata: entry.metadata), entry.checksum)
     }
 
+    /// Whether an entry stored with `metadata` is older than ``Configuration/ttl`` (by ``Configuration/time``).
+    private func isExpired(_ metadata: CacheMetadata) -> Bool {
+        guard let ttl = configuration.ttl else { return false }
+        return configuration.time.date().timeIntervalSince(metadata.storedAt) > ttl
+    }
+
     /// A read of `entry`: counted, its recency recorded (reaching SQLite in batches).
     private func recordRead(of entry: IndexEntry) {
         let key = entry.key
-        let now = ContinuousClock.now
+        let now = configuration.time.instant()
         let flushNeeded = withLock { () -> Bool in
             _ = index.use(key) { $0.fileID == entry.fileID }
             statistics.hits += 1
@@ -211,8 +218,8 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
     /// - Complexity: One lookup of `key` under the lock (two while writes are pending), one of the
     ///   open file by its id.
     package func openBody(for key: String) -> Body? {
-        let now = ContinuousClock.now
-        let expiredBefore = configuration.ttl.map { Date(timeIntervalSinceNow: -$0) }
+        let now = configuration.time.instant()
+        let expiredBefore = configuration.ttl.map { configuration.time.date().addingTimeInterval(-$0) }
         let (found, flushNeeded) = withLock { () -> ((IndexEntry, Storage)?, Bool) in
             guard let storage, pending.isEmpty || pending[key] == nil,
                   let entry = index.use(key, if: { entry in expiredBefore.map { entry.metadata.storedAt >= $0 } ?? true })
@@ -419,7 +426,7 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
     private func probeIfDue() {
         guard withLock({ mode != .readWrite }) else { return }
         writer.execute { [self] in
-            if ContinuousClock.now >= nextProbe { probe() }
+            if configuration.time.instant() >= nextProbe { probe() }
         }
     }
 

@@ -8,7 +8,7 @@ import Testing
 struct DiskCacheTests {
     @Test func aStoredEntryIsReadableAtOnceAndAfterItIsWritten() async throws {
         try await withTemporaryDirectory { directory in
-            let cache = try DiskCache(directory: directory)
+            let cache = try openCache(directory)
             let metadata = CacheMetadata(contentType: "image/jpeg", storedAt: Date(timeIntervalSince1970: 1_000))
             await cache.store(bytes(30_000, seed: 1), for: "a", metadata: metadata)
             // Before the writer thread has run:
@@ -27,7 +27,7 @@ struct DiskCacheTests {
 
     @Test func writesBeyondThePendingBoundAreDroppedWithTheEntryTheyReplace() async throws {
         try await withTemporaryDirectory { directory in
-            var configuration = DiskCache.Configuration(directory: directory)
+            var configuration = DiskCache.Configuration.patient(directory)
             configuration.maximumPendingBytes = 10_000
             let cache = try DiskCache(configuration: configuration)
             await cache.store(bytes(5_000, seed: 1), for: "a", metadata: CacheMetadata())
@@ -52,12 +52,12 @@ struct DiskCacheTests {
                 requestHeaders: [:]
             )
             do {
-                let cache = try DiskCache(directory: directory)
+                let cache = try openCache(directory)
                 await cache.store(bytes(1000, seed: 2), for: "url:http://x/a.jpg", metadata: CacheMetadata(contentType: "image/png", http: http))
                 await cache.store(bytes(2000, seed: 3), for: "b", metadata: CacheMetadata())
                 await cache.flush()
             }
-            let reopened = try DiskCache(directory: directory)
+            let reopened = try openCache(directory)
             #expect(reopened.count == 2)
             #expect(reopened.totalSize == 3000)
             let entry = try #require(await reopened.entry(for: "url:http://x/a.jpg"))
@@ -70,7 +70,7 @@ struct DiskCacheTests {
 
     @Test func evictsTheLeastRecentlyUsedEntryToStayUnderTheSizeLimit() async throws {
         try await withTemporaryDirectory { directory in
-            let cache = try DiskCache(directory: directory, sizeLimit: 3000)
+            let cache = try openCache(directory, sizeLimit: 3000)
             for key in ["a", "b", "c"] {
                 await cache.store(bytes(1000, seed: 0), for: key, metadata: CacheMetadata())
                 await cache.flush()
@@ -89,13 +89,13 @@ struct DiskCacheTests {
     @Test func recencySurvivesARestart() async throws {
         try await withTemporaryDirectory { directory in
             do {
-                let cache = try DiskCache(directory: directory, sizeLimit: 3000)
+                let cache = try openCache(directory, sizeLimit: 3000)
                 for key in ["a", "b", "c"] { await cache.store(bytes(1000, seed: 0), for: key, metadata: CacheMetadata()) }
                 await cache.flush()
                 _ = await cache.entry(for: "a")
                 await cache.flush()
             }
-            let cache = try DiskCache(directory: directory, sizeLimit: 3000)
+            let cache = try openCache(directory, sizeLimit: 3000)
             await cache.store(bytes(1000, seed: 0), for: "d", metadata: CacheMetadata())
             await cache.flush()
             #expect(await cache.entry(for: "b") == nil)
@@ -109,7 +109,7 @@ struct DiskCacheTests {
     @Test func openedBodiesAreReadsWithRevisions() async throws {
         try await withTemporaryDirectory { directory in
             do {
-                let cache = try DiskCache(directory: directory, sizeLimit: 3000)
+                let cache = try openCache(directory, sizeLimit: 3000)
                 for key in ["a", "b", "c"] { await cache.store(bytes(1000, seed: 0), for: key, metadata: CacheMetadata()) }
                 await cache.flush()
                 let hits = cache.stats.hits
@@ -124,7 +124,7 @@ struct DiskCacheTests {
                 #expect(cache.openBody(for: "c") == nil)
                 await cache.flush()
             }
-            let cache = try DiskCache(directory: directory, sizeLimit: 3000)
+            let cache = try openCache(directory, sizeLimit: 3000)
             await cache.store(bytes(1000, seed: 1), for: "d", metadata: CacheMetadata())
             await cache.store(bytes(1000, seed: 2), for: "e", metadata: CacheMetadata())
             await cache.flush()
@@ -136,7 +136,7 @@ struct DiskCacheTests {
     @Test func theSizeLimitHoldsAfterEveryWriteUnderConcurrentWritersAndReaders() async throws {
         try await withTemporaryDirectory { directory in
             let limit = 1_000_000
-            let cache = try DiskCache(directory: directory, sizeLimit: limit)
+            let cache = try openCache(directory, sizeLimit: limit)
             let overLimit = Counter()
             let wrongBytes = Counter()
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -179,7 +179,7 @@ struct DiskCacheTests {
     #if os(Linux)
     @Test func readFilesStayOpenWithinTheLimitAndCloseWhenTheirEntryGoes() async throws {
         try await withTemporaryDirectory { directory in
-            var configuration = DiskCache.Configuration(directory: directory)
+            var configuration = DiskCache.Configuration.patient(directory)
             configuration.openFileLimit = 3
             let cache = try DiskCache(configuration: configuration)
             for i in 0..<5 { await cache.store(bytes(1_000 + i, seed: UInt8(i)), for: "k\(i)", metadata: CacheMetadata()) }
@@ -211,7 +211,7 @@ struct DiskCacheTests {
     @Test(arguments: ["flip", "truncate", "extend", "delete"])
     func aDamagedFileIsAMissAndIsRemoved(damage: String) async throws {
         try await withTemporaryDirectory { directory in
-            let cache = try DiskCache(directory: directory)
+            let cache = try openCache(directory)
             await cache.store(bytes(40_000, seed: 9), for: "a", metadata: CacheMetadata())
             await cache.store(bytes(500_000, seed: 8), for: "big", metadata: CacheMetadata())  // read on the reader threads
             await cache.flush()
@@ -240,7 +240,7 @@ struct DiskCacheTests {
     @Test func openingReconcilesOrphansAndMissingFiles() async throws {
         try await withTemporaryDirectory { directory in
             do {
-                let cache = try DiskCache(directory: directory)
+                let cache = try openCache(directory)
                 for key in ["a", "b", "c"] { await cache.store(bytes(1000, seed: 1), for: key, metadata: CacheMetadata()) }
                 await cache.flush()
             }
@@ -249,7 +249,7 @@ struct DiskCacheTests {
             try FileManager.default.createDirectory(at: directory.appendingPathComponent("blobs/fe"), withIntermediateDirectories: true)
             try Data(count: 20).write(to: directory.appendingPathComponent("blobs/fe/00000000000000fe"))
             try FileManager.default.removeItem(at: try #require(blobFiles(in: directory).first { !$0.path.hasSuffix("fe") }))
-            let cache = try DiskCache(directory: directory)
+            let cache = try openCache(directory)
             #expect(cache.count == 2)
             #expect(cache.totalSize == 2000)
             #expect(cache.stats.recoveredAtOpen == 3)
@@ -262,14 +262,14 @@ struct DiskCacheTests {
     func anUnreadableIndexStartsTheCacheEmptyInsteadOfFailing(index: String) async throws {
         try await withTemporaryDirectory { directory in
             do {
-                let cache = try DiskCache(directory: directory)
+                let cache = try openCache(directory)
                 for key in ["a", "b"] { await cache.store(bytes(1000, seed: 1), for: key, metadata: CacheMetadata()) }
                 await cache.flush()
             }
             let path = directory.appendingPathComponent("index.sqlite")
             for suffix in ["-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path.path + suffix) }
             try Data(index.utf8).write(to: path)
-            let cache = try DiskCache(directory: directory)
+            let cache = try openCache(directory)
             if index.isEmpty {
                 // An empty file is a new database: the files no row names are orphans.
                 #expect(cache.stats.recoveredAtOpen == 2)
@@ -286,7 +286,7 @@ struct DiskCacheTests {
     @Test func rowsThatShareAFileOrNameAnAbsurdOneAreForgotten() async throws {
         try await withTemporaryDirectory { directory in
             do {
-                let cache = try DiskCache(directory: directory)
+                let cache = try openCache(directory)
                 await cache.store(bytes(100, seed: 1), for: "a", metadata: CacheMetadata())
                 await cache.store(bytes(100, seed: 2), for: "b", metadata: CacheMetadata())
                 await cache.flush()
@@ -299,7 +299,7 @@ struct DiskCacheTests {
                     "INSERT INTO entries (key, file_id, size, checksum, stored_at, access_order, content_type, metadata) VALUES ('c', -1, 100, 0, 0, 99, NULL, '{\"storedAt\":0}')"
                 )
             }
-            let cache = try DiskCache(directory: directory)
+            let cache = try openCache(directory)
             #expect(cache.count == 0)
             #expect(await cache.entry(for: "a") == nil)
             #expect(await cache.entry(for: "b") == nil)
@@ -312,7 +312,7 @@ struct DiskCacheTests {
 
     @Test func removeTrimAndRemoveAllTakeEffectAtOnce() async throws {
         try await withTemporaryDirectory { directory in
-            let cache = try DiskCache(directory: directory)
+            let cache = try openCache(directory)
             for index in 0..<10 { await cache.store(bytes(1000, seed: 1), for: "k\(index)", metadata: CacheMetadata()) }
             await cache.flush()
             await cache.remove(for: "k0")
@@ -326,22 +326,33 @@ struct DiskCacheTests {
         }
     }
 
+    /// The time to live is measured on the cache's own time (``DiskCache/Configuration/time``), moved
+    /// by hand: an entry is a hit up to its age limit and a miss past it, whatever the machine's speed.
     @Test func entriesOlderThanTheTimeToLiveAreMisses() async throws {
         try await withTemporaryDirectory { directory in
-            // An hour: inside the whole suite on a slow machine this test once took 64 s, and "new" had expired with a TTL of 60.
-            let cache = try DiskCache(configuration: .init(directory: directory, ttl: 3600))
-            await cache.store(bytes(10, seed: 1), for: "old", metadata: CacheMetadata(storedAt: Date().addingTimeInterval(-7200)))
-            await cache.store(bytes(10, seed: 1), for: "new", metadata: CacheMetadata())
+            let time = ManualTime()
+            var configuration = DiskCache.Configuration.patient(directory, ttl: 60)
+            configuration.time = time.source
+            let cache = try DiskCache(configuration: configuration)
+            await cache.store(bytes(10, seed: 1), for: "old", metadata: CacheMetadata(storedAt: time.date.addingTimeInterval(-61)))
+            await cache.store(bytes(10, seed: 1), for: "new", metadata: CacheMetadata(storedAt: time.date))
             await cache.flush()
             #expect(await cache.entry(for: "old") == nil)
-            #expect(await cache.entry(for: "new") != nil)
+            #expect(cache.openBody(for: "new") != nil)
+            time.advance(by: .seconds(59))
+            #expect(await cache.entry(for: "new") != nil, "59 s old: within the limit")
+            #expect(await cache.metadata(for: "new") != nil)
+            time.advance(by: .seconds(2))
+            #expect(await cache.metadata(for: "new") == nil)
+            #expect(cache.openBody(for: "new") == nil)
+            #expect(await cache.entry(for: "new") == nil)
         }
     }
 
     @Test func aDirectoryIsOpenedByOneCacheAtATime() async throws {
         try await withTemporaryDirectory { directory in
-            let first = try DiskCache(directory: directory)
-            #expect(throws: DiskCacheError.self) { try DiskCache(directory: directory) }
+            let first = try openCache(directory)
+            #expect(throws: DiskCacheError.self) { try openCache(directory) }
             _ = first
         }
     }

@@ -19,11 +19,16 @@ struct DiskFaultTests {
         func count(_ kind: DiskCache.Event.Kind) -> Int { all.filter { $0.kind == kind }.count }
     }
 
-    static func configuration(_ directory: URL, sizeLimit: Int = 1 << 30, events: Events) -> DiskCache.Configuration {
-        var configuration = DiskCache.Configuration(directory: directory, sizeLimit: sizeLimit)
+    /// A cache on `directory` that reports to `events` and retries an unusable directory every
+    /// ``DiskCache/Configuration/probeInterval`` of `time` (moved by hand: a probe happens when a test
+    /// says, never because the machine was slow).
+    static func configuration(
+        _ directory: URL, sizeLimit: Int = 1 << 30, events: Events, time: ManualTime = ManualTime()
+    ) -> DiskCache.Configuration {
+        var configuration = DiskCache.Configuration.patient(directory, sizeLimit: sizeLimit)
         configuration.onEvent = { events.append($0) }
-        configuration.probeInterval = .milliseconds(50)
         configuration.retriesUnusableDirectory = true
+        configuration.time = time.source
         return configuration
     }
 
@@ -35,7 +40,7 @@ struct DiskFaultTests {
         var hits: [DiskCache.Eviction: Int] = [:]
         for eviction in [DiskCache.Eviction.leastRecentlyUsed, .greedyDualSize] {
             try await withTemporaryDirectory { directory in
-                var configuration = DiskCache.Configuration(directory: directory, sizeLimit: 800_000)
+                var configuration = DiskCache.Configuration.patient(directory, sizeLimit: 800_000)
                 configuration.eviction = eviction
                 let cache = try DiskCache(configuration: configuration)
                 var secondPassHits = 0
@@ -66,12 +71,12 @@ struct DiskFaultTests {
     @Test func theEvictionOrderSurvivesARestart() async throws {
         try await withTemporaryDirectory { directory in
             do {
-                let cache = try DiskCache(directory: directory, sizeLimit: 300_000)
+                let cache = try openCache(directory, sizeLimit: 300_000)
                 await cache.store(bytes(100_000, seed: 1), for: "large", metadata: CacheMetadata())
                 for index in 0..<10 { await cache.store(bytes(1_000, seed: 2), for: "small-\(index)", metadata: CacheMetadata()) }
                 await cache.flush()
             }
-            let cache = try DiskCache(directory: directory, sizeLimit: 300_000)
+            let cache = try openCache(directory, sizeLimit: 300_000)
             await cache.store(bytes(150_000, seed: 3), for: "another", metadata: CacheMetadata())
             await cache.store(bytes(100_000, seed: 3), for: "third", metadata: CacheMetadata())
             await cache.flush()
@@ -150,7 +155,8 @@ struct DiskFaultTests {
         try await SmallFilesystem.with(megabytes: 16, .ext4) { filesystem in
             let directory = filesystem.mountPoint.appendingPathComponent("cache")
             let events = Events()
-            let cache = try DiskCache(configuration: Self.configuration(directory, events: events))
+            let time = ManualTime()
+            let cache = try DiskCache(configuration: Self.configuration(directory, events: events, time: time))
             for key in ["a", "b"] { await cache.store(bytes(10_000, seed: 1), for: key, metadata: CacheMetadata()) }
             await cache.flush()
             sync()  // written back long before the error (else the error loses them, as it would any file's)
@@ -165,7 +171,12 @@ struct DiskFaultTests {
             #expect(cache.count == 0 && cache.totalSize == 0)
             #expect(await cache.entry(for: "a") == nil)
             try filesystem.repair()
-            try await Task.sleep(for: .milliseconds(100))
+            // Not tried again before the probe interval has passed...
+            await cache.store(bytes(10_000, seed: 3), for: "f", metadata: CacheMetadata())
+            await cache.flush()
+            #expect(cache.currentMode == .unavailable)
+            // ...and at the first write after it.
+            time.advance(by: cache.configuration.probeInterval)
             await cache.store(bytes(10_000, seed: 3), for: "f", metadata: CacheMetadata())  // skipped, but tries the directory again
             await cache.flush()
             #expect(cache.currentMode == .readWrite)
@@ -191,13 +202,17 @@ struct DiskFaultTests {
             }
             try filesystem.setReadOnly(true)
             #expect(throws: DiskCacheError.self) { try DiskCache(directory: directory) }
-            let cache = try DiskCache(configuration: Self.configuration(directory, events: events))
+            let time = ManualTime()
+            let cache = try DiskCache(configuration: Self.configuration(directory, events: events, time: time))
             #expect(cache.currentMode == .unavailable)
             #expect(events.count(.fault(.readOnly)) == 1)
             #expect(events.all.first?.message.contains(directory.path) == true)
             #expect(await cache.entry(for: "a") == nil)
             try filesystem.setReadOnly(false)
-            try await Task.sleep(for: .milliseconds(100))
+            await cache.store(bytes(1_000, seed: 2), for: "b", metadata: CacheMetadata())
+            await cache.flush()
+            #expect(cache.currentMode == .unavailable, "not tried again before the probe interval has passed")
+            time.advance(by: cache.configuration.probeInterval)
             await cache.store(bytes(1_000, seed: 2), for: "b", metadata: CacheMetadata())
             await cache.flush()
             #expect(cache.currentMode == .readWrite)
@@ -284,7 +299,7 @@ struct DiskFaultTests {
             kept = cache.count
             }
             // The new index holds what was kept.
-            let reopened = try DiskCache(directory: directory)
+            let reopened = try openCache(directory)
             #expect(reopened.count == kept)
         }
     }
