@@ -54,6 +54,14 @@ public final class ResumableData: Sendable {
         return Partial(data: entry.data, validator: validator)
     }
 
+    /// How many bytes are kept for `key`, without taking them (for tests that wait until a stopped
+    /// transfer has kept its bytes).
+    func keptByteCount(for key: String) async -> Int? {
+        let key = Self.storeKey(key)
+        if let memory { return memory[key]?.data.count }
+        return await disk?.entry(for: key)?.data.count
+    }
+
     /// Keeps `partial` for `key` (replacing what was kept) when it is large enough.
     func keep(_ partial: Partial, for key: String) async {
         guard partial.data.count >= minimumBytes else { return }

@@ -20,7 +20,7 @@ final class EventRecorder: ImagePipelineObserver, @unchecked Sendable {
 @Suite("Pipeline thumbnails from kept bases")
 struct PipelineBaseTests {
     static func make(_ origin: TestOrigin, limit: Int = 64 << 20) -> (ImagePipeline, HTTPDataLoader, EventRecorder) {
-        let loader = HTTPDataLoader()
+        let loader = HTTPDataLoader(configuration: .patient)
         let recorder = EventRecorder()
         var configuration = ImagePipeline.Configuration(decoder: VipsImageDecoder(), dataLoader: loader)
         configuration.observer = recorder

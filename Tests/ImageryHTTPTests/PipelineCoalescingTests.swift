@@ -1,18 +1,21 @@
 import Foundation
-import Imagery
+@testable import Imagery
 import ImageryTestSupport
 import Testing
 
+/// Coalescing end to end (a real origin, the HTTP loader, libvips). The origin holds each download
+/// (`held=NAME`) until every task the test makes has joined it (the pipeline's jobs count their
+/// waiters), so what is shared never depends on how fast the tasks reached the pipeline.
 @Suite("Pipeline coalescing and cancellation")
 struct PipelineCoalescingTests {
     @Test func fiftyConcurrentRequestsForOneURLMakeOneHTTPRequestAndOneDecode() async throws {
         try await withHarness { harness in
-            let request = ImageRequest(url: harness.origin.url("rocket.jpg?delay_ms=100"), thumbnail: .init(width: 64, height: 64))
-            let images = try await withThrowingTaskGroup(of: Image.self) { group in
-                for _ in 0..<50 { group.addTask { try await harness.pipeline.image(for: request) } }
-                return try await group.reduce(into: []) { $0.append($1) }
-            }
-            #expect(images.count == 50)
+            let request = ImageRequest(url: harness.origin.url("rocket.jpg?held=fifty"), thumbnail: .init(width: 64, height: 64))
+            let tasks = (0..<50).map { _ in harness.pipeline.imageTask(for: request) }
+            try await waitUntil("50 tasks wait on one decode") { harness.pipeline.imageJobs.waiterCount(for: request.imageKey) == 50 }
+            harness.origin.release("fifty")
+            var images: [Image] = []
+            for task in tasks { images.append(try await task.image) }
             #expect(Set(images.map { "\($0.width)x\($0.height)" }) == ["64x64"])
             #expect(harness.origin.requestCount == 1)
             #expect(harness.decoder.count == 1)
@@ -21,10 +24,14 @@ struct PipelineCoalescingTests {
 
     @Test func twoThumbnailSizesOfOneURLShareOneDownloadAndDecodeTwice() async throws {
         try await withHarness { harness in
-            let url = harness.origin.url("chelsea.png?delay_ms=100")
-            async let small = harness.pipeline.image(for: ImageRequest(url: url, thumbnail: .init(width: 48, height: 48)))
-            async let large = harness.pipeline.image(for: ImageRequest(url: url, thumbnail: .init(width: 200, height: 200)))
-            let (a, b) = try await (small, large)
+            let url = harness.origin.url("chelsea.png?held=both")
+            let small = harness.pipeline.imageTask(for: ImageRequest(url: url, thumbnail: .init(width: 48, height: 48)))
+            let large = harness.pipeline.imageTask(for: ImageRequest(url: url, thumbnail: .init(width: 200, height: 200)))
+            try await waitUntil("both decodes wait on one download") {
+                harness.pipeline.dataJobs.waiterCount(for: ImageRequest(url: url).sourceKey) == 2
+            }
+            harness.origin.release("both")
+            let (a, b) = (try await small.image, try await large.image)
             #expect((a.width, b.width) == (48, 200))
             #expect(harness.origin.requestCount == 1)
             #expect(harness.decoder.count == 2)
@@ -47,13 +54,16 @@ struct PipelineCoalescingTests {
 
     @Test func cancellingOneOfTwoWaitersLeavesTheOthersResultIntact() async throws {
         try await withHarness { harness in
-            // 112 KB in 8 KB chunks every 20 ms: about 300 ms on the wire.
-            let request = ImageRequest(url: harness.origin.url("rocket.jpg?chunk=8192&chunk_delay_ms=20"))
+            // The origin sends the head and 16 KB, then holds the rest until the first task is cancelled.
+            let request = ImageRequest(url: harness.origin.url("rocket.jpg?held_at=16384&held=rest"))
             let first = harness.pipeline.imageTask(for: request)
             let second = harness.pipeline.imageTask(for: request)
-            try await waitUntil { harness.origin.requestCount == 1 }
+            try await waitUntil("both tasks wait on one download") {
+                harness.pipeline.imageJobs.waiterCount(for: request.imageKey) == 2 && harness.origin.heldCount == 1
+            }
             first.cancel()
             await #expect(throws: CancellationError.self) { try await first.image }
+            harness.origin.release("rest")
             let image = try await second.image
             #expect((image.width, image.height) == (640, 427))
             #expect(harness.origin.requestCount == 1)
@@ -65,12 +75,13 @@ struct PipelineCoalescingTests {
 
     @Test func cancellingEveryWaiterAbortsTheDownload() async throws {
         try await withHarness { harness in
-            // 112 KB in 1 KB chunks every 200 ms: over twenty seconds on the wire, so the
-            // cancellation arrives first even on a loaded machine (or under TSan; the full suite on
-            // two cores once took more than the five seconds this had).
-            let request = ImageRequest(url: harness.origin.url("rocket.jpg?chunk=1024&chunk_delay_ms=200"))
+            // The origin sends the head and 16 KB, then holds the rest (never released): the
+            // cancellation comes first however slow the machine.
+            let request = ImageRequest(url: harness.origin.url("rocket.jpg?held_at=16384&held=never"))
             let tasks = (0..<3).map { _ in harness.pipeline.imageTask(for: request) }
-            try await waitUntil { harness.origin.requestCount == 1 }
+            try await waitUntil("three tasks wait on one download") {
+                harness.pipeline.imageJobs.waiterCount(for: request.imageKey) == 3 && harness.origin.heldCount == 1
+            }
             for task in tasks { task.cancel() }
             for task in tasks {
                 await #expect(throws: CancellationError.self) { try await task.image }
@@ -87,9 +98,9 @@ struct PipelineCoalescingTests {
 
     @Test func cancellingTheCallingTaskCancelsImageForRequest() async throws {
         try await withHarness { harness in
-            let request = ImageRequest(url: harness.origin.url("rocket.jpg?chunk=1024&chunk_delay_ms=50"))
+            let request = ImageRequest(url: harness.origin.url("rocket.jpg?held_at=16384&held=never"))
             let task = Task { try await harness.pipeline.image(for: request) }
-            try await waitUntil { harness.origin.requestCount == 1 }
+            try await waitUntil("the download has begun") { harness.origin.heldCount == 1 }
             task.cancel()
             await #expect(throws: CancellationError.self) { try await task.value }
             let aborted = try await waitUntil { harness.origin.abortedCount == 1 }
@@ -100,20 +111,23 @@ struct PipelineCoalescingTests {
     @Test func aCustomDataSourceIsCalledOnceForConcurrentRequestsWithItsId() async throws {
         try await withHarness { harness in
             let calls = Counter()
+            let released = Flag()
             let bytes = try Fixtures.data("chelsea.webp")
             let makeRequest: @Sendable (Int) -> ImageRequest = { size in
                 ImageRequest(id: "cat", thumbnail: .init(width: size, height: size)) {
                     calls.increment()
-                    try await Task.sleep(for: .milliseconds(50))
+                    try await waitUntil("the test lets the source answer") { released.isSet }
                     return bytes
                 }
             }
-            try await withThrowingTaskGroup(of: Void.self) { group in
-                for index in 0..<20 {
-                    group.addTask { _ = try await harness.pipeline.image(for: makeRequest(index.isMultiple(of: 2) ? 32 : 64)) }
-                }
-                try await group.waitForAll()
+            // The source answers once all 20 requests wait: 10 on each size's decode, both decodes on the source.
+            let tasks = (0..<20).map { index in harness.pipeline.imageTask(for: makeRequest(index.isMultiple(of: 2) ? 32 : 64)) }
+            try await waitUntil("ten requests wait on each size, both sizes on the source") {
+                [32, 64].allSatisfy { harness.pipeline.imageJobs.waiterCount(for: makeRequest($0).imageKey) == 10 }
+                    && harness.pipeline.dataJobs.waiterCount(for: makeRequest(32).sourceKey) == 2
             }
+            released.set()
+            for task in tasks { _ = try await task.image }
             #expect(calls.value == 1)
             #expect(harness.decoder.count == 2)
             #expect(harness.pipeline.cachedImage(for: makeRequest(32))?.width == 32)

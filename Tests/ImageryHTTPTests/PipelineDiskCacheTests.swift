@@ -10,16 +10,21 @@ import Testing
 /// (``TestOrigin/caching(failing:)``: query parameters choose them).
 @Suite("Pipeline disk cache and HTTP semantics")
 struct PipelineDiskCacheTests {
-    static func origin(failing: Flag = Flag()) async throws -> TestOrigin {
-        try await TestOrigin.caching(failing: failing)
+    /// The time of the test's origin and pipelines: it stands still, so freshness is what the headers
+    /// say, however long the test takes.
+    let time = ManualTime()
+
+    func origin(failing: Flag = Flag()) async throws -> TestOrigin {
+        try await TestOrigin.caching(failing: failing, time: time.source)
     }
 
     /// A pipeline with a fresh memory cache on `disk`.
-    static func pipeline(_ loader: HTTPDataLoader, disk: DiskCache, policy: HTTPCachePolicy = .init(), decoder: (any ImageDecoding)? = nil) -> ImagePipeline {
+    func makePipeline(_ loader: HTTPDataLoader, disk: DiskCache, policy: HTTPCachePolicy = .init(), decoder: (any ImageDecoding)? = nil) -> ImagePipeline {
         var configuration = ImagePipeline.Configuration(decoder: decoder ?? VipsImageDecoder(), dataLoader: loader)
         configuration.diskCache = disk
         configuration.encoder = VipsImageEncoder()
         configuration.cachePolicy = policy
+        configuration.time = time.source
         return ImagePipeline(configuration: configuration)
     }
 
@@ -28,8 +33,8 @@ struct PipelineDiskCacheTests {
         failing: Flag = Flag(),
         _ body: (TestOrigin, HTTPDataLoader, DiskCache, URL) async throws -> Void
     ) async throws {
-        let origin = try await Self.origin(failing: failing)
-        let loader = HTTPDataLoader()
+        let origin = try await self.origin(failing: failing)
+        let loader = HTTPDataLoader(configuration: .patient)
         do {
             try await withTemporaryDirectory { directory in
                 try await body(origin, loader, try DiskCache(directory: directory.appendingPathComponent("cache")), directory)
@@ -55,7 +60,7 @@ struct PipelineDiskCacheTests {
         try await withOriginAndDisk { origin, loader, disk, _ in
             let request = ImageRequest(url: origin.url(path))
             for _ in 0..<count {
-                let data = try await Self.pipeline(loader, disk: disk, policy: policy).data(for: request)
+                let data = try await makePipeline(loader, disk: disk, policy: policy).data(for: request)
                 #expect(data.count == 112_525)
                 await disk.flush()
             }
@@ -129,13 +134,13 @@ struct PipelineDiskCacheTests {
         try await withOriginAndDisk(failing: failing) { origin, loader, disk, _ in
             let tolerant = ImageRequest(url: origin.url("rocket.jpg?cc=max-age%3D0%2C%20stale-if-error%3D600"))
             let strict = ImageRequest(url: origin.url("rocket.jpg?cc=max-age%3D0%2C%20must-revalidate"))
-            _ = try await Self.pipeline(loader, disk: disk).data(for: tolerant)
-            _ = try await Self.pipeline(loader, disk: disk).data(for: strict)
+            _ = try await makePipeline(loader, disk: disk).data(for: tolerant)
+            _ = try await makePipeline(loader, disk: disk).data(for: strict)
             await disk.flush()
             failing.set()
-            #expect(try await Self.pipeline(loader, disk: disk).data(for: tolerant).count == 112_525)
+            #expect(try await makePipeline(loader, disk: disk).data(for: tolerant).count == 112_525)
             await #expect(throws: DataLoadingError.badStatus(500)) {
-                try await Self.pipeline(loader, disk: disk).data(for: strict)
+                try await makePipeline(loader, disk: disk).data(for: strict)
             }
         }
     }
@@ -145,14 +150,14 @@ struct PipelineDiskCacheTests {
             let directory = root.appendingPathComponent("restart")
             let request = ImageRequest(url: origin.url("rocket.jpg?cc=max-age%3D600"), thumbnail: .init(width: 64, height: 64))
             do {
-                let disk = try DiskCache(directory: directory)
-                _ = try await Self.pipeline(loader, disk: disk).image(for: request)
+                let disk = try openDiskCache(directory)
+                _ = try await makePipeline(loader, disk: disk).image(for: request)
                 try await waitUntil { disk.count == 2 }  // the original and the 64x64 variant
                 await disk.flush()
             }
-            let disk = try DiskCache(directory: directory)  // a restart
+            let disk = try openDiskCache(directory)  // a restart
             let decoder = CountingDecoder(VipsImageDecoder())
-            let pipeline = Self.pipeline(loader, disk: disk, decoder: decoder)
+            let pipeline = makePipeline(loader, disk: disk, decoder: decoder)
             // The variant alone serves the thumbnail: remove the original to prove it.
             await disk.remove(for: request.sourceKey.stringValue)
             let image = try await pipeline.image(for: request)
@@ -166,9 +171,9 @@ struct PipelineDiskCacheTests {
     @Test func aNewSizeOfAStoredOriginalNeedsNoDownload() async throws {
         try await withOriginAndDisk { origin, loader, disk, _ in
             let url = origin.url("rocket.jpg?cc=max-age%3D600")
-            _ = try await Self.pipeline(loader, disk: disk).image(for: ImageRequest(url: url, thumbnail: .init(width: 64, height: 64)))
+            _ = try await makePipeline(loader, disk: disk).image(for: ImageRequest(url: url, thumbnail: .init(width: 64, height: 64)))
             await disk.flush()
-            let other = try await Self.pipeline(loader, disk: disk).image(for: ImageRequest(url: url, thumbnail: .init(width: 100, height: 50)))
+            let other = try await makePipeline(loader, disk: disk).image(for: ImageRequest(url: url, thumbnail: .init(width: 100, height: 50)))
             #expect((other.width, other.height) == (100, 50))
             #expect(origin.requestCount == 1)
         }
@@ -183,17 +188,17 @@ struct PipelineDiskCacheTests {
                 ? TestOrigin.Response(headers: [("Cache-Control", "max-age=600")], body: body)
                 : TestOrigin.Response(headers: [("Cache-Control", "max-age=600")], body: Data("<html>oops</html>".utf8))
         }
-        let loader = HTTPDataLoader()
+        let loader = HTTPDataLoader(configuration: .patient)
         try await withTemporaryDirectory { directory in
             let disk = try DiskCache(directory: directory)
             let request = ImageRequest(url: origin.url("photo.jpg"), thumbnail: .init(width: 32, height: 32))
             await #expect(throws: ImageDecodingError.unsupportedFormat) {
-                try await Self.pipeline(loader, disk: disk).image(for: request)
+                try await makePipeline(loader, disk: disk).image(for: request)
             }
             await disk.flush()
             #expect(await disk.entry(for: request.sourceKey.stringValue) == nil)
             fixed.set()
-            let image = try await Self.pipeline(loader, disk: disk).image(for: request)
+            let image = try await makePipeline(loader, disk: disk).image(for: request)
             #expect(image.width == 32)
             #expect(origin.requestCount == 2)
         }
@@ -203,7 +208,7 @@ struct PipelineDiskCacheTests {
 
     @Test func cacheOnlyAndReloadOptions() async throws {
         try await withOriginAndDisk { origin, loader, disk, _ in
-            let pipeline = Self.pipeline(loader, disk: disk)
+            let pipeline = makePipeline(loader, disk: disk)
             var request = ImageRequest(url: origin.url("rocket.jpg?cc=max-age%3D600"))
             request.options = .returnCacheDataDontLoad
             await #expect(throws: ImagePipelineError.notCached) { try await pipeline.data(for: request) }
@@ -211,7 +216,7 @@ struct PipelineDiskCacheTests {
             request.options = []
             _ = try await pipeline.data(for: request)
             request.options = .returnCacheDataDontLoad
-            _ = try await Self.pipeline(loader, disk: disk).data(for: request)
+            _ = try await makePipeline(loader, disk: disk).data(for: request)
             #expect(origin.requestCount == 1)
             request.options = .reloadIgnoringCachedData
             _ = try await pipeline.data(for: request)

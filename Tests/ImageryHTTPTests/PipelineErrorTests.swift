@@ -37,7 +37,7 @@ struct PipelineErrorTests {
     }
 
     @Test func aResponseOverTheSizeCapIsRefusedFromContentLength() async throws {
-        var configuration = HTTPDataLoader.Configuration()
+        var configuration = HTTPDataLoader.Configuration.patient
         configuration.maximumSize = 50_000
         try await withHarness(loader: configuration) { harness in
             await #expect(throws: DataLoadingError.tooLarge(limit: 50_000)) {
@@ -52,7 +52,7 @@ struct PipelineErrorTests {
         let origin = try await TestOrigin.start { _ in
             TestOrigin.Response(headers: [("Transfer-Encoding", "chunked")], body: body, chunkSize: 10_000, chunkDelay: .milliseconds(1))
         }
-        var configuration = HTTPDataLoader.Configuration()
+        var configuration = HTTPDataLoader.Configuration.patient
         configuration.maximumSize = 100_000
         try await withHarness(origin: origin, loader: configuration) { harness in
             await #expect(throws: DataLoadingError.tooLarge(limit: 100_000)) {
@@ -61,25 +61,29 @@ struct PipelineErrorTests {
         }
     }
 
+    /// An origin that never answers (its response held until the test ends): the timeout is the only
+    /// way the load can end, however long the machine takes to reach it.
     @Test func aSlowOriginTimesOut() async throws {
-        var configuration = HTTPDataLoader.Configuration()
+        var configuration = HTTPDataLoader.Configuration.patient
         configuration.timeout = .milliseconds(300)
         try await withHarness(loader: configuration) { harness in
             await #expect(throws: DataLoadingError.timedOut) {
-                try await harness.pipeline.data(for: ImageRequest(url: harness.origin.url("rocket.jpg?delay_ms=3000")))
+                try await harness.pipeline.data(for: ImageRequest(url: harness.origin.url("rocket.jpg?held=never")))
             }
+            #expect(harness.origin.completedCount == 0)
         }
     }
 
-    /// The timeout covers the body too: an origin that answers its head at once and then
-    /// trickles the bytes (12 chunks, 200 ms apart) is cut off.
+    /// The timeout covers the body too: an origin that answers its head and 10 000 bytes at once and
+    /// then sends nothing more (held until the test ends) is cut off.
     @Test func aSlowBodyTimesOutToo() async throws {
-        var configuration = HTTPDataLoader.Configuration()
+        var configuration = HTTPDataLoader.Configuration.patient
         configuration.timeout = .milliseconds(300)
         try await withHarness(loader: configuration) { harness in
             await #expect(throws: DataLoadingError.timedOut) {
-                try await harness.pipeline.data(for: ImageRequest(url: harness.origin.url("rocket.jpg?chunk=10000&chunk_delay_ms=200")))
+                try await harness.pipeline.data(for: ImageRequest(url: harness.origin.url("rocket.jpg?held_at=10000&held=never")))
             }
+            #expect(harness.origin.completedCount == 0)
         }
     }
 
@@ -105,7 +109,7 @@ struct PipelineErrorTests {
     /// the name in `Host`; every redirect is checked and pinned the same way.
     @Test func aCheckedAddressIsConnectedToInsteadOfResolvingTheNameAgain() async throws {
         let checked = Counter()
-        var configuration = HTTPDataLoader.Configuration()
+        var configuration = HTTPDataLoader.Configuration.patient
         configuration.validateURL = { url in
             checked.increment()
             return url.host == "rebinding.invalid" ? "127.0.0.1" : nil
@@ -121,7 +125,7 @@ struct PipelineErrorTests {
 
     @Test func refusedConnectionsAndUnsupportedSchemesAreTypedErrors() async throws {
         // AsyncHTTPClient retries a refused connection until its connect timeout.
-        var configuration = HTTPDataLoader.Configuration()
+        var configuration = HTTPDataLoader.Configuration.patient
         configuration.connectTimeout = .milliseconds(500)
         try await withHarness(loader: configuration) { harness in
             let port = harness.origin.port

@@ -1,5 +1,6 @@
 import Foundation
 import Imagery
+import ImageryDiskCache
 import ImageryHTTP
 import ImageryTestSupport
 import ImageryVips
@@ -13,7 +14,7 @@ struct PipelineHarness {
 
     static func make(
         origin: TestOrigin? = nil,
-        loader configuration: HTTPDataLoader.Configuration = .init(),
+        loader configuration: HTTPDataLoader.Configuration = .patient,
         configure: (inout ImagePipeline.Configuration) -> Void = { _ in }
     ) async throws -> PipelineHarness {
         let origin = if let origin { origin } else { try await TestOrigin.serving(directory: Fixtures.directory) }
@@ -33,7 +34,7 @@ struct PipelineHarness {
 /// Runs `body` with a fresh harness and always shuts it down.
 func withHarness(
     origin: TestOrigin? = nil,
-    loader: HTTPDataLoader.Configuration = .init(),
+    loader: HTTPDataLoader.Configuration = .patient,
     configure: (inout ImagePipeline.Configuration) -> Void = { _ in },
     _ body: (PipelineHarness) async throws -> Void
 ) async throws {
@@ -45,4 +46,24 @@ func withHarness(
         throw error
     }
     try await harness.shutdown()
+}
+
+extension HTTPDataLoader.Configuration {
+    /// The loader's defaults with its time limits as long as the hang guard: a load held at the origin,
+    /// or waiting for a connection behind others on a loaded machine, never times out unless a test
+    /// asks for a timeout (and then sets its own).
+    static var patient: Self {
+        var configuration = HTTPDataLoader.Configuration()
+        configuration.timeout = hangGuard
+        configuration.connectTimeout = hangGuard
+        return configuration
+    }
+}
+
+/// A disk cache on `directory` whose open waits for an earlier cache on it (let go of by the test, but
+/// perhaps not yet released on a loaded machine) up to the hang guard.
+func openDiskCache(_ directory: URL) throws -> DiskCache {
+    var configuration = DiskCache.Configuration(directory: directory)
+    configuration.lockWait = hangGuard
+    return try DiskCache(configuration: configuration)
 }

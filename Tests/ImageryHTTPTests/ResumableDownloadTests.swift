@@ -12,7 +12,7 @@ struct ResumableDownloadTests {
     static let fixture = try! Fixtures.data("rocket.jpg")  // 112 525 bytes
 
     func withRangeOrigin(
-        version: TestOrigin.SourceVersion = .init(), loader configuration: HTTPDataLoader.Configuration = .init(),
+        version: TestOrigin.SourceVersion = .init(), loader configuration: HTTPDataLoader.Configuration = .patient,
         _ body: (TestOrigin, HTTPDataLoader) async throws -> Void
     ) async throws {
         let origin = try await TestOrigin.ranges(version: version)
@@ -28,20 +28,36 @@ struct ResumableDownloadTests {
         try await origin.shutdown()
     }
 
+    /// Loads `url` in a task of its own, reporting the bytes received: for a test that stops the
+    /// transfer once the origin's held bytes (`held_at`) have arrived.
+    static func startLoad(_ loader: HTTPDataLoader, _ url: URL) -> (task: Task<Data, any Error>, received: Recorded<Int64>) {
+        let received = Recorded<Int64>()
+        let task = Task { try await loader.loadData(for: url) { received.append($0.completed) } }
+        return (task, received)
+    }
+
+    /// Waits until the load has received `bytes` (the origin holds the rest).
+    static func waitUntilReceived(_ received: Recorded<Int64>, _ bytes: Int64) async throws {
+        try await waitUntil("\(bytes) bytes received") { received.all.contains(bytes) }
+    }
+
+    /// The origin sends 56 000 bytes and holds the rest; once they are in, it closes the connection
+    /// (`cut`): the loader keeps exactly those bytes, and the next load asks for the rest only.
     @Test func aTransferCutHalfWayResumesWithTheRestOnly() async throws {
         try await withRangeOrigin { origin, loader in
-            let url = origin.url("rocket.jpg?cut=56000")
-            await #expect(throws: DataLoadingError.self) { try await loader.loadData(for: url) }
+            let url = origin.url("rocket.jpg?cut=56000&held_at=56000&held=cut")
+            let first = Self.startLoad(loader, url)
+            try await Self.waitUntilReceived(first.received, 56_000)
+            origin.release("cut")
+            await #expect(throws: DataLoadingError.self) { try await first.task.value }
             let progress = Recorded<TransferProgress>()
             let response = try await loader.load(DataRequest(url: url)) { progress.append($0) }
             let seen = progress.all
             #expect(response.data == Self.fixture)
             #expect(response.statusCode == 200)
-            // What arrived before the cut (the client may not read all 56 000 bytes the origin sent).
             #expect(origin.requests.count == 2)
-            let kept = try #require(seen.first?.completed)
-            #expect(kept >= 16_384 && kept <= 56_000, "progress starts from the kept bytes")
-            #expect(origin.requests[1].headers["range"] == "bytes=\(kept)-")
+            #expect(seen.first?.completed == 56_000, "progress starts from the kept bytes")
+            #expect(origin.requests[1].headers["range"] == "bytes=56000-")
             #expect(origin.requests[1].headers["if-range"] == "\"v1\"")
             #expect(seen.last == TransferProgress(completed: 112_525, total: 112_525))
             // Used up: a third load is a whole one.
@@ -53,8 +69,11 @@ struct ResumableDownloadTests {
     @Test func aChangedSourceIsLoadedWholeNeverJoined() async throws {
         let version = TestOrigin.SourceVersion()
         try await withRangeOrigin(version: version) { origin, loader in
-            let url = origin.url("rocket.jpg?cut=56000")
-            await #expect(throws: DataLoadingError.self) { try await loader.loadData(for: url) }
+            let url = origin.url("rocket.jpg?cut=56000&held_at=56000&held=cut")
+            let first = Self.startLoad(loader, url)
+            try await Self.waitUntilReceived(first.received, 56_000)
+            origin.release("cut")
+            await #expect(throws: DataLoadingError.self) { try await first.task.value }
             version.current = 2
             let data = try await loader.loadData(for: url)
             #expect(origin.requests[1].headers["if-range"] == "\"v1\"")
@@ -62,20 +81,18 @@ struct ResumableDownloadTests {
         }
     }
 
+    /// Cancelled while the origin holds the rest after 48 KB: those bytes are kept, and resumed.
     @Test func aCancelledTransferKeepsItsBytes() async throws {
         try await withRangeOrigin { origin, loader in
-            // Three chunks, then the origin stops: the cancel lands mid-transfer however busy the machine is.
-            let url = origin.url("rocket.jpg?chunk=16384&stall_after=49152")
-            let received = Counter()
-            let task = Task { try await loader.loadData(for: url) { _ in received.increment() } }
-            try await waitUntil { received.value >= 3 }  // the start and two chunks at least
-            task.cancel()
-            await #expect(throws: CancellationError.self) { try await task.value }
+            let url = origin.url("rocket.jpg?held_at=49152&held=first")
+            let first = Self.startLoad(loader, url)
+            try await Self.waitUntilReceived(first.received, 49_152)
+            first.task.cancel()
+            await #expect(throws: CancellationError.self) { try await first.task.value }
+            origin.release("first")  // the next load of the URL is not held
             let data = try await loader.loadData(for: url)
             #expect(data == Self.fixture)
-            let range = try #require(origin.requests.last?.headers["range"])
-            let start = try #require(Int(range.dropFirst(6).dropLast()))
-            #expect(start >= 16384 && start <= 49152, "\(range)")
+            #expect(origin.requests.last?.headers["range"] == "bytes=49152-")
         }
     }
 
@@ -83,14 +100,15 @@ struct ResumableDownloadTests {
     /// (a revalidation) never resumes.
     @Test func onlyResumesWhereTheOriginServesRanges() async throws {
         let origin = try await TestOrigin.serving(directory: Fixtures.directory)
-        let loader = HTTPDataLoader()
-        let url = origin.url("rocket.jpg?chunk=16384&chunk_delay_ms=200")
-        let received = Counter()
-        let task = Task { try await loader.loadData(for: url) { _ in received.increment() } }
-        try await waitUntil { received.value >= 3 }
-        task.cancel()
-        _ = try? await task.value
+        let loader = HTTPDataLoader(configuration: .patient)
+        let url = origin.url("rocket.jpg?held_at=49152&held=first")
+        let first = Self.startLoad(loader, url)
+        try await Self.waitUntilReceived(first.received, 49_152)
+        first.task.cancel()
+        _ = try? await first.task.value
+        origin.release("first")
         _ = try await loader.loadData(for: url)
+        #expect(origin.requests.count == 2)
         #expect(origin.requests.last?.headers["range"] == nil)
         try await loader.shutdown()
         try await origin.shutdown()
@@ -111,19 +129,19 @@ struct ResumableDownloadTests {
     @Test func keptOnDiskAcrossLoaders() async throws {
         try await withTemporaryDirectory { directory in
             let disk = try DiskCache(directory: directory)
-            var configuration = HTTPDataLoader.Configuration()
+            var configuration = HTTPDataLoader.Configuration.patient
             configuration.resumableData = ResumableData(disk: disk)
-            // What is checked is what is kept, not how fast: a full suite on 2 cores once kept this
-            // load's first response past the default deadline (nothing arrived, nothing kept).
-            configuration.timeout = .seconds(120)
             let origin = try await TestOrigin.ranges()
-            let url = origin.url("rocket.jpg?cut=40000")
+            let url = origin.url("rocket.jpg?cut=40000&held_at=40000&held=cut")
             let first = HTTPDataLoader(configuration: configuration)
-            await #expect(throws: DataLoadingError.self) { try await first.loadData(for: url) }
+            let load = Self.startLoad(first, url)
+            try await Self.waitUntilReceived(load.received, 40_000)
+            origin.release("cut")
+            await #expect(throws: DataLoadingError.self) { try await load.task.value }
             try await first.shutdown()
             let second = HTTPDataLoader(configuration: configuration)
             #expect(try await second.loadData(for: url) == Self.fixture)
-            #expect(origin.requests.last?.headers["range"]?.hasPrefix("bytes=") == true)
+            #expect(origin.requests.last?.headers["range"] == "bytes=40000-")
             await disk.flush()
             #expect(disk.count == 0, "used up")
             try await second.shutdown()
@@ -136,17 +154,25 @@ struct ResumableDownloadTests {
     @Test func aCancelledImageTaskResumesLater() async throws {
         let origin = try await TestOrigin.ranges()
         try await withHarness(origin: origin) { harness in
-            let request = ImageRequest(url: origin.url("rocket.jpg?chunk=16384&stall_after=49152"), thumbnail: .init(width: 32, height: 32))
+            let url = origin.url("rocket.jpg?held_at=49152&held=first")
+            let request = ImageRequest(url: url, thumbnail: .init(width: 32, height: 32))
             let task = harness.pipeline.imageTask(for: request)
-            // Cancelled once the bytes before the stall are in (by bytes, not by progress events: on a
-            // loaded machine chunks arrive together, fewer events, and counting three never ended).
-            for await event in task.events {
-                if case .progress(let progress) = event, progress.completed >= 49152 { task.cancel() }
+            // Cancelled once the bytes before the hold are in (by the task's phase: events are from
+            // the moment a stream is made, and these may have come before).
+            try await waitUntil("48 KB received") {
+                if case .loading(let progress) = task.phase { progress.completed >= 49152 } else { false }
             }
+            task.cancel()
+            _ = try? await task.image
+            // The task ends at once; the download's bytes are kept as its load unwinds.
+            let kept = try #require(harness.loader.configuration.resumableData)
+            let key = try #require(HTTPDataLoader.resumeKey(DataRequest(url: url)))
+            try await waitUntil("the stopped download's bytes kept") { await kept.keptByteCount(for: key) == 49152 }
+            origin.release("first")
             let image = try await harness.pipeline.image(for: request)
             #expect(image.width == 32)
             #expect(origin.requests.count == 2)
-            #expect(origin.requests.last?.headers["range"]?.hasPrefix("bytes=") == true)
+            #expect(origin.requests.last?.headers["range"] == "bytes=49152-")
         }
     }
 }

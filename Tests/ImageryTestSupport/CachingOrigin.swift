@@ -6,20 +6,21 @@ extension TestOrigin {
     /// headers its query asks for: `cc` (Cache-Control), `etag`, `lm` (Last-Modified, seconds
     /// ago), `expires` (seconds from now), `age`, `vary`, `cc304` (the Cache-Control of a 304).
     /// It answers 304 when a validator matches, and 500 while `failing` is set. Every response
-    /// carries `Date`.
-    public static func caching(failing: Flag = Flag()) async throws -> TestOrigin {
-        let now = Date()
+    /// carries `Date`, read from `time` (a test that moves the pipeline's time by hand gives the
+    /// origin the same time, so that its answers are as old as the test says).
+    public static func caching(failing: Flag = Flag(), time: TimeSource = .system) async throws -> TestOrigin {
+        let now = time.date()
         return try await TestOrigin.start { request in
             if failing.isSet { return TestOrigin.Response(status: 500, body: Data("down".utf8)) }
             let name = request.path.split(separator: "/").last.map(String.init) ?? ""
             guard let body = try? Fixtures.data(name) else { return TestOrigin.Response(status: 404) }
-            var headers: [(String, String)] = [("Content-Type", "image/jpeg"), ("Date", HTTPDate.format(Date()))]
+            var headers: [(String, String)] = [("Content-Type", "image/jpeg"), ("Date", HTTPDate.format(time.date()))]
             let query = request.query
             if let cacheControl = query["cc"] { headers.append(("Cache-Control", cacheControl)) }
             if let etag = query["etag"] { headers.append(("ETag", "\"\(etag)\"")) }
             let lastModified = query["lm"].flatMap(Double.init).map { HTTPDate.format(now.addingTimeInterval(-$0)) }
             if let lastModified { headers.append(("Last-Modified", lastModified)) }
-            if let expires = query["expires"].flatMap(Double.init) { headers.append(("Expires", HTTPDate.format(Date().addingTimeInterval(expires)))) }
+            if let expires = query["expires"].flatMap(Double.init) { headers.append(("Expires", HTTPDate.format(time.date().addingTimeInterval(expires)))) }
             if let age = query["age"] { headers.append(("Age", age)) }
             if let vary = query["vary"] { headers.append(("Vary", vary)) }
             let etagMatches = query["etag"].map { request.headers["if-none-match"] == "\"\($0)\"" } ?? false

@@ -28,15 +28,12 @@ public final class Counter: Sendable {
     public var value: Int { atomic.load(ordering: .relaxed) }
 }
 
-/// Polls `condition` every 5 ms until it holds or `timeout` passes; returns whether it held. Two
-/// minutes by default: the full suite on two cores has kept a waiting task from running for over 30 s.
+/// Waits until `condition` holds (``waitUntil(_:limit:every:_:)`` without a description): `timeout`
+/// is only a hang guard, never less than ``hangGuard`` whatever a caller passes, and reaching it
+/// throws ``WaitTimedOut``. Returns `true` (for callers written as `#expect(try await waitUntil { ... })`).
 @discardableResult
-public func waitUntil(timeout: Duration = .seconds(120), _ condition: @Sendable () -> Bool) async throws -> Bool {
-    let deadline = ContinuousClock.now + timeout
-    while !condition() {
-        guard ContinuousClock.now < deadline else { return false }
-        try await Task.sleep(for: .milliseconds(5))
-    }
+public func waitUntil(timeout: Duration = hangGuard, _ condition: @Sendable () -> Bool) async throws -> Bool {
+    try await waitUntil("a condition", limit: max(timeout, hangGuard), every: .milliseconds(5)) { condition() }
     return true
 }
 
