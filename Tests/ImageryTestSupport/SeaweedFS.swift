@@ -23,7 +23,7 @@ public final class SeaweedFS: Sendable {
 
     private static let started = StartOnce()
 
-    /// The run's store, started on first use (about 4 s).
+    /// The run's store, started on first use (about 4 s on an idle machine).
     public static func shared() async throws -> SeaweedFS {
         try await started.value()
     }
@@ -87,34 +87,73 @@ public final class SeaweedFS: Sendable {
             """
         let process = try ChildProcess("/bin/sh", ["-c", script])
         let endpoint = URL(string: "http://127.0.0.1:\(s3)")!
-        // Up when the S3 port takes connections (the client retries while the filer behind it starts).
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline, !FileManager.default.fileExists(atPath: ended.path) {
-            if accepts(port: s3) {
-                try await Task.sleep(for: .milliseconds(500))
+        // Up when it can take a write: the S3 port takes connections, the filer behind it answers, and
+        // the master can assign a file to a volume (a volume server has joined it). Waited for as an
+        // event, under the hang guard (the store runs niced with the tests on a loaded machine).
+        let deadline = ContinuousClock.now + hangGuard
+        while ContinuousClock.now < deadline, !FileManager.default.fileExists(atPath: ended.path) {
+            if accepts(port: s3), let root = get(port: filer, path: "/"), (200..<300).contains(root.status),
+               let assigned = get(port: master, path: "/dir/assign"), assigned.body.contains("\"fid\"") {
                 return .success(SeaweedFS(endpoint: endpoint, process: process))
             }
-            try await Task.sleep(for: .milliseconds(250))
+            try await Task.sleep(for: .milliseconds(100))
         }
         let log = (try? String(contentsOf: directory.appendingPathComponent("weed.log"), encoding: .utf8)) ?? ""
         return .failure(SeaweedError(message: "weed did not start on port \(s3): \(log.suffix(2000))"))
     }
 
+    /// The status and body of `GET path` on 127.0.0.1:`port` (HTTP/1.0), or nil when nothing answers
+    /// (in 30 s: a hang guard of one try; the caller tries again).
+    private static func get(port: Int, path: String) -> (status: Int, body: String)? {
+        let descriptor = connected(port: port)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var limit = timeval(tv_sec: 30, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        let request = Array("GET \(path) HTTP/1.0\r\nHost: 127.0.0.1:\(port)\r\nAccept: application/json\r\n\r\n".utf8)
+        guard request.withUnsafeBytes({ send(descriptor, $0.baseAddress, $0.count, 0) }) == request.count else { return nil }
+        var response = [UInt8]()
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+            if count < 0 { return nil }
+            if count == 0 { break }
+            response += buffer[0..<count]
+        }
+        let text = String(decoding: response, as: UTF8.self)
+        let statusLine = text.prefix { $0 != "\r" && $0 != "\n" }.split(separator: " ")
+        guard statusLine.count >= 2, let status = Int(statusLine[1]) else { return nil }
+        let body = text.range(of: "\r\n\r\n").map { String(text[$0.upperBound...]) } ?? ""
+        return (status, body)
+    }
+
     private static func accepts(port: Int) -> Bool {
+        let descriptor = connected(port: port)
+        guard descriptor >= 0 else { return false }
+        close(descriptor)
+        return true
+    }
+
+    /// A TCP socket connected to 127.0.0.1:`port`, or -1.
+    private static func connected(port: Int) -> Int32 {
         #if os(Linux)
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
         let descriptor = socket(AF_INET, SOCK_STREAM, 0)
         #endif
-        guard descriptor >= 0 else { return false }
-        defer { close(descriptor) }
+        guard descriptor >= 0 else { return -1 }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        return withUnsafePointer(to: &address) {
+        let connected = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
         }
+        guard connected else {
+            close(descriptor)
+            return -1
+        }
+        return descriptor
     }
 }
 

@@ -79,10 +79,10 @@ public struct SmallFilesystem: Sendable {
         try mount()
     }
 
-    /// Remounts it read-only (`true`) or read-write; waits up to 5 s for files open for writing
-    /// there to close (a cache just released closes its files on another thread).
+    /// Remounts it read-only (`true`) or read-write; waits for files open for writing there to close
+    /// (a cache just released closes its files on another thread), up to the hang guard.
     public func setReadOnly(_ readOnly: Bool) throws {
-        let deadline = Date().addingTimeInterval(5)
+        let deadline = Date().addingTimeInterval(Double(hangGuard.components.seconds))
         while Self.run(Self.mountCommand, ["-o", "remount,\(readOnly ? "ro" : "rw")", mountPoint.path]) != 0 {
             guard Date() < deadline else { throw SmallFilesystemError(message: "cannot remount \(mountPoint.path)") }
             usleep(20_000)
