@@ -17,16 +17,8 @@ struct ImageryCommand: AsyncParsableCommand {
     /// ArgumentParser's main, with `imagery serve`'s options also from `IMAGERY_*` variables
     /// (``EnvironmentArguments``).
     static func main() async {
-        var arguments = Array(CommandLine.arguments.dropFirst())
         do {
-            if arguments.first == "serve" {
-                let (added, warnings) = try EnvironmentArguments.arguments(
-                    for: ServeCommand.self, given: arguments, environment: ProcessInfo.processInfo.environment
-                )
-                for warning in warnings { FileHandle.standardError.write(Data("imagery serve: \(warning)\n".utf8)) }
-                arguments += added
-            }
-            var command = try parseAsRoot(arguments)
+            var command = try parseAsRoot(arguments(Array(CommandLine.arguments.dropFirst())))
             if var command = command as? any AsyncParsableCommand {
                 try await command.run()
             } else {
@@ -35,5 +27,21 @@ struct ImageryCommand: AsyncParsableCommand {
         } catch {
             exit(withError: error)
         }
+    }
+
+    /// The arguments to parse: `given`, and for `serve` the options the `IMAGERY_*` variables of
+    /// `environment` give (``EnvironmentArguments``).
+    /// - Parameters:
+    ///   - environment: Default: the process's environment.
+    ///   - note: Told of a variable that names no option. Default: standard error, after `imagery serve: `.
+    /// - Throws: `ValidationError` for a flag's variable that is not a yes or a no.
+    static func arguments(
+        _ given: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
+        note: (String) -> Void = ServeCommand.writeNote
+    ) throws -> [String] {
+        guard given.first == "serve" else { return given }
+        let (added, warnings) = try EnvironmentArguments.arguments(for: ServeCommand.self, given: given, environment: environment)
+        for warning in warnings { note(warning) }
+        return given + added
     }
 }

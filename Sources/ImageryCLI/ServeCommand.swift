@@ -128,6 +128,34 @@ struct ServeCommand: AsyncParsableCommand {
     var logFormat: ServerLogHandler.Format = .text
 
     func run() async throws {
+        var configuration = try serverConfiguration()
+        let logFormat = logFormat
+        LoggingSystem.bootstrap { label in ServerLogHandler.standardOutput(label: label, metadataProvider: nil, format: logFormat) }
+        raiseDescriptorLimit()
+        ProcessMemory.limitArenas(to: 2)
+        ProcessMemory.keepFreedMemory(trimThreshold: configuration.memoryLimit / 4)
+        let application: any ApplicationProtocol
+        do {
+            configuration = try await configuration.downloadingRemoteImages()  // imgproxy's *_URL images, once
+            application = try buildApplication(configuration: configuration)
+        } catch {
+            throw CommandFailure(message: "\(error)")
+        }
+        try await application.runService()
+    }
+
+    /// The server's configuration these options make: `--config`'s file, then `--thumbor-config`'s,
+    /// then imgproxy's `IMGPROXY_*` variables, then every other option (the command line wins).
+    /// Starts nothing: ``run()`` serves what it returns.
+    /// - Parameters:
+    ///   - environment: Where the `IMGPROXY_*` variables are read. Default: the process's environment.
+    ///   - note: Told what was read but is not applied (a setting not supported, a name unknown).
+    ///     Default: standard error, each line after `imagery serve: `.
+    /// - Throws: `ValidationError` naming the option or variable whose value is not valid (what the
+    ///   user sees, after `Error: `); ``CommandFailure`` when `--config` cannot be read.
+    func serverConfiguration(
+        environment: [String: String] = ProcessInfo.processInfo.environment, note: (String) -> Void = ServeCommand.writeNote
+    ) throws -> ServerConfiguration {
         var configuration: ServerConfiguration
         do {
             configuration = try config.map { try ServerConfiguration(contentsOf: URL(fileURLWithPath: $0)) } ?? ServerConfiguration()
@@ -141,7 +169,7 @@ struct ServeCommand: AsyncParsableCommand {
             }
             do {
                 let report = try ThumborConfigurationFile.apply(text, to: &configuration)
-                func say(_ line: String) { FileHandle.standardError.write(Data("imagery serve: \(thumborConfig): \(line)\n".utf8)) }
+                func say(_ line: String) { note("\(thumborConfig): \(line)") }
                 for name in report.unsupported { say("\(name) is thumbor's but not supported here: its setting is not applied") }
                 if !report.machinery.isEmpty {
                     say("not used (thumbor's own parts, which Imagery's loader, caches and engine replace): \(report.machinery.joined(separator: ", "))")
@@ -154,13 +182,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
         // imgproxy's own environment names, so that a deployment's settings carry over (the command line wins: read first).
         do {
-            let report = try ImgproxyEnvironment.apply(ProcessInfo.processInfo.environment, to: &configuration)
-            for name in report.unsupported {
-                FileHandle.standardError.write(Data("imagery serve: \(name) is imgproxy's but not supported here: its setting is not applied\n".utf8))
-            }
-            for name in report.unknown {
-                FileHandle.standardError.write(Data("imagery serve: \(name) is no imgproxy setting: ignored\n".utf8))
-            }
+            let report = try ImgproxyEnvironment.apply(environment, to: &configuration)
+            for name in report.unsupported { note("\(name) is imgproxy's but not supported here: its setting is not applied") }
+            for name in report.unknown { note("\(name) is no imgproxy setting: ignored") }
         } catch {
             throw ValidationError(error.message)
         }
@@ -265,19 +289,12 @@ struct ServeCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError(error.message)
         }
-        let logFormat = logFormat
-        LoggingSystem.bootstrap { label in ServerLogHandler.standardOutput(label: label, metadataProvider: nil, format: logFormat) }
-        raiseDescriptorLimit()
-        ProcessMemory.limitArenas(to: 2)
-        ProcessMemory.keepFreedMemory(trimThreshold: configuration.memoryLimit / 4)
-        let application: any ApplicationProtocol
-        do {
-            configuration = try await configuration.downloadingRemoteImages()  // imgproxy's *_URL images, once
-            application = try buildApplication(configuration: configuration)
-        } catch {
-            throw CommandFailure(message: "\(error)")
-        }
-        try await application.runService()
+        return configuration
+    }
+
+    /// Writes `line` to standard error after `imagery serve: `.
+    static func writeNote(_ line: String) {
+        FileHandle.standardError.write(Data("imagery serve: \(line)\n".utf8))
     }
 }
 
