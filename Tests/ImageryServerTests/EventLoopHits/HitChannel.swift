@@ -43,10 +43,11 @@ final class StoredHitsFixture {
         return response
     }
 
-    /// The fields a route sends with `stored` (all but `Content-Length`, `Date`, `Server`), as `name: value` lines.
+    /// The fields a route sends with `stored` (all but `Content-Length`, `Date`, `Server`), as `name: value`
+    /// lines, but those that change with the clock (``WrittenResponse/timeless(_:)``).
     func routeFields(of stored: StoredResponse, terms: ResponseTerms = ResponseTerms(), requestHeaders: HTTPFields = [:]) -> [String] {
         let answer = controller.answer(stored, terms: terms, negotiated: false, requestHeaders: requestHeaders)
-        return answer.headers.map { "\($0.name.rawName): \($0.value)" }
+        return WrittenResponse.timeless(answer.headers.map { "\($0.name.rawName): \($0.value)" })
     }
 
     /// `imagery_event_loop_hits_total`.
@@ -181,7 +182,10 @@ struct WrittenResponse: Equatable {
     }
 
     /// The fields but those that change with the clock (`Date`, `Age`, the seconds of `max-age`).
-    var timelessFields: [String] {
+    var timelessFields: [String] { Self.timeless(fields) }
+
+    /// `fields` (`name: value` lines) but those that change with the clock.
+    static func timeless(_ fields: [String]) -> [String] {
         fields.filter { !$0.lowercased().hasPrefix("date:") && !$0.lowercased().hasPrefix("age:") }
             .map { $0.replacing(/max-age=\d+/, with: "max-age=N") }
     }

@@ -46,7 +46,7 @@ import Testing
             #expect(response.statusLine == "HTTP/1.1 200 OK")
             #expect(response.body == Self.body)
             // The route's fields, in the route's order, then the server's.
-            let routeFields = fixture.routeFields(of: stored).map { $0.replacing(/max-age=\d+/, with: "max-age=N") }
+            let routeFields = fixture.routeFields(of: stored)
             #expect(Array(response.timelessFields.prefix(routeFields.count)) == routeFields)
             #expect(Array(response.timelessFields.dropFirst(routeFields.count)) == ["Content-Length: \(Self.body.count)", "Server: imagery"])
             #expect(response.field("etag") == stored.etag && response.field("content-type") == "image/jpeg")
@@ -120,7 +120,6 @@ import Testing
             try connection.send(Self.request(fields: "If-None-Match: \(stored.etag)\r\n"))
             let response = try #require(connection.wire.responses().first)
             let routeFields = fixture.routeFields(of: stored, requestHeaders: [.ifNoneMatch: stored.etag])
-                .map { $0.replacing(/max-age=\d+/, with: "max-age=N") }
             #expect(response.timelessFields == routeFields + ["Server: imagery"])
         }
     }
