@@ -349,11 +349,17 @@ struct DiskCacheTests {
         }
     }
 
+    /// A second cache on a directory one holds is refused: at once when it does not wait, after its
+    /// wait when it does (the first is held throughout: no timing decides it).
     @Test func aDirectoryIsOpenedByOneCacheAtATime() async throws {
         try await withTemporaryDirectory { directory in
             let first = try openCache(directory)
-            #expect(throws: DiskCacheError.self) { try openCache(directory) }
-            _ = first
+            var configuration = DiskCache.Configuration(directory: directory)
+            configuration.lockWait = .zero
+            #expect(throws: DiskCacheError.self) { try DiskCache(configuration: configuration) }
+            configuration.lockWait = .milliseconds(50)
+            #expect(throws: DiskCacheError.self) { try DiskCache(configuration: configuration) }
+            withExtendedLifetime(first) {}
         }
     }
 }

@@ -158,16 +158,17 @@ struct AnimationTests {
         #expect(all > 4 * 60 * 40 * 4 && all > single)
     }
 
-    /// The corpus' hostile GIF: 20 000 frames on a 4096 × 4096 canvas, refused from its header (by
-    /// its frame count and canvas, before any frame is decoded: the error says so).
+    /// The corpus' hostile GIF: 20 000 frames on a 4096 × 4096 canvas, refused from its header (the
+    /// frame budget's error, given before any frame is decoded; libvips' header stops counting frames
+    /// once past the budget, at 4097).
     @Test(.enabled(if: Fixtures.corpusBad != nil))
     func refusesTheFrameBomb() throws {
         let data = try Data(contentsOf: Fixtures.corpusBad!.appendingPathComponent("many-frames-20000-4096x4096.gif"))
         #expect {
             try decoder.decode(data, recipe: ImageRecipe(resize: .init(width: 100, height: 100)))
         } throws: { error in
-            guard case ImageDecodingError.tooManyFrames(let frames, let width, let height, _, _) = error else { return false }
-            return (frames, width, height) == (20_000, 4096, 4096)
+            guard case ImageDecodingError.tooManyFrames(let frames, _, _, _, let frameLimit) = error else { return false }
+            return frames > frameLimit
         }
     }
 

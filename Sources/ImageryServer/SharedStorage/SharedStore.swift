@@ -24,7 +24,10 @@ final class SharedStore: Sendable {
     /// Bytes of writes in flight at most; default 64 MiB.
     let maximumPendingBytes: Int
     let failuresBeforePause = 2
-    let pause: Duration = .seconds(5)
+    /// How long the store is not asked after failures in a row; default 5 s.
+    let pause: Duration
+    /// The clock the pause is measured on; default ``TimeSource/system`` (a test moves a ``ManualTime``).
+    private let time: TimeSource
     private let observer: ServerMetrics?
     private let logger: Logger?
 
@@ -39,9 +42,12 @@ final class SharedStore: Sendable {
     }
     private let state = Locked(State())  // not Mutex: ThreadSanitizer cannot see its futex (Locked)
 
-    init(client: S3Client, bucket: String, prefix: String, maximumPendingBytes: Int = 64 << 20, observer: ServerMetrics?, logger: Logger? = nil) {
+    init(
+        client: S3Client, bucket: String, prefix: String, maximumPendingBytes: Int = 64 << 20, observer: ServerMetrics?,
+        logger: Logger? = nil, pause: Duration = .seconds(5), time: TimeSource = .system
+    ) {
         (self.client, self.bucket, self.prefix, self.maximumPendingBytes, self.observer) = (client, bucket, prefix, maximumPendingBytes, observer)
-        self.logger = logger
+        (self.logger, self.pause, self.time) = (logger, pause, time)
     }
 
     /// The bucket and where it is, as log lines name them.
@@ -193,7 +199,7 @@ final class SharedStore: Sendable {
     private var isAvailable: Bool {
         state.withLock { state in
             guard let until = state.pausedUntil else { return true }
-            if ContinuousClock.now < until { return false }
+            if time.instant() < until { return false }
             state.pausedUntil = nil  // one request tries again; its outcome decides
             return true
         }
@@ -214,7 +220,7 @@ final class SharedStore: Sendable {
         let paused = state.withLock { state -> Bool in
             state.failuresInARow += 1
             guard state.failuresInARow >= failuresBeforePause else { return false }
-            state.pausedUntil = ContinuousClock.now + pause
+            state.pausedUntil = time.instant() + pause
             defer { state.inOutage = true }
             return !state.inOutage
         }

@@ -63,6 +63,7 @@ struct DiskFaultServerTests {
 
     /// Something else fills the filesystem: the limit in effect drops (one line), answers stay 200;
     /// the space freed, the next write raises it back to `--disk-limit` (one line) and stores again.
+    /// The disk's writes run behind the answers: each effect is waited for, never a fixed time.
     @Test(.enabled(if: SmallFilesystem.isAvailable, "needs root to mount a tmpfs"))
     func spaceFreedOnAFullDiskIsUsedAgain() async throws {
         try await Self.withSourcesAndSmallDisk { origin, filesystem, names in
@@ -72,26 +73,28 @@ struct DiskFaultServerTests {
                 #expect(try await get(client, imageURI(origin, names[0], "w=64")).status == .ok)
                 filesystem.fill()
                 #expect(try await get(client, imageURI(origin, names[1], "w=64")).status == .ok)
-                try await Task.sleep(for: .milliseconds(200))
-                var figures = try await metrics(client)
-                #expect((figures["imagery_disk_cache_limit_bytes"] ?? .infinity) < Double(1 << 20))
+                try await waitUntil("the limit in effect drops, said once") {
+                    (try await metrics(client)["imagery_disk_cache_limit_bytes"] ?? .infinity) < Double(1 << 20)
+                        && !log.lines(withMetadata: "disk_fault", "no_space").isEmpty
+                }
                 #expect(log.lines(withMetadata: "disk_fault", "no_space").count == 1)
                 filesystem.unfill()
                 #expect(try await get(client, imageURI(origin, names[2], "w=64")).status == .ok)
-                try await Task.sleep(for: .milliseconds(200))
-                figures = try await metrics(client)
-                #expect(figures["imagery_disk_cache_limit_bytes"] == Double(1 << 20))
+                try await waitUntil("the limit comes back, said once") {
+                    try await metrics(client)["imagery_disk_cache_limit_bytes"] == Double(1 << 20)
+                        && !log.lines(withMetadata: "disk_recovered", "no_space").isEmpty
+                }
                 #expect(log.lines(withMetadata: "disk_recovered", "no_space").count == 1)
-                let before = figures["imagery_disk_cache_entries"] ?? 0
+                let before = try await metrics(client)["imagery_disk_cache_entries"] ?? 0
                 #expect(try await get(client, imageURI(origin, names[3], "w=64")).status == .ok)
-                try await Task.sleep(for: .milliseconds(200))
-                #expect((try await metrics(client)["imagery_disk_cache_entries"] ?? 0) > before, "stores again")
+                try await waitUntil("it stores again") { (try await metrics(client)["imagery_disk_cache_entries"] ?? 0) > before }
             }
         }
     }
 
     /// A read-only directory at start: the server starts, answers, logs it once, counts the
-    /// writes it skips, and takes the directory when it is writable (within the 5 s probe).
+    /// writes it skips, and takes the directory when it is writable: at the first write after its
+    /// probe interval (5 s, the server's), waited for as that event by writing until it happens.
     @Test(.enabled(if: SmallFilesystem.isAvailable, "needs root to mount a tmpfs"))
     func aReadOnlyDirectoryAtStartIsMemoryOnlyUntilWritable() async throws {
         try await Self.withSourcesAndSmallDisk { origin, filesystem, names in
@@ -107,13 +110,17 @@ struct DiskFaultServerTests {
                 let lines = log.lines(withMetadata: "disk_fault", "read_only")
                 #expect(lines.count == 1 && lines.first?.contains(directory.path) == true, "\(lines)")
                 try filesystem.setReadOnly(false)
-                try await Task.sleep(for: .seconds(5.5))
-                #expect(try await get(client, imageURI(origin, names[1], "w=64")).status == .ok)
-                try await Task.sleep(for: .milliseconds(200))
-                #expect(try await get(client, imageURI(origin, names[2], "w=64")).status == .ok)
+                // Each new size is a write, which tries the directory again once the interval has passed.
+                let width = Counter()
+                try await waitUntil("the directory is taken again", every: .milliseconds(200)) {
+                    width.increment()
+                    #expect(try await get(client, imageURI(origin, names[0], "w=\(64 + width.value)")).status == .ok)
+                    return try await metrics(client)["imagery_disk_cache_writable"] == 1
+                }
+                for name in names[1...2] { #expect(try await get(client, imageURI(origin, name, "w=64")).status == .ok) }
+                try await waitUntil("what it answers is stored again") { (try await metrics(client)["imagery_disk_cache_entries"] ?? 0) >= 2 }
                 figures = try await metrics(client)
                 #expect(figures["imagery_disk_cache_writable"] == 1)
-                #expect((figures["imagery_disk_cache_entries"] ?? 0) >= 2)
                 #expect(log.lines(withMetadata: "disk_recovered", "read_only").count == 1)
             }
         }
@@ -130,11 +137,14 @@ struct DiskFaultServerTests {
                 remove.waitUntilExit()
                 #expect(!FileManager.default.fileExists(atPath: directory.path))
                 for width in [70, 80] { #expect(try await get(client, imageURI(origin, "rocket.jpg", "w=\(width)")).status == .ok) }
-                try await Task.sleep(for: .milliseconds(200))
+                // The next write finds the directory gone, and creates it again (on the disk's writer thread).
+                let index = directory.appendingPathComponent("index.sqlite").path
+                try await waitUntil("the directory is created again") {
+                    guard FileManager.default.fileExists(atPath: index) else { return false }
+                    return try await metrics(client)["imagery_disk_cache_writable"] == 1
+                }
                 let figures = try await metrics(client)
                 #expect((figures["imagery_disk_cache_entries"] ?? 99) <= 2)
-                #expect(figures["imagery_disk_cache_writable"] == 1)
-                #expect(FileManager.default.fileExists(atPath: directory.appendingPathComponent("index.sqlite").path))
             }
             let lines = log.lines(withMetadata: "disk_fault", "directory_missing")
             #expect(lines.count == 1 && lines.first?.contains(directory.path) == true, "\(lines)")

@@ -15,7 +15,10 @@ struct SharedTierTests {
     static func withBucket(_ body: (SeaweedFS, String, URL, S3Client) async throws -> Void) async throws {
         let store = try await SeaweedFS.shared()
         let credentials = S3Credentials(accessKeyID: store.accessKeyID, secretAccessKey: store.secretAccessKey)
-        let client = try S3Client(configuration: .init(endpoint: store.endpoint, credentials: credentials))
+        // The test's own client waits as long as the hang guard (the store runs niced with the tests).
+        var configuration = S3Client.Configuration(endpoint: store.endpoint, credentials: credentials)
+        (configuration.timeout, configuration.writeTimeout, configuration.connectTimeout) = (hangGuard, hangGuard, hangGuard)
+        let client = try S3Client(configuration: configuration)
         let bucket = "imagery-tests"
         do {
             try await client.createBucket(bucket)
@@ -34,13 +37,9 @@ struct SharedTierTests {
 
     /// Waits until the server's shared store has stored `count` objects (its writes run in the background).
     static func waitForSharedWrites(_ client: any TestClientProtocol, count: Double) async throws {
-        let deadline = ContinuousClock.now + .seconds(20)
-        while ContinuousClock.now < deadline {
-            let stored = try await metrics(client)[#"imagery_shared_store_requests_total{operation="put",outcome="stored"}"#] ?? 0
-            if stored >= count { return }
-            try await Task.sleep(for: .milliseconds(50))
+        try await waitUntil("the shared store has stored \(count) objects") {
+            (try await metrics(client)[#"imagery_shared_store_requests_total{operation="put",outcome="stored"}"#] ?? 0) >= count
         }
-        Issue.record("the shared store did not get \(count) objects in 20 s")
     }
 
     @Test func aSecondInstanceAnswersFromTheSharedTierWithoutTheOriginOrADecode() async throws {
@@ -86,20 +85,34 @@ struct SharedTierTests {
         }
     }
 
+    /// What a `no-store` source gives is never written to the shared tier: the max-age source's two
+    /// objects are, and another instance (its own disk empty) must fetch the no-store source again.
     @Test func noStoreSourcesAreNotShared() async throws {
         try await Self.withBucket { store, bucket, credentials, _ in
             try await withOriginAndDirectory { origin, directory in
-                try await serve(origin: origin, configure: {
-                    $0.useSharedTier(store.endpoint, bucket: bucket, credentials: credentials, cache: directory)
-                    $0.s3Prefix = "no-store-\(UUID().uuidString)/"
-                }) { client in
+                let prefix = "no-store-\(UUID().uuidString)/"
+                let configure = { (instance: String) in
+                    { (configuration: inout ServerConfiguration) in
+                        configuration.useSharedTier(store.endpoint, bucket: bucket, credentials: credentials, cache: directory.appendingPathComponent(instance))
+                        configuration.s3Prefix = prefix
+                    }
+                }
+                try await serve(origin: origin, configure: configure("a")) { client in
                     #expect(try await get(client, imageURI(origin, "rocket.jpg?cc=no-store", "w=90")).status == .ok)
                     #expect(try await get(client, imageURI(origin, "rocket.jpg?cc=max-age%3D60", "w=91")).status == .ok)
                     try await Self.waitForSharedWrites(client, count: 2)
-                    try await Task.sleep(for: .milliseconds(300))
                     let stored = try await metrics(client)[#"imagery_shared_store_requests_total{operation="put",outcome="stored"}"#]
                     #expect(stored == 2, "the max-age source's original and response; nothing of the no-store one")
                 }
+                // The first instance has stopped, its shared writes done: a second one finds nothing of the
+                // no-store source in the shared tier.
+                let noStore = { origin.requests.filter { $0.query["cc"] == "no-store" }.count }
+                #expect(noStore() == 1)
+                try await serve(origin: origin, configure: configure("b")) { client in
+                    let again = try await get(client, imageURI(origin, "rocket.jpg?cc=no-store", "w=90"))
+                    #expect(again.status == .ok)
+                }
+                #expect(noStore() == 2, "fetched again: neither its original nor its response was shared")
             }
         }
     }
@@ -182,9 +195,16 @@ struct SharedTierTests {
                     }
                     #expect(log.lines(withMetadata: "shared_store", "paused").count == 1)
                     try await s3.createBucket(bucket)
-                    try await Task.sleep(for: .seconds(5.2))  // the pause
-                    #expect(try await get(client, imageURI(origin, "rocket.jpg?cc=max-age%3D600", "w=120")).status == .ok)
-                    let recovered = try await log.waitForLines(withMetadata: "shared_store", "recovered")
+                    // Each new size asks the tier, once its pause (5 s, the server's) has passed: the
+                    // end of the pause is waited for as that event, by asking until it happens.
+                    let width = Counter()
+                    try await waitUntil("the tier answers again", every: .milliseconds(200)) {
+                        width.increment()
+                        let response = try await get(client, imageURI(origin, "rocket.jpg?cc=max-age%3D600", "w=\(120 + width.value)"))
+                        #expect(response.status == .ok)
+                        return !log.lines(withMetadata: "shared_store", "recovered").isEmpty
+                    }
+                    let recovered = log.lines(withMetadata: "shared_store", "recovered")
                     #expect(recovered.count == 1, "\(recovered)")
                 }
             }
@@ -205,11 +225,7 @@ struct SharedTierTests {
             damaged[damaged.count / 2] ^= 0xFF
             try await client.put(bucket: bucket, key: name, data: damaged, metadata: head.metadata)
             #expect(await shared.checkedEntry(for: "original:x") == nil)
-            let deadline = ContinuousClock.now + .seconds(5)
-            while try await client.head(bucket: bucket, key: name) != nil, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(50))
-            }
-            #expect(try await client.head(bucket: bucket, key: name) == nil, "deleted")
+            try await waitUntil("the damaged object is deleted (in the background)") { try await client.head(bucket: bucket, key: name) == nil }
         }
     }
 
@@ -261,6 +277,61 @@ struct SharedTierTests {
                 #expect(response.status == .forbidden)
             }
         }
+    }
+}
+
+/// The shared store's pause after failures in a row, on time moved by hand: an S3 endpoint that
+/// answers 503 (or, once mended, 404), counting what it is asked.
+@Suite("Shared store pause")
+struct SharedStorePauseTests {
+    @Test func failuresInARowPauseTheStoreUntilThePauseHasPassed() async throws {
+        let failing = Flag()
+        failing.set()
+        let origin = try await TestOrigin.start { _ in
+            failing.isSet
+                ? TestOrigin.Response(status: 503, body: Data("<Error><Code>SlowDown</Code></Error>".utf8))
+                : TestOrigin.Response(status: 404, body: Data("<Error><Code>NoSuchKey</Code></Error>".utf8))
+        }
+        var configuration = S3Client.Configuration(
+            endpoint: URL(string: "http://127.0.0.1:\(origin.port)")!, credentials: S3Credentials(accessKeyID: "a", secretAccessKey: "b")
+        )
+        configuration.maximumAttempts = 1
+        (configuration.timeout, configuration.writeTimeout, configuration.connectTimeout) = (hangGuard, hangGuard, hangGuard)
+        let client = try S3Client(configuration: configuration)
+        let time = ManualTime()
+        let log = CapturedLog()
+        let store = SharedStore(
+            client: client, bucket: "shared", prefix: "pause/", observer: nil, logger: log.logger, pause: .seconds(5), time: time.source
+        )
+        let paused = { log.lines(withMetadata: "shared_store", "paused").count }
+        #expect(await store.checkedEntry(for: "a") == nil)
+        #expect(paused() == 0, "one failure is not an outage")
+        #expect(await store.checkedEntry(for: "a") == nil)
+        #expect(origin.requestCount == 2)
+        #expect(paused() == 1)
+        // Paused: neither lookups nor writes ask it.
+        time.advance(by: .seconds(4))
+        #expect(await store.checkedEntry(for: "a") == nil)
+        store.store(Data([1]), for: "b", metadata: CacheMetadata())
+        await store.waitUntilIdle()
+        #expect(origin.requestCount == 2)
+        // The pause over: one lookup tries again; it fails: paused again, not said again.
+        time.advance(by: .seconds(1))
+        #expect(await store.checkedEntry(for: "a") == nil)
+        #expect(origin.requestCount == 3)
+        #expect(await store.checkedEntry(for: "a") == nil)
+        #expect(origin.requestCount == 3)
+        #expect(paused() == 1)
+        // Mended: after the pause, the lookup that tries is answered (a miss), and that is said once.
+        failing.set(false)
+        time.advance(by: .seconds(5))
+        #expect(await store.checkedEntry(for: "a") == nil)
+        #expect(origin.requestCount == 4)
+        #expect(log.lines(withMetadata: "shared_store", "recovered").count == 1)
+        #expect(await store.checkedEntry(for: "a") == nil)
+        #expect(origin.requestCount == 5, "asked again at once: no longer paused")
+        try await client.shutdown()
+        try await origin.shutdown()
     }
 }
 
