@@ -19,7 +19,9 @@ extension TestOrigin {
     /// `If-Range` names the current ETag, else the whole body with 200). The query can ask for
     /// `cut` (bytes: the first response to that URL closes its connection after that many), `chunk`
     /// and `chunk_delay_ms` (a slow body), `stall_after` (bytes: a whole answer stops there for a
-    /// minute; ranges are served at once).
+    /// minute; ranges are served at once), and, as on every ``TestOrigin``, `held_at` with `held` (the
+    /// head and that many bytes, the rest when released: with `cut` at the same offset, a cut made once
+    /// the test has seen those bytes arrive).
     public static func ranges(version: SourceVersion = SourceVersion()) async throws -> TestOrigin {
         let cutOnce = NIOLockedValueBox(Set<String>())
         return try await TestOrigin.start { request in
