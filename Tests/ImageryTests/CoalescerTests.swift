@@ -91,10 +91,12 @@ struct CoalescerTests {
             return 1
         }
         let first = Task {
-            try await coalescer.value(for: "k", priority: PriorityCell(.normal), progress: { reports.append($0.completed) }, work: work)
+            try await coalescer.value(
+                for: "k", priority: PriorityCell(.normal), progress: { reports.append($0.completed) }, work: work)
         }
         let second = Task {
-            try await coalescer.value(for: "k", priority: PriorityCell(.normal), progress: { reports.append($0.completed) }, work: work)
+            try await coalescer.value(
+                for: "k", priority: PriorityCell(.normal), progress: { reports.append($0.completed) }, work: work)
         }
         try await eventually("two waiters") { coalescer.waiterCount(for: "k") == 2 }
         gate.open()

@@ -61,7 +61,10 @@ struct WorkerPoolTests {
         let started = Gate()
         let order = EventLog<String>()
         let raised = Flag()
-        async let blocker: Void = pool.run { started.open(); latch.wait() }
+        async let blocker: Void = pool.run {
+            started.open()
+            latch.wait()
+        }
         defer { latch.open() }  // before the blocker is awaited, should the test end early
         try await started.wait()
 
@@ -86,14 +89,17 @@ struct WorkerPoolTests {
         let latch = ThreadLatch()
         let started = Gate()
         let backgroundRan = Flag()
-        async let urgent: Void = pool.run { started.open(); latch.wait() }
+        async let urgent: Void = pool.run {
+            started.open()
+            latch.wait()
+        }
         defer { latch.open() }
         try await started.wait()
         let background = Looks { false }
         async let backgroundJob: Void = pool.run(isUrgent: background.isUrgent) { backgroundRan.set() }
         try await background.wait()
         // The free thread runs urgent work that comes later, and still leaves the background job.
-        try await pool.run { }
+        try await pool.run {}
         #expect(!backgroundRan.isSet, "a thread is free, but urgent work runs")
         latch.open()
         _ = try await (urgent, backgroundJob)
@@ -106,7 +112,10 @@ struct WorkerPoolTests {
         let latch = ThreadLatch()
         defer { latch.open() }
         let started = Gate()
-        pool.execute { started.open(); latch.wait() }
+        pool.execute {
+            started.open()
+            latch.wait()
+        }
         try await started.wait()
         for index in 0..<20 { pool.execute { order.append(index) } }  // queued at once, in order
         latch.open()
@@ -124,7 +133,10 @@ struct WorkerPoolTests {
         let pool = WorkerPool(threadCount: 1)
         let latch = ThreadLatch()
         let started = Gate()
-        async let blocker: Void = pool.run { started.open(); latch.wait() }
+        async let blocker: Void = pool.run {
+            started.open()
+            latch.wait()
+        }
         defer { latch.open() }
         try await started.wait()
         let ran = Flag()
@@ -133,7 +145,7 @@ struct WorkerPoolTests {
         latch.open()
         try await blocker
         await #expect(throws: CancellationError.self) { try await queued.value }
-        try await pool.run { }  // everything queued before this has been taken
+        try await pool.run {}  // everything queued before this has been taken
         #expect(!ran.isSet)
     }
 

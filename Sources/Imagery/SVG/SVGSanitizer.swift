@@ -86,8 +86,8 @@ public enum SVGSanitizer {
     /// where no search for the words finds them.
     static func isSafeStyle(_ css: String) -> Bool {
         let text = squeezed(css)
-        if text.contains("@import") || text.contains("javascript:") || text.contains("expression(") || text.contains("\\") { return false }
-        if stringURLFunctions.contains(where: { text.contains($0) }) { return false }
+        let refused = ["@import", "javascript:", "expression(", "\\"] + stringURLFunctions
+        if refused.contains(where: { text.contains($0) }) { return false }
         var rest = text[...]
         while let open = rest.range(of: "url(") {
             let argument = rest[open.upperBound...].drop { $0 == "\"" || $0 == "'" }

@@ -15,7 +15,9 @@ struct AdmissionForecastTests {
         for id in 2...9 { #expect(machine.reserve(id: UInt64(id), bytes: 80, stage: .decode) == .enqueued) }
         #expect(machine.reserve(id: 10, bytes: 10, stage: .source) == .enqueued)
         let line = machine.waitersInLine()
-        #expect(line.map(\.id) == Array(2...10) && line.map(\.ahead) == Array(1...9), "each behind the running one and those before it")
+        #expect(
+            line.map(\.id) == Array(2...10) && line.map(\.ahead) == Array(1...9),
+            "each behind the running one and those before it")
         let now = ContinuousClock.now
         let deadline: (UInt64) -> ContinuousClock.Instant? = { _ in now + .seconds(3) }
         // At the guessed 10 ms a decode all are in time; at a measured 0.5 s, 7 or more ahead are not.
@@ -54,11 +56,12 @@ struct AdmissionForecastTests {
 
     /// The wait of one more decode with `ahead` before it: whole rounds of the decodes running in
     /// parallel, nothing while a slot is free.
-    @Test(arguments: [
-        (1, 1.0, 0, 0), (1, 1.0, 1, 1_000), (1, 1.0, 5, 5_000),
-        (2, 1.0, 0, 0), (2, 1.0, 1, 0), (2, 1.0, 2, 500), (2, 1.0, 4, 1_500),
-        (4, 0.2, 3, 0), (4, 0.2, 4, 50), (4, 0.2, 11, 400),
-    ] as [(Int, Double, Int, Int)])
+    @Test(
+        arguments: [
+            (1, 1.0, 0, 0), (1, 1.0, 1, 1_000), (1, 1.0, 5, 5_000),
+            (2, 1.0, 0, 0), (2, 1.0, 1, 0), (2, 1.0, 2, 500), (2, 1.0, 4, 1_500),
+            (4, 0.2, 3, 0), (4, 0.2, 4, 50), (4, 0.2, 11, 400),
+        ] as [(Int, Double, Int, Int)])
     func theWaitIsRoundsOfTheDecodesRunning(slots: Int, hold: Double, ahead: Int, milliseconds: Int) {
         #expect(AdmissionForecast(slots: slots, decodeHold: hold).wait(ahead: ahead) == .milliseconds(milliseconds))
     }

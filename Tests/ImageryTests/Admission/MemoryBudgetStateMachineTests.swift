@@ -23,7 +23,8 @@ struct MemoryBudgetStateMachineTests {
         var machine = Machine(limit: 1_000, maximumQueueLength: 10, decodeSlots: 2)
         #expect(machine.setPressure(true).isEmpty)
         #expect(machine.reserve(id: 1, bytes: 10, stage: .decode) == .admitted, "the line always moves")
-        #expect(machine.reserve(id: 2, bytes: 10, stage: .decode) == .enqueued, "a second slot is free and the bytes fit")
+        #expect(
+            machine.reserve(id: 2, bytes: 10, stage: .decode) == .enqueued, "a second slot is free and the bytes fit")
         #expect(machine.reserve(id: 3, bytes: 10, stage: .source) == .enqueued)
         #expect(machine.release(10, reserved: 10, stage: .decode).map(\.id) == [2], "one decode follows another")
         #expect(machine.setPressure(false).map(\.id) == [3])
@@ -259,7 +260,9 @@ struct MemoryBudgetStateMachineTests {
                 case .refusedQueueFull: #expect(waiting.count == 16)
                 }
             case 5..<8:
-                guard let id = held.keys.sorted().randomElement(using: &random), let entry = held.removeValue(forKey: id) else { continue }
+                guard let id = held.keys.sorted().randomElement(using: &random),
+                    let entry = held.removeValue(forKey: id)
+                else { continue }
                 admit(machine.release(entry.bytes, reserved: entry.bytes, stage: entry.stage))
             case 8:
                 guard let id = waiting.keys.sorted().randomElement(using: &random) else { continue }

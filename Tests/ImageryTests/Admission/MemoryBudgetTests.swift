@@ -10,7 +10,8 @@ import Testing
 struct MemoryBudgetTests {
     /// A budget whose waits never time out while a test runs.
     static func patient(
-        limit: Int = 100, queue: Int = 64, slots: Int? = nil, initialHold: Duration = .milliseconds(500), time: ManualTime = ManualTime()
+        limit: Int = 100, queue: Int = 64, slots: Int? = nil, initialHold: Duration = .milliseconds(500),
+        time: ManualTime = ManualTime()
     ) -> MemoryBudget {
         MemoryBudget(
             configuration: .init(
@@ -39,8 +40,12 @@ struct MemoryBudgetTests {
         let held = try await budget.reserve(100, for: .decode)
         let past = time.instant - .seconds(1)
         // In line, then refused by its timer at once: no decode has finished, so the retry is the whole wait.
-        await #expect(throws: MemoryBudgetError.overloaded(retryAfter: 7)) { _ = try await budget.reserve(10, for: .decode, deadline: past) }
-        await #expect(throws: MemoryBudgetError.overloaded(retryAfter: 7)) { _ = try await budget.reserve(10, for: .source, deadline: past) }
+        await #expect(throws: MemoryBudgetError.overloaded(retryAfter: 7)) {
+            _ = try await budget.reserve(10, for: .decode, deadline: past)
+        }
+        await #expect(throws: MemoryBudgetError.overloaded(retryAfter: 7)) {
+            _ = try await budget.reserve(10, for: .source, deadline: past)
+        }
         #expect(budget.snapshot.refusedOverloaded == 2 && budget.snapshot.queued == 0)
         held.release()
         // Nothing held: admitted at once, deadline or not.
@@ -56,7 +61,9 @@ struct MemoryBudgetTests {
         let held = try await budget.reserve(10, for: .decode)
         let soon = time.instant + .milliseconds(2500)
         // Two requests waiting for a download slot and the running decode: three seconds ahead.
-        #expect(throws: MemoryBudgetError.overloaded(retryAfter: 3)) { try budget.refuseIfLate(alsoAhead: 2, deadline: soon) }
+        #expect(throws: MemoryBudgetError.overloaded(retryAfter: 3)) {
+            try budget.refuseIfLate(alsoAhead: 2, deadline: soon)
+        }
         #expect(budget.snapshot.refusedOverloaded == 1)
         // With one waiting, two seconds: in time.
         try budget.refuseIfLate(alsoAhead: 1, deadline: soon)
@@ -81,7 +88,9 @@ struct MemoryBudgetTests {
         first.release()  // one was running, for 0.3 s, while one waited
         let running = try await second.value
         // One at a time at 0.3 s each: the running one and ten more take 3.3 s (on two slots, 1.5 s).
-        #expect(throws: MemoryBudgetError.self) { try budget.refuseIfLate(alsoAhead: 10, deadline: time.instant + .milliseconds(3200)) }
+        #expect(throws: MemoryBudgetError.self) {
+            try budget.refuseIfLate(alsoAhead: 10, deadline: time.instant + .milliseconds(3200))
+        }
         try budget.refuseIfLate(alsoAhead: 10, deadline: time.instant + .milliseconds(3300))
         running.release()
     }
@@ -133,21 +142,28 @@ struct MemoryBudgetTests {
         let time = ManualTime()
         let budget = MemoryBudget(
             configuration: .init(
-                limit: 1_000, maximumWait: .seconds(30), maximumConcurrentDecodes: 2, initialDecodeHold: .seconds(1), leavesTimeForOwnWork: true
+                limit: 1_000, maximumWait: .seconds(30), maximumConcurrentDecodes: 2, initialDecodeHold: .seconds(1),
+                leavesTimeForOwnWork: true
             ),
             time: time.source
         )
         #expect(budget.admissionDeadline() == time.instant + .seconds(28))
-        let fixed = MemoryBudget(configuration: .init(limit: 1_000, maximumWait: .seconds(30), maximumConcurrentDecodes: 2), time: time.source)
+        let fixed = MemoryBudget(
+            configuration: .init(limit: 1_000, maximumWait: .seconds(30), maximumConcurrentDecodes: 2),
+            time: time.source)
         #expect(fixed.admissionDeadline() == time.instant + .seconds(30))
         // Without slots there is no pace: the whole wait, even when asked to leave time.
-        let unbounded = MemoryBudget(configuration: .init(limit: 1_000, maximumWait: .seconds(30), leavesTimeForOwnWork: true), time: time.source)
+        let unbounded = MemoryBudget(
+            configuration: .init(limit: 1_000, maximumWait: .seconds(30), leavesTimeForOwnWork: true), time: time.source
+        )
         #expect(unbounded.admissionDeadline() == time.instant + .seconds(30))
     }
 
     @Test func tooLargeAndAFullLineAreRefusedAtOnce() async throws {
         let budget = MemoryBudget(configuration: .init(limit: 100, maximumQueueLength: 0))
-        await #expect(throws: MemoryBudgetError.tooLarge(bytes: 101, limit: 100)) { _ = try await budget.reserve(101, for: .source) }
+        await #expect(throws: MemoryBudgetError.tooLarge(bytes: 101, limit: 100)) {
+            _ = try await budget.reserve(101, for: .source)
+        }
         let held = try await budget.reserve(100, for: .decode)
         await #expect(throws: MemoryBudgetError.self) { _ = try await budget.reserve(1, for: .decode) }
         #expect(budget.snapshot.refusedTooLarge == 1 && budget.snapshot.refusedOverloaded == 1)
@@ -233,26 +249,33 @@ struct MemoryBudgetTests {
 
     @Test func theRetryAfterFollowsThePaceOfDecodes() async throws {
         let time = ManualTime()
-        let budget = MemoryBudget(configuration: .init(limit: 100, maximumQueueLength: 0, maximumWait: .seconds(3600)), time: time.source)
+        let budget = MemoryBudget(
+            configuration: .init(limit: 100, maximumQueueLength: 0, maximumWait: .seconds(3600)), time: time.source)
         let decode = try await budget.reserve(100, for: .decode)
         time.advance(by: .seconds(4))
         decode.release()  // decodes hold their bytes 4 s
         let next = try await budget.reserve(100, for: .decode)
         // One in the line's place (none waits) over one decode running: 4 s.
-        await #expect(throws: MemoryBudgetError.overloaded(retryAfter: 4)) { _ = try await budget.reserve(1, for: .decode) }
+        await #expect(throws: MemoryBudgetError.overloaded(retryAfter: 4)) {
+            _ = try await budget.reserve(1, for: .decode)
+        }
         next.release()
     }
 
     @Test func errorsSayWhatHappenedInWords() {
-        #expect(MemoryBudgetError.overloaded(retryAfter: 3).description == "too much work is in flight: try again in 3 s")
-        #expect(MemoryBudgetError.tooLarge(bytes: 300 << 20, limit: 256 << 20).description
-            == "the work needs about 300 MiB of memory, more than the in-flight budget of 256 MiB")
+        #expect(
+            MemoryBudgetError.overloaded(retryAfter: 3).description == "too much work is in flight: try again in 3 s")
+        #expect(
+            MemoryBudgetError.tooLarge(bytes: 300 << 20, limit: 256 << 20).description
+                == "the work needs about 300 MiB of memory, more than the in-flight budget of 256 MiB")
     }
 
     @Test func manyConcurrentReservationsNeverLoseOrDoubleCountAByte() async throws {
         // A wait long enough that no deadline passes while the suite loads the machine: what this
         // test checks is the count.
-        let budget = MemoryBudget(configuration: .init(limit: 1_000, maximumQueueLength: 1_000, maximumWait: .seconds(3600), maximumConcurrentDecodes: 3))
+        let budget = MemoryBudget(
+            configuration: .init(
+                limit: 1_000, maximumQueueLength: 1_000, maximumWait: .seconds(3600), maximumConcurrentDecodes: 3))
         try await withThrowingTaskGroup(of: Void.self) { group in
             for index in 0..<400 {
                 group.addTask {

@@ -76,8 +76,12 @@ struct SourceAdmissionTests {
     @Test func aSizeLargerThanTheBudgetIsRefusedAndAHugeOneIsClamped() async throws {
         let budget = Self.budget(limit: 1_000)
         let admission = SourceAdmission(budget: budget, deadline: nil)
-        await #expect(throws: MemoryBudgetError.tooLarge(bytes: 1_001, limit: 1_000)) { try await admission.reserve(1_001) }
-        await #expect(throws: MemoryBudgetError.tooLarge(bytes: Int.max, limit: 1_000)) { try await admission.reserve(.max) }
+        await #expect(throws: MemoryBudgetError.tooLarge(bytes: 1_001, limit: 1_000)) {
+            try await admission.reserve(1_001)
+        }
+        await #expect(throws: MemoryBudgetError.tooLarge(bytes: Int.max, limit: 1_000)) {
+            try await admission.reserve(.max)
+        }
         #expect(budget.snapshot.refusedTooLarge == 2 && budget.snapshot.used == 0)
     }
 

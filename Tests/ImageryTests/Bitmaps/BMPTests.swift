@@ -19,7 +19,13 @@ struct BMPTests {
 
     /// What a grid of indices through a palette decodes to.
     static func expected(_ indices: [[Int]], _ palette: [RGB]) -> (PixelFormat, [UInt8]) {
-        Files.expected(indices.map { row in row.map { let c = palette[$0]; return (c.0, c.1, c.2, 255) } })
+        Files.expected(
+            indices.map { row in
+                row.map {
+                    let c = palette[$0]
+                    return (c.0, c.1, c.2, 255)
+                }
+            })
     }
 
     static func decode(_ data: Data, maximumPixels: Int = 1 << 20) throws -> Image {
@@ -49,7 +55,8 @@ struct BMPTests {
         // 8 bits, no colour count (so up to 256), but only four entries before the pixels.
         let grid = Self.indices(count: 4)
         let data = Files.bmp(
-            dib: Files.infoHeader(width: 5, height: 3, bits: 8) + Files.palette(Self.colours), pixels: Files.packed(grid, bits: 8)
+            dib: Files.infoHeader(width: 5, height: 3, bits: 8) + Files.palette(Self.colours),
+            pixels: Files.packed(grid, bits: 8)
         )
         Self.check(try Self.decode(data), width: 5, height: 3, Self.expected(grid, Self.colours))
     }
@@ -57,16 +64,24 @@ struct BMPTests {
     @Test func anIndexPastThePaletteIsBlack() throws {
         let grid = [[0, 1, 7, 255]]
         let data = Files.bmp(
-            dib: Files.infoHeader(width: 4, height: 1, bits: 8, colours: 2) + Files.palette([(10, 20, 30), (40, 50, 60)]),
+            dib: Files.infoHeader(width: 4, height: 1, bits: 8, colours: 2)
+                + Files.palette([(10, 20, 30), (40, 50, 60)]),
             pixels: Files.packed(grid, bits: 8)
         )
-        Self.check(try Self.decode(data), width: 4, height: 1, Files.expected([[(10, 20, 30, 255), (40, 50, 60, 255), (0, 0, 0, 255), (0, 0, 0, 255)]]))
+        Self.check(
+            try Self.decode(data), width: 4, height: 1,
+            Files.expected([[(10, 20, 30, 255), (40, 50, 60, 255), (0, 0, 0, 255), (0, 0, 0, 255)]]))
     }
 
     @Test func aGreyPaletteDecodesToGrey() throws {
-        let grey: [RGB] = (0..<16).map { let v = UInt8($0 * 17); return (v, v, v) }
+        let grey: [RGB] = (0..<16).map {
+            let v = UInt8($0 * 17)
+            return (v, v, v)
+        }
         let grid = (0..<3).map { y in (0..<5).map { x in (x * 3 + y) % 16 } }
-        let data = Files.bmp(dib: Files.infoHeader(width: 5, height: 3, bits: 4, colours: 16) + Files.palette(grey), pixels: Files.packed(grid, bits: 4))
+        let data = Files.bmp(
+            dib: Files.infoHeader(width: 5, height: 3, bits: 4, colours: 16) + Files.palette(grey),
+            pixels: Files.packed(grid, bits: 4))
         let image = try Self.decode(data)
         #expect(image.pixelFormat == .gray8)
         #expect([UInt8](image.pixels) == grid.flatMap { $0.map { UInt8($0 * 17) } })
@@ -74,7 +89,9 @@ struct BMPTests {
 
     static let photo: [[RGB]] = (0..<3).map { (y: Int) -> [RGB] in
         (0..<5).map { (x: Int) -> RGB in
-            let red = UInt8(x * 50), green = UInt8(y * 80), blue = UInt8(255 - x * 40)
+            let red = UInt8(x * 50)
+            let green = UInt8(y * 80)
+            let blue = UInt8(255 - x * 40)
             return (red, green, blue)
         }
     }
@@ -82,15 +99,21 @@ struct BMPTests {
     @Test(arguments: [false, true])
     func twentyFourBitRowsBottomUpOrTopDown(topDown: Bool) throws {
         let data = Files.bmp(
-            dib: Files.infoHeader(width: 5, height: topDown ? -3 : 3, bits: 24), pixels: Files.bgr(Self.photo, topDown: topDown)
+            dib: Files.infoHeader(width: 5, height: topDown ? -3 : 3, bits: 24),
+            pixels: Files.bgr(Self.photo, topDown: topDown)
         )
-        Self.check(try Self.decode(data), width: 5, height: 3, Files.expected(Self.photo.map { $0.map { ($0.0, $0.1, $0.2, 255) } }))
+        Self.check(
+            try Self.decode(data), width: 5, height: 3,
+            Files.expected(Self.photo.map { $0.map { ($0.0, $0.1, $0.2, 255) } }))
         #expect(try BMP.header(of: data).height == 3, "a top-down bitmap is as high as a bottom-up one")
     }
 
-    static let translucent: [[(UInt8, UInt8, UInt8, UInt8)]] = (0..<3).map { (y: Int) -> [(UInt8, UInt8, UInt8, UInt8)] in
+    static let translucent: [[(UInt8, UInt8, UInt8, UInt8)]] = (0..<3).map {
+        (y: Int) -> [(UInt8, UInt8, UInt8, UInt8)] in
         (0..<5).map { (x: Int) -> (UInt8, UInt8, UInt8, UInt8) in
-            let red = UInt8(x * 50), green = UInt8(y * 80), alpha = UInt8(x * 60 + y)
+            let red = UInt8(x * 50)
+            let green = UInt8(y * 80)
+            let alpha = UInt8(x * 60 + y)
             return (red, green, 7, alpha)
         }
     }
@@ -104,7 +127,9 @@ struct BMPTests {
     @Test func thirtyTwoBitsWhoseAlphaIsAllZeroAreOpaque() throws {
         let empty = Self.translucent.map { $0.map { ($0.0, $0.1, $0.2, UInt8(0)) } }
         let data = Files.bmp(dib: Files.infoHeader(width: 5, height: 3, bits: 32), pixels: Files.bgra(empty))
-        Self.check(try Self.decode(data), width: 5, height: 3, Files.expected(empty.map { $0.map { ($0.0, $0.1, $0.2, 255) } }))
+        Self.check(
+            try Self.decode(data), width: 5, height: 3, Files.expected(empty.map { $0.map { ($0.0, $0.1, $0.2, 255) } })
+        )
     }
 
     /// Bit fields in every place a header keeps them: after a 40-byte header (3 masks, or 4 for
@@ -114,7 +139,8 @@ struct BMPTests {
         // Red in the low byte, blue in the third, alpha in the top one (a BGRA file read as RGBA).
         let masks: [UInt32] = [0x0000_00FF, 0x0000_FF00, 0x00FF_0000, 0xFF00_0000]
         let keepsAlpha = headerSize >= 56 || compression == 6
-        var dib = Files.infoHeader(size: headerSize, width: 5, height: 3, bits: 32, compression: compression, masks: masks)
+        var dib = Files.infoHeader(
+            size: headerSize, width: 5, height: 3, bits: 32, compression: compression, masks: masks)
         if headerSize == 40 { dib += masks.prefix(compression == 6 ? 4 : 3).flatMap { Files.le32(Int($0)) } }
         let words = Self.translucent.reversed().flatMap { row in row.flatMap { [$0.0, $0.1, $0.2, $0.3] } }
         let image = try Self.decode(Files.bmp(dib: dib, pixels: words))
@@ -124,7 +150,8 @@ struct BMPTests {
 
     @Test func tenBitFieldsAreScaledToEightBits() throws {
         let masks: [UInt32] = [0x3FF0_0000, 0x000F_FC00, 0x0000_03FF]
-        let dib = Files.infoHeader(width: 3, height: 1, bits: 32, compression: 3) + masks.flatMap { Files.le32(Int($0)) }
+        let dib =
+            Files.infoHeader(width: 3, height: 1, bits: 32, compression: 3) + masks.flatMap { Files.le32(Int($0)) }
         let values = [1023 << 20 | 512 << 10 | 0, 0 << 20 | 1023 << 10 | 1, 1 << 20 | 2 << 10 | 1023]
         let image = try Self.decode(Files.bmp(dib: dib, pixels: values.flatMap { Files.le32($0) }))
         // v × 255 / 1023, rounded.
@@ -142,7 +169,8 @@ struct BMPTests {
 
     @Test func sixteenBitsWithFiveSixFiveMasks() throws {
         let masks: [UInt32] = [0xF800, 0x07E0, 0x001F]
-        let dib = Files.infoHeader(width: 3, height: 1, bits: 16, compression: 3) + masks.flatMap { Files.le32(Int($0)) }
+        let dib =
+            Files.infoHeader(width: 3, height: 1, bits: 16, compression: 3) + masks.flatMap { Files.le32(Int($0)) }
         let values = [[31 << 11 | 32 << 5 | 0, 0 << 11 | 63 << 5 | 31, 1 << 11 | 1 << 5 | 1]]
         let image = try Self.decode(Files.bmp(dib: dib, pixels: Files.words(values)))
         #expect([UInt8](image.pixels) == [255, 130, 0, 0, 255, 255, 8, 4, 8])
@@ -156,10 +184,13 @@ struct BMPTests {
         #expect([UInt8](image.pixels) == [255, 0, 0, 255, 0, 255, 0, 136])
     }
 
-    /// RLE8: runs, literal runs (an odd one padded; at least 3: 0 1 and 0 2 are escapes), ends of lines and the end of the bitmap.
+    /// RLE8: runs, literal runs (an odd one padded; at least 3: 0 1 and 0 2 are escapes), ends of lines
+    /// and the end of the bitmap.
     @Test func runLengthEncodedEightBits() throws {
         let rle: [UInt8] = [2, 1, 0, 3, 2, 3, 1, 0, 0, 0, 0, 4, 0, 1, 2, 3, 1, 3, 0, 0, 5, 0, 0, 1]
-        let data = Files.bmp(dib: Files.infoHeader(width: 5, height: 3, bits: 8, compression: 1, colours: 4) + Files.palette(Self.colours), pixels: rle)
+        let data = Files.bmp(
+            dib: Files.infoHeader(width: 5, height: 3, bits: 8, compression: 1, colours: 4)
+                + Files.palette(Self.colours), pixels: rle)
         let grid = [[0, 0, 0, 0, 0], [0, 1, 2, 3, 3], [1, 1, 2, 3, 1]]
         Self.check(try Self.decode(data), width: 5, height: 3, Self.expected(grid, Self.colours))
     }
@@ -167,7 +198,9 @@ struct BMPTests {
     /// A jump (and an early end) leaves pixels no run reaches transparent, as browsers draw them.
     @Test func runLengthJumpsLeaveTransparentPixels() throws {
         let rle: [UInt8] = [2, 1, 0, 2, 2, 1, 1, 2, 0, 1]  // two pixels, jump 2 right and 1 up, one pixel, end
-        let data = Files.bmp(dib: Files.infoHeader(width: 5, height: 3, bits: 8, compression: 1, colours: 4) + Files.palette(Self.colours), pixels: rle)
+        let data = Files.bmp(
+            dib: Files.infoHeader(width: 5, height: 3, bits: 8, compression: 1, colours: 4)
+                + Files.palette(Self.colours), pixels: rle)
         let clear: (UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0)
         let (c1, c2) = (Self.colours[1], Self.colours[2])
         let pixels: [[(UInt8, UInt8, UInt8, UInt8)]] = [
@@ -180,13 +213,18 @@ struct BMPTests {
 
     @Test func runLengthEncodedFourBits() throws {
         let rle: [UInt8] = [4, 0x12, 0, 0, 0, 3, 0x30, 0x10, 1, 0x20, 0, 1]
-        let data = Files.bmp(dib: Files.infoHeader(width: 4, height: 2, bits: 4, compression: 2, colours: 4) + Files.palette(Self.colours), pixels: rle)
-        Self.check(try Self.decode(data), width: 4, height: 2, Self.expected([[3, 0, 1, 2], [1, 2, 1, 2]], Self.colours))
+        let data = Files.bmp(
+            dib: Files.infoHeader(width: 4, height: 2, bits: 4, compression: 2, colours: 4)
+                + Files.palette(Self.colours), pixels: rle)
+        Self.check(
+            try Self.decode(data), width: 4, height: 2, Self.expected([[3, 0, 1, 2], [1, 2, 1, 2]], Self.colours))
     }
 
     @Test func runsPastTheRowAreCutAtItsEnd() throws {
         let rle: [UInt8] = [9, 1, 0, 0, 0, 6, 2, 2, 2, 2, 2, 2, 0, 1]  // 9 pixels, then a literal 6, in rows of 3
-        let data = Files.bmp(dib: Files.infoHeader(width: 3, height: 2, bits: 8, compression: 1, colours: 4) + Files.palette(Self.colours), pixels: rle)
+        let data = Files.bmp(
+            dib: Files.infoHeader(width: 3, height: 2, bits: 8, compression: 1, colours: 4)
+                + Files.palette(Self.colours), pixels: rle)
         Self.check(try Self.decode(data), width: 3, height: 2, Self.expected([[2, 2, 2], [1, 1, 1]], Self.colours))
     }
 
@@ -196,19 +234,26 @@ struct BMPTests {
         let data = Files.bmp(dib: dib, pixels: Files.packed(grid, bits: 8))
         Self.check(try Self.decode(data), width: 5, height: 3, Self.expected(grid, Self.colours))
         let photo = Files.bmp(dib: Files.coreHeader(width: 5, height: 3, bits: 24), pixels: Files.bgr(Self.photo))
-        Self.check(try Self.decode(photo), width: 5, height: 3, Files.expected(Self.photo.map { $0.map { ($0.0, $0.1, $0.2, 255) } }))
+        Self.check(
+            try Self.decode(photo), width: 5, height: 3,
+            Files.expected(Self.photo.map { $0.map { ($0.0, $0.1, $0.2, 255) } }))
     }
 
     @Test(arguments: [16, 64])
     func theShortAndLongOS2InfoHeadersAreRead(size: Int) throws {
-        let data = Files.bmp(dib: Files.infoHeader(size: size, width: 5, height: 3, bits: 24), pixels: Files.bgr(Self.photo))
-        Self.check(try Self.decode(data), width: 5, height: 3, Files.expected(Self.photo.map { $0.map { ($0.0, $0.1, $0.2, 255) } }))
+        let data = Files.bmp(
+            dib: Files.infoHeader(size: size, width: 5, height: 3, bits: 24), pixels: Files.bgr(Self.photo))
+        Self.check(
+            try Self.decode(data), width: 5, height: 3,
+            Files.expected(Self.photo.map { $0.map { ($0.0, $0.1, $0.2, 255) } }))
     }
 
     @Test func theLimitIsOnPixelsAndCheckedBeforeDecoding() throws {
         let data = Files.bmp(dib: Files.infoHeader(width: 5, height: 3, bits: 24), pixels: Files.bgr(Self.photo))
         #expect(try Self.decode(data, maximumPixels: 15).width == 5)
-        #expect(throws: ImageDecodingError.tooManyPixels(width: 5, height: 3, limit: 14)) { try Self.decode(data, maximumPixels: 14) }
+        #expect(throws: ImageDecodingError.tooManyPixels(width: 5, height: 3, limit: 14)) {
+            try Self.decode(data, maximumPixels: 14)
+        }
     }
 
     @Test(arguments: [PixelFormat.gray8, .rgb8, .rgba8, .grayAlpha8])
@@ -227,7 +272,10 @@ struct BMPTests {
     }
 
     @Test func writingReducesSixteenBitsAndTakesAnAnimationsFirstFrame() throws {
-        let deep = Image(width: 2, height: 1, pixelFormat: .rgb16, pixels: Data([UInt16](repeating: 0xFFFF, count: 6).flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }), sourceFormat: .png)
+        let deep = Image(
+            width: 2, height: 1, pixelFormat: .rgb16,
+            pixels: Data([UInt16](repeating: 0xFFFF, count: 6).flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }),
+            sourceFormat: .png)
         #expect([UInt8](try Self.decode(BMP.encode(deep)).pixels) == [255, 255])  // white: read back as grey
         let frames = Image(
             width: 1, height: 1, pixelFormat: .rgb8, pixels: Data([1, 2, 3, 4, 5, 6]), sourceFormat: .gif,

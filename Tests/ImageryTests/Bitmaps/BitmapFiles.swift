@@ -110,7 +110,9 @@ enum BitmapFiles {
 
     /// An icon's bitmap: a 40-byte header of twice the height (the AND mask counts), the palette, the
     /// pixels (XOR) and, unless left out, the 1-bit AND mask (1: transparent), rows bottom first.
-    static func iconBitmap(width: Int, height: Int, bits: Int, palette: [UInt8] = [], pixels: [UInt8], mask: [[Int]]?) -> [UInt8] {
+    static func iconBitmap(
+        width: Int, height: Int, bits: Int, palette: [UInt8] = [], pixels: [UInt8], mask: [[Int]]?
+    ) -> [UInt8] {
         infoHeader(width: width, height: 2 * height, bits: bits, colours: palette.count / 4) + palette + pixels
             + (mask.map { packed($0, bits: 1) } ?? [])
     }

@@ -39,7 +39,8 @@ struct ICOTests {
     @Test func thirtyTwoBitPicturesKeepTheirOwnAlphaOverTheMask() throws {
         let pixels: [[(UInt8, UInt8, UInt8, UInt8)]] = [[(10, 20, 30, 40), (50, 60, 70, 255)]]
         let picture = Files.iconBitmap(width: 2, height: 1, bits: 32, pixels: Files.bgra(pixels), mask: [[1, 1]])
-        guard case .bitmap(let image) = try ICO.largestPicture(of: Files.ico([(2, 1, 32, picture)]), maximumPixels: 100) else {
+        guard case .bitmap(let image) = try ICO.largestPicture(of: Files.ico([(2, 1, 32, picture)]), maximumPixels: 100)
+        else {
             Issue.record("not a bitmap")
             return
         }
@@ -47,7 +48,10 @@ struct ICOTests {
         // The same picture with its alpha left empty: the mask decides.
         let empty = pixels.map { $0.map { ($0.0, $0.1, $0.2, UInt8(0)) } }
         let masked = Files.iconBitmap(width: 2, height: 1, bits: 32, pixels: Files.bgra(empty), mask: [[0, 1]])
-        guard case .bitmap(let maskedImage) = try ICO.largestPicture(of: Files.ico([(2, 1, 32, masked)]), maximumPixels: 100) else {
+        guard
+            case .bitmap(let maskedImage) = try ICO.largestPicture(
+                of: Files.ico([(2, 1, 32, masked)]), maximumPixels: 100)
+        else {
             Issue.record("not a bitmap")
             return
         }
@@ -55,8 +59,13 @@ struct ICOTests {
     }
 
     @Test func aPictureWithoutItsMaskIsOpaque() throws {
-        let picture = Files.iconBitmap(width: 4, height: 2, bits: 24, pixels: Files.bgr([[(1, 2, 3), (4, 5, 6), (7, 8, 9), (1, 1, 2)], [(9, 9, 8), (1, 2, 3), (4, 5, 6), (7, 8, 9)]]), mask: nil)
-        guard case .bitmap(let image) = try ICO.largestPicture(of: Files.ico([(4, 2, 24, picture)]), maximumPixels: 100) else {
+        let picture = Files.iconBitmap(
+            width: 4, height: 2, bits: 24,
+            pixels: Files.bgr([
+                [(1, 2, 3), (4, 5, 6), (7, 8, 9), (1, 1, 2)], [(9, 9, 8), (1, 2, 3), (4, 5, 6), (7, 8, 9)],
+            ]), mask: nil)
+        guard case .bitmap(let image) = try ICO.largestPicture(of: Files.ico([(4, 2, 24, picture)]), maximumPixels: 100)
+        else {
             Issue.record("not a bitmap")
             return
         }
@@ -64,14 +73,19 @@ struct ICOTests {
     }
 
     @Test func theLargestPictureIsTakenByAreaThenDepth() throws {
-        let small = Files.iconBitmap(width: 2, height: 1, bits: 24, pixels: Files.bgr([[(1, 1, 1), (1, 1, 1)]]), mask: nil)
+        let small = Files.iconBitmap(
+            width: 2, height: 1, bits: 24, pixels: Files.bgr([[(1, 1, 1), (1, 1, 1)]]), mask: nil)
         let png = Files.png(width: 256, height: 256)
         let data = Files.ico([(2, 1, 24, small), (0, 0, 32, png), (4, 2, 8, Self.paletted)])
         #expect(try ICO.largestPNG(in: data) == Data(png))
         #expect(try ICO.largestSize(of: data) == (256, 256), "0 in the directory means 256")
-        #expect(try ICO.largestPicture(of: data, maximumPixels: 1) == .png(Data(png)), "a PNG is checked by whoever decodes it")
+        #expect(
+            try ICO.largestPicture(of: data, maximumPixels: 1) == .png(Data(png)),
+            "a PNG is checked by whoever decodes it")
         // Of two pictures of one size, the deeper one.
-        let deeper = Files.iconBitmap(width: 4, height: 2, bits: 24, pixels: Files.bgr(Array(repeating: Array(repeating: (5, 6, 7), count: 4), count: 2)), mask: nil)
+        let deeper = Files.iconBitmap(
+            width: 4, height: 2, bits: 24,
+            pixels: Files.bgr(Array(repeating: Array(repeating: (5, 6, 7), count: 4), count: 2)), mask: nil)
         let tie = Files.ico([(4, 2, 8, Self.paletted), (4, 2, 24, deeper)])
         guard case .bitmap(let image) = try ICO.largestPicture(of: tie, maximumPixels: 100) else {
             Issue.record("not a bitmap")
@@ -96,7 +110,9 @@ struct ICOTests {
         #expect(ImageFormat(sniffing: data) == .ico)
     }
 
-    @Test(arguments: [(1, 1, false), (16, 16, true), (255, 3, true), (256, 256, false), (256, 1, true)] as [(Int, Int, Bool)])
+    @Test(
+        arguments: [(1, 1, false), (16, 16, true), (255, 3, true), (256, 256, false), (256, 1, true)]
+            as [(Int, Int, Bool)])
     func whatICOWritesItReadsBack(width: Int, height: Int, hasAlpha: Bool) throws {
         let png = Data(Files.png(width: width, height: height))
         let data = ICO.encode(png: png, width: width, height: height, hasAlpha: hasAlpha)
@@ -109,7 +125,9 @@ struct ICOTests {
 
     @Test func aBitmapOverTheLimitIsRefusedBeforeItsPixels() {
         let data = Files.ico([(4, 2, 8, Self.paletted)])
-        #expect(throws: ImageDecodingError.tooManyPixels(width: 4, height: 2, limit: 7)) { try ICO.largestPicture(of: data, maximumPixels: 7) }
+        #expect(throws: ImageDecodingError.tooManyPixels(width: 4, height: 2, limit: 7)) {
+            try ICO.largestPicture(of: data, maximumPixels: 7)
+        }
     }
 
     @Test(arguments: [
@@ -122,12 +140,18 @@ struct ICOTests {
     ])
     func directoriesThatAreNotIconsAreRefused(bytes: [UInt8], why: String) {
         #expect(throws: ImageDecodingError.self, "\(why)") { try ICO.largestSize(of: Data(bytes)) }
-        #expect(throws: ImageDecodingError.self, "\(why)") { try ICO.largestPicture(of: Data(bytes), maximumPixels: 100) }
+        #expect(throws: ImageDecodingError.self, "\(why)") {
+            try ICO.largestPicture(of: Data(bytes), maximumPixels: 100)
+        }
         #expect(throws: ImageDecodingError.self, "\(why)") { try ICO.largestPNG(in: Data(bytes)) }
     }
 
     /// A directory entry whose bytes are not in the file (past its end, wrapping, or none).
-    @Test(arguments: [(Int(UInt32.max), 10), (10, Int(UInt32.max)), (22, 0), (22, 1_000), (1_000, 1), (Int(UInt32.max), Int(UInt32.max))] as [(Int, Int)])
+    @Test(
+        arguments: [
+            (Int(UInt32.max), 10), (10, Int(UInt32.max)), (22, 0), (22, 1_000), (1_000, 1),
+            (Int(UInt32.max), Int(UInt32.max)),
+        ] as [(Int, Int)])
     func picturesOutsideTheFileAreRefused(offset: Int, length: Int) {
         var bytes = [UInt8](Files.ico([(4, 2, 8, Self.paletted)]))
         bytes.replaceSubrange(14..<18, with: Files.le32(length))
@@ -140,7 +164,9 @@ struct ICOTests {
         // Its header's height counts the mask: 1 leaves no row for the picture.
         var picture = Self.paletted
         picture.replaceSubrange(8..<12, with: Files.le32(1))
-        #expect(throws: ImageDecodingError.self) { try ICO.largestPicture(of: Files.ico([(4, 1, 8, picture)]), maximumPixels: 100) }
+        #expect(throws: ImageDecodingError.self) {
+            try ICO.largestPicture(of: Files.ico([(4, 1, 8, picture)]), maximumPixels: 100)
+        }
     }
 
     @Test func everyIconCutShortIsRefusedOrOpaque() {
@@ -161,8 +187,18 @@ struct ICOTests {
     @Test func seededRandomDamageIsRefusedOrDecodedNeverACrash() {
         let files = [
             Files.ico([(4, 2, 8, Self.paletted)]),
-            Files.ico([(2, 1, 32, Files.iconBitmap(width: 2, height: 1, bits: 32, pixels: [1, 2, 3, 4, 5, 6, 7, 8], mask: [[1, 0]]))]),
-            Files.ico([(2, 1, 24, Files.iconBitmap(width: 2, height: 1, bits: 24, pixels: [1, 2, 3, 4, 5, 6, 0, 0], mask: nil)), (0, 0, 32, Files.png(width: 256, height: 256))]),
+            Files.ico([
+                (
+                    2, 1, 32,
+                    Files.iconBitmap(width: 2, height: 1, bits: 32, pixels: [1, 2, 3, 4, 5, 6, 7, 8], mask: [[1, 0]])
+                )
+            ]),
+            Files.ico([
+                (
+                    2, 1, 24,
+                    Files.iconBitmap(width: 2, height: 1, bits: 24, pixels: [1, 2, 3, 4, 5, 6, 0, 0], mask: nil)
+                ), (0, 0, 32, Files.png(width: 256, height: 256)),
+            ]),
         ]
         var random = SeededGenerator(seed: 2024)
         for file in files {

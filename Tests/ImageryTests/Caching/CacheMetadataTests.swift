@@ -8,26 +8,36 @@ import Testing
 struct CacheMetadataTests {
     static func metadata(_ headers: [String: String]?) -> CacheMetadata {
         let info = headers.map {
-            HTTPResponseInfo(statusCode: 200, headers: $0, requestTime: HTTPFreshnessTests.t0, responseTime: HTTPFreshnessTests.t0, requestHeaders: [:])
+            HTTPResponseInfo(
+                statusCode: 200, headers: $0, requestTime: HTTPFreshnessTests.t0, responseTime: HTTPFreshnessTests.t0,
+                requestHeaders: [:])
         }
         return CacheMetadata(storedAt: HTTPFreshnessTests.t0, http: info)
     }
 
     /// The same version only by the same strong `ETag`, or (with no `ETag` on either side) the same
     /// `Last-Modified`; without validators, or with weak ones, nothing can be told.
-    @Test(arguments: [
-        (["ETag": "\"a\""], ["ETag": "\"a\""], true),
-        (["ETag": "\"a\""], ["ETag": "\"b\""], false),
-        (["ETag": "W/\"a\""], ["ETag": "W/\"a\""], false),
-        (["ETag": "\"a\""], [:], false),
-        ([:], ["ETag": "\"a\""], false),
-        (["ETag": "\"a\"", "Last-Modified": "x"], ["Last-Modified": "x"], false),
-        (["ETag": "\"a\"", "Last-Modified": "x"], ["ETag": "\"a\"", "Last-Modified": "y"], true),  // the tag decides
-        (["Last-Modified": "Tue, 14 Nov 2023 22:13:20 GMT"], ["Last-Modified": "Tue, 14 Nov 2023 22:13:20 GMT"], true),
-        (["Last-Modified": "Tue, 14 Nov 2023 22:13:20 GMT"], ["Last-Modified": "Wed, 15 Nov 2023 22:13:20 GMT"], false),
-        (["Last-Modified": "x"], [:], false),
-        ([:], [:], false),
-    ] as [([String: String], [String: String], Bool)])
+    @Test(
+        arguments: [
+            (["ETag": "\"a\""], ["ETag": "\"a\""], true),
+            (["ETag": "\"a\""], ["ETag": "\"b\""], false),
+            (["ETag": "W/\"a\""], ["ETag": "W/\"a\""], false),
+            (["ETag": "\"a\""], [:], false),
+            ([:], ["ETag": "\"a\""], false),
+            (["ETag": "\"a\"", "Last-Modified": "x"], ["Last-Modified": "x"], false),
+            // The tag decides.
+            (["ETag": "\"a\"", "Last-Modified": "x"], ["ETag": "\"a\"", "Last-Modified": "y"], true),
+            (
+                ["Last-Modified": "Tue, 14 Nov 2023 22:13:20 GMT"], ["Last-Modified": "Tue, 14 Nov 2023 22:13:20 GMT"],
+                true
+            ),
+            (
+                ["Last-Modified": "Tue, 14 Nov 2023 22:13:20 GMT"], ["Last-Modified": "Wed, 15 Nov 2023 22:13:20 GMT"],
+                false
+            ),
+            (["Last-Modified": "x"], [:], false),
+            ([:], [:], false),
+        ] as [([String: String], [String: String], Bool)])
     func theSameVersionIsToldByItsValidators(mine: [String: String], theirs: [String: String], same: Bool) {
         #expect(Self.metadata(mine).isSameVersion(as: Self.metadata(theirs)) == same, "\(mine) vs \(theirs)")
         #expect(Self.metadata(theirs).isSameVersion(as: Self.metadata(mine)) == same, "symmetric")
@@ -44,7 +54,8 @@ struct CacheMetadataTests {
         var metadata = CacheMetadata(
             contentType: "image/webp", storedAt: Date(timeIntervalSince1970: 1_700_000_123.5),
             http: HTTPResponseInfo(
-                statusCode: 200, headers: ["ETag": "\"e\"", "Vary": "Accept"], requestTime: Date(timeIntervalSince1970: 1),
+                statusCode: 200, headers: ["ETag": "\"e\"", "Vary": "Accept"],
+                requestTime: Date(timeIntervalSince1970: 1),
                 responseTime: Date(timeIntervalSince1970: 2), requestHeaders: ["Accept": "image/webp"]
             )
         )
@@ -63,19 +74,20 @@ struct CacheMetadataTests {
         #expect(metadata.storedAt >= before && metadata.storedAt <= Date())
     }
 
-    @Test(arguments: [
-        ("", [String]()),
-        (" ", []),
-        (",", []),
-        (" , ,\t,", []),
-        ("Accept", ["Accept"]),
-        ("Accept, Accept-Encoding", ["Accept", "Accept-Encoding"]),
-        ("\tAccept ,Origin\t, ", ["Accept", "Origin"]),
-        ("\"a\", W/\"b\"", ["\"a\"", "W/\"b\""]),
-        ("a,,b", ["a", "b"]),
-        ("a b, c", ["a b", "c"]),  // spaces inside an element are kept
-        ("é,ü", ["é", "ü"]),
-    ] as [(String, [String])])
+    @Test(
+        arguments: [
+            ("", [String]()),
+            (" ", []),
+            (",", []),
+            (" , ,\t,", []),
+            ("Accept", ["Accept"]),
+            ("Accept, Accept-Encoding", ["Accept", "Accept-Encoding"]),
+            ("\tAccept ,Origin\t, ", ["Accept", "Origin"]),
+            ("\"a\", W/\"b\"", ["\"a\"", "W/\"b\""]),
+            ("a,,b", ["a", "b"]),
+            ("a b, c", ["a b", "c"]),  // spaces inside an element are kept
+            ("é,ü", ["é", "ü"]),
+        ] as [(String, [String])])
     func headerListsAreSplitOnCommasAndTrimmed(header: String, elements: [String]) {
         #expect(HTTPHeaderList.elements(header).map(String.init) == elements, "\(header.debugDescription)")
     }
@@ -85,15 +97,16 @@ struct CacheMetadataTests {
         #expect(HTTPCachePolicy.varyNames(nil).isEmpty)
     }
 
-    @Test(arguments: [
-        ("max-age=60", ["max-age": "60"]),
-        ("no-store", ["no-store": String?.none]),
-        ("max-age=60,max-age=120", ["max-age": "120"]),  // the last of a repeated directive
-        ("a=, b", ["a": "", "b": String?.none]),
-        ("=", [:]),
-        (",,,", [:]),
-        ("\t MAX-AGE \t=\t 5 \t", ["max-age": "5"]),
-    ] as [(String, [String: String?])])
+    @Test(
+        arguments: [
+            ("max-age=60", ["max-age": "60"]),
+            ("no-store", ["no-store": String?.none]),
+            ("max-age=60,max-age=120", ["max-age": "120"]),  // the last of a repeated directive
+            ("a=, b", ["a": "", "b": String?.none]),
+            ("=", [:]),
+            (",,,", [:]),
+            ("\t MAX-AGE \t=\t 5 \t", ["max-age": "5"]),
+        ] as [(String, [String: String?])])
     func cacheControlIsReadDirectiveByDirective(header: String, directives: [String: String?]) {
         #expect(HTTPCachePolicy.cacheControl(header) == directives, "\(header)")
     }

@@ -7,18 +7,19 @@ import Testing
 /// obsolete forms a recipient must still accept; anything else is no date.
 @Suite("HTTPDate")
 struct HTTPDateTests {
-    @Test(arguments: [
-        ("Thu, 01 Jan 1970 00:00:00 GMT", 0),
-        ("Wed, 31 Dec 1969 23:59:59 GMT", -1),
-        ("Sun, 06 Nov 1994 08:49:37 GMT", 784_111_777),
-        ("Fri, 31 Dec 1999 23:59:59 GMT", 946_684_799),
-        ("Tue, 29 Feb 2000 12:00:00 GMT", 951_825_600),  // 2000 is a leap year
-        ("Thu, 29 Feb 2024 23:59:59 GMT", 1_709_251_199),
-        ("Tue, 19 Jan 2038 03:14:08 GMT", 2_147_483_648),  // past 32-bit time
-        ("Mon, 01 Mar 2100 00:00:00 GMT", 4_107_542_400),  // 2100 is not
-        ("Mon, 01 Jan 1900 00:00:00 GMT", -2_208_988_800),
-        ("Sat, 31 Dec 2016 23:59:60 GMT", 1_483_228_800),  // a leap second: the next second
-    ] as [(String, Int)])
+    @Test(
+        arguments: [
+            ("Thu, 01 Jan 1970 00:00:00 GMT", 0),
+            ("Wed, 31 Dec 1969 23:59:59 GMT", -1),
+            ("Sun, 06 Nov 1994 08:49:37 GMT", 784_111_777),
+            ("Fri, 31 Dec 1999 23:59:59 GMT", 946_684_799),
+            ("Tue, 29 Feb 2000 12:00:00 GMT", 951_825_600),  // 2000 is a leap year
+            ("Thu, 29 Feb 2024 23:59:59 GMT", 1_709_251_199),
+            ("Tue, 19 Jan 2038 03:14:08 GMT", 2_147_483_648),  // past 32-bit time
+            ("Mon, 01 Mar 2100 00:00:00 GMT", 4_107_542_400),  // 2100 is not
+            ("Mon, 01 Jan 1900 00:00:00 GMT", -2_208_988_800),
+            ("Sat, 31 Dec 2016 23:59:60 GMT", 1_483_228_800),  // a leap second: the next second
+        ] as [(String, Int)])
     func readsIMFFixdates(text: String, seconds: Int) {
         let date = Date(timeIntervalSince1970: TimeInterval(seconds))
         #expect(HTTPDate.parse(text) == date)
@@ -69,7 +70,8 @@ struct HTTPDateTests {
         #expect(HTTPDate.format(Date(timeIntervalSince1970: 1_709_251_199)) == "Thu, 29 Feb 2024 23:59:59 GMT")
         var random = SeededGenerator(seed: 42)
         for _ in 0..<2_000 {
-            let date = Date(timeIntervalSince1970: TimeInterval(Int64.random(in: -2_208_988_800...4_102_444_800, using: &random)))
+            let date = Date(
+                timeIntervalSince1970: TimeInterval(Int64.random(in: -2_208_988_800...4_102_444_800, using: &random)))
             #expect(HTTPDate.parse(HTTPDate.format(date)) == date)
         }
     }
@@ -80,7 +82,8 @@ struct HTTPDateTests {
             for index in 0..<200 {
                 group.addTask {
                     let text = index % 2 == 0 ? "Sunday, 06-Nov-94 08:49:37 GMT" : "Sun Nov  6 08:49:37 1994"
-                    return HTTPDate.parse(text) == expected && HTTPDate.format(expected) == "Sun, 06 Nov 1994 08:49:37 GMT"
+                    return HTTPDate.parse(text) == expected
+                        && HTTPDate.format(expected) == "Sun, 06 Nov 1994 08:49:37 GMT"
                 }
             }
             return await group.reduce(into: [Bool]()) { $0.append($1) }

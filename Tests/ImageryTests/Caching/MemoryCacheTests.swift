@@ -241,7 +241,9 @@ struct MemoryCacheTests {
         var model: [(key: Int, cost: Int)] = []  // most recent first
         var (costLimit, countLimit) = (200, 12)
         func trimModel() {
-            while !model.isEmpty, model.reduce(0, { $0 + $1.cost }) > costLimit || model.count > countLimit { model.removeLast() }
+            while !model.isEmpty, model.reduce(0, { $0 + $1.cost }) > costLimit || model.count > countLimit {
+                model.removeLast()
+            }
         }
         for _ in 0..<3_000 {
             let key = Int.random(in: 0..<30, using: &random)

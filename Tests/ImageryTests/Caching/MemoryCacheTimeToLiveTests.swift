@@ -6,9 +6,11 @@ import Testing
 /// Expiry on time moved by hand (``ManualTime``): no test here waits for a clock.
 @Suite("MemoryCache time to live")
 struct MemoryCacheTimeToLiveTests {
-    @Test(arguments: [
-        (60.0, 59_999, true), (60, 60_000, false), (0.5, 499, true), (0.5, 500, false), (0.001, 1, false), (86_400, 86_399_999, true),
-    ] as [(Double, Int64, Bool)])
+    @Test(
+        arguments: [
+            (60.0, 59_999, true), (60, 60_000, false), (0.5, 499, true), (0.5, 500, false), (0.001, 1, false),
+            (86_400, 86_399_999, true),
+        ] as [(Double, Int64, Bool)])
     func anEntryLivesForItsTimeToLiveFromWhenItWasStored(ttl: Double, elapsedMilliseconds: Int64, alive: Bool) {
         let time = ManualTime()
         let cache = MemoryCache<String, Int>(ttl: ttl, time: time.source)

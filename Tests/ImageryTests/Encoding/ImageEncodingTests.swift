@@ -17,16 +17,17 @@ struct ImageEncodingTests {
 
     static let image = Image(width: 3, height: 2, pixelFormat: .rgba8, pixels: Data(count: 24), sourceFormat: .png)
 
-    @Test(arguments: [
-        (AutoQuality(), 80, 1, 70...80),
-        (AutoQuality(maximum: 90), 80, 1, 80...90),
-        (AutoQuality(minimum: 75), 80, 1, 75...80),
-        (AutoQuality(minimum: 95), 80, 1, 80...80),  // a minimum above the top is the top
-        (AutoQuality(minimum: 20, maximum: 40), 80, 1, 20...40),
-        (AutoQuality(), 5, 1, 1...5),
-        (AutoQuality(), 20, 30, 30...30),  // never below what means something for the format
-        (AutoQuality(minimum: 0, maximum: 500), 80, 1, 1...100),  // clamped to 1...100 when made
-    ] as [(AutoQuality, Int, Int, ClosedRange<Int>)])
+    @Test(
+        arguments: [
+            (AutoQuality(), 80, 1, 70...80),
+            (AutoQuality(maximum: 90), 80, 1, 80...90),
+            (AutoQuality(minimum: 75), 80, 1, 75...80),
+            (AutoQuality(minimum: 95), 80, 1, 80...80),  // a minimum above the top is the top
+            (AutoQuality(minimum: 20, maximum: 40), 80, 1, 20...40),
+            (AutoQuality(), 5, 1, 1...5),
+            (AutoQuality(), 20, 30, 30...30),  // never below what means something for the format
+            (AutoQuality(minimum: 0, maximum: 500), 80, 1, 1...100),  // clamped to 1...100 when made
+        ] as [(AutoQuality, Int, Int, ClosedRange<Int>)])
     func theSearchRangeEndsAtTheQualityAskedFor(auto: AutoQuality, asked: Int, lowest: Int, range: ClosedRange<Int>) {
         #expect(auto.range(asked: asked, lowest: lowest) == range)
     }
@@ -38,21 +39,30 @@ struct ImageEncodingTests {
         #expect(AutoQuality.defaultTarget == .ssimulacra2(70) && AutoQuality.defaultRange == 10)
     }
 
-    @Test(arguments: [
-        (AutoQuality(), "auto:-:---:-:-"),
-        (AutoQuality(target: .ssimulacra2(70), minimum: 60, maximum: 80, tolerance: 0.5, maximumPixels: 1000), "auto:s70.0:60-80:0.5:1000"),
-        (AutoQuality(target: .bytes(5000)), "auto:b5000:---:-:-"),
-    ] as [(AutoQuality, String)])
+    @Test(
+        arguments: [
+            (AutoQuality(), "auto:-:---:-:-"),
+            (
+                AutoQuality(target: .ssimulacra2(70), minimum: 60, maximum: 80, tolerance: 0.5, maximumPixels: 1000),
+                "auto:s70.0:60-80:0.5:1000"
+            ),
+            (AutoQuality(target: .bytes(5000)), "auto:b5000:---:-:-"),
+        ] as [(AutoQuality, String)])
     func autoQualityHasAKey(auto: AutoQuality, key: String) {
         #expect(auto.description == key)
     }
 
     @Test func encodingOptionsNameWhatIsSet() {
         #expect(EncodingOptions().description == "q0")
-        #expect(EncodingOptions(quality: 80, lossless: true, progressive: true, maximumBytes: 1000, autoQuality: AutoQuality(maximum: 85)).description
-            == "q80+lossless+progressive+max:1000+auto:-:--85:-:-")
+        #expect(
+            EncodingOptions(
+                quality: 80, lossless: true, progressive: true, maximumBytes: 1000,
+                autoQuality: AutoQuality(maximum: 85)
+            ).description
+                == "q80+lossless+progressive+max:1000+auto:-:--85:-:-")
         let keys = [
-            EncodingOptions(), EncodingOptions(quality: 80), EncodingOptions(lossless: true), EncodingOptions(progressive: true),
+            EncodingOptions(), EncodingOptions(quality: 80), EncodingOptions(lossless: true),
+            EncodingOptions(progressive: true),
             EncodingOptions(maximumBytes: 1), EncodingOptions(autoQuality: AutoQuality()),
         ].map(\.description)
         #expect(Set(keys).count == keys.count)

@@ -9,15 +9,18 @@ import Testing
 @Suite("BlurHash")
 struct BlurHashTests {
     static func solid(_ red: UInt8, _ green: UInt8, _ blue: UInt8, width: Int = 8, height: Int = 8) -> Image {
-        Image(width: width, height: height, pixelFormat: .rgb8, pixels: Data((0..<(width * height)).flatMap { _ in [red, green, blue] }), sourceFormat: .png)
+        Image(
+            width: width, height: height, pixelFormat: .rgb8,
+            pixels: Data((0..<(width * height)).flatMap { _ in [red, green, blue] }), sourceFormat: .png)
     }
 
     /// One component: `0`, `0`, then the colour as the 24-bit number `RRGGBB` in base 83; more components
     /// keep those 4 digits (the DC term) after their own size and maximum digits. (The reference's basis,
     /// cos(π i x / width), does not sum to zero over a row, so a solid colour has AC terms of its own.)
-    @Test(arguments: [
-        ((255, 0, 0), "00TI:j"), ((0, 0, 0), "000000"), ((255, 255, 255), "00TSUA"), ((12, 34, 56), "001WZq"),
-    ] as [((UInt8, UInt8, UInt8), String)])
+    @Test(
+        arguments: [
+            ((255, 0, 0), "00TI:j"), ((0, 0, 0), "000000"), ((255, 255, 255), "00TSUA"), ((12, 34, 56), "001WZq"),
+        ] as [((UInt8, UInt8, UInt8), String)])
     func aSolidColourIsItsAverageInFourDigits(colour: (UInt8, UInt8, UInt8), oneByOne: String) throws {
         let image = Self.solid(colour.0, colour.1, colour.2)
         #expect(BlurHash.encode(image, componentsX: 1, componentsY: 1) == oneByOne)
@@ -42,15 +45,23 @@ struct BlurHashTests {
     /// Alpha is ignored, grey is colour with equal channels, and 16 bits are read as 8.
     @Test func theHashDependsOnlyOnTheColourOfThePixels() {
         let rgb = PlaceholderTests.generate(12, 9) { x, y in [UInt8(x * 20), UInt8(y * 25), UInt8((x + y) * 9), 255] }
-        let rgbOnly = Image(width: 12, height: 9, pixelFormat: .rgb8, pixels: Data(rgb.pixels.enumerated().filter { $0.offset % 4 != 3 }.map(\.element)), sourceFormat: .png)
-        let translucent = PlaceholderTests.generate(12, 9) { x, y in [UInt8(x * 20), UInt8(y * 25), UInt8((x + y) * 9), UInt8(x * y)] }
+        let rgbOnly = Image(
+            width: 12, height: 9, pixelFormat: .rgb8,
+            pixels: Data(rgb.pixels.enumerated().filter { $0.offset % 4 != 3 }.map(\.element)), sourceFormat: .png)
+        let translucent = PlaceholderTests.generate(12, 9) { x, y in
+            [UInt8(x * 20), UInt8(y * 25), UInt8((x + y) * 9), UInt8(x * y)]
+        }
         #expect(BlurHash.encode(rgb) == BlurHash.encode(rgbOnly))
         #expect(BlurHash.encode(translucent) == BlurHash.encode(rgbOnly))
         #expect(BlurHash.encode(rgbOnly.withSixteenBitChannels()) == BlurHash.encode(rgbOnly))
-        let grey = Image(width: 6, height: 4, pixelFormat: .gray8, pixels: Data((0..<24).map { UInt8($0 * 10) }), sourceFormat: .png)
-        let greyAsColour = Image(width: 6, height: 4, pixelFormat: .rgb8, pixels: repeatingEachByte(grey.pixels, 3), sourceFormat: .png)
+        let grey = Image(
+            width: 6, height: 4, pixelFormat: .gray8, pixels: Data((0..<24).map { UInt8($0 * 10) }), sourceFormat: .png)
+        let greyAsColour = Image(
+            width: 6, height: 4, pixelFormat: .rgb8, pixels: repeatingEachByte(grey.pixels, 3), sourceFormat: .png)
         #expect(BlurHash.encode(grey) == BlurHash.encode(greyAsColour))
-        let greyAlpha = Image(width: 6, height: 4, pixelFormat: .grayAlpha8, pixels: Data(grey.pixels.flatMap { [$0, 7] as [UInt8] }), sourceFormat: .png)
+        let greyAlpha = Image(
+            width: 6, height: 4, pixelFormat: .grayAlpha8, pixels: Data(grey.pixels.flatMap { [$0, 7] as [UInt8] }),
+            sourceFormat: .png)
         #expect(BlurHash.encode(greyAlpha) == BlurHash.encode(grey))
     }
 
@@ -68,7 +79,8 @@ struct BlurHashTests {
     }
 
     @Test(arguments: [
-        "", "0", "00000", "L", "00TI:", "00TI:j0", "L0TI:jfQ", "10TI:j", "00TI:\u{e9}", "00 TI:", "\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}",
+        "", "0", "00000", "L", "00TI:", "00TI:j0", "L0TI:jfQ", "10TI:j", "00TI:\u{e9}", "00 TI:",
+        "\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}",
         "L0TI:jfQfQfQfQfQfQfQfQfQfQf!",
     ])
     func whatIsNotAHashDecodesToNothing(text: String) {
@@ -99,7 +111,8 @@ struct BlurHashTests {
         var random = SeededGenerator(seed: 83)
         let alphabet = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz#$%*+,-.:;=?@[]^_{|}~ é\"")
         for _ in 0..<2_000 {
-            let length = [6, 8, 28, 4 + 2 * 81, 4 + 2 * 90, Int.random(in: 0...40, using: &random)].randomElement(using: &random)!
+            let length = [6, 8, 28, 4 + 2 * 81, 4 + 2 * 90, Int.random(in: 0...40, using: &random)].randomElement(
+                using: &random)!
             let text = String((0..<length).map { _ in alphabet.randomElement(using: &random)! })
             if let image = BlurHash.decode(text, width: 3, height: 2) {
                 #expect((image.width, image.height) == (3, 2))

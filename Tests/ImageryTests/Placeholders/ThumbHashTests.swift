@@ -8,14 +8,17 @@ import Testing
 struct ThumbHashTests {
     static func solid(_ pixel: [UInt8], width: Int, height: Int) -> Image {
         let format = PixelFormat(channels: pixel.count)!
-        return Image(width: width, height: height, pixelFormat: format, pixels: Data(Array(repeating: pixel, count: width * height).flatMap { $0 }), sourceFormat: .png)
+        return Image(
+            width: width, height: height, pixelFormat: format,
+            pixels: Data(Array(repeating: pixel, count: width * height).flatMap { $0 }), sourceFormat: .png)
     }
 
     /// The decoded preview keeps the source's shape: 32 pixels on the longer side.
-    @Test(arguments: [
-        (100, 50, 32, 18), (50, 100, 18, 32), (100, 100, 32, 32), (64, 64, 32, 32), (1, 1, 32, 32),
-        (100, 10, 32, 5), (10, 100, 5, 32), (90, 60, 32, 23), (60, 90, 23, 32),
-    ] as [(Int, Int, Int, Int)])
+    @Test(
+        arguments: [
+            (100, 50, 32, 18), (50, 100, 18, 32), (100, 100, 32, 32), (64, 64, 32, 32), (1, 1, 32, 32),
+            (100, 10, 32, 5), (10, 100, 5, 32), (90, 60, 32, 23), (60, 90, 23, 32),
+        ] as [(Int, Int, Int, Int)])
     func thePreviewKeepsTheShape(width: Int, height: Int, previewWidth: Int, previewHeight: Int) throws {
         let image = PlaceholderTests.generate(width, height) { x, y in [UInt8(x % 256), UInt8(y % 256), 128, 255] }
         let hash = ThumbHash.encode(image)
@@ -27,7 +30,10 @@ struct ThumbHashTests {
     }
 
     /// A solid colour has no detail: every pixel of the preview is the same, near the colour, opaque.
-    @Test(arguments: [[255, 0, 0], [0, 255, 0], [0, 0, 255], [128, 128, 128], [250, 200, 20], [0, 0, 0], [255, 255, 255]] as [[UInt8]])
+    @Test(
+        arguments: [
+            [255, 0, 0], [0, 255, 0], [0, 0, 255], [128, 128, 128], [250, 200, 20], [0, 0, 0], [255, 255, 255],
+        ] as [[UInt8]])
     func aSolidColourDecodesToThatColourEverywhere(colour: [UInt8]) throws {
         let hash = ThumbHash.encode(Self.solid(colour, width: 20, height: 20))
         // A square without alpha: a 5-byte header, then 27 luminance and 5 + 5 colour AC nibbles.
@@ -57,18 +63,22 @@ struct ThumbHashTests {
     }
 
     @Test func greyAndDeepImagesHashAsTheirColours() {
-        let grey = Image(width: 5, height: 4, pixelFormat: .gray8, pixels: Data((0..<20).map { UInt8($0 * 12) }), sourceFormat: .png)
-        let colour = Image(width: 5, height: 4, pixelFormat: .rgb8, pixels: repeatingEachByte(grey.pixels, 3), sourceFormat: .png)
+        let grey = Image(
+            width: 5, height: 4, pixelFormat: .gray8, pixels: Data((0..<20).map { UInt8($0 * 12) }), sourceFormat: .png)
+        let colour = Image(
+            width: 5, height: 4, pixelFormat: .rgb8, pixels: repeatingEachByte(grey.pixels, 3), sourceFormat: .png)
         #expect(ThumbHash.encode(grey) == ThumbHash.encode(colour))
         #expect(ThumbHash.encode(colour.withSixteenBitChannels()) == ThumbHash.encode(colour))
         #expect(ThumbHash.rgba(grey).count == 80)
     }
 
-    @Test(arguments: [
-        [UInt8](), [0x9f], [0x9f, 0x17, 0x0e, 0x0d], [0x9f, 0x17, 0x8e, 0x0d, 0x9a],  // alpha promised, no alpha byte
-        [0x9f, 0x17, 0x0e, 0x0d, 0x9a], [0x00, 0x00, 0x00, 0x00, 0x00],  // a portrait of no width
-        [0x00, 0x00, 0x00, 0x00, 0x80],  // a landscape of no height
-    ] as [[UInt8]])
+    @Test(
+        arguments: [
+            [UInt8](), [0x9f], [0x9f, 0x17, 0x0e, 0x0d],
+            [0x9f, 0x17, 0x8e, 0x0d, 0x9a],  // alpha promised, no alpha byte
+            [0x9f, 0x17, 0x0e, 0x0d, 0x9a], [0x00, 0x00, 0x00, 0x00, 0x00],  // a portrait of no width
+            [0x00, 0x00, 0x00, 0x00, 0x80],  // a landscape of no height
+        ] as [[UInt8]])
     func whatIsNotAThumbHashDecodesToNothing(bytes: [UInt8]) {
         #expect(ThumbHash.decode(bytes) == nil, "\(bytes)")
     }
@@ -85,7 +95,9 @@ struct ThumbHashTests {
         var random = SeededGenerator(seed: 25)
         var previews = 0
         for _ in 0..<3_000 {
-            let bytes = (0..<Int.random(in: 0...40, using: &random)).map { _ in UInt8.random(in: 0...255, using: &random) }
+            let bytes = (0..<Int.random(in: 0...40, using: &random)).map { _ in
+                UInt8.random(in: 0...255, using: &random)
+            }
             if let preview = ThumbHash.decode(bytes) {
                 previews += 1
                 #expect(preview.width <= 32 && preview.height <= 32 && preview.width > 0 && preview.height > 0)

@@ -12,39 +12,45 @@ struct ImageRecipeAdjustmentsTests {
 
     static let line = [Point(0, 0), Point(255, 255)]
 
-    @Test(arguments: [
-        (Adjustment.brightness(-100), true), (.brightness(100), true), (.brightness(101), false), (.contrast(-101), false),
-        (.saturation(0), true), (.saturation(-100), true), (.saturation(100.5), false), (.saturation(.nan), false), (.saturation(.infinity), false),
-        (.channels(red: 100, green: -100, blue: 0), true), (.channels(red: 0, green: 101, blue: 0), false),
-        (.colorize(red: 0, green: 100, blue: 50, color: .white), true), (.colorize(red: -1, green: 0, blue: 0, color: .white), false),
-        (.equalize, true), (.grayscale, true), (.frame(.source(URL(string: "https://e.com/f.png")!)), true),
-        (.noise(amount: 0, seed: 0), true), (.noise(amount: 255, seed: .max), true), (.noise(amount: 256, seed: 1), false),
-        (.roundCorners(horizontal: 0, vertical: 5, color: .black, transparent: true), true),
-        (.roundCorners(horizontal: -1, vertical: 5, color: .black, transparent: false), false),
-        (.scale(1), true), (.scale(0.01), true), (.scale(0), false), (.scale(1.01), false),
-        (.waveletSharpen(amount: 100, radius: 10, luminanceOnly: true), true), (.waveletSharpen(amount: 101, radius: 1, luminanceOnly: false), false),
-        (.waveletSharpen(amount: 1, radius: -1, luminanceOnly: false), false),
-        (.curves(.init(all: line, red: line, green: line, blue: line)), true),
-        (.curves(.init(all: [Point(0, 0)], red: line, green: line, blue: line)), false),
-        (.curves(.init(all: line, red: [Point(10, 0), Point(10, 255)], green: line, blue: line)), false),
-        (.curves(.init(all: line, red: line, green: [Point(200, 0), Point(100, 255)], blue: line)), false),
-        (.convolution(.init(weights: [0, 0, 0, 0, 1, 0, 0, 0, 0], columns: 3)), true),
-        (.convolution(.init(weights: [1], columns: 1)), true),
-        (.convolution(.init(weights: [1, 2], columns: 2)), false),
-        (.convolution(.init(weights: [1, 2, 3, 4, 5], columns: 3)), false),
-        (.convolution(.init(weights: [1, 2, 3, 4, 5, 6], columns: 3)), false),
-        (.convolution(.init(weights: [], columns: 1)), false),
-        (.convolution(.init(weights: [1], columns: 0)), false),
-        (.convolution(.init(weights: [1, .nan, 1], columns: 3)), false),
-        (.convolution(.init(weights: [Double](repeating: 1, count: 301), columns: 301)), true),
-        (.convolution(.init(weights: [Double](repeating: 1, count: 303), columns: 303)), false),
-        (.convolution(.init(weights: [Double](repeating: 1, count: 627), columns: 3)), false),
-        (.watermark(.init(name: "w")), true),
-        (.watermark(Self.pasted(.init(x: .center, y: .center, transparency: 100))), true),
-        (.watermark(Self.pasted(.init(x: .center, y: .center, transparency: 101))), false),
-        (.watermark(Self.pasted(.init(x: .center, y: .center, widthRatio: 0))), false),
-        (.watermark(Self.pasted(.init(x: .center, y: .center, heightRatio: -0.5))), false),
-    ] as [(Adjustment, Bool)])
+    @Test(
+        arguments: [
+            (Adjustment.brightness(-100), true), (.brightness(100), true), (.brightness(101), false),
+            (.contrast(-101), false),
+            (.saturation(0), true), (.saturation(-100), true), (.saturation(100.5), false), (.saturation(.nan), false),
+            (.saturation(.infinity), false),
+            (.channels(red: 100, green: -100, blue: 0), true), (.channels(red: 0, green: 101, blue: 0), false),
+            (.colorize(red: 0, green: 100, blue: 50, color: .white), true),
+            (.colorize(red: -1, green: 0, blue: 0, color: .white), false),
+            (.equalize, true), (.grayscale, true), (.frame(.source(URL(string: "https://e.com/f.png")!)), true),
+            (.noise(amount: 0, seed: 0), true), (.noise(amount: 255, seed: .max), true),
+            (.noise(amount: 256, seed: 1), false),
+            (.roundCorners(horizontal: 0, vertical: 5, color: .black, transparent: true), true),
+            (.roundCorners(horizontal: -1, vertical: 5, color: .black, transparent: false), false),
+            (.scale(1), true), (.scale(0.01), true), (.scale(0), false), (.scale(1.01), false),
+            (.waveletSharpen(amount: 100, radius: 10, luminanceOnly: true), true),
+            (.waveletSharpen(amount: 101, radius: 1, luminanceOnly: false), false),
+            (.waveletSharpen(amount: 1, radius: -1, luminanceOnly: false), false),
+            (.curves(.init(all: line, red: line, green: line, blue: line)), true),
+            (.curves(.init(all: [Point(0, 0)], red: line, green: line, blue: line)), false),
+            (.curves(.init(all: line, red: [Point(10, 0), Point(10, 255)], green: line, blue: line)), false),
+            (.curves(.init(all: line, red: line, green: [Point(200, 0), Point(100, 255)], blue: line)), false),
+            (.convolution(.init(weights: [0, 0, 0, 0, 1, 0, 0, 0, 0], columns: 3)), true),
+            (.convolution(.init(weights: [1], columns: 1)), true),
+            (.convolution(.init(weights: [1, 2], columns: 2)), false),
+            (.convolution(.init(weights: [1, 2, 3, 4, 5], columns: 3)), false),
+            (.convolution(.init(weights: [1, 2, 3, 4, 5, 6], columns: 3)), false),
+            (.convolution(.init(weights: [], columns: 1)), false),
+            (.convolution(.init(weights: [1], columns: 0)), false),
+            (.convolution(.init(weights: [1, .nan, 1], columns: 3)), false),
+            (.convolution(.init(weights: [Double](repeating: 1, count: 301), columns: 301)), true),
+            (.convolution(.init(weights: [Double](repeating: 1, count: 303), columns: 303)), false),
+            (.convolution(.init(weights: [Double](repeating: 1, count: 627), columns: 3)), false),
+            (.watermark(.init(name: "w")), true),
+            (.watermark(Self.pasted(.init(x: .center, y: .center, transparency: 100))), true),
+            (.watermark(Self.pasted(.init(x: .center, y: .center, transparency: 101))), false),
+            (.watermark(Self.pasted(.init(x: .center, y: .center, widthRatio: 0))), false),
+            (.watermark(Self.pasted(.init(x: .center, y: .center, heightRatio: -0.5))), false),
+        ] as [(Adjustment, Bool)])
     func eachStepSaysWhetherItCanBeApplied(adjustment: Adjustment, valid: Bool) {
         #expect((adjustment.problem == nil) == valid, "\(adjustment): \(adjustment.problem ?? "no problem")")
     }
@@ -55,18 +61,33 @@ struct ImageRecipeAdjustmentsTests {
         return watermark
     }
 
-    @Test(arguments: [
-        (Adjustment.brightness(-5), "brightness(-5)"), (.contrast(7), "contrast(7)"), (.saturation(1.5), "saturation(1.5)"),
-        (.channels(red: 1, green: -2, blue: 3), "rgb(1,-2,3)"), (.colorize(red: 1, green: 2, blue: 3, color: .white), "colorize(1,2,3,ffffff)"),
-        (.equalize, "equalize"), (.grayscale, "gray"), (.noise(amount: 9, seed: 42), "noise(9,42)"),
-        (.curves(.init(all: [Point(0, 0), Point(255, 255)], red: [Point(0, 10), Point(255, 245)], green: line, blue: line)),
-         "curve(0:0;255:255|0:10;255:245|0:0;255:255|0:0;255:255)"),
-        (.convolution(.init(weights: [1, 2, 1], columns: 3, normalizes: false)), "convolution(1.0;2.0;1.0,3,false)"),
-        (.roundCorners(horizontal: 4, vertical: 5, color: .black, transparent: true), "round(4|5,000000,transparent)"),
-        (.roundCorners(horizontal: 4, vertical: 5, color: .black, transparent: false), "round(4|5,000000)"),
-        (.scale(0.5), "scale(0.5)"), (.waveletSharpen(amount: 2, radius: 1, luminanceOnly: true), "sharpen(2.0,1.0,true)"),
-        (.frame(.source(URL(string: "https://e.com/f.png")!)), "frame(url(19:https://e.com/f.png))"),
-    ] as [(Adjustment, String)])
+    @Test(
+        arguments: [
+            (Adjustment.brightness(-5), "brightness(-5)"), (.contrast(7), "contrast(7)"),
+            (.saturation(1.5), "saturation(1.5)"),
+            (.channels(red: 1, green: -2, blue: 3), "rgb(1,-2,3)"),
+            (.colorize(red: 1, green: 2, blue: 3, color: .white), "colorize(1,2,3,ffffff)"),
+            (.equalize, "equalize"), (.grayscale, "gray"), (.noise(amount: 9, seed: 42), "noise(9,42)"),
+            (
+                .curves(
+                    .init(
+                        all: [Point(0, 0), Point(255, 255)], red: [Point(0, 10), Point(255, 245)], green: line,
+                        blue: line)),
+                "curve(0:0;255:255|0:10;255:245|0:0;255:255|0:0;255:255)"
+            ),
+            (
+                .convolution(.init(weights: [1, 2, 1], columns: 3, normalizes: false)),
+                "convolution(1.0;2.0;1.0,3,false)"
+            ),
+            (
+                .roundCorners(horizontal: 4, vertical: 5, color: .black, transparent: true),
+                "round(4|5,000000,transparent)"
+            ),
+            (.roundCorners(horizontal: 4, vertical: 5, color: .black, transparent: false), "round(4|5,000000)"),
+            (.scale(0.5), "scale(0.5)"),
+            (.waveletSharpen(amount: 2, radius: 1, luminanceOnly: true), "sharpen(2.0,1.0,true)"),
+            (.frame(.source(URL(string: "https://e.com/f.png")!)), "frame(url(19:https://e.com/f.png))"),
+        ] as [(Adjustment, String)])
     func eachStepHasAKey(adjustment: Adjustment, key: String) {
         #expect(adjustment.description == key)
     }
@@ -88,7 +109,9 @@ struct ImageRecipeAdjustmentsTests {
 
     @Test func aSteepCurveIsClampedToTheLevelsThereAre() {
         // Up, down and up again sharply: the spline overshoots both ends of 0...255.
-        let table = Adjustment.Curves.table([Point(0, 0), Point(10, 255), Point(20, 0), Point(30, 255), Point(255, 255)])
+        let table = Adjustment.Curves.table([
+            Point(0, 0), Point(10, 255), Point(20, 0), Point(30, 255), Point(255, 255),
+        ])
         #expect(table[10] == 255 && table[20] == 0 && table[30] == 255)
         #expect(table.contains(0) && table.contains(255), "clamped, not wrapped")
     }
@@ -132,19 +155,24 @@ struct ImageRecipeAdjustmentsTests {
     }
 
     /// A 40 × 20 watermark on a 200 × 100 output.
-    @Test(arguments: [
-        (nil, nil, 40, 20), (0.5, nil, 100, 50), (nil, 0.1, 20, 10), (0.5, 0.1, 20, 10), (0.1, 0.5, 20, 10), (0.0, nil, 1, 1),
-        (2.0, nil, 400, 200),
-    ] as [(Double?, Double?, Int, Int)])
+    @Test(
+        arguments: [
+            (nil, nil, 40, 20), (0.5, nil, 100, 50), (nil, 0.1, 20, 10), (0.5, 0.1, 20, 10), (0.1, 0.5, 20, 10),
+            (0.0, nil, 1, 1),
+            (2.0, nil, 400, 200),
+        ] as [(Double?, Double?, Int, Int)])
     func aPastedWatermarkFitsTheRatiosOfTheOutput(widthRatio: Double?, heightRatio: Double?, width: Int, height: Int) {
-        let paste = ImageRecipe.Watermark.Paste(x: .center, y: .center, widthRatio: widthRatio, heightRatio: heightRatio)
+        let paste = ImageRecipe.Watermark.Paste(
+            x: .center, y: .center, widthRatio: widthRatio, heightRatio: heightRatio)
         #expect(paste.size(width: 40, height: 20, outputWidth: 200, outputHeight: 100) == (width, height))
     }
 
     @Test func pastedWatermarksGoWhereThumborPutsThem() {
         typealias Paste = ImageRecipe.Watermark.Paste
         func origins(_ x: Paste.Position, _ y: Paste.Position, part: Int = 40, side: Int = 200) -> [[Int]] {
-            Paste(x: x, y: y).origins(width: part, height: part, outputWidth: side, outputHeight: side).map { [$0.x, $0.y] }
+            Paste(x: x, y: y).origins(width: part, height: part, outputWidth: side, outputHeight: side).map {
+                [$0.x, $0.y]
+            }
         }
         #expect(origins(.pixels(10, fromEnd: false), .pixels(10, fromEnd: true)) == [[10, 150]])
         #expect(origins(.percent(20, fromEnd: false), .percent(20, fromEnd: true)) == [[40, 120]])
@@ -158,7 +186,8 @@ struct ImageRecipeAdjustmentsTests {
     }
 
     @Test func pasteKeysNameEveryPart() {
-        let paste = ImageRecipe.Watermark.Paste(x: .percent(5, fromEnd: true), y: .repeat, widthRatio: 0.5, transparency: 20)
+        let paste = ImageRecipe.Watermark.Paste(
+            x: .percent(5, fromEnd: true), y: .repeat, widthRatio: 0.5, transparency: 20)
         #expect(paste.description == "paste(-5p,repeat,0.5,none,20)")
         #expect(ImageRecipe.Watermark.Paste.Position.pixels(0, fromEnd: true).description == "-0")
     }

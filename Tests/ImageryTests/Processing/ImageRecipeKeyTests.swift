@@ -15,32 +15,88 @@ struct ImageRecipeKeyTests {
         ("limits", { $0.sourceLimits = .init(pixels: 1) }), ("other limits", { $0.sourceLimits = .init(bytes: 1) }),
         ("trim", { $0.trim = .init() }), ("trim colour", { $0.trim = .init(color: .white) }),
         ("trim corner", { $0.trim = .init(fromBottomRight: true) }),
-        ("trim equal", { $0.trim = .init(); $0.trim?.equalHorizontal = true }),
-        ("trim equal vertically", { $0.trim = .init(); $0.trim?.equalVertical = true }),
+        (
+            "trim equal",
+            {
+                $0.trim = .init()
+                $0.trim?.equalHorizontal = true
+            }
+        ),
+        (
+            "trim equal vertically",
+            {
+                $0.trim = .init()
+                $0.trim?.equalVertical = true
+            }
+        ),
         ("crop", { $0.crop = .init(width: .pixels(10), height: .pixels(10)) }),
         ("crop fraction", { $0.crop = .init(width: .fraction(0.5), height: .pixels(10)) }),
-        ("crop placed", { $0.crop = .init(width: .pixels(10), height: .pixels(10), placement: .origin(x: .pixels(1), y: .fraction(0.5))) }),
-        ("crop smart", { $0.crop = .init(width: .pixels(10), height: .pixels(10), placement: .gravity(.smart(.attention))) }),
+        (
+            "crop placed",
+            {
+                $0.crop = .init(
+                    width: .pixels(10), height: .pixels(10), placement: .origin(x: .pixels(1), y: .fraction(0.5)))
+            }
+        ),
+        (
+            "crop smart",
+            { $0.crop = .init(width: .pixels(10), height: .pixels(10), placement: .gravity(.smart(.attention))) }
+        ),
         ("rotate", { $0.rotation = .quarter }), ("flip", { $0.flip = true }), ("flop", { $0.flop = true }),
         ("sizing", { $0.sizing = .init() }), ("fill", { $0.boxFill = .blur }), ("median", { $0.boxFill = .median }),
-        ("extend", { $0.extend = .init(width: 300, height: 300) }), ("extend west", { $0.extend = .init(width: 300, height: 300, gravity: .west) }),
+        ("extend", { $0.extend = .init(width: 300, height: 300) }),
+        ("extend west", { $0.extend = .init(width: 300, height: 300, gravity: .west) }),
         ("pixelate", { $0.pixelate = 4 }), ("padding", { $0.padding = .init(all: 1) }),
         ("padding sides", { $0.padding = .init(top: 1, right: 0, bottom: 0, left: 0) }), ("blur", { $0.blur = 1 }),
         ("sharpen", { $0.sharpen = 1 }), ("gray", { $0.grayscale = true }), ("background", { $0.background = .black }),
-        ("profile", { $0.keepsColorProfile = true }), ("depth", { $0.keepsHighBitDepth = true }), ("linear", { $0.resizesInLinearLight = true }),
+        ("profile", { $0.keepsColorProfile = true }), ("depth", { $0.keepsHighBitDepth = true }),
+        ("linear", { $0.resizesInLinearLight = true }),
         ("no metadata", { $0.keptMetadata = .none }), ("all metadata", { $0.keptMetadata = .all }),
         ("brightness", { $0.adjustments = [.brightness(10)] }), ("contrast", { $0.adjustments = [.contrast(10)] }),
-        ("two steps", { $0.adjustments = [.brightness(10), .contrast(10)] }), ("two steps swapped", { $0.adjustments = [.contrast(10), .brightness(10)] }),
+        ("two steps", { $0.adjustments = [.brightness(10), .contrast(10)] }),
+        ("two steps swapped", { $0.adjustments = [.contrast(10), .brightness(10)] }),
         ("equalize", { $0.adjustments = [.equalize] }), ("grayscale step", { $0.adjustments = [.grayscale] }),
-        ("noise", { $0.adjustments = [.noise(amount: 5, seed: 1)] }), ("noise seed", { $0.adjustments = [.noise(amount: 5, seed: 2)] }),
-        ("watermark", { $0.watermark = .init(name: "logo") }), ("watermark other", { $0.watermark = .init(name: "logo2") }),
-        ("watermark placed", { $0.watermark = .init(name: "logo", gravity: .north, offsetX: 1, offsetY: 2, opacity: 0.5, scale: 0.2) }),
-        ("watermark tiled", { $0.watermark = .init(name: "logo"); $0.watermark?.placement = .tiled(spacingX: 5, spacingY: 5) }),
-        ("watermark offset", { $0.watermark = .init(name: "logo"); $0.watermark?.placement = .offset(.init(.west, x: 3)) }),
-        ("watermark fitted", { $0.watermark = .init(name: "logo"); $0.watermark?.fraction = 0.5 }),
-        ("watermark pasted", { $0.watermark = .init(name: "logo"); $0.watermark?.placement = .pasted(.init(x: .center, y: .repeat)) }),
+        ("noise", { $0.adjustments = [.noise(amount: 5, seed: 1)] }),
+        ("noise seed", { $0.adjustments = [.noise(amount: 5, seed: 2)] }),
+        ("watermark", { $0.watermark = .init(name: "logo") }),
+        ("watermark other", { $0.watermark = .init(name: "logo2") }),
+        (
+            "watermark placed",
+            { $0.watermark = .init(name: "logo", gravity: .north, offsetX: 1, offsetY: 2, opacity: 0.5, scale: 0.2) }
+        ),
+        (
+            "watermark tiled",
+            {
+                $0.watermark = .init(name: "logo")
+                $0.watermark?.placement = .tiled(spacingX: 5, spacingY: 5)
+            }
+        ),
+        (
+            "watermark offset",
+            {
+                $0.watermark = .init(name: "logo")
+                $0.watermark?.placement = .offset(.init(.west, x: 3))
+            }
+        ),
+        (
+            "watermark fitted",
+            {
+                $0.watermark = .init(name: "logo")
+                $0.watermark?.fraction = 0.5
+            }
+        ),
+        (
+            "watermark pasted",
+            {
+                $0.watermark = .init(name: "logo")
+                $0.watermark?.placement = .pasted(.init(x: .center, y: .repeat))
+            }
+        ),
         ("watermark text", { $0.watermark = .init(mark: .text(.init("hi"))) }),
-        ("watermark linked", { $0.watermark = .init(mark: .linked(.source(URL(string: "https://example.com/logo.png")!))) }),
+        (
+            "watermark linked",
+            { $0.watermark = .init(mark: .linked(.source(URL(string: "https://example.com/logo.png")!))) }
+        ),
         ("watermark loaded", { $0.watermark = .init(mark: .linked(.encoded(Self.logo))) }),
         ("frame step", { $0.adjustments = [.frame(.source(URL(string: "https://example.com/frame.png")!))] }),
     ]
@@ -91,18 +147,23 @@ struct ImageRecipeKeyTests {
         // A linked image is known by the length and text of its URL, then by its id once loaded.
         let linked = ImageRecipe.Watermark(mark: .linked(.source(URL(string: "https://e.com/a")!)))
         #expect(linked.key.hasPrefix("wm:url(15:https://e.com/a):southeast"))
-        #expect(ImageRecipe.Watermark(mark: .linked(.encoded(Self.logo))).key.hasPrefix("wm:img(32:https://example.com/logo.png#abc)"))
+        #expect(
+            ImageRecipe.Watermark(mark: .linked(.encoded(Self.logo))).key.hasPrefix(
+                "wm:img(32:https://example.com/logo.png#abc)"))
     }
 
     @Test func everyGravityHasAShortNameOfItsOwn() {
         let gravities: [ImageRecipe.Gravity] = [
-            .center, .north, .south, .east, .west, .northEast, .northWest, .southEast, .southWest, .focalPoint(x: 0.5, y: 0.25),
+            .center, .north, .south, .east, .west, .northEast, .northWest, .southEast, .southWest,
+            .focalPoint(x: 0.5, y: 0.25),
             .sourcePoint(x: 3, y: 4), .smart(.attention), .smart(.entropy),
         ]
-        #expect(gravities.map(\.description) == [
-            "center", "north", "south", "east", "west", "northeast", "northwest", "southeast", "southwest", "fp:0.5:0.25", "sp:3:4",
-            "smart:attention", "smart:entropy",
-        ])
+        #expect(
+            gravities.map(\.description) == [
+                "center", "north", "south", "east", "west", "northeast", "northwest", "southeast", "southwest",
+                "fp:0.5:0.25", "sp:3:4",
+                "smart:attention", "smart:entropy",
+            ])
     }
 
     @Test func anEncodedImageIsKnownByItsIdAlone() {

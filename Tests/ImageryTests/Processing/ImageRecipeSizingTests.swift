@@ -19,7 +19,8 @@ struct ImageRecipeSizingTests {
     }
 
     static func sizing(
-        _ mode: Mode, _ width: Int, _ height: Int, enlarge: Bool = false, extend: Bool = false, extendAspectRatio: Bool = false
+        _ mode: Mode, _ width: Int, _ height: Int, enlarge: Bool = false, extend: Bool = false,
+        extendAspectRatio: Bool = false
     ) -> ImageRecipe.Sizing {
         var sizing = ImageRecipe.Sizing()
         (sizing.mode, sizing.width, sizing.height, sizing.enlarge) = (mode, width, height, enlarge)
@@ -28,91 +29,124 @@ struct ImageRecipeSizingTests {
         return sizing
     }
 
-    /// The boxes imgproxy's tables ask for, with what each mode gives: plain, enlarged, extended, extended to the ratio.
-    @Test(arguments: [
-        // fit
-        (Mode.fit, 50, 50, [50, 25], [50, 25], [50, 50], [50, 50]),
-        (.fit, 50, 20, [40, 20], [40, 20], [50, 20], [50, 20]),
-        (.fit, 20, 50, [20, 10], [20, 10], [20, 50], [20, 50]),
-        (.fit, 300, 300, [200, 100], [300, 150], [300, 300], [200, 200]),
-        (.fit, 0, 50, [100, 50], [100, 50], [100, 50], [100, 50]),
-        (.fit, 50, 0, [50, 25], [50, 25], [50, 25], [50, 25]),
-        (.fit, 0, 200, [200, 100], [400, 200], [200, 200], [200, 100]),
-        (.fit, 300, 0, [200, 100], [300, 150], [300, 100], [200, 100]),
-        // fill
-        (.fill, 50, 50, [50, 50], [50, 50], [50, 50], [50, 50]),
-        (.fill, 50, 20, [50, 20], [50, 20], [50, 20], [50, 20]),
-        (.fill, 20, 50, [20, 50], [20, 50], [20, 50], [20, 50]),
-        (.fill, 300, 300, [200, 100], [300, 300], [300, 300], [200, 200]),
-        (.fill, 0, 50, [100, 50], [100, 50], [100, 50], [100, 50]),
-        (.fill, 50, 0, [50, 25], [50, 25], [50, 25], [50, 25]),
-        (.fill, 0, 200, [200, 100], [400, 200], [200, 200], [200, 100]),
-        (.fill, 300, 0, [200, 100], [300, 150], [300, 100], [200, 100]),
-        // fill-down
-        (.fillDown, 50, 50, [50, 50], [50, 50], [50, 50], [50, 50]),
-        (.fillDown, 50, 20, [50, 20], [50, 20], [50, 20], [50, 20]),
-        (.fillDown, 20, 50, [20, 50], [20, 50], [20, 50], [20, 50]),
-        (.fillDown, 300, 300, [100, 100], [300, 300], [300, 300], [100, 100]),
-        (.fillDown, 0, 50, [100, 50], [100, 50], [100, 50], [100, 50]),
-        (.fillDown, 50, 0, [50, 25], [50, 25], [50, 25], [50, 25]),
-        (.fillDown, 0, 200, [200, 100], [400, 200], [200, 200], [200, 100]),
-        (.fillDown, 300, 0, [200, 100], [300, 150], [300, 100], [200, 100]),
-    ] as [(Mode, Int, Int, [Int], [Int], [Int], [Int])])
-    func sizesMatchImgproxysTables(mode: Mode, width: Int, height: Int, plain: [Int], enlarged: [Int], extended: [Int], toRatio: [Int]) throws {
+    /// The boxes imgproxy's tables ask for, with what each mode gives: plain, enlarged, extended, extended
+    /// to the ratio.
+    @Test(
+        arguments: [
+            // fit
+            (Mode.fit, 50, 50, [50, 25], [50, 25], [50, 50], [50, 50]),
+            (.fit, 50, 20, [40, 20], [40, 20], [50, 20], [50, 20]),
+            (.fit, 20, 50, [20, 10], [20, 10], [20, 50], [20, 50]),
+            (.fit, 300, 300, [200, 100], [300, 150], [300, 300], [200, 200]),
+            (.fit, 0, 50, [100, 50], [100, 50], [100, 50], [100, 50]),
+            (.fit, 50, 0, [50, 25], [50, 25], [50, 25], [50, 25]),
+            (.fit, 0, 200, [200, 100], [400, 200], [200, 200], [200, 100]),
+            (.fit, 300, 0, [200, 100], [300, 150], [300, 100], [200, 100]),
+            // fill
+            (.fill, 50, 50, [50, 50], [50, 50], [50, 50], [50, 50]),
+            (.fill, 50, 20, [50, 20], [50, 20], [50, 20], [50, 20]),
+            (.fill, 20, 50, [20, 50], [20, 50], [20, 50], [20, 50]),
+            (.fill, 300, 300, [200, 100], [300, 300], [300, 300], [200, 200]),
+            (.fill, 0, 50, [100, 50], [100, 50], [100, 50], [100, 50]),
+            (.fill, 50, 0, [50, 25], [50, 25], [50, 25], [50, 25]),
+            (.fill, 0, 200, [200, 100], [400, 200], [200, 200], [200, 100]),
+            (.fill, 300, 0, [200, 100], [300, 150], [300, 100], [200, 100]),
+            // fill-down
+            (.fillDown, 50, 50, [50, 50], [50, 50], [50, 50], [50, 50]),
+            (.fillDown, 50, 20, [50, 20], [50, 20], [50, 20], [50, 20]),
+            (.fillDown, 20, 50, [20, 50], [20, 50], [20, 50], [20, 50]),
+            (.fillDown, 300, 300, [100, 100], [300, 300], [300, 300], [100, 100]),
+            (.fillDown, 0, 50, [100, 50], [100, 50], [100, 50], [100, 50]),
+            (.fillDown, 50, 0, [50, 25], [50, 25], [50, 25], [50, 25]),
+            (.fillDown, 0, 200, [200, 100], [400, 200], [200, 200], [200, 100]),
+            (.fillDown, 300, 0, [200, 100], [300, 150], [300, 100], [200, 100]),
+        ] as [(Mode, Int, Int, [Int], [Int], [Int], [Int])])
+    func sizesMatchImgproxysTables(
+        mode: Mode, width: Int, height: Int, plain: [Int], enlarged: [Int], extended: [Int], toRatio: [Int]
+    ) throws {
         #expect(try Self.size(Self.sizing(mode, width, height)) == plain, "\(mode) \(width)x\(height)")
-        #expect(try Self.size(Self.sizing(mode, width, height, enlarge: true)) == enlarged, "\(mode) \(width)x\(height) enlarged")
-        #expect(try Self.size(Self.sizing(mode, width, height, extend: true)) == extended, "\(mode) \(width)x\(height) extended")
-        #expect(try Self.size(Self.sizing(mode, width, height, extendAspectRatio: true)) == toRatio, "\(mode) \(width)x\(height) to the ratio")
+        #expect(
+            try Self.size(Self.sizing(mode, width, height, enlarge: true)) == enlarged,
+            "\(mode) \(width)x\(height) enlarged")
+        #expect(
+            try Self.size(Self.sizing(mode, width, height, extend: true)) == extended,
+            "\(mode) \(width)x\(height) extended")
+        #expect(
+            try Self.size(Self.sizing(mode, width, height, extendAspectRatio: true)) == toRatio,
+            "\(mode) \(width)x\(height) to the ratio")
     }
 
     /// The rows of imgproxy's tables that only some of its variants have.
-    @Test(arguments: [
-        (Mode.fit, 300, 50, false, false, false, [100, 50]), (.fit, 100, 300, false, false, false, [100, 50]),
-        (.fit, 300, 125, true, false, false, [250, 125]), (.fit, 250, 300, true, false, false, [250, 125]),
-        (.fit, 300, 125, false, true, false, [300, 125]), (.fit, 250, 300, false, true, false, [250, 300]),
-        (.fit, 300, 125, false, false, true, [240, 100]), (.fit, 250, 500, false, false, true, [200, 400]),
-        (.fill, 300, 50, false, false, false, [200, 50]), (.fill, 100, 300, false, false, false, [100, 100]),
-        (.fill, 300, 125, true, false, false, [300, 125]), (.fill, 250, 300, true, false, false, [250, 300]),
-        (.fill, 300, 125, false, true, false, [300, 125]), (.fill, 250, 300, false, true, false, [250, 300]),
-        (.fill, 300, 50, false, true, false, [300, 50]), (.fill, 100, 300, false, true, false, [100, 300]),
-        (.fill, 300, 125, false, false, true, [240, 100]), (.fill, 250, 500, false, false, true, [200, 400]),
-        (.fill, 300, 50, false, false, true, [300, 50]), (.fill, 100, 300, false, false, true, [100, 300]),
-        (.fillDown, 300, 125, false, false, false, [200, 83]), (.fillDown, 250, 300, false, false, false, [83, 100]),
-        (.fillDown, 300, 125, true, false, false, [300, 125]), (.fillDown, 250, 300, true, false, false, [250, 300]),
-        (.fillDown, 300, 125, false, true, false, [300, 125]), (.fillDown, 250, 300, false, true, false, [250, 300]),
-        (.fillDown, 300, 50, false, true, false, [300, 50]), (.fillDown, 100, 300, false, true, false, [100, 300]),
-        (.fillDown, 300, 125, false, false, true, [200, 83]), (.fillDown, 250, 300, false, false, true, [83, 100]),
-    ] as [(Mode, Int, Int, Bool, Bool, Bool, [Int])])
-    func moreSizesMatchImgproxysTables(mode: Mode, width: Int, height: Int, enlarge: Bool, extend: Bool, toRatio: Bool, size: [Int]) throws {
-        #expect(try Self.size(Self.sizing(mode, width, height, enlarge: enlarge, extend: extend, extendAspectRatio: toRatio)) == size)
+    @Test(
+        arguments: [
+            (Mode.fit, 300, 50, false, false, false, [100, 50]), (.fit, 100, 300, false, false, false, [100, 50]),
+            (.fit, 300, 125, true, false, false, [250, 125]), (.fit, 250, 300, true, false, false, [250, 125]),
+            (.fit, 300, 125, false, true, false, [300, 125]), (.fit, 250, 300, false, true, false, [250, 300]),
+            (.fit, 300, 125, false, false, true, [240, 100]), (.fit, 250, 500, false, false, true, [200, 400]),
+            (.fill, 300, 50, false, false, false, [200, 50]), (.fill, 100, 300, false, false, false, [100, 100]),
+            (.fill, 300, 125, true, false, false, [300, 125]), (.fill, 250, 300, true, false, false, [250, 300]),
+            (.fill, 300, 125, false, true, false, [300, 125]), (.fill, 250, 300, false, true, false, [250, 300]),
+            (.fill, 300, 50, false, true, false, [300, 50]), (.fill, 100, 300, false, true, false, [100, 300]),
+            (.fill, 300, 125, false, false, true, [240, 100]), (.fill, 250, 500, false, false, true, [200, 400]),
+            (.fill, 300, 50, false, false, true, [300, 50]), (.fill, 100, 300, false, false, true, [100, 300]),
+            (.fillDown, 300, 125, false, false, false, [200, 83]),
+            (.fillDown, 250, 300, false, false, false, [83, 100]),
+            (.fillDown, 300, 125, true, false, false, [300, 125]),
+            (.fillDown, 250, 300, true, false, false, [250, 300]),
+            (.fillDown, 300, 125, false, true, false, [300, 125]),
+            (.fillDown, 250, 300, false, true, false, [250, 300]),
+            (.fillDown, 300, 50, false, true, false, [300, 50]), (.fillDown, 100, 300, false, true, false, [100, 300]),
+            (.fillDown, 300, 125, false, false, true, [200, 83]), (.fillDown, 250, 300, false, false, true, [83, 100]),
+        ] as [(Mode, Int, Int, Bool, Bool, Bool, [Int])])
+    func moreSizesMatchImgproxysTables(
+        mode: Mode, width: Int, height: Int, enlarge: Bool, extend: Bool, toRatio: Bool, size: [Int]
+    ) throws {
+        #expect(
+            try Self.size(
+                Self.sizing(mode, width, height, enlarge: enlarge, extend: extend, extendAspectRatio: toRatio)) == size)
     }
 
     /// imgproxy's `TestResultSizeLimit`: everything, padding and extension included, scaled down together
     /// to the largest result side.
-    @Test(arguments: [
-        (1000, Mode.fit, 100, 100, "", [100, 50]), (50, .fit, 100, 100, "", [50, 25]), (50, .fit, 0, 0, "", [50, 25]),
-        (100, .fit, 0, 100, "", [100, 50]), (50, .fit, 150, 0, "", [50, 25]), (100, .fit, 1000, 1000, "", [100, 50]),
-        (100, .fit, 1000, 1000, "enlarge", [100, 50]), (100, .fit, 1000, 2000, "extend", [50, 100]),
-        (100, .fit, 1000, 2000, "ratio", [50, 100]), (100, .fit, 100, 150, "rotate", [50, 100]), (100, .fit, 0, 0, "rotate", [50, 100]),
-        (200, .fit, 100, 100, "padding", [200, 129]),
-        (1000, .fill, 100, 100, "", [100, 100]), (50, .fill, 100, 100, "", [50, 50]), (50, .fill, 1000, 50, "", [50, 13]),
-        (50, .fill, 100, 1000, "", [50, 50]), (50, .fill, 0, 0, "", [50, 25]), (100, .fill, 0, 100, "", [100, 50]),
-        (50, .fill, 150, 0, "", [50, 25]), (100, .fill, 1000, 1000, "", [100, 50]), (100, .fill, 1000, 1000, "enlarge", [100, 100]),
-        (100, .fill, 1000, 2000, "extend", [50, 100]), (100, .fill, 1000, 2000, "ratio", [50, 100]),
-        (100, .fill, 100, 150, "rotate", [67, 100]), (100, .fill, 0, 0, "rotate", [50, 100]), (200, .fill, 100, 100, "padding", [200, 144]),
-        (1000, .fillDown, 100, 100, "", [100, 100]), (50, .fillDown, 100, 100, "", [50, 50]), (50, .fillDown, 1000, 50, "", [50, 3]),
-        (50, .fillDown, 100, 1000, "", [5, 50]), (50, .fillDown, 0, 0, "", [50, 25]), (100, .fillDown, 0, 100, "", [100, 50]),
-        (50, .fillDown, 150, 0, "", [50, 25]), (100, .fillDown, 1000, 1000, "", [100, 100]),
-        (100, .fillDown, 1000, 1000, "enlarge", [100, 100]), (100, .fillDown, 1000, 2000, "extend", [50, 100]),
-        (100, .fillDown, 1000, 2000, "ratio", [50, 100]), (100, .fillDown, 1000, 1500, "rotate", [67, 100]),
-        (100, .fillDown, 0, 0, "rotate", [50, 100]), (200, .fillDown, 100, 100, "padding", [200, 144]),
-        (200, .fillDown, 1000, 1000, "padding", [200, 144]),
-    ] as [(Int, Mode, Int, Int, String, [Int])])
-    func theLargestResultSideScalesEverythingDown(limit: Int, mode: Mode, width: Int, height: Int, option: String, size: [Int]) throws {
-        var sizing = Self.sizing(mode, width, height, enlarge: option == "enlarge", extend: option == "extend", extendAspectRatio: option == "ratio")
+    @Test(
+        arguments: [
+            (1000, Mode.fit, 100, 100, "", [100, 50]), (50, .fit, 100, 100, "", [50, 25]),
+            (50, .fit, 0, 0, "", [50, 25]),
+            (100, .fit, 0, 100, "", [100, 50]), (50, .fit, 150, 0, "", [50, 25]),
+            (100, .fit, 1000, 1000, "", [100, 50]),
+            (100, .fit, 1000, 1000, "enlarge", [100, 50]), (100, .fit, 1000, 2000, "extend", [50, 100]),
+            (100, .fit, 1000, 2000, "ratio", [50, 100]), (100, .fit, 100, 150, "rotate", [50, 100]),
+            (100, .fit, 0, 0, "rotate", [50, 100]),
+            (200, .fit, 100, 100, "padding", [200, 129]),
+            (1000, .fill, 100, 100, "", [100, 100]), (50, .fill, 100, 100, "", [50, 50]),
+            (50, .fill, 1000, 50, "", [50, 13]),
+            (50, .fill, 100, 1000, "", [50, 50]), (50, .fill, 0, 0, "", [50, 25]), (100, .fill, 0, 100, "", [100, 50]),
+            (50, .fill, 150, 0, "", [50, 25]), (100, .fill, 1000, 1000, "", [100, 50]),
+            (100, .fill, 1000, 1000, "enlarge", [100, 100]),
+            (100, .fill, 1000, 2000, "extend", [50, 100]), (100, .fill, 1000, 2000, "ratio", [50, 100]),
+            (100, .fill, 100, 150, "rotate", [67, 100]), (100, .fill, 0, 0, "rotate", [50, 100]),
+            (200, .fill, 100, 100, "padding", [200, 144]),
+            (1000, .fillDown, 100, 100, "", [100, 100]), (50, .fillDown, 100, 100, "", [50, 50]),
+            (50, .fillDown, 1000, 50, "", [50, 3]),
+            (50, .fillDown, 100, 1000, "", [5, 50]), (50, .fillDown, 0, 0, "", [50, 25]),
+            (100, .fillDown, 0, 100, "", [100, 50]),
+            (50, .fillDown, 150, 0, "", [50, 25]), (100, .fillDown, 1000, 1000, "", [100, 100]),
+            (100, .fillDown, 1000, 1000, "enlarge", [100, 100]), (100, .fillDown, 1000, 2000, "extend", [50, 100]),
+            (100, .fillDown, 1000, 2000, "ratio", [50, 100]), (100, .fillDown, 1000, 1500, "rotate", [67, 100]),
+            (100, .fillDown, 0, 0, "rotate", [50, 100]), (200, .fillDown, 100, 100, "padding", [200, 144]),
+            (200, .fillDown, 1000, 1000, "padding", [200, 144]),
+        ] as [(Int, Mode, Int, Int, String, [Int])])
+    func theLargestResultSideScalesEverythingDown(
+        limit: Int, mode: Mode, width: Int, height: Int, option: String, size: [Int]
+    ) throws {
+        var sizing = Self.sizing(
+            mode, width, height, enlarge: option == "enlarge", extend: option == "extend",
+            extendAspectRatio: option == "ratio")
         sizing.maximumResultSide = limit
         if option == "padding" { sizing.padding = .init(top: 100, right: 200, bottom: 300, left: 400) }
-        #expect(try Self.size(sizing, rotation: option == "rotate" ? .quarter : .none) == size, "\(mode) \(width)x\(height) \(option) limit \(limit)")
+        #expect(
+            try Self.size(sizing, rotation: option == "rotate" ? .quarter : .none) == size,
+            "\(mode) \(width)x\(height) \(option) limit \(limit)")
     }
 
     @Test func autoFillsLikeOrientationsAndFitsOthers() throws {
@@ -150,14 +184,17 @@ struct ImageRecipeSizingTests {
 
     /// A minimum side scales the image up to it, enlarged if need be, and the result is then cropped to
     /// the box, as imgproxy does (its documentation warns of it).
-    @Test(arguments: [
-        (50, 50, 80, 0, [80, 40], [50, 40]),
-        (50, 50, 0, 40, [80, 40], [50, 40]),
-        (50, 50, 40, 0, [50, 25], [50, 25]),  // the box already gives more
-        (0, 0, 300, 0, [300, 150], [300, 150]),  // no box: nothing to crop to
-        (50, 50, 0, 1000, [2000, 1000], [50, 50]),
-    ] as [(Int, Int, Int, Int, [Int], [Int])])
-    func minimumSidesScaleUpToThemThenTheBoxCrops(width: Int, height: Int, minimumWidth: Int, minimumHeight: Int, scaled: [Int], output: [Int]) throws {
+    @Test(
+        arguments: [
+            (50, 50, 80, 0, [80, 40], [50, 40]),
+            (50, 50, 0, 40, [80, 40], [50, 40]),
+            (50, 50, 40, 0, [50, 25], [50, 25]),  // the box already gives more
+            (0, 0, 300, 0, [300, 150], [300, 150]),  // no box: nothing to crop to
+            (50, 50, 0, 1000, [2000, 1000], [50, 50]),
+        ] as [(Int, Int, Int, Int, [Int], [Int])])
+    func minimumSidesScaleUpToThemThenTheBoxCrops(
+        width: Int, height: Int, minimumWidth: Int, minimumHeight: Int, scaled: [Int], output: [Int]
+    ) throws {
         var sizing = Self.sizing(.fit, width, height)
         (sizing.minimumWidth, sizing.minimumHeight) = (minimumWidth, minimumHeight)
         var recipe = ImageRecipe()
@@ -217,7 +254,8 @@ struct ImageRecipeSizingTests {
         sizing.extendAspectRatio = .init(.focalPoint(x: 0.25, y: 0.75))
         sizing.padding = .init(top: 1, right: 2, bottom: 3, left: 4)
         sizing.maximumResultSide = 800
-        #expect(sizing.description == "size:fill-down:300x200:en:dpr2.0:z1.5x1.0:min10x0:g~north(5.0,0.5):c0.5x100.0~center"
-            + ":ex~west:exar~fp:0.25:0.75:pad1:2:3:4:mrd800")
+        #expect(
+            sizing.description == "size:fill-down:300x200:en:dpr2.0:z1.5x1.0:min10x0:g~north(5.0,0.5):c0.5x100.0~center"
+                + ":ex~west:exar~fp:0.25:0.75:pad1:2:3:4:mrd800")
     }
 }
