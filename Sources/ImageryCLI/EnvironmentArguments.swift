@@ -32,10 +32,13 @@ enum EnvironmentArguments {
         let command: Command
     }
 
-    /// The options and flags of `command` with a long name.
+    /// The options and flags of `command` with a long name, but `--help` and `--version`: a variable
+    /// left in an environment must never turn a server's start into printing its help.
     static func options(of command: any ParsableCommand.Type) -> [Option] {
         guard let dump = try? JSONDecoder().decode(Dump.self, from: Data(command._dumpHelp().utf8)) else { return [] }
-        return (dump.command.arguments ?? []).filter { ($0.kind == "option" || $0.kind == "flag") && $0.longName != nil }
+        return (dump.command.arguments ?? []).filter {
+            ($0.kind == "option" || $0.kind == "flag") && $0.longName != nil && $0.longName != "help" && $0.longName != "version"
+        }
     }
 
     /// `PREFIX` + the option's long name in upper case, `-` as `_`.

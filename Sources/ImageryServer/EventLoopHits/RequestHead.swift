@@ -9,7 +9,8 @@
 /// line ends. Kept: the target, `Accept`, `If-None-Match`, `If-Modified-Since`, and whether
 /// anything asks for more than a plain answer (`Connection: close`, `Upgrade`, `Expect`, a field of
 /// interest given twice): those are complete heads a route answers. A head with a body
-/// (`Content-Length` not 0, `Transfer-Encoding`) is unsupported: where it ends is the decoder's to find.
+/// (`Content-Length` not 0, `Transfer-Encoding`) is unsupported: where it ends is the decoder's to find;
+/// so are a second `Content-Length` and a target longer than a field may be, which the decoder refuses.
 package struct RequestHead: Sendable, Equatable {
     package enum Method: Sendable, Equatable { case get, head }
 
@@ -76,11 +77,15 @@ package struct RequestHead: Sendable, Equatable {
         let rest = UnsafeRawBufferPointer(rebasing: requestLine[(firstSpace + 1)...])
         guard rest.count > 9, rest.suffix(9).elementsEqual(" HTTP/1.1".utf8) else { return .unsupported }
         let target = UnsafeRawBufferPointer(rebasing: rest[rest.startIndex..<(rest.endIndex - 9)])
-        guard target.first == UInt8(ascii: "/"), target.allSatisfy(isTargetByte) else { return .unsupported }
+        // The decoder holds the target to the limit of a field too.
+        guard target.first == UInt8(ascii: "/"), target.count <= limits.maximumFieldBytes, target.allSatisfy(isTargetByte) else {
+            return .unsupported
+        }
         head.target = String(decoding: target, as: UTF8.self)
         // Fields.
         index = lineEnd0 + 1
         var fields = 0
+        var contentLength = false
         while true {
             guard let found = lineEnd(from: index) else { return count > limits.maximumHeadBytes ? .unsupported : .incomplete }
             guard let end = found else { return .unsupported }
@@ -100,7 +105,9 @@ package struct RequestHead: Sendable, Equatable {
             case .accept: head.keep(value, in: \.accept)
             case .ifNoneMatch: head.keep(value, in: \.ifNoneMatch)
             case .ifModifiedSince: head.keep(value, in: \.ifModifiedSince)
-            case .contentLength: guard value.elementsEqual("0".utf8) else { return .unsupported }
+            case .contentLength:  // the decoder refuses a second Content-Length, even an equal one
+                guard value.elementsEqual("0".utf8), !contentLength else { return .unsupported }
+                contentLength = true
             case .transferEncoding: return .unsupported
             case .connection:
                 if String(decoding: value, as: UTF8.self).lowercased().contains("close") { head.needsRoute = true }
