@@ -20,6 +20,11 @@ extension MemoryCache: ImageCaching where Key == ImageCacheKey, Value == ImageRe
 public protocol DataCaching: Sendable {
     /// The bytes and metadata stored for `key`, or `nil`.
     func entry(for key: String) async -> CacheEntry?
+    /// The metadata stored for `key`, or `nil`, for a caller that may not need the bytes (a fresh
+    /// original already on disk). The default reads the entry; a cache that can answer without
+    /// reading the bytes (`DiskCache`) does. A requirement, so that a call through `any DataCaching`
+    /// reaches the cache's own answer.
+    func metadata(for key: String) async -> CacheMetadata?
     /// Stores `data` for `key`, replacing what was there.
     func store(_ data: Data, for key: String, metadata: CacheMetadata) async
     /// Replaces the metadata of the entry for `key` (after a 304), keeping its bytes.
@@ -34,8 +39,7 @@ extension DataCaching {
     /// The bytes stored for `key`, or `nil`.
     public func data(for key: String) async -> Data? { await entry(for: key)?.data }
 
-    /// The metadata stored for `key`, or `nil`. This default reads the entry; a cache that can
-    /// answer without reading the bytes (`DiskCache`) should.
+    /// The metadata stored for `key`, or `nil`: this default reads the entry.
     public func metadata(for key: String) async -> CacheMetadata? { await entry(for: key)?.metadata }
 }
 
