@@ -53,14 +53,4 @@ struct PipelineBaseTests {
         try await origin.shutdown()
     }
 
-    @Test func withoutBasesEverySizeIsDecoded() async throws {
-        let origin = try await TestOrigin.serving(directory: Fixtures.directory)
-        let (pipeline, loader, recorder) = Self.make(origin, limit: 0)
-        for width in [100, 110, 120] {
-            _ = try await pipeline.image(for: ImageRequest(url: origin.url("rocket.jpg"), thumbnail: .init(width: width, height: width)))
-        }
-        #expect(recorder.decodes == 3 && recorder.derivations == 0)
-        try await loader.shutdown()
-        try await origin.shutdown()
-    }
 }

@@ -69,64 +69,11 @@ struct PipelineDiskCacheTests {
         return requests
     }
 
-    @Test func maxAgeServesAFreshEntryWithoutARequest() async throws {
-        let requests = try await twoLoads("rocket.jpg?cc=max-age%3D600")
-        #expect(requests.count == 1)
-    }
-
-    @Test func noStoreIsNeverStored() async throws {
-        let requests = try await twoLoads("rocket.jpg?cc=no-store%2C%20max-age%3D600")
-        #expect(requests.count == 2)
-        #expect(requests[1].headers["if-none-match"] == nil)
-    }
-
     @Test func noCacheRevalidatesWithTheETagAndA304ServesTheStoredBytes() async throws {
         let requests = try await twoLoads("rocket.jpg?cc=no-cache&etag=v1")
         #expect(requests.count == 2)
         #expect(requests[0].headers["if-none-match"] == nil)
         #expect(requests[1].headers["if-none-match"] == "\"v1\"")
-    }
-
-    @Test func aStaleEntryRevalidatesWithLastModified() async throws {
-        let requests = try await twoLoads("rocket.jpg?cc=max-age%3D0&lm=3600")
-        #expect(requests.count == 2)
-        #expect(requests[1].headers["if-modified-since"] != nil)
-        #expect(requests[1].headers["if-none-match"] == nil)
-    }
-
-    @Test func expiresMinusDateGivesFreshness() async throws {
-        #expect(try await twoLoads("rocket.jpg?expires=600").count == 1)
-        let expired = try await twoLoads("rocket.jpg?expires=-10&etag=e")
-        #expect(expired.count == 2)
-        #expect(expired[1].headers["if-none-match"] == "\"e\"")
-    }
-
-    @Test func anAgeOverMaxAgeMakesTheResponseStaleAtOnce() async throws {
-        let requests = try await twoLoads("rocket.jpg?cc=max-age%3D60&age=120&etag=a")
-        #expect(requests.count == 2)
-        #expect(requests[1].headers["if-none-match"] == "\"a\"")
-    }
-
-    @Test func lastModifiedGivesHeuristicFreshness() async throws {
-        // Modified ten days ago: fresh for 10% of that (capped at a day).
-        #expect(try await twoLoads("rocket.jpg?lm=864000").count == 1)
-    }
-
-    @Test func varyStarIsNeverStored() async throws {
-        #expect(try await twoLoads("rocket.jpg?cc=max-age%3D600&vary=*").count == 2)
-    }
-
-    @Test func aggressiveModeCachesWhatHeadersForbid() async throws {
-        let requests = try await twoLoads("rocket.jpg?cc=no-store", policy: HTTPCachePolicy(mode: .aggressive(ttl: 600)))
-        #expect(requests.count == 1)
-    }
-
-    @Test func a304RefreshesTheStoredFreshness() async throws {
-        // Stale at once (max-age=0); the 304 that revalidates it says max-age=600,
-        // so a third load needs no request at all.
-        let requests = try await loads(3, "rocket.jpg?cc=max-age%3D0&etag=x&cc304=max-age%3D600")
-        #expect(requests.count == 2)
-        #expect(requests[1].headers["if-none-match"] == "\"x\"")
     }
 
     @Test func staleIfErrorServesTheStaleEntryWhenTheOriginFails() async throws {
@@ -168,59 +115,4 @@ struct PipelineDiskCacheTests {
         }
     }
 
-    @Test func aNewSizeOfAStoredOriginalNeedsNoDownload() async throws {
-        try await withOriginAndDisk { origin, loader, disk, _ in
-            let url = origin.url("rocket.jpg?cc=max-age%3D600")
-            _ = try await makePipeline(loader, disk: disk).image(for: ImageRequest(url: url, thumbnail: .init(width: 64, height: 64)))
-            await disk.flush()
-            let other = try await makePipeline(loader, disk: disk).image(for: ImageRequest(url: url, thumbnail: .init(width: 100, height: 50)))
-            #expect((other.width, other.height) == (100, 50))
-            #expect(origin.requestCount == 1)
-        }
-    }
-
-    @Test func bytesThatAreNoImageDoNotStayCached() async throws {
-        let fixed = Flag()
-        let body = try Fixtures.data("rocket.jpg")
-        let origin = try await TestOrigin.start { _ in
-            // First an error page sent with 200 and a long max-age, then the real image.
-            fixed.isSet
-                ? TestOrigin.Response(headers: [("Cache-Control", "max-age=600")], body: body)
-                : TestOrigin.Response(headers: [("Cache-Control", "max-age=600")], body: Data("<html>oops</html>".utf8))
-        }
-        let loader = HTTPDataLoader(configuration: .patient)
-        try await withTemporaryDirectory { directory in
-            let disk = try DiskCache(directory: directory)
-            let request = ImageRequest(url: origin.url("photo.jpg"), thumbnail: .init(width: 32, height: 32))
-            await #expect(throws: ImageDecodingError.unsupportedFormat) {
-                try await makePipeline(loader, disk: disk).image(for: request)
-            }
-            await disk.flush()
-            #expect(await disk.entry(for: request.sourceKey.stringValue) == nil)
-            fixed.set()
-            let image = try await makePipeline(loader, disk: disk).image(for: request)
-            #expect(image.width == 32)
-            #expect(origin.requestCount == 2)
-        }
-        try await loader.shutdown()
-        try await origin.shutdown()
-    }
-
-    @Test func cacheOnlyAndReloadOptions() async throws {
-        try await withOriginAndDisk { origin, loader, disk, _ in
-            let pipeline = makePipeline(loader, disk: disk)
-            var request = ImageRequest(url: origin.url("rocket.jpg?cc=max-age%3D600"))
-            request.options = .returnCacheDataDontLoad
-            await #expect(throws: ImagePipelineError.notCached) { try await pipeline.data(for: request) }
-            #expect(origin.requestCount == 0)
-            request.options = []
-            _ = try await pipeline.data(for: request)
-            request.options = .returnCacheDataDontLoad
-            _ = try await makePipeline(loader, disk: disk).data(for: request)
-            #expect(origin.requestCount == 1)
-            request.options = .reloadIgnoringCachedData
-            _ = try await pipeline.data(for: request)
-            #expect(origin.requestCount == 2)
-        }
-    }
 }

@@ -42,41 +42,4 @@ struct PipelineFreshnessTests {
         }
     }
 
-    @Test func aChangedSourceIsDecodedAgain() async throws {
-        let time = ManualTime()
-        try await withCachingHarness(time: time) { harness in
-            // Without validators a stale source cannot be shown to be the same: it is downloaded and decoded again.
-            let request = ImageRequest(url: harness.origin.url("rocket.jpg?cc=max-age%3D1"), thumbnail: .init(width: 32, height: 32))
-            _ = try await harness.pipeline.image(for: request)
-            time.advance(by: .seconds(2))
-            _ = try await harness.pipeline.image(for: request)
-            #expect(harness.origin.requestCount == 2)
-            #expect(harness.origin.requests.last?.headers["if-none-match"] == nil)
-            #expect(harness.decoder.count == 2)
-        }
-    }
-
-    @Test func noStoreServesTheWaitingRequestsAndKeepsNothing() async throws {
-        try await withCachingHarness { harness in
-            let request = ImageRequest(url: harness.origin.url("rocket.jpg?cc=no-store"), thumbnail: .init(width: 32, height: 32))
-            let images = try await withThrowingTaskGroup(of: Image.self) { group in
-                for _ in 0..<4 { group.addTask { try await harness.pipeline.image(for: request) } }
-                return try await group.reduce(into: []) { $0.append($1) }
-            }
-            #expect(images.count == 4)
-            #expect(harness.pipeline.cachedImage(for: request) == nil)
-            _ = try await harness.pipeline.image(for: request)
-            #expect(harness.origin.requestCount == 2, "one fetch for the four that waited together, one for the next")
-        }
-    }
-
-    @Test func ignoringFreshnessKeepsTheWorkingSetInMemory() async throws {
-        try await withCachingHarness(configure: { $0.memoryFreshness = .ignored }) { harness in
-            let request = ImageRequest(url: harness.origin.url("rocket.jpg?cc=no-cache&etag=v1"), thumbnail: .init(width: 32, height: 32))
-            _ = try await harness.pipeline.image(for: request)
-            #expect(harness.pipeline.cachedImage(for: request) != nil)
-            _ = try await harness.pipeline.image(for: ImageRequest(url: harness.origin.url("rocket.jpg?cc=no-cache&etag=v1"), thumbnail: .init(width: 40, height: 40)))
-            #expect(harness.origin.requestCount == 1)
-        }
-    }
 }
