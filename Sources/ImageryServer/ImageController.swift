@@ -89,7 +89,7 @@ package struct ImageController: Sendable {
         var terms = ResponseTerms()
         if service.configuration.imgproxyURLs, let imgproxyPath = dialects.imgproxyPath(path),
            let expiry = ImgproxyURL.expiry(of: imgproxyPath), expiry > 0 {
-            guard expiry > Int(Date().timeIntervalSince1970) else { throw Self.expired }
+            guard expiry > Int(service.configuration.time.date().timeIntervalSince1970) else { throw Self.expired }
             terms.expiresAt = expiry
         } else if service.configuration.thumborURLs, let seconds = ThumborURL.maximumAge(of: path) {
             terms.maximumAge = seconds
@@ -145,7 +145,8 @@ package struct ImageController: Sendable {
         // A request written exactly as one answered before: straight to result storage.
         let requestKey = ResponseStore.requestKey(rawQuery: String(text), accept: request.headers[.accept])
         if let (stored, alias) = await service.storedResponse(forRequestKey: requestKey) {
-            guard !alias.terms.hasExpired(at: Int(Date().timeIntervalSince1970)) else { return Self.expired.response() }
+            let now = Int(service.configuration.time.date().timeIntervalSince1970)
+            guard !alias.terms.hasExpired(at: now) else { return Self.expired.response() }
             return Response(answer(stored, terms: alias.terms, negotiated: alias.negotiated, requestHeaders: request.headers))
         }
         var parsed: ImageParameters?
@@ -258,7 +259,7 @@ package struct ImageController: Sendable {
     /// (``ResponseCacheHeaders``: the source's freshness, at most what `terms` allow) either way.
     /// - Returns: The status, and `terms`' `Content-Disposition` (sent after `Content-Length`).
     func answer<Head: StoredHead, Fields: AnswerFields>(
-        _ image: Head, terms: ResponseTerms, negotiated: Bool, validators: Validators, now: Date = Date(), fields: inout Fields
+        _ image: Head, terms: ResponseTerms, negotiated: Bool, validators: Validators, now: Date, fields: inout Fields
     ) -> (status: HTTPResponse.Status, disposition: String?) {
         let maxAge = terms.maximumAge(configured: service.configuration.responseMaxAge, at: Int(now.timeIntervalSince1970))
         let (cacheControl, age) = image.cacheHeaders.values(maximumAge: maxAge, now: now)
@@ -284,7 +285,10 @@ package struct ImageController: Sendable {
     func answer(_ image: StoredResponse, terms: ResponseTerms, negotiated: Bool, requestHeaders: HTTPFields) -> StoredAnswer {
         var fields = HTTPFields()
         let validators = Validators(ifNoneMatch: requestHeaders[.ifNoneMatch], ifModifiedSince: requestHeaders[.ifModifiedSince])
-        let (status, disposition) = answer(image, terms: terms, negotiated: negotiated, validators: validators, fields: &fields)
+        let now = service.configuration.time.date()
+        let (status, disposition) = answer(
+            image, terms: terms, negotiated: negotiated, validators: validators, now: now, fields: &fields
+        )
         return StoredAnswer(status: status, headers: fields, body: status == .ok ? image.body : nil, disposition: disposition)
     }
 

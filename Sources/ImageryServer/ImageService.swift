@@ -64,6 +64,7 @@ final class ImageService: Sendable {
             // A full, read-only or removed directory costs the cache, never the service: it starts
             // (and goes on) memory-only, logs once, and comes back when the directory does.
             disk.retriesUnusableDirectory = true
+            disk.time = configuration.time
             disk.onEvent = { event in
                 switch event.kind {
                 case .fault(let fault): logger.warning("\(event.message)", metadata: ["disk_fault": "\(fault.rawValue)"])
@@ -101,7 +102,8 @@ final class ImageService: Sendable {
                 // Its writes in flight hold bytes outside the caches, bounded as the disk's are.
                 SharedStore(
                     client: $0, bucket: bucket, prefix: configuration.s3Prefix,
-                    maximumPendingBytes: min(64 << 20, configuration.inflightMemory / 8), observer: metrics, logger: logger
+                    maximumPendingBytes: min(64 << 20, configuration.inflightMemory / 8), observer: metrics,
+                    logger: logger, time: configuration.time
                 )
             }
         }
@@ -139,6 +141,7 @@ final class ImageService: Sendable {
         // Originals on disk (new sizes of a known source need no download). No thumbnail variants:
         // the disk keeps final responses instead (ResponseStore), so a response is encoded once.
         pipelineConfiguration.diskCache = persistentTiers
+        pipelineConfiguration.time = configuration.time
         pipeline = ImagePipeline(configuration: pipelineConfiguration)
         linkedImages = LinkedImageLoader(pipeline: pipeline, inspector: decoder, maximumPixels: configuration.maximumSourcePixels)
         responses = ResponseStore(memoryLimit: 3 * eighth, disk: persistentTiers, policy: policy)
@@ -212,7 +215,8 @@ final class ImageService: Sendable {
         // of one URL miss here and meet on disk and in the pipeline's caches, which normalise.
         let memoryKey = "\(parameters.responseKey)|\(choice.cacheToken)"
         var candidate = responses.inMemory(memoryKey)
-        let freshInMemory = candidate?.isFresh() ?? false
+        let now = configuration.time.date()
+        let freshInMemory = candidate?.isFresh(at: now) ?? false
         metrics?.cacheLookup("response", hit: freshInMemory)
         if freshInMemory, let candidate {
             // Another spelling of a stored response (another `Accept`, another path syntax): from
@@ -243,14 +247,14 @@ final class ImageService: Sendable {
         }
         if candidate == nil, let diskKey = target.diskKey {
             candidate = await responses.onDisk(diskKey)
-            let fresh = candidate?.isFresh() ?? false
+            let fresh = candidate?.isFresh(at: now) ?? false
             metrics?.cacheLookup("response_disk", hit: fresh)
             if fresh, let candidate {
                 if !configuration.answersHitsOnEventLoop { await responses.keepRefreshed(candidate, memoryKey: memoryKey, diskKey: nil) }
                 return .stored(candidate)
             }
         }
-        if let candidate, cachePolicy.allowsStaleWhileRevalidate(candidate.source) {
+        if let candidate, cachePolicy.allowsStaleWhileRevalidate(candidate.source, now: now) {
             revalidateInBackground(candidate, target)
             return .stored(candidate)
         }
@@ -263,8 +267,11 @@ final class ImageService: Sendable {
     /// answer there is: no parsing, no URL, no signature check (the text passed them the first time).
     func storedResponse(forRequestKey requestKey: String) async -> (response: StoredResponse, alias: ResponseStore.Alias)? {
         guard let alias = responses.alias(for: requestKey) else { return nil }
-        if let stored = storedInMemory(alias) { return (stored, alias) }
-        guard let diskKey = alias.diskKey, let stored = await responses.onDisk(diskKey), stored.isFresh() else { return nil }
+        let now = configuration.time.date()
+        if let stored = storedInMemory(alias, at: now) { return (stored, alias) }
+        guard let diskKey = alias.diskKey, let stored = await responses.onDisk(diskKey), stored.isFresh(at: now) else {
+            return nil
+        }
         metrics?.cacheLookup("response", hit: false)
         metrics?.cacheLookup("response_disk", hit: true)
         // Answered on the event loop, the next hit is sent from the file (the page cache holds its
@@ -279,18 +286,21 @@ final class ImageService: Sendable {
         responses.alias(for: requestKey)
     }
 
-    /// The fresh response `alias` names, if memory holds it (counted as a hit in memory).
+    /// The response `alias` names, if memory holds it fresh at `now` (counted as a hit in memory).
     /// - Complexity: One memory-cache lookup.
-    func storedInMemory(_ alias: ResponseStore.Alias) -> StoredResponse? {
-        guard let stored = responses.inMemory(alias.memoryKey), stored.isFresh() else { return nil }
+    func storedInMemory(_ alias: ResponseStore.Alias, at now: Date) -> StoredResponse? {
+        guard let stored = responses.inMemory(alias.memoryKey), stored.isFresh(at: now) else { return nil }
         metrics?.cacheLookup("response", hit: true)
         return stored
     }
 
-    /// The fresh response `alias` names on this instance's disk, as its file and head: sent from the
-    /// file, not read, not kept in memory. Not counted: ``countDiskHit()`` once it is sent.
-    func storedOnDisk(_ alias: ResponseStore.Alias) -> (body: DiskCache.Body, head: DiskHead)? {
-        guard let diskKey = alias.diskKey, let (body, head) = responses.fileOnDisk(diskKey), head.isFresh() else { return nil }
+    /// The response `alias` names on this instance's disk, fresh at `now`, as its file and head: sent
+    /// from the file, not read, not kept in memory. Not counted: ``countDiskHit()`` once it is sent.
+    func storedOnDisk(_ alias: ResponseStore.Alias, at now: Date) -> (body: DiskCache.Body, head: DiskHead)? {
+        guard let diskKey = alias.diskKey, let (body, head) = responses.fileOnDisk(diskKey), head.isFresh(at: now)
+        else {
+            return nil
+        }
         return (body, head)
     }
 

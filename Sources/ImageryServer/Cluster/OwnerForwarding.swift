@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import HTTPTypes
 import Hummingbird
+import Imagery
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -32,13 +33,20 @@ final class OwnerForwarding: Sendable {
     private let passedOver = Mutex<[String: ContinuousClock.Instant]>([:])
     private let metrics: ServerMetrics?
     private let logger: Logger
+    /// Whose instant says when a passed-over owner is asked again.
+    private let time: TimeSource
 
     /// - Parameters:
     ///   - instances: Every instance's `HOST:PORT`, as nginx's `server` lines write them.
     ///   - this: This instance's `HOST:PORT` among them.
-    init(instances: [String], this: String, requestTimeout: Duration, metrics: ServerMetrics?, logger: Logger) {
+    ///   - time: The clock of ``passOverSeconds`` (``ServerConfiguration/time``).
+    init(
+        instances: [String], this: String, requestTimeout: Duration, metrics: ServerMetrics?, logger: Logger,
+        time: TimeSource = .system
+    ) {
         ring = SourceRing(instances: instances)
         self.this = this
+        self.time = time
         self.requestTimeout = requestTimeout
         self.metrics = metrics
         self.logger = logger
@@ -106,14 +114,14 @@ final class OwnerForwarding: Sendable {
     private func isPassedOver(_ owner: String) -> Bool {
         passedOver.withLock { table in
             guard let until = table[owner] else { return false }
-            if ContinuousClock.now < until { return true }
+            if time.instant() < until { return true }
             table[owner] = nil
             return false
         }
     }
 
     private func passOver(_ owner: String) {
-        passedOver.withLock { $0[owner] = ContinuousClock.now + .seconds(Self.passOverSeconds) }
+        passedOver.withLock { $0[owner] = time.instant() + .seconds(Self.passOverSeconds) }
     }
 
     /// What the owner needs to answer as this instance would: negotiation and revalidation.

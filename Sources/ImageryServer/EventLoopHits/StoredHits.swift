@@ -76,10 +76,14 @@ final class StoredHits: Sendable {
         }
         let service = controller.service
         guard let alias = service.alias(forRequestKey: ResponseStore.requestKey(rawQuery: text, accept: head.accept)) else { return nil }
-        let now = Date()
+        let now = service.configuration.time.date()
         guard !alias.terms.hasExpired(at: Int(now.timeIntervalSince1970)) else { return nil }
-        if let stored = service.storedInMemory(alias) { return Hit(path: String(path), stored: .memory(stored), alias: alias, now: now) }
-        if let (body, head) = service.storedOnDisk(alias) { return Hit(path: String(path), stored: .disk(body, head), alias: alias, now: now) }
+        if let stored = service.storedInMemory(alias, at: now) {
+            return Hit(path: String(path), stored: .memory(stored), alias: alias, now: now)
+        }
+        if let (body, head) = service.storedOnDisk(alias, at: now) {
+            return Hit(path: String(path), stored: .disk(body, head), alias: alias, now: now)
+        }
         return nil
     }
 

@@ -71,7 +71,8 @@ public struct ImageryRoutes: Service {
         self.logger = logger
         let forwarding = configuration.clusterSelf.map { this in
             OwnerForwarding(
-                instances: configuration.clusterInstances, this: this, requestTimeout: configuration.requestTimeout, metrics: metrics, logger: logger
+                instances: configuration.clusterInstances, this: this, requestTimeout: configuration.requestTimeout,
+                metrics: metrics, logger: logger, time: configuration.time
             )
         }
         self.forwarding = forwarding

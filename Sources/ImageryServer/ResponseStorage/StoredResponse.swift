@@ -87,8 +87,8 @@ protocol StoredHead: Sendable {
 }
 
 extension StoredHead {
-    /// Whether it may be sent at `now` without revalidating its source.
-    func isFresh(at now: Date = Date()) -> Bool { now < freshUntil }
+    /// Whether it may be sent at `now` (the server's ``ServerConfiguration/time``) without revalidating its source.
+    func isFresh(at now: Date) -> Bool { now < freshUntil }
 }
 
 /// The head of a response result storage keeps on disk, worked out once from the entry's metadata

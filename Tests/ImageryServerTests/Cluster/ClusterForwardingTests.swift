@@ -75,11 +75,17 @@ struct ClusterForwardingTests {
                     stopped.withLockedValue { $0 = b }
                 }
                 // B has stopped (nothing listens at its address): A serves B's sources itself, and
-                // passes B over after the first failure.
+                // passes B over after the first failure (for 10 s of A's time, which stands still here:
+                // however slow the machine, the other spellings come within it).
                 let deadOwner = stopped.withLockedValue { $0 }
                 let ringOfA = SourceRing(instances: [a, deadOwner])
                 let source = try #require(names.first { ringOfA.owners(of: origin.url($0).absoluteString).first == deadOwner && origin.requestCount(path: $0) == 0 })
-                try await serve(.live, origin: origin, configure: { cluster(&$0, [a, deadOwner], a) }) { clientA in
+                let time = stillTime()
+                let configureA = { (configuration: inout ServerConfiguration) in
+                    cluster(&configuration, [a, deadOwner], a)
+                    configuration.time = time.source
+                }
+                try await serve(.live, origin: origin, configure: configureA) { clientA in
                     for uri in Self.spellings(of: origin.url(source)) {
                         let status = try await get(clientA, uri).status
                         #expect(status == .ok, "\(uri)")

@@ -1,6 +1,7 @@
 import Hummingbird
 import HummingbirdCore
 @testable import HummingbirdTesting
+import ImageryTestSupport
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -9,10 +10,11 @@ import ServiceLifecycle
 /// keep-alive connection to it. HummingbirdTesting's `.live` does the same with a fixed 20 s read
 /// timeout; inside the whole suite on a slow 2-core machine a thumbnail of a 20 MP source can take
 /// longer, and every such request failed with `.readTimeout` (CI, 2026-11-27). A request here may
-/// take up to `timeout`: a test that hangs still ends, a loaded machine no longer fails a test.
+/// take up to `timeout`, a hang guard past the server's own (``serve(_:origin:logger:configure:_:)``
+/// sets them to ``hangGuard``): a test that hangs still ends, a loaded machine no longer fails a test.
 func runLive<App: ApplicationProtocol, Value: Sendable>(
     _ application: App,
-    timeout: Duration = .seconds(600),
+    timeout: Duration = hangGuard * 2,
     _ test: @Sendable (any TestClientProtocol) async throws -> Value
 ) async throws -> Value {
     let reporting = PortReportingApplication(base: application)

@@ -42,8 +42,14 @@ func withServer(
 
 /// One run of the proxy in front of `origin` (which outlives it): call it again with the same
 /// `cacheDirectory` for a restart. A directory is opened by one cache at a time, and a run's cache
-/// closes once its queued writes are done: a run returns only then (up to 10 s), so what it stored
-/// is on disk when it returns.
+/// closes once its queued writes are done: a run returns only then, so what it stored is on disk when
+/// it returns.
+///
+/// Its timeouts are hang guards (``hangGuard``), so that how fast a loaded machine runs never decides
+/// an answer: the idle timeout (the test client keeps one connection; inside the whole suite on 2 cores
+/// a test can leave it idle past the default 30 s, and the server closed it: "I/O on closed channel" in
+/// CI), the request timeout (a page's burst took 92 s inside the suite: 504s at the default 30 s) and the
+/// origin timeout (a download met the default 10 s after 48 s). Tests of a timeout set their own.
 func serve(
     _ setup: ServerSetup = defaultSetup,
     origin: TestOrigin,
@@ -55,10 +61,9 @@ func serve(
     configuration.port = 0
     configuration.cacheDirectory = nil
     configuration.privateNetworkHosts = ["127.0.0.1"]  // the test origin; every other private host stays refused
-    // The test client keeps one connection; inside the whole suite on 2 cores a test can leave it idle
-    // past the default 30 s, and the server closes it ("I/O on closed channel" in CI). Tests of the
-    // idle timeout set their own.
-    configuration.idleTimeout = .seconds(600)
+    configuration.idleTimeout = hangGuard
+    configuration.requestTimeout = hangGuard
+    configuration.originTimeout = hangGuard
     configuration.answersHitsOnEventLoop = hitsOnEventLoop
     configure(&configuration)
     do {  // the application (and its cache) is released at the end of this block
@@ -73,22 +78,29 @@ func serve(
     }
 }
 
-/// `open()`, retried while a cache still holds `directory` (for up to 10 s).
+/// `open()`, retried while a cache still holds `directory` (the previous run's, until its last
+/// reference is released: however long that takes, under the hang guard).
 private func whenDirectoryIsFree<T>(_ directory: URL?, _ open: () throws -> T) async throws -> T {
-    let deadline = ContinuousClock.now + .seconds(10)
-    while true {
+    try await waitFor("the cache directory \(directory?.path ?? "") to be free") { () throws -> T? in
         do {
             return try open()
-        } catch let error as DiskCacheError where directory != nil && error.message.contains("in use") && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
+        } catch let error as DiskCacheError where directory != nil && error.message.contains("in use") {
+            return nil
         }
     }
 }
 
-/// Runs `body` with a header-controlled origin (``TestOrigin/caching(failing:)``) and a cache
-/// directory, both outliving every server run `body` makes (restarts share them).
-func withOriginAndDirectory(_ body: (TestOrigin, URL) async throws -> Void) async throws {
-    let origin = try await TestOrigin.caching()
+/// Time that stands still at the current whole second (a response's `Date` is whole seconds too),
+/// until the test moves it (``ManualTime/advance(by:)``): give its ``ManualTime/source`` to
+/// ``ServerConfiguration/time`` (and the caching origin's `time`).
+func stillTime() -> ManualTime {
+    ManualTime(date: Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down)))
+}
+
+/// Runs `body` with a header-controlled origin (``TestOrigin/caching(failing:time:)``, its `Date` read
+/// from `time`) and a cache directory, both outliving every server run `body` makes (restarts share them).
+func withOriginAndDirectory(time: TimeSource = .system, _ body: (TestOrigin, URL) async throws -> Void) async throws {
+    let origin = try await TestOrigin.caching(time: time)
     do {
         try await withTemporaryDirectory { directory in try await body(origin, directory) }
     } catch {

@@ -29,6 +29,7 @@ struct MountedRoutesTests {
         var configuration = ServerConfiguration()
         configuration.cacheDirectory = nil
         configuration.privateNetworkHosts = ["127.0.0.1"]
+        (configuration.requestTimeout, configuration.originTimeout) = (hangGuard, hangGuard)  // as `serve` sets them
         let imagery = try ImageryRoutes(configuration: configuration)
         let router = Router()  // the host's own context type (BasicRequestContext)
         router.add(middleware: HostAuthentication())

@@ -15,7 +15,7 @@ struct OperatorSurfaceTests {
     }
 
     /// Runs `imagery ARGUMENTS` with `environment` added to this process's, until it exits or
-    /// `until` says so (then it is sent SIGTERM).
+    /// `until` says so (then it is sent SIGTERM; waited for under the hang guard).
     static func imagery(_ arguments: [String], environment: [String: String], until: (@Sendable (String) -> Bool)? = nil) async throws -> Run {
         try await runBlocking {
             let process = try ChildProcess(
@@ -25,8 +25,8 @@ struct OperatorSurfaceTests {
             let (stdout, stderr) = (process.standardOutput!, process.standardError!)
             var output = Data()
             if let until {
-                let deadline = Date().addingTimeInterval(30)
-                while Date() < deadline, process.isRunning {
+                let deadline = ContinuousClock.now + hangGuard
+                while ContinuousClock.now < deadline, process.isRunning {
                     output += stdout.availableData
                     if until(String(decoding: output, as: UTF8.self)) { break }
                 }

@@ -13,17 +13,20 @@ struct PrefetchCommandTests {
         let errors: String
     }
 
-    /// Runs `imagery prefetch` with `arguments`, the URL list on standard input.
+    /// Runs `imagery prefetch` with `arguments`, the URL list on standard input; with `interruptWhen`,
+    /// sends it SIGINT once that holds (waited for under the hang guard: a slow machine only waits longer).
     static func prefetch(_ arguments: [String], input: String, interruptWhen: (@Sendable () -> Bool)? = nil) async throws -> Run {
-        try await runBlocking {
+        let process = try await runBlocking {
             let process = try ChildProcess(ServerCrashTests.executable.path, ["prefetch", "-"] + arguments, input: .pipe, output: .pipe, error: .pipe)
             process.standardInput!.write(Data(input.utf8))
             try process.standardInput!.close()
-            if let interruptWhen {
-                let deadline = Date().addingTimeInterval(30)
-                while !interruptWhen(), Date() < deadline { usleep(5000) }
-                process.send(SIGINT)
-            }
+            return process
+        }
+        if let interruptWhen {
+            try await waitUntil("the moment to interrupt imagery prefetch") { interruptWhen() }
+            process.send(SIGINT)
+        }
+        return try await runBlocking {
             let output = process.standardOutput!.readDataToEndOfFile()
             let errors = process.standardError!.readDataToEndOfFile()
             return Run(status: process.wait().status, output: String(decoding: output, as: UTF8.self), errors: String(decoding: errors, as: UTF8.self))

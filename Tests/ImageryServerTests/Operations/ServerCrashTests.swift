@@ -4,6 +4,7 @@ import HummingbirdTesting
 import Imagery
 import ImageryHTTP
 import ImageryTestSupport
+import NIOConcurrencyHelpers
 import Testing
 
 /// `imagery serve` (the real executable) is killed with SIGKILL while it answers and stores
@@ -28,11 +29,17 @@ struct ServerCrashTests {
         return paths
     }
 
+    /// Each killed round is killed once it has answered a number of requests drawn at random (0 to 20 of
+    /// 60, so some rounds die before any write, others mid-way): when, in events, not in time. The last
+    /// round is not killed: its requests go four at a time (nothing waits long enough for admission to
+    /// refuse it), and each may take as long as the hang guard.
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: executable.path)))
     func killedMidWriteItNeverAnswersOtherBytesThanAFreshCache() async throws {
         let rounds = Int(ProcessInfo.processInfo.environment["IMAGERY_SERVER_CRASH_ROUNDS"] ?? "") ?? 6
         // The client: released at the end, it shuts itself down.
-        let loader = HTTPDataLoader()
+        var loaderConfiguration = HTTPDataLoader.Configuration()
+        loaderConfiguration.timeout = hangGuard
+        let loader = HTTPDataLoader(configuration: loaderConfiguration)
         try await withOriginAndDirectory { origin, directory in
             let uris = Self.paths().map { path in
                 let parts = path.split(separator: "|").map(String.init)
@@ -47,27 +54,52 @@ struct ServerCrashTests {
             }
             let fresh = try #require(expected.value)
             let cache = directory.appendingPathComponent("killed")
+            let settings = directory.appendingPathComponent("serve.json")
+            let guardSeconds = hangGuard.components.seconds
+            let timeouts = ["requestTimeoutSeconds", "originTimeoutSeconds", "idleTimeoutSeconds"]
+                .map { "\"\($0)\": \(guardSeconds)" }
+            try Data("{\(timeouts.joined(separator: ", "))}".utf8).write(to: settings)
             var answered = 0
             var differing: [String] = []
             for round in 0...rounds {
-                let server = try await ServerProcess.start(Self.executable, cacheDirectory: cache)
+                let server = try await ServerProcess.start(Self.executable, cacheDirectory: cache, settings: settings)
                 let last = round == rounds  // the last round is not killed: it answers everything
-                let killer = Task {
-                    guard !last else { return }
-                    try await Task.sleep(for: .milliseconds(Int.random(in: 20...400)))
-                    server.kill()
-                }
-                let results = await withTaskGroup(of: (String, Data?).self) { group in
-                    for uri in uris.shuffled() {
+                let finished = NIOLockedValueBox(0)
+                let killAfter = Int.random(in: 0...20)
+                let results = try await withThrowingTaskGroup(of: (String, Data?).self) { group in
+                    var pending = uris.shuffled()[...]
+                    var results: [(String, Data?)] = []
+                    func ask(_ uri: String) {
                         group.addTask {
                             let url = URL(string: "http://127.0.0.1:\(server.port)\(uri)")!
                             let response = try? await loader.load(DataRequest(url: url), progress: { _ in })
+                            finished.withLockedValue { $0 += 1 }
                             return (uri, response?.statusCode == 200 ? response?.data : nil)
                         }
                     }
-                    return await group.reduce(into: [(String, Data?)]()) { $0.append($1) }
+                    if last {
+                        // Four at a time.
+                        while results.count < uris.count {
+                            while let uri = pending.first, uris.count - pending.count - results.count < 4 {
+                                pending = pending.dropFirst()
+                                ask(uri)
+                            }
+                            guard let result = try await group.next() else { break }
+                            results.append(result)
+                        }
+                    } else {
+                        // All at once; killed after `killAfter` answers, what is still asked then given up
+                        // (the client would try to reconnect to the dead server until its connect timeout).
+                        for uri in pending { ask(uri) }
+                        try await waitUntil("\(killAfter) answers before the kill") {
+                            finished.withLockedValue { $0 } >= killAfter
+                        }
+                        server.kill()
+                        group.cancelAll()
+                        while let result = try await group.next() { results.append(result) }
+                    }
+                    return results
                 }
-                _ = try? await killer.value
                 server.kill()
                 for (uri, body) in results {
                     guard let body else { continue }
@@ -92,11 +124,14 @@ final class ServerProcess: Sendable {
         self.port = port
     }
 
-    /// Starts it on `cacheDirectory` (127.0.0.1 allowed as a source) and waits for the port it logs.
-    static func start(_ executable: URL, cacheDirectory: URL) async throws -> ServerProcess {
+    /// Starts it on `cacheDirectory` (127.0.0.1 allowed as a source), with the configuration file
+    /// `settings` if given, and waits for the port it logs.
+    static func start(_ executable: URL, cacheDirectory: URL, settings: URL? = nil) async throws -> ServerProcess {
         try await runBlocking {
             let process = try ChildProcess(
-                executable.path, ["serve", "--port", "0", "--cache-dir", cacheDirectory.path, "--allow-private-host", "127.0.0.1"],
+                executable.path,
+                ["serve", "--port", "0", "--cache-dir", cacheDirectory.path, "--allow-private-host", "127.0.0.1"]
+                    + (settings.map { ["--config", $0.path] } ?? []),
                 output: .pipe
             )
             var seen = ""

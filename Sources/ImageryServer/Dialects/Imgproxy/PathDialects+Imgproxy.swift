@@ -23,7 +23,8 @@ extension PathDialects {
         if let allowed = imgproxy.allowedOptions, let refused = url.options.first(where: { !allowed.contains($0.name) }) {
             throw ServerError.badParameter("imgproxy option \(refused.name) is not allowed here (IMGPROXY_ALLOWED_PROCESSING_OPTIONS)")
         }
-        var options = try ImgproxyOptions(url.options, presets: imgproxy.presets)
+        let now = Int(configuration.time.date().timeIntervalSince1970)
+        var options = try ImgproxyOptions(url.options, presets: imgproxy.presets, now: now)
         if options.setsSourceLimits {
             guard configuration.imgproxyAllowsSecurityOptions else {
                 throw ServerError(.forbidden, "forbidden_option", "imgproxy's security options (max_src_*, max_animation_*) are off here (IMGPROXY_ALLOW_SECURITY_OPTIONS)")

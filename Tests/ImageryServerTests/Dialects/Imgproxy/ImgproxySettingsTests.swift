@@ -69,7 +69,7 @@ struct ImgproxySettingsTests {
         var configuration = ServerConfiguration()
         // What is tested is what is downloaded, not how fast: other suites running alongside can keep the
         // cooperative pool busy for seconds (a 10 s origin timeout ran out in a full run here).
-        configuration.originTimeout = .seconds(120)
+        configuration.originTimeout = hangGuard
         _ = try ImgproxyEnvironment.apply(
             ["IMGPROXY_FALLBACK_IMAGE_URL": origin.url("chelsea.png").absoluteString, "IMGPROXY_WATERMARK_URL": origin.url("rocket.jpg").absoluteString],
             to: &configuration
@@ -80,7 +80,7 @@ struct ImgproxySettingsTests {
         #expect(origin.requestCount == 2)
         for (name, file) in [("the fallback image", "missing.png"), ("the fallback image", "README.md")] {
             var broken = ServerConfiguration()
-            broken.originTimeout = .seconds(120)
+            broken.originTimeout = hangGuard
             broken.fallbackImageFile = origin.url(file)
             await #expect {
                 _ = try await broken.downloadingRemoteImages()
@@ -195,9 +195,11 @@ struct ImgproxySettingsTests {
     /// A URL that starts with an imgproxy Pro option is imgproxy's: 400 naming it, not 404; options
     /// outside IMGPROXY_ALLOWED_PROCESSING_OPTIONS are refused by name; a path prefix is honoured.
     @Test func proAndForbiddenOptionsAreNamed() async throws {
+        let time = stillTime()
         try await withServer(configure: {
             $0.imgproxyAllowedOptions = ["w", "h", "pr", "jpgo", "exp"]
             $0.imgproxyPathPrefix = "/img"
+            $0.time = time.source
         }) { client, origin in
             let source = "plain/" + origin.url("rocket.jpg").absoluteString
             let (pro, _, proBody) = try await get(client, "/img/_/jpgo:1/\(source)")
@@ -206,11 +208,10 @@ struct ImgproxySettingsTests {
             #expect(forbidden == .badRequest && String(decoding: forbiddenBody, as: UTF8.self).contains("bl is not allowed here"))
             #expect(try await get(client, "/img/_/w:10/\(source)").status == .ok)
             #expect(try await get(client, "/_/w:10/\(source)").status == .notFound)  // without the prefix: no imgproxy URL
-            // An expired URL under the prefix is 404, also once its answer is stored.
-            // (Far enough ahead that a busy machine answers before; then waited out.)
-            let future = Int(Date().timeIntervalSince1970) + 8
+            // An expired URL under the prefix is 404, also once its answer is stored (time moved by hand past it).
+            let future = Int(time.date.timeIntervalSince1970) + 8
             #expect(try await get(client, "/img/_/w:11/exp:\(future)/\(source)").status == .ok)
-            try await Task.sleep(for: .seconds(Double(future) - Date().timeIntervalSince1970 + 1))
+            time.advance(by: .seconds(9))
             #expect(try await get(client, "/img/_/w:11/exp:\(future)/\(source)").status == .notFound)
         }
     }
