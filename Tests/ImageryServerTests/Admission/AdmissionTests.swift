@@ -14,15 +14,17 @@ import Testing
 /// how long anything takes.
 @Suite("Admission")
 struct AdmissionTests {
-    /// A budget that holds a few decodes of the fixtures, four fetches at a time and a short line,
-    /// waits that are hang guards. The memory limit is large and the budget set apart from it, so that
-    /// the test process's resident memory (the whole suite's) never holds admission back.
+    /// A budget that holds a few decodes of the fixtures, four fetches at a time and a short line.
+    /// Waits of an hour: the budget refuses at once a request that the pace of decodes says cannot be
+    /// served within its wait, and no pace a loaded machine measures makes that an hour. The memory
+    /// limit is large and the budget set apart from it, so that the test process's resident memory (the
+    /// whole suite's) never holds admission back.
     static func small(_ configuration: inout ServerConfiguration) {
         configuration.memoryLimit = 4 << 30
         configuration.maximumInflightMemory = 3 << 20
         configuration.maximumConcurrentFetches = 4
         configuration.admissionQueueLength = 6
-        configuration.admissionTimeout = hangGuard
+        configuration.admissionTimeout = .seconds(3600)
     }
 
     static let refusedOverloaded = #"imagery_admission_refused{reason="overloaded"}"#
@@ -64,6 +66,9 @@ struct AdmissionTests {
             try await withServer(.live, configure: {
                 Self.small(&$0)
                 ($0.admissionTimeout, $0.admissionQueueLength) = (nil, 64)
+                // The default admission waits as long as the request timeout leaves (less the request's
+                // own work at the pace measured): an hour, which no loaded machine's pace uses up.
+                $0.requestTimeout = .seconds(3600)
             }) { client, origin in
                 let port = try #require(client.port)
                 let names = ["chelsea.png", "rocket.jpg", "camera-gray.jpg", "chelsea.webp"]
@@ -196,7 +201,7 @@ struct AdmissionTests {
         try await withServer(.live, configure: {
             Self.small(&$0)
             $0.maximumInflightMemory = 100_000  // chelsea.png is 240 KB
-            // (The refusal must not wait: were it put in line, it would wait for the hang guard and be a 503.)
+            // (The refusal must not wait: were it put in line, the client would give up at the hang guard.)
         }) { client, origin in
             let (status, headers, body) = try await get(client, imageURI(origin, "chelsea.png", "w=64"))
             #expect(status == .contentTooLarge)
