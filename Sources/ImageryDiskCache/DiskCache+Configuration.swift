@@ -43,9 +43,9 @@ extension DiskCache {
         /// directory it has just closed waits as long as its hang guard, so that how fast the old cache
         /// is released never decides the outcome.
         public var lockWait: Duration
-        /// The clocks the cache reads: the date for ``ttl`` (against ``CacheMetadata/storedAt``), the
+        /// The clocks the cache reads: the date for ``ttl`` (against `CacheMetadata.storedAt`), the
         /// monotonic instant for ``probeInterval`` and for batching recency writes. Default
-        /// ``TimeSource/system``; a test passes ``ManualTime/source`` and moves time by hand instead of
+        /// `TimeSource.system`; a test passes `ManualTime.source` and moves time by hand instead of
         /// sleeping.
         public var time: TimeSource
 

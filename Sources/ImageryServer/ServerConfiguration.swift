@@ -264,8 +264,8 @@ public struct ServerConfiguration: Sendable {
     /// The clocks the server reads: the date for freshness and `Age` (result storage, the pipeline's
     /// caches, the disk cache's TTL), for imgproxy's `expires` and for when a disk response turns hot;
     /// the instant for how long an unreachable cluster owner or a failing shared tier is passed over,
-    /// and for the disk cache's probes. Default ``TimeSource/system``. Not read from files or the
-    /// environment: a test sets ``ManualTime/source`` and moves time by hand instead of sleeping.
+    /// and for the disk cache's probes. Default `TimeSource.system`. Not read from files or the
+    /// environment: a test sets `ManualTime.source` and moves time by hand instead of sleeping.
     /// (Timeouts, admission and idle connections keep the machine's clocks.)
     public var time: TimeSource = .system
 

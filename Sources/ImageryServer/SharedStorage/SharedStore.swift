@@ -26,7 +26,7 @@ final class SharedStore: Sendable {
     let failuresBeforePause = 2
     /// How long the store is not asked after failures in a row; default 5 s.
     let pause: Duration
-    /// The clock the pause is measured on; default ``TimeSource/system`` (a test moves a ``ManualTime``).
+    /// The clock the pause is measured on; default `TimeSource.system` (a test moves a `ManualTime`).
     private let time: TimeSource
     private let observer: ServerMetrics?
     private let logger: Logger?
