@@ -139,55 +139,76 @@ public final class HTTPDataLoader: DataLoading {
         resuming partial: ResumableData.Partial?, resumeKey: String?,
         willReceiveBody: (@Sendable (Int64?) async throws -> Void)?, progress: @escaping @Sendable (TransferProgress) -> Void
     ) async throws -> Outcome {
-        var request: HTTPClientRequest
+        var requestHeaders = HTTPHeaders()
+        var target = url.absoluteString
         if let address, url.scheme?.lowercased() == "http", let pinned = Self.url(url, withHost: address), let host = url.host {
-            request = HTTPClientRequest(url: pinned.absoluteString)
-            request.headers.add(name: "Host", value: url.port.map { "\(host):\($0)" } ?? host)
-        } else {
-            request = HTTPClientRequest(url: url.absoluteString)
+            target = pinned.absoluteString
+            requestHeaders.add(name: "Host", value: url.port.map { "\(host):\($0)" } ?? host)
         }
-        request.headers.add(name: "User-Agent", value: configuration.userAgent)
+        requestHeaders.add(name: "User-Agent", value: configuration.userAgent)
         if !headers.keys.contains(where: { $0.lowercased() == "accept" }) {
-            request.headers.add(name: "Accept", value: "image/*,*/*;q=0.8")
+            requestHeaders.add(name: "Accept", value: "image/*,*/*;q=0.8")
         }
-        for (name, value) in headers { request.headers.replaceOrAdd(name: name, value: value) }
+        for (name, value) in headers { requestHeaders.replaceOrAdd(name: name, value: value) }
         if let partial {
-            request.headers.replaceOrAdd(name: "Range", value: "bytes=\(partial.data.count)-")
-            request.headers.replaceOrAdd(name: "If-Range", value: partial.validator)
+            requestHeaders.replaceOrAdd(name: "Range", value: "bytes=\(partial.data.count)-")
+            requestHeaders.replaceOrAdd(name: "If-Range", value: partial.validator)
         }
-        // The body so far, and the validator to keep it under should the transfer stop.
-        var data = Data()
-        var resumable: String?
+        let request: HTTPClient.Request
         do {
-            let response = try await client.execute(request, deadline: deadline, logger: logger)
-            let status = Int(response.status.code)
-            if [301, 302, 303, 307, 308].contains(status), let location = response.headers.first(name: "location") {
-                guard let next = URL(string: location, relativeTo: url)?.absoluteURL else {
-                    throw DataLoadingError.invalidURL(location)
-                }
-                return .redirect(next)
+            request = try HTTPClient.Request(url: target, method: .GET, headers: requestHeaders)
+        } catch {
+            throw DataLoadingError.invalidURL(url.absoluteString)
+        }
+        // The response is read on its event loop; this task waits for the head, then for the whole body.
+        let collector = ResponseCollector(eventLoop: client.eventLoopGroup.next(), progress: progress)
+        let task = collector.execute(request, on: client, deadline: deadline)
+        var resumable: String?  // the validator to keep the bytes under should the transfer stop
+        do {
+            let head = try await withTaskCancellationHandler {
+                try await collector.responseHead()
+            } onCancel: {
+                task.cancel()
             }
+            let status = Int(head.status.code)
             var responseHeaders: [String: String] = [:]  // names lower-cased
-            for (name, value) in response.headers {
+            for (name, value) in head.headers {
                 let name = name.lowercased()
                 responseHeaders[name] = responseHeaders[name].map { $0 + ", " + value } ?? value
             }
-            if status == 304 { return .response(DataResponse(data: Data(), statusCode: 304, headers: responseHeaders)) }
-            if status == 416, partial != nil { return .restartWhole }
-            guard (200..<300).contains(status) else { throw DataLoadingError.badStatus(status) }
+            // Only a 2xx body is read; any other closes the connection without it.
+            guard (200..<300).contains(status) else {
+                collector.discardBody()
+                if [301, 302, 303, 307, 308].contains(status), let location = head.headers.first(name: "location") {
+                    guard let next = URL(string: location, relativeTo: url)?.absoluteURL else {
+                        throw DataLoadingError.invalidURL(location)
+                    }
+                    return .redirect(next)
+                }
+                if status == 304 { return .response(DataResponse(data: Data(), statusCode: 304, headers: responseHeaders)) }
+                if status == 416, partial != nil { return .restartWhole }
+                throw DataLoadingError.badStatus(status)
+            }
             let validator = ResumableData.validator(of: responseHeaders, status: status)
             var prefix = Data()
             if status == 206 {
                 // Only the rest of the kept bytes, of the same version, is joined to them.
-                guard let partial else { throw DataLoadingError.badStatus(206) }  // no range was asked for
+                guard let partial else {  // no range was asked for
+                    collector.discardBody()
+                    throw DataLoadingError.badStatus(206)
+                }
                 guard validator == partial.validator,
                       ResumableData.contentRange(responseHeaders["content-range"])?.first == partial.data.count
-                else { return .restartWhole }
+                else {
+                    collector.discardBody()
+                    return .restartWhole
+                }
                 prefix = partial.data
                 responseHeaders["content-range"] = nil
             }
-            let expected = response.headers.first(name: "content-length").flatMap(Int64.init).map { $0 + Int64(prefix.count) }
+            let expected = head.headers.first(name: "content-length").flatMap(Int64.init).map { $0 + Int64(prefix.count) }
             if let expected, expected > configuration.maximumSize {
+                collector.discardBody()
                 throw DataLoadingError.tooLarge(limit: configuration.maximumSize)
             }
             // The time the caller keeps the body waiting (for memory) is not the origin's: it
@@ -197,27 +218,28 @@ public final class HTTPDataLoader: DataLoading {
             if let willReceiveBody {
                 let waitStart = NIODeadline.now()
                 // Its error is the caller's (a memory budget's refusal), not a transport failure.
-                do { try await willReceiveBody(expected) } catch { throw CallerError(error: error) }
+                do { try await willReceiveBody(expected) } catch {
+                    collector.discardBody()
+                    throw CallerError(error: error)
+                }
                 bodyDeadline = bodyDeadline + (NIODeadline.now() - waitStart)
             }
-            resumable = resumeKey == nil ? nil : validator
-            // AsyncHTTPClient's deadline ends with the response head (and is delivered through an
-            // actor hop, which a busy cooperative pool can delay past the head): the rest of the
-            // load's time is kept here, over the body too.
-            guard NIODeadline.now() < bodyDeadline else { throw DataLoadingError.timedOut }
-            let read = await Self.readBody(
-                response.body, after: prefix, expected: expected, maximumSize: configuration.maximumSize,
-                deadline: bodyDeadline, progress: progress
-            )
-            data = read.data
-            if let error = read.error {
-                if case DataLoadingError.tooLarge = error { resumable = nil }
-                throw error
+            guard NIODeadline.now() < bodyDeadline else {
+                collector.discardBody()
+                throw DataLoadingError.timedOut
             }
+            resumable = resumeKey == nil ? nil : validator
+            let data = try await collector.readBody(
+                after: prefix, expected: expected, maximumSize: configuration.maximumSize, deadline: bodyDeadline, of: task
+            )
             // A cut connection can end a body early without an error: only a whole one is an answer.
-            if let expected, Int64(data.count) < expected { throw DataLoadingError.transport("the connection closed before the body ended") }
+            if let expected, Int64(data.count) < expected {
+                throw DataLoadingError.transport("the connection closed before the body ended")
+            }
             return .response(DataResponse(data: data, statusCode: status == 206 ? 200 : status, headers: responseHeaders))
         } catch {
+            let (data, stop) = collector.received
+            if case .tooLarge = stop { resumable = nil }
             if let resumeKey, let store = configuration.resumableData {
                 if let resumable, !data.isEmpty {
                     await store.keep(.init(data: data, validator: resumable), for: resumeKey)
@@ -225,67 +247,15 @@ public final class HTTPDataLoader: DataLoading {
                     await store.keep(partial, for: resumeKey)  // nothing arrived: the kept bytes stay kept
                 }
             }
-            switch error {
-            case let error as DataLoadingError: throw error
-            case let error as CallerError: throw error.error
+            switch (error, stop) {
+            case (let error as DataLoadingError, _): throw error
+            case (let error as CallerError, _): throw error.error
+            case (_, .tooLarge(let limit)): throw DataLoadingError.tooLarge(limit: limit)
+            case (_, .timedOut): throw DataLoadingError.timedOut
             default:
                 if Task.isCancelled { throw CancellationError() }
                 throw Self.translate(error)
             }
-        }
-    }
-
-    /// A body read until it ended, failed, or the load's deadline passed: the bytes so far
-    /// (to be kept for resuming) and why it stopped early, if it did.
-    private struct BodyRead: Sendable {
-        var data: Data
-        var error: (any Error)?
-    }
-
-    /// Reads `body` after `prefix` (the kept bytes a range answer continues), racing the deadline:
-    /// when it passes first, the read is cancelled (AsyncHTTPClient then closes the connection)
-    /// and what arrived is returned with ``DataLoadingError/timedOut``.
-    private static func readBody(
-        _ body: HTTPClientResponse.Body, after prefix: Data, expected: Int64?, maximumSize: Int,
-        deadline: NIODeadline, progress: @escaping @Sendable (TransferProgress) -> Void
-    ) async -> BodyRead {
-        await withTaskGroup(of: BodyRead?.self) { group in
-            group.addTask {
-                var data = Data()
-                data.reserveCapacity(Int(min(expected ?? 65_536, Int64(maximumSize))))
-                data.append(prefix)
-                progress(TransferProgress(completed: Int64(data.count), total: expected))
-                do {
-                    for try await chunk in body {
-                        guard data.count + chunk.readableBytes <= maximumSize else {
-                            return BodyRead(data: data, error: DataLoadingError.tooLarge(limit: maximumSize))
-                        }
-                        chunk.withUnsafeReadableBytes { data.append(contentsOf: $0) }
-                        progress(TransferProgress(completed: Int64(data.count), total: expected))
-                    }
-                    // A cancelled read ends as if the body were whole: unless all of it came, it is not.
-                    if Task.isCancelled, expected.map({ Int64(data.count) < $0 }) ?? true { throw CancellationError() }
-                    return BodyRead(data: data, error: nil)
-                } catch {
-                    return BodyRead(data: data, error: error)
-                }
-            }
-            group.addTask {
-                let remaining = (deadline - NIODeadline.now()).nanoseconds
-                try? await Task.sleep(for: .nanoseconds(max(0, remaining)))
-                return nil
-            }
-            let first = await group.next()
-            group.cancelAll()
-            if case .some(.some(let read)) = first { return read }
-            // The deadline came first (or the load was cancelled): stop the read, keep its bytes.
-            let cancelled = Task.isCancelled
-            while let next = await group.next() {
-                guard var read = next else { continue }
-                if !cancelled { read.error = DataLoadingError.timedOut }
-                return read
-            }
-            return BodyRead(data: prefix, error: cancelled ? CancellationError() : DataLoadingError.timedOut)
         }
     }
 
