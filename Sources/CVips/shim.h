@@ -820,6 +820,25 @@ static inline int imagery_vips_render_into(VipsImage *in, void *pixels) {
     return 0;
 }
 
+/// All of `in` computed on the calling thread into a new buffer of its whole size (free it with
+/// `imagery_vips_free`), `*length` set to that size; NULL on failure (libvips' error set). Where
+/// `vips_image_write_to_memory` hands the work to a libvips worker thread and waits for it (a
+/// handoff to another core and back for each image, however small), this computes it in place.
+static inline void *imagery_vips_render_here(VipsImage *in, size_t *length) {
+    size_t size = VIPS_IMAGE_SIZEOF_IMAGE(in);
+    void *pixels = g_try_malloc(size);
+    if (!pixels) {
+        vips_error("imagery", "out of memory for a %dx%d image", in->Xsize, in->Ysize);
+        return NULL;
+    }
+    if (imagery_vips_render_into(in, pixels)) {
+        g_free(pixels);
+        return NULL;
+    }
+    *length = size;
+    return pixels;
+}
+
 /// Takes and clears libvips' error message (NULL-free, possibly empty).
 static inline const char *imagery_vips_error_message(void) {
     return vips_error_buffer();

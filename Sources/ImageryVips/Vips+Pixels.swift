@@ -119,6 +119,12 @@ extension Vips {
         return try apply(image) { imagery_vips_thumbnail_image($0, $1, Int32(width), Int32(height), VIPS_SIZE_FORCE, VIPS_INTERESTING_NONE) }
     }
 
+    /// The most pixels ``makeImage(consuming:format:)`` computes on the calling thread: every
+    /// operation on the way then holds a region of the whole image at once, so large images go
+    /// through libvips' pool, a tile at a time. Thumbnails, bases at a decode scale and most
+    /// outputs are below it.
+    static let renderedHereMaximumPixels = 2_000_000
+
     /// Renders `image` into one buffer and wraps it as an ``Image`` without copying; releases `image`.
     static func makeImage(consuming image: UnsafeMutablePointer<VipsImage>, format: ImageFormat) throws -> Image {
         defer { imagery_vips_unref(image) }
@@ -130,7 +136,11 @@ extension Vips {
             throw VipsError(message: "unexpected \(bands)-band image of \(sampleBytes)-byte samples")
         }
         var length = 0
-        guard let pixels = vips_image_write_to_memory(image, &length) else {
+        // A small image is computed on this thread (libvips' pool would hand it to a worker and wait);
+        // a large one through the pool, which computes it a tile at a time (region buffers stay small).
+        let computed = width * height <= renderedHereMaximumPixels
+            ? imagery_vips_render_here(image, &length) : vips_image_write_to_memory(image, &length)
+        guard let pixels = computed else {
             throw VipsError(message: takeError())
         }
         guard length == width * height * pixelFormat.bytesPerPixel else {
