@@ -20,8 +20,8 @@ import Foundation
 ///
 /// Deadlines, and how long decodes hold their bytes (the pace its forecasts use), are instants of its
 /// ``TimeSource`` (`.system` by default; a test's ``ManualTime`` makes a decode last as long as it says).
-/// A waiter's timer sleeps on the continuous clock for what is left, by that source, until its deadline:
-/// a deadline already past refuses it at once.
+/// A waiter's timer (``DeadlineTimers``) runs on the continuous clock for what is left, by that source,
+/// until its deadline: a deadline already past refuses it at once.
 public final class MemoryBudget: Sendable {
     /// What a reservation is for.
     public enum Stage: Sendable, Hashable {
@@ -98,7 +98,7 @@ public final class MemoryBudget: Sendable {
 
     private struct Waiting {
         let continuation: CheckedContinuation<Void, any Error>
-        let timer: Task<Void, Never>
+        let timer: DeadlineTimers.Token
         let deadline: ContinuousClock.Instant
     }
 
@@ -174,9 +174,7 @@ public final class MemoryBudget: Sendable {
                         return .refused(.overloaded(retryAfter: retryAfter(state)))
                     case .enqueued:
                         let remaining = time.instant().duration(to: deadline)
-                        let timer = Task { [weak self] in
-                            if remaining > .zero { try? await Task.sleep(for: remaining) }
-                            guard !Task.isCancelled else { return }
+                        let timer = DeadlineTimers.shared.schedule(after: remaining) { [weak self] in
                             self?.abandon(id, timedOut: true)
                         }
                         // Resumed by a release that admits it, or by abandon (cancelled, timed out).
@@ -260,7 +258,7 @@ public final class MemoryBudget: Sendable {
             return takeAdmitted(state.machine.setPressure(on), &state)
         }
         for waiter in admitted {
-            waiter.timer.cancel()
+            DeadlineTimers.shared.cancel(waiter.timer)
             waiter.continuation.resume()
         }
     }
@@ -287,7 +285,7 @@ public final class MemoryBudget: Sendable {
             return admitted
         }
         for waiter in admitted {
-            waiter.timer.cancel()
+            DeadlineTimers.shared.cancel(waiter.timer)
             waiter.continuation.resume()
         }
         // The pace measured anew: who can no longer be served in time is told now, not at its deadline.
@@ -311,11 +309,11 @@ public final class MemoryBudget: Sendable {
             return (waiting, takeAdmitted(admitted, &state), retryAfter(state))
         }
         for waiter in admitted {
-            waiter.timer.cancel()
+            DeadlineTimers.shared.cancel(waiter.timer)
             waiter.continuation.resume()
         }
         guard let left else { return }
-        left.timer.cancel()
+        DeadlineTimers.shared.cancel(left.timer)
         left.continuation.resume(throwing: timedOut ? MemoryBudgetError.overloaded(retryAfter: retry) : CancellationError())
     }
 

@@ -31,8 +31,8 @@ final class DownloadQueue: Sendable {
         _ body: () async throws -> T
     ) async throws -> T {
         let id = state.withLock { $0.makeTicketID() }
-        let timer = Locked<Task<Void, Never>?>(nil)
-        defer { timer.withLock { $0?.cancel() } }
+        let timer = Locked<DeadlineTimers.Token?>(nil)
+        defer { timer.withLock { $0.map(DeadlineTimers.shared.cancel) } }
         // Follows the priority from now until the download ends: the observer re-reads the latest value.
         priority.observe { [weak self] in
             self?.update(id, to: priority.value)
@@ -55,10 +55,8 @@ final class DownloadQueue: Sendable {
                     if let deadline {
                         let remaining = time.instant().duration(to: deadline)
                         timer.withLock {
-                            $0 = Task { [weak self] in
-                                if remaining > .zero { try? await Task.sleep(for: remaining) }
-                                guard !Task.isCancelled, let self else { return }
-                                self.leave(id, with: timeoutError)
+                            $0 = DeadlineTimers.shared.schedule(after: remaining) { [weak self] in
+                                self?.leave(id, with: timeoutError)
                             }
                         }
                     }

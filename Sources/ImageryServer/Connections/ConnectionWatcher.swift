@@ -1,4 +1,5 @@
 import Foundation
+import Imagery
 import NIOCore
 import Synchronization
 
@@ -34,15 +35,14 @@ final class ConnectionWatcher: @unchecked Sendable {
     ) async throws -> T {
         let work = Task { try await operation() }
         let timedOut = Flag()
+        // A limit that almost never runs out: an entry of the shared timers, not a sleeping task.
         let timer = limit.map { limit in
-            Task {
-                try? await Task.sleep(for: limit)
-                guard !Task.isCancelled else { return }
+            DeadlineTimers.shared.schedule(after: limit) {
                 timedOut.set()
                 work.cancel()
             }
         }
-        defer { timer?.cancel() }
+        defer { timer.map(DeadlineTimers.shared.cancel) }
         let registration = channel.map { channel in
             let connection = ObjectIdentifier(channel)
             return (connection, withLock { state in
