@@ -121,9 +121,9 @@ extension Vips {
 
     /// The most pixels ``makeImage(consuming:format:)`` computes on the calling thread: every
     /// operation on the way then holds a region of the whole image at once, so large images go
-    /// through libvips' pool, a tile at a time. Thumbnails, bases at a decode scale and most
-    /// outputs are below it.
-    static let renderedHereMaximumPixels = 2_000_000
+    /// through libvips' pool, a tile at a time (memory no budget counts). Thumbnails and the bases
+    /// they are made from (a 5120-pixel-wide source at 1/8) are below it.
+    static let renderedHereMaximumPixels = 1_000_000
 
     /// Renders `image` into one buffer and wraps it as an ``Image`` without copying; releases `image`.
     static func makeImage(consuming image: UnsafeMutablePointer<VipsImage>, format: ImageFormat) throws -> Image {

@@ -8,6 +8,9 @@
 --   12 sizes that may be new (w from 100 to 1 099), 3 new sources (TEMPLATE's {v}, a version no
 --   request asked for before, as in /v{v}/NAME).
 -- THREADS: wrk's -t, so that threads interleave instead of repeating each other.
+-- OFFSET: added to every request's number (0 by default): a run given an OFFSET past the numbers an
+--   earlier run used asks for {n}s (and in MODE=cold, widths) that run did not (scripts/scaling-benchmark).
+-- STATUSES=1: count the answers that are neither 2xx nor 304 by status in any mode, as MODE=mix does.
 local names = {}
 for line in io.lines(os.getenv("NAMES")) do names[#names + 1] = line end
 local template = os.getenv("TEMPLATE")
@@ -15,6 +18,7 @@ local mode = os.getenv("MODE")
 local cold = mode == "cold" or mode == "replay"
 local limit = tonumber(os.getenv("LIMIT") or "0")
 local threads = tonumber(os.getenv("THREADS") or "1")
+local offset = tonumber(os.getenv("OFFSET") or "0")
 
 local next_id = 0
 local all_threads = {}
@@ -26,7 +30,7 @@ end
 
 local counter = 0
 function request()
-    local n = counter * threads + (id or 0)
+    local n = offset + counter * threads + (id or 0)
     counter = counter + 1
     if mode == "replay" and limit > 0 then n = n % limit end
     local name = names[(n % #names) + 1]
@@ -43,9 +47,9 @@ function request()
     return wrk.format("GET", path)
 end
 
--- MODE=mix (a soak) also counts the answers that are neither 2xx nor 304 by status, and prints
--- them at the end as "status CODE: COUNT" lines.
-if mode == "mix" then
+-- MODE=mix (a soak), or STATUSES=1, also counts the answers that are neither 2xx nor 304 by status,
+-- and prints them at the end as "status CODE: COUNT" lines.
+if mode == "mix" or os.getenv("STATUSES") == "1" then
     statuses = {}
     function response(status, headers, body)
         if status >= 300 and status ~= 304 then statuses[status] = (statuses[status] or 0) + 1 end
