@@ -34,13 +34,13 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Run without a disk cache.")
     var noDiskCache = false
 
-    @Option(help: "Memory for the caches and the work in flight together: bytes, or with K, M, G (default 512M).")
+    @Option(help: "Memory for the caches and the work in flight together: bytes, or with K, M, G (default 128M a usable processor, at least 512M, at most half the memory the process may use).")
     var memoryLimit: String?
 
     @Option(help: "Of --memory-limit, the bytes downloads and decodes in flight may hold at once (default: half); more waits, or is answered 503 with Retry-After.")
     var maxInflightMemory: String?
 
-    @Option(help: "The most requests waiting for memory at once; more are answered 503 (default 64).")
+    @Option(help: "The most requests waiting for memory or a decode at once; more are answered 503 (default 32 a usable processor, at least 64).")
     var admissionQueue: Int?
 
     @Option(help: "The longest, in seconds, a request waits for memory before it is answered 503 (default: as long as it can still be answered within --request-timeout at the pace decodes go; what cannot is answered 503 at once).")
@@ -128,6 +128,8 @@ struct ServeCommand: AsyncParsableCommand {
     var logFormat: ServerLogHandler.Format = .text
 
     func run() async throws {
+        // First: NIO's shared threads are sized at their first use.
+        ServerThreads.fitToUsableProcessors(environment: ProcessInfo.processInfo.environment)
         var configuration = try serverConfiguration()
         let logFormat = logFormat
         LoggingSystem.bootstrap { label in ServerLogHandler.standardOutput(label: label, metadataProvider: nil, format: logFormat) }

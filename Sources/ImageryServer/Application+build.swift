@@ -33,6 +33,7 @@ public func buildApplication(
     let limits = RequestHead.Limits(
         maximumHeadBytes: configuration.maximumHeaderBytes, maximumFieldBytes: configuration.maximumHeaderBytes / 2, maximumFieldCount: 100
     )
+    let summary = ServerThreads.summary(of: imagery.service)
     var application = Application(
         router: router,
         server: .http1(configuration: http1, hits: hits, limits: limits),
@@ -40,6 +41,8 @@ public func buildApplication(
             address: .hostname(configuration.host, port: configuration.port), serverName: "imagery",
             availableConnectionsDelegate: .maximum(configuration.maximumConnections, logger: logger)
         ),
+        // After Hummingbird's "Server started and listening": what the server derived and runs with.
+        onServerRunning: { _ in logger.info("\(summary)", metadata: ["startup": "settings"]) },
         logger: logger
     )
     application.addServices(imagery)

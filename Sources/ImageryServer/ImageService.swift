@@ -19,7 +19,8 @@ final class ImageService: Sendable {
     let persistentTiers: PersistentTiers?
     let sharedStore: SharedStore?
     let responses: ResponseStore
-    let encodingPool = WorkerPool(threadCount: max(1, ProcessInfo.processInfo.activeProcessorCount), name: "imagery.encode")
+    /// Encodes (and header checks): a thread for each processor the process may use.
+    let encodingPool = WorkerPool(threadCount: UsableProcessors.current.count, name: "imagery.encode")
     private let encoder = VipsImageEncoder()
     /// The pipeline's decoder, for checking a source's header where nothing is decoded (``unprocessed(_:_:)``).
     private let sourceInspector: VipsImageDecoder

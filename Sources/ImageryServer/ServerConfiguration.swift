@@ -9,17 +9,20 @@ public struct ServerConfiguration: Sendable {
     public var port = 8080
     /// The disk cache directory; default `.imagery-cache` in the working directory. `nil` disables the disk cache.
     public var cacheDirectory: URL? = URL(fileURLWithPath: ".imagery-cache")
-    /// The memory the server's caches and its work in flight may use together; default 512 MiB.
+    /// The memory the server's caches and its work in flight may use together; default 128 MiB a
+    /// usable processor, at least 512 MiB, at most half the memory the process may use
+    /// (``MachineDefaults``).
     /// ``maximumInflightMemory`` of it bounds downloads and decodes in flight; the caches
     /// (responses, decoded images, originals, bases) share the rest.
-    public var memoryLimit = 512 << 20
+    public var memoryLimit = MachineDefaults.current.memoryLimit
     /// The bytes downloads and decodes in flight may hold at once (`MemoryBudget`), part of
     /// ``memoryLimit``; `nil` (the default): half of it. Work that does not fit waits in line
     /// (at most ``admissionQueueLength`` requests, as long as ``admissionTimeout`` allows), else is
     /// answered 503 with `Retry-After`; a source that alone needs more is answered 413.
     public var maximumInflightMemory: Int?
-    /// The most requests waiting for memory at once; more are answered 503 at once. Default 64.
-    public var admissionQueueLength = 64
+    /// The most requests waiting for memory or a decode at once; more are answered 503 at once.
+    /// Default 32 a usable processor, at least 64 (``MachineDefaults``).
+    public var admissionQueueLength = MachineDefaults.current.admissionQueueLength
     /// The longest a request waits for memory before it is answered 503. `nil` (the default): as
     /// long as it can still be answered within ``requestTimeout`` at the pace decodes have been
     /// going (the request timeout less its own decode and encode); a request the decodes ahead of
@@ -48,8 +51,8 @@ public struct ServerConfiguration: Sendable {
     public var maximumOutputSide = 8192
     /// The most time an origin fetch may take; default 10 s.
     public var originTimeout: Duration = .seconds(10)
-    /// The most origin fetches at once; default 16.
-    public var maximumConcurrentFetches = 16
+    /// The most origin fetches at once; default 8 a usable processor, at least 16 (``MachineDefaults``).
+    public var maximumConcurrentFetches = MachineDefaults.current.maximumConcurrentFetches
     /// The longest an image may take to make (revalidation, admission, fetch, decode, encode);
     /// past it the work is cancelled and the request answered 504. Default 30 s.
     public var requestTimeout: Duration = .seconds(30)

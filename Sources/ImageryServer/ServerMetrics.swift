@@ -26,6 +26,9 @@ final class ServerMetrics: ImagePipelineObserver {
     private let originBytes: Metrics.Counter
     private let responseBytes: Metrics.Counter
     private let eventLoopHits: Metrics.Counter
+    /// Episodes of admission held back for resident memory, and the seconds they lasted (``MemoryReclaimer``).
+    private let residentPressureEpisodes: Metrics.Counter
+    private let residentPressureSeconds: Metrics.FloatingPointCounter
     private let labelledCounters = Locked<[String: Metrics.Counter]>([:])
     private let requestCounters = Locked<[String: Metrics.Counter]>([:])
     /// Image requests answered 200 and 304 (`/image`, and `other`: the other proxies' paths), which nearly
@@ -56,6 +59,10 @@ final class ServerMetrics: ImagePipelineObserver {
         originBytes = Metrics.Counter(label: "imagery_origin_bytes_total", factory: factory)
         responseBytes = Metrics.Counter(label: "imagery_response_bytes_total", factory: factory)
         eventLoopHits = Metrics.Counter(label: "imagery_event_loop_hits_total", factory: factory)
+        residentPressureEpisodes = Metrics.Counter(label: "imagery_admission_resident_pressure_total", factory: factory)
+        residentPressureSeconds = Metrics.FloatingPointCounter(
+            label: "imagery_admission_resident_pressure_seconds_total", factory: factory
+        )
         let answers = { (route: String) in
             let counter = { (status: String) in
                 Metrics.Counter(label: "imagery_requests_total", dimensions: [("route", route), ("status", status)], factory: factory)
@@ -111,6 +118,20 @@ final class ServerMetrics: ImagePipelineObserver {
             counters[name] = counter
             return counter
         }
+    }
+
+    /// Admission started holding work back because resident memory stayed over its ceiling after a trim.
+    func residentPressureStarted() { residentPressureEpisodes.increment() }
+
+    /// Admission stopped holding work back for resident memory, after `duration`.
+    func residentPressureEnded(after duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        residentPressureSeconds.increment(by: Double(seconds) + Double(attoseconds) / 1e18)
+    }
+
+    /// The allocator's free memory was given back (`reason`: `ceiling`, `retained` or `idle`; ``MemoryReclaimer``).
+    func memoryTrimmed(reason: String) {
+        counter("imagery_memory_trims_total", [("reason", reason)]).increment()
     }
 
     /// A request answered from result storage on the event loop (`HitHandler`), before the router.

@@ -39,9 +39,10 @@ import Testing
         #expect(configuration.host == "127.0.0.1" && defaults.host == "127.0.0.1")
         #expect(configuration.port == 8080)
         #expect(configuration.cacheDirectory?.lastPathComponent == ".imagery-cache")
-        #expect(configuration.memoryLimit == 512 << 20)
-        #expect(configuration.maximumInflightMemory == nil && configuration.inflightMemory == 256 << 20)  // half
-        #expect(configuration.admissionQueueLength == 64)
+        // Derived from the machine (MachineDefaultsTests has the rules).
+        #expect(configuration.memoryLimit == MachineDefaults.current.memoryLimit)
+        #expect(configuration.maximumInflightMemory == nil && configuration.inflightMemory == configuration.memoryLimit / 2)
+        #expect(configuration.admissionQueueLength == MachineDefaults.current.admissionQueueLength)
         #expect(configuration.admissionTimeout == nil)
         #expect(configuration.idleTimeout == .seconds(30) && configuration.requestTimeout == .seconds(30))
         #expect(configuration.maximumConnections == 10_000)

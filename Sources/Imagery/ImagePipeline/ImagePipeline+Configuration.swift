@@ -65,7 +65,8 @@ extension ImagePipeline {
         public var maximumConcurrentPrefetches: Int
 
         /// The most decodes that run at once, each on its own thread (never on
-        /// Swift's cooperative pool). Default: the number of active processor cores.
+        /// Swift's cooperative pool). Default: the processors the process may use
+        /// (``UsableProcessors/current``: its affinity mask and cgroup CPU quota, not only the cores online).
         public var maximumConcurrentDecodes: Int
 
         /// Where the pipeline reads the time: freshness of every cache tier (``cachePolicy``,
@@ -95,7 +96,7 @@ extension ImagePipeline {
             self.memoryBudget = nil
             self.maximumConcurrentDownloads = 6
             self.maximumConcurrentPrefetches = 1
-            self.maximumConcurrentDecodes = max(1, ProcessInfo.processInfo.activeProcessorCount)
+            self.maximumConcurrentDecodes = UsableProcessors.current.count
             self.time = .system
         }
 

@@ -1,12 +1,15 @@
 import Foundation
 import Imagery
+import Logging
 import ServiceLifecycle
 
 /// Gives memory back after a burst: once the in-flight budget has been idle (nothing held, nothing
 /// waiting) for a second after some work, the allocator returns its free pages to the kernel; and
 /// under load, whenever the allocator keeps more than `retainedLimit` of freed memory resident.
-/// Whenever resident memory is above `residentCeiling`, the budget also holds admission back
-/// until it is under again (``MemoryBudget/setResidentPressure(_:)``).
+/// Whenever resident memory is above `residentCeiling` after a trim, the budget also holds admission
+/// back until it is under again (``MemoryBudget/setResidentPressure(_:)``), and says so (a warning when
+/// it starts, a notice when it ends, rate-limited; `imagery_admission_resident_pressure_total`). What
+/// it decides is ``MemoryReclaimerStateMachine``'s; this reads memory, trims, and does what it says.
 ///
 /// Why: glibc keeps what a burst freed (in up to 8 × cores arenas, and in heaps it trims only
 /// from their top), so resident memory stayed near the burst's peak. Measured on a burst of 64
@@ -27,56 +30,73 @@ import ServiceLifecycle
 /// block raises resident memory by 90 MB within 100 ms).
 struct MemoryReclaimer: Service {
     let budget: MemoryBudget
-    /// Resident bytes above which admission is held back (and free memory trimmed).
+    /// Resident bytes above which (after a trim) admission is held back.
     let residentCeiling: Int
     /// Freed bytes the allocator may keep resident (beyond what it kept after its last trim) before
     /// they are trimmed while work goes on.
     var retainedLimit: Int
+    /// Told when pressure starts and ends (a warning and a notice, rate-limited).
+    var logger: Logger
+    /// Counts episodes of pressure, the time they held admission back, and trims.
+    var metrics: ServerMetrics?
+    /// Where instants are read (episodes' durations, the log's rate limit).
+    var time: TimeSource = .system
     /// How often to look at resident memory (for pressure and retained memory); idle trims are
     /// considered every fifth look, and follow a second of idle looks after work.
     var interval: Duration = .milliseconds(50)
 
     func run() async throws {
-        var lastAdmitted = budget.snapshot.admitted
-        var idleLooks = 0
-        var looks = 0
-        var pending = false  // work happened since the last trim
-        var floor = Self.retained() ?? 0  // what stays resident after a trim (code, stacks, unfreeable pages)
+        var machine = MemoryReclaimerStateMachine(
+            configuration: .init(residentCeiling: residentCeiling, retainedLimit: retainedLimit),
+            floor: Self.reading(budget: budget, time: time, allocator: true).retained ?? 0,
+            admitted: budget.snapshot.admitted
+        )
         while !Task.isShuttingDownGracefully, !Task.isCancelled {
             try? await Task.sleep(for: interval)
             let resident = ProcessMemory.residentBytes ?? 0
-            let overCeiling = resident > residentCeiling
-            // Over the ceiling, admission waits for the work in flight (measured: a burst of 256 at
-            // 2048 px with 30 s admission windows peaked at 715 MB without it, 657 MB with it).
-            budget.setResidentPressure(overCeiling)
-            // Freed memory matters near the ceiling only (and counting it takes the allocator's locks).
-            let nearCeiling = resident > residentCeiling - 2 * retainedLimit
-            let keepsTooMuch = nearCeiling && (Self.retained().map { $0 - floor > retainedLimit } ?? overCeiling)
-            looks += 1
-            if !keepsTooMuch {
-                guard looks % 5 == 0 else { continue }
-                let now = budget.snapshot
-                if now.admitted != lastAdmitted { pending = true }
-                lastAdmitted = now.admitted
-                idleLooks = now.used == 0 && now.queued == 0 ? idleLooks + 1 : 0
-                guard pending && idleLooks >= 4 else { continue }
-            }
-            pending = false
+            let counts = machine.needsAllocatorCounts(resident: resident)
+            let step = machine.look(Self.reading(budget: budget, time: time, resident: resident, allocator: counts))
+            perform(step)
+            guard let reason = step.trim else { continue }
             // malloc_trim walks every arena (tens of ms after a large burst): not on the cooperative pool.
             let trimmed = await withCheckedContinuation { continuation in
                 Thread.detachNewThread {
                     continuation.resume(returning: ProcessMemory.trim(notWithin: .milliseconds(100)))
                 }
             }
-            // What a trim left is the new floor; a skipped trim (one ran just before) leaves it.
-            if trimmed { floor = Self.retained() ?? floor }
+            if trimmed { metrics?.memoryTrimmed(reason: reason.rawValue) }
+            perform(machine.lookAfterTrim(Self.reading(budget: budget, time: time, allocator: true), trimmed: trimmed))
+        }
+        // Pressure left on at shutdown holds nothing back any more: nothing is admitted.
+    }
+
+    /// Holds admission back or lets it go, and tells operators.
+    private func perform(_ step: MemoryReclaimerStateMachine.Step) {
+        // Over the ceiling after a trim, admission waits for the work in flight (measured: a burst of 256 at
+        // 2048 px with 30 s admission windows peaked at 715 MB without it, 657 MB with it).
+        budget.setResidentPressure(step.pressure)
+        ProcessMemory.trimsHeapTopsEagerly(step.trimsHeapTops)
+        for event in step.events {
+            switch event {
+            case .started(let start):
+                metrics?.residentPressureStarted()
+                if start.logged { logger.warning("\(Self.message(start))", metadata: ["memory_pressure": "started"]) }
+            case .ended(let end):
+                metrics?.residentPressureEnded(after: end.lasted)
+                if end.logged { logger.notice("\(Self.message(end))", metadata: ["memory_pressure": "ended"]) }
+            }
         }
     }
 
-    /// Resident bytes the allocator does not count as in use: freed memory it keeps, and what is
-    /// not its own (code, stacks); `nil` without those counts.
-    private static func retained() -> Int? {
-        guard let resident = ProcessMemory.residentBytes, let allocator = ProcessMemory.allocator else { return nil }
-        return resident - allocator.inUse
+    /// The memory and the budget's counts now; the allocator's counts with `allocator` (they take its locks).
+    private static func reading(
+        budget: MemoryBudget, time: TimeSource, resident: Int? = nil, allocator: Bool
+    ) -> MemoryReclaimerStateMachine.Reading {
+        let resident = resident ?? ProcessMemory.residentBytes ?? 0
+        let counts = allocator ? ProcessMemory.allocator : nil
+        return MemoryReclaimerStateMachine.Reading(
+            resident: resident, allocatorInUse: counts?.inUse, allocatorFree: counts?.free,
+            admission: .init(budget.snapshot), now: time.instant()
+        )
     }
 }

@@ -113,9 +113,10 @@ public struct ImageryRoutes: Service {
             if let budget = service.pipeline.configuration.memoryBudget {
                 // The ceiling: the limit, and the 100 MB of code, libraries and buffers outside it; freed
                 // memory kept for reuse: up to an eighth of the limit.
-                group.addTask {
+                group.addTask { [logger, metrics] in
                     try await MemoryReclaimer(
-                        budget: budget, residentCeiling: configuration.residentCeiling, retainedLimit: configuration.memoryLimit / 8
+                        budget: budget, residentCeiling: configuration.residentCeiling, retainedLimit: configuration.memoryLimit / 8,
+                        logger: logger, metrics: metrics
                     ).run()
                 }
             }

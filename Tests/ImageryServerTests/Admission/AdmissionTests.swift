@@ -214,6 +214,31 @@ struct AdmissionTests {
         }
     }
 
+    /// Resident memory that stays over the ceiling after a trim (memory in use: 160 MiB the test holds,
+    /// over a 2 MiB limit's ceiling of 102 MiB) holds admission back, and says so: a warning line and
+    /// the counter. (Whether it ends depends on what the rest of the suite holds: not asserted.)
+    @Test func residentMemoryOverTheCeilingAfterATrimIsLoggedAndCounted() async throws {
+        let log = CapturedLog()
+        let held = UnsafeMutableRawPointer.allocate(byteCount: 160 << 20, alignment: 16)
+        held.initializeMemory(as: UInt8.self, repeating: 1, count: 160 << 20)  // resident, in use
+        defer { held.deallocate() }
+        let origin = try await TestOrigin.serving(directory: Fixtures.directory)
+        do {
+            try await serve(.live, origin: origin, logger: log.logger, configure: { $0.memoryLimit = 2 << 20 }) { client in
+                // (The trim before it may have been another server's, just before: it is not counted here.)
+                let lines = try await log.waitForLines(withMetadata: "memory_pressure", "started")
+                #expect(lines.first?.contains("stays over its ceiling after a trim") == true, "\(lines)")
+                #expect(lines.first?.contains("of 102 MiB") == true, "\(lines)")
+                let figures = try await metrics(client)
+                #expect((figures["imagery_admission_resident_pressure_total"] ?? 0) >= 1)
+            }
+        } catch {
+            try? await origin.shutdown()
+            throw error
+        }
+        try await origin.shutdown()
+    }
+
     @Test func theMemoryLimitIsSharedAndTheBudgetMustLeaveRoomForTheCaches() throws {
         var configuration = ServerConfiguration()
         #expect(configuration.inflightMemory == configuration.memoryLimit / 2)

@@ -1,4 +1,5 @@
 import Foundation
+import Imagery
 @testable import ImageryServer
 import ImageryTestSupport
 import Logging
@@ -60,13 +61,53 @@ struct OperatorSurfaceTests {
                 "IMAGERY_PORT": "\(port)", "IMAGERY_NO_DISK_CACHE": "true", "IMAGERY_ALLOW_HOST": "a.example, *.b.example",
                 "IMAGERY_LOG_FORMAT": "json", "IMAGERY_MEMORY_LIMT": "1G",
             ],
-            until: { $0.contains("\"message\":\"Server started") }
+            until: { $0.contains("\"startup\":\"settings\"") }
         )
         #expect(run.errors.contains("ignoring IMAGERY_MEMORY_LIMT"), "\(run.errors)")
         let line = try #require(run.output.split(separator: "\n").first { $0.contains("Server started") }, "\(run.output)\(run.errors)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
         #expect(object["level"] as? String == "info")
         #expect((object["message"] as? String)?.contains("127.0.0.1:\(port)") == true, "\(line)")
+        // Then what it derived: its event loops sized before NIO's first use (NIO stops a process that resizes them later).
+        let settings = try #require(run.output.split(separator: "\n").first { $0.contains("\"startup\":\"settings\"") })
+        let message = try #require(try JSONSerialization.jsonObject(with: Data(settings.utf8)) as? [String: Any])["message"] as? String
+        let processors = UsableProcessors.current.count
+        #expect(message?.contains("at once: \(processors) decodes, \(processors) encodes, \(processors) event loops") == true, "\(settings)")
+        let defaults = ServerConfiguration()
+        let memory = "memory limit \(defaults.memoryLimit >> 20) MiB (in flight \(defaults.inflightMemory >> 20) MiB; "
+            + "admission held back over \(defaults.residentCeiling >> 20) MiB"
+        #expect(message?.contains(memory) == true, "\(settings)")
+        #expect(message?.contains("at most \(defaults.maximumConnections) connections") == true, "\(settings)")
+    }
+
+    /// At start the server says what it derived from the machine and runs with (one line after Hummingbird's
+    /// "Server started"), and `/metrics` counts episodes of admission held back for resident memory (none
+    /// here: a 4 GiB limit is far over what the test process holds).
+    @Test func theServerSaysWhatItRunsWithAndCountsResidentPressure() async throws {
+        let log = CapturedLog()
+        let origin = try await TestOrigin.serving(directory: Fixtures.directory)
+        let configure = { (configuration: inout ServerConfiguration) in
+            configuration.memoryLimit = 4 << 30
+            configuration.maximumConnections = 77
+        }
+        do {
+            try await serve(.live, origin: origin, logger: log.logger, configure: configure) { client in
+                let lines = log.lines(withMetadata: "startup", "settings")
+                #expect(lines.count == 1, "\(lines)")
+                let line = lines.first ?? ""
+                #expect(line.contains("usable processors: \(UsableProcessors.current);"), "\(line)")
+                #expect(line.contains("at once: \(UsableProcessors.current.count) decodes"), "\(line)")
+                #expect(line.contains("memory limit 4096 MiB (in flight 2048 MiB; admission held back over 4196 MiB"), "\(line)")
+                #expect(line.contains("at most 77 connections, \(ServerConfiguration().maximumConcurrentFetches) origin fetches at once"), "\(line)")
+                let figures = try await metrics(client)
+                #expect(figures["imagery_admission_resident_pressure_total"] == 0)
+                #expect(figures["imagery_admission_resident_pressure_seconds_total"] == 0)
+            }
+        } catch {
+            try? await origin.shutdown()
+            throw error
+        }
+        try await origin.shutdown()
     }
 
     @Test func jsonLogLinesAreOneObjectEach() throws {

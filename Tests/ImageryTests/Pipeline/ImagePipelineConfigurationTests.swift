@@ -21,7 +21,7 @@ struct ImagePipelineConfigurationTests {
         #expect(configuration.memoryBudget == nil && configuration.observer == nil)
         #expect(configuration.maximumConcurrentDownloads == 6)
         #expect(configuration.maximumConcurrentPrefetches == 1)
-        #expect(configuration.maximumConcurrentDecodes == max(1, ProcessInfo.processInfo.activeProcessorCount))
+        #expect(configuration.maximumConcurrentDecodes == UsableProcessors.current.count)
         #expect(ImagePipeline.Configuration.defaultImageCacheCostLimit <= 512 << 20)
         #expect(ImagePipeline.Configuration.defaultDataCacheCostLimit <= 128 << 20)
     }
