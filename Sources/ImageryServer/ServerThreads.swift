@@ -32,7 +32,7 @@ public enum ServerThreads {
             usable processors: \(UsableProcessors.current); at once: \(decodes) decodes, \
             \(service.encodingPool.threadCount) encodes, \(NIOSingletons.groupLoopCountSuggestion) event loops; \
             memory limit \(mebibytes(configuration.memoryLimit)) (in flight \(mebibytes(configuration.inflightMemory)); \
-            admission held back over \(mebibytes(configuration.residentCeiling)) resident after a trim); \
+            admission held back over \(mebibytes(configuration.residentCeiling)) resident after a trim, \(configuration.admissionQueueLength) requests may wait); \
             at most \(configuration.maximumConnections) connections, \
             \(configuration.maximumConcurrentFetches) origin fetches at once
             """
