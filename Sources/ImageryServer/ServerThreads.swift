@@ -2,10 +2,10 @@ import Imagery
 import NIOCore
 
 /// The threads `imagery serve` runs on, sized by the processors the process may use
-/// (``UsableProcessors``), and what it says about them at start.
+/// (`UsableProcessors`), and what it says about them at start.
 public enum ServerThreads {
     /// Sizes SwiftNIO's shared event loops and blocking pool (Hummingbird's server and the origin client
-    /// use them) by ``UsableProcessors/current``, unless the environment sets them
+    /// use them) by `UsableProcessors.current`, unless the environment sets them
     /// (`NIO_SINGLETON_GROUP_LOOP_COUNT`, `NIO_SINGLETON_BLOCKING_POOL_THREAD_COUNT`). NIO's own default,
     /// `System.coreCount`, follows the cgroup's quota and cpuset but not the affinity mask: a server
     /// started with `taskset -c 0` on 16 cores ran 16 event loops on its one core.

@@ -126,7 +126,11 @@ extension Vips {
     static let renderedHereMaximumPixels = 1_000_000
 
     /// Renders `image` into one buffer and wraps it as an ``Image`` without copying; releases `image`.
-    static func makeImage(consuming image: UnsafeMutablePointer<VipsImage>, format: ImageFormat) throws -> Image {
+    /// - Parameter computedHere: Whether a small image may be computed on the calling thread; only for
+    ///   pipelines of plain per-pixel operations (a decoded base: wrap, crop, rotate, colour), never for
+    ///   processing (a filter such as thumbor's `sharpen` asked for all of its image at once grew to 1 GB
+    ///   and past the request's time limit in a debug build).
+    static func makeImage(consuming image: UnsafeMutablePointer<VipsImage>, format: ImageFormat, computedHere: Bool = false) throws -> Image {
         defer { imagery_vips_unref(image) }
         let width = Int(vips_image_get_width(image))
         let height = Int(vips_image_get_height(image))
@@ -138,7 +142,7 @@ extension Vips {
         var length = 0
         // A small image is computed on this thread (libvips' pool would hand it to a worker and wait);
         // a large one through the pool, which computes it a tile at a time (region buffers stay small).
-        let computed = width * height <= renderedHereMaximumPixels
+        let computed = computedHere && width * height <= renderedHereMaximumPixels
             ? imagery_vips_render_here(image, &length) : vips_image_write_to_memory(image, &length)
         guard let pixels = computed else {
             throw VipsError(message: takeError())

@@ -83,7 +83,7 @@ extension VipsImageDecoder: ThumbnailDeriving {
         imagery_vips_set_orientation(image, orientation)
         image = try Vips.apply(image) { imagery_vips_autorot($0, $1) }
         image = try Vips.normalize(image, keepingProfile: keepingProfile)
-        return try Vips.makeImage(consuming: image, format: .jpeg)
+        return try Vips.makeImage(consuming: image, format: .jpeg, computedHere: true)
     }
 
     /// The JPEG at 1/`scale` through libvips (every scan decoded), oriented and normalised.

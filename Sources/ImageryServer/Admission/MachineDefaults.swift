@@ -2,7 +2,7 @@ import Foundation
 import Imagery
 
 /// The defaults of ``ServerConfiguration`` that follow the machine: what one server may hold and
-/// do at once grows with the processors it may use (``UsableProcessors``), within the memory it may
+/// do at once grows with the processors it may use (`UsableProcessors`), within the memory it may
 /// use (its cgroup's limit, else the machine's).
 ///
 /// - Memory limit: 128 MiB a processor, at least 512 MiB (the default these rules leave a 2-core
@@ -28,7 +28,7 @@ public struct MachineDefaults: Sendable, Hashable {
         self.memory = memory
     }
 
-    /// This process's: ``UsableProcessors/current`` and ``usableMemory(readingFile:)``, read once.
+    /// This process's: `UsableProcessors.current` and ``usableMemory(readingFile:)``, read once.
     public static let current = MachineDefaults(processors: UsableProcessors.current.count, memory: usableMemory(readingFile: contents))
 
     public var memoryLimit: Int {
