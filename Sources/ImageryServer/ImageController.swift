@@ -147,6 +147,7 @@ package struct ImageController: Sendable {
         if let (stored, alias) = await service.storedResponse(forRequestKey: requestKey) {
             let now = Int(service.configuration.time.date().timeIntervalSince1970)
             guard !alias.terms.hasExpired(at: now) else { return Self.expired.response() }
+            service.countSkippedFilters(alias.terms.skippedFilters)
             return Response(answer(stored, terms: alias.terms, negotiated: alias.negotiated, requestHeaders: request.headers))
         }
         var parsed: ImageParameters?
@@ -155,11 +156,16 @@ package struct ImageController: Sendable {
             terms = try readTerms()
             let parameters = try parse()
             parsed = parameters
+            if !parameters.skipped.isEmpty {
+                terms.skippedFilters = parameters.skipped.map(\.name)
+                service.skippedOptionLog.report(parameters.skipped, in: text)
+            }
             // Another instance owns this source: its answer (the source's key is the caches' one,
             // whatever the spelling).
             if let forwarding, let answer = await forwarding.response(to: request, key: parameters.url.absoluteString) { return answer }
             let text = RequestText(key: requestKey, terms: terms)
             let image = try await image(parameters, text: text, request: request, channel: channel)
+            service.countSkippedFilters(terms.skippedFilters)
             return Response(answer(image, terms: terms, negotiated: parameters.isNegotiated, requestHeaders: request.headers))
         } catch {
             let failure = ServerError.from(error)
@@ -245,6 +251,8 @@ package struct ImageController: Sendable {
 
     /// The quality the encoder chose for the image sent (`q=auto`, imgproxy's `autoquality`).
     static let qualityHeader = "X-Imagery-Quality"
+    /// The thumbor filters a URL names that were skipped, as thumbor skips them (``SkippedOption``).
+    static let skippedFiltersHeader = "X-Imagery-Skipped-Filters"
 
     /// 200 with the image, or 304 when the request's validators match (``answer(_:terms:negotiated:validators:now:fields:)``),
     /// cache headers at most `maxAge`.
@@ -270,6 +278,7 @@ package struct ImageController: Sendable {
         if let lastModified = image.cacheHeaders.lastModified { fields.add(.lastModified, lastModified) }
         if negotiated { fields.add(.vary, "Accept") }
         if let quality = image.chosenQuality { fields.add(Self.qualityField, String(quality)) }
+        if !terms.skippedFilters.isEmpty { fields.add(Self.skippedFiltersField, terms.skippedFilters.joined(separator: ", ")) }
         let disposition = terms.disposition?.value(contentType: image.contentType)
         if let ifNoneMatch = validators.ifNoneMatch {
             if Self.matches(ifNoneMatch, image.etag) { return (.notModified, disposition) }
@@ -294,6 +303,7 @@ package struct ImageController: Sendable {
 
     private static let contentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
     private static let qualityField = HTTPField.Name(qualityHeader)!
+    private static let skippedFiltersField = HTTPField.Name(skippedFiltersHeader)!
 
     /// The first value of each query parameter, percent-decoded.
     package static func parameters(of uri: URI) -> [String: String] {

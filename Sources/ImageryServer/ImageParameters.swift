@@ -44,6 +44,10 @@ package struct ImageParameters: Sendable, Hashable {
     /// Answers a PNG source without alpha as JPEG when no format is asked for or negotiated
     /// (thumbor's `autojpg()` and `AUTO_PNG_TO_JPG`); default `false`.
     package var opaquePNGAsJPEG = false
+    /// Options the URL names that are not applied, as its syntax's peer skips them (thumbor's filters
+    /// it has not loaded or cannot read): named in the response, counted and logged, never part of a
+    /// cache key (the output is the one the URL without them makes).
+    package var skipped: [SkippedOption] = []
 
     /// When a source is answered as it is: no decode, no encode (still only an image within the pixel limit).
     package enum Passthrough: Sendable, Hashable {

@@ -36,6 +36,8 @@ final class ImageService: Sendable {
     let fallback: FallbackImage?
     /// Loads the watermarks and frames recipes link to by URL.
     private let linkedImages: LinkedImageLoader
+    /// Warns of each kind of skipped thumbor filter once.
+    let skippedOptionLog: SkippedOptionLog
 
     /// The watermark files read, by recipe name, and those names by configured name.
     /// - Throws: ``ConfigurationFileError`` naming a file that cannot be read or is no image.
@@ -54,6 +56,7 @@ final class ImageService: Sendable {
     init(configuration: ServerConfiguration, observer metrics: ServerMetrics? = nil, logger: Logger = Logger(label: "imagery.server")) throws {
         self.metrics = metrics
         self.configuration = configuration
+        skippedOptionLog = SkippedOptionLog(logger: logger)
         guard configuration.inflightMemory < configuration.memoryLimit else {
             throw ConfigurationFileError(message: "maximumInflightMemory must be less than memoryLimit (the caches get the rest)")
         }
@@ -480,5 +483,13 @@ final class InFlight<Value: Sendable>: @unchecked Sendable {
         }
         defer { lock.withLock { if tasks[key] == task { tasks[key] = nil } } }
         return try await task.value
+    }
+}
+
+extension ImageService {
+    /// Counts an answer that names skipped thumbor filters (`imagery_thumbor_filters_skipped_total`).
+    func countSkippedFilters(_ names: [String]) {
+        guard !names.isEmpty, let metrics else { return }
+        for name in names { metrics.thumborFilterSkipped(name) }
     }
 }

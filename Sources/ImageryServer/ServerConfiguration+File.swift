@@ -8,7 +8,7 @@ extension ServerConfiguration {
     /// `maximumHeaderBytes`, `diskLimit`, `allowedHosts`,
     /// `privateNetworkHosts`, `maximumSourceBytes`, `maximumSourcePixels`, `maximumFrames`,
     /// `maximumOutputSide`, `originTimeoutSeconds`, `maximumConcurrentFetches`,
-    /// `signingKey`, `answersHitsOnEventLoop`, `thumborURLs`, `thumborSecurityKey`, `thumborRefusesUnknownFilters`, `thumborAutoWebP`, `thumborAutoPNGToJPEG`, `imgproxyURLs`, `imgproxyKeys`, `imgproxySalts` (lists of hex), `imgproxySignatureSize`, `imgproxyPresets` (an object: name to options), `imgproxyAutoFormat`, `responseMaxAge`, `minimumFreshness`, `formatQualities` (an object: `{"jpeg": 85}`; formats not
+    /// `signingKey`, `answersHitsOnEventLoop`, `thumborURLs`, `thumborSecurityKey`, `thumborRefusesUnknownFilters`, `thumborRefusesBadFilterArguments`, `thumborAutoWebP`, `thumborAutoPNGToJPEG`, `imgproxyURLs`, `imgproxyKeys`, `imgproxySalts` (lists of hex), `imgproxySignatureSize`, `imgproxyPresets` (an object: name to options), `imgproxyAutoFormat`, `responseMaxAge`, `minimumFreshness`, `formatQualities` (an object: `{"jpeg": 85}`; formats not
     /// named keep their defaults), `autoQuality` (an object: ``AutoQualityFile``), `presets` (an object: name to query), `onlyPresets`, `watermarkFiles` (an
     /// object: name to file path), `s3Endpoint`, `s3Region`, `s3Bucket`, `s3Prefix`, `s3CredentialsFile`,
     /// `s3SourceBuckets`, `clusterInstances`, `clusterSelf`, `galleryDirectory`,
@@ -57,6 +57,7 @@ extension ServerConfiguration {
         var answersHitsOnEventLoop: Bool?
         var thumborSecurityKey: String?
         var thumborRefusesUnknownFilters: Bool?
+        var thumborRefusesBadFilterArguments: Bool?
         var thumborAutoWebP: Bool?
         var thumborAutoPNGToJPEG: Bool?
         var imgproxyURLs: Bool?
@@ -168,6 +169,7 @@ extension ServerConfiguration {
         if let value = file.answersHitsOnEventLoop { answersHitsOnEventLoop = value }
         if let value = file.thumborSecurityKey { thumborSecurityKey = value }
         if let value = file.thumborRefusesUnknownFilters { thumborRefusesUnknownFilters = value }
+        if let value = file.thumborRefusesBadFilterArguments { thumborRefusesBadFilterArguments = value }
         if let value = file.thumborAutoWebP { thumborAutoWebP = value }
         if let value = file.thumborAutoPNGToJPEG { thumborAutoPNGToJPEG = value }
         if let value = file.imgproxyURLs { imgproxyURLs = value }

@@ -82,6 +82,10 @@ public struct ServerConfiguration: Sendable {
     /// Whether a thumbor filter with no equivalent here is a 400; default `false`: skipped, as thumbor
     /// skips filters it has not loaded.
     public var thumborRefusesUnknownFilters = false
+    /// Whether a loaded thumbor filter whose arguments thumbor's grammar rejects (`sharpen()`,
+    /// `watermark(URL,30)`) is a 400 naming what is wrong; default `false`: skipped, as thumbor skips
+    /// it, and said (`X-Imagery-Skipped-Filters`, `imagery_thumbor_filters_skipped_total`, a warning).
+    public var thumborRefusesBadFilterArguments = false
     /// thumbor's `AUTO_WEBP`: a thumbor URL without `format()` gets the format `Accept` allows (WebP,
     /// AVIF, JPEG XL), with `Vary: Accept`; default `false`: the source's format, as thumbor.
     public var thumborAutoWebP = false

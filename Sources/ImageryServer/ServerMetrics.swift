@@ -120,6 +120,13 @@ final class ServerMetrics: ImagePipelineObserver {
         }
     }
 
+    /// An answer to a thumbor URL that names a filter skipped as thumbor skips it (``SkippedOption``);
+    /// a name that is none of thumbor's filters is counted as `other` (URLs are written by anyone).
+    func thumborFilterSkipped(_ name: String) {
+        let label = ThumborURL.builtInFilters.contains(name) ? name : "other"
+        counter("imagery_thumbor_filters_skipped_total", [("filter", label)]).increment()
+    }
+
     /// Admission started holding work back because resident memory stayed over its ceiling after a trim.
     func residentPressureStarted() { residentPressureEpisodes.increment() }
 

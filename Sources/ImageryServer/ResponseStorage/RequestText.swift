@@ -28,6 +28,9 @@ struct ResponseTerms: Sendable, Equatable {
     var expiresAt: Int?
     /// imgproxy's `filename`/`return_attachment`: the `Content-Disposition` sent with the image.
     var disposition: ContentDisposition?
+    /// The thumbor filters the URL names that were skipped (``SkippedOption``), by name, in URL order:
+    /// sent as `X-Imagery-Skipped-Filters`, with every answer to this text (hits too).
+    var skippedFilters: [String] = []
 
     /// Whether the URL has expired at `now` (seconds since 1970).
     func hasExpired(at now: Int) -> Bool { expiresAt.map { $0 <= now } ?? false }

@@ -5,6 +5,7 @@ extension PathDialects {
     /// without one, `/unsafe/` (refused when native URLs are signed, so that it is no way around them).
     /// - Throws: 403 for a missing or wrong signature, 400 for what the URL asks that is wrong or
     ///   not supported, or in only-presets mode.
+    /// - Returns: The parameters, with the filters skipped as thumbor skips them (``SkippedOption``).
     func thumborParameters(_ path: Substring) throws -> ImageParameters {
         let (signature, signed) = try ThumborURL.signature(of: path)
         switch signature {
@@ -27,7 +28,8 @@ extension PathDialects {
             maximumSide: configuration.maximumOutputSide, refusesUnknownFilters: configuration.thumborRefusesUnknownFilters,
             negotiates: configuration.thumborAutoWebP, watermarks: watermarks, autoPNGToJPEG: configuration.thumborAutoPNGToJPEG,
             loadedFilters: configuration.thumborFilters, respectsOrientation: configuration.thumborRespectsOrientation,
-            maximumWidth: configuration.thumborMaximumWidth, maximumHeight: configuration.thumborMaximumHeight
+            maximumWidth: configuration.thumborMaximumWidth, maximumHeight: configuration.thumborMaximumHeight,
+            refusesBadFilterArguments: configuration.thumborRefusesBadFilterArguments
         )
     }
 }

@@ -2,8 +2,11 @@ import Foundation
 
 /// The simple assignments of a Python file, as thumbor's `thumbor.conf` is written: `NAME = VALUE`,
 /// VALUE a string (`'a'`, `"a"`, `r'a'`), a number (`80`, `0.5`, `75e6`), `True`, `False`, `None`,
-/// or a list or tuple of these (over several lines if need be); `#` comments. Nothing is evaluated:
-/// a line that is anything else (an import, an expression, a call) is reported, not run.
+/// a list or tuple of these (over several lines if need be), a name a known import gave, or lists
+/// (or strings) joined with `+`; `#` comments. The one import read is `from MODULE import NAME, ...`
+/// of names the caller knows the values of (thumbor's documented `FILTERS = BUILTIN_FILTERS + [...]`).
+/// Nothing is evaluated: a line that is anything else (another import, an expression, a call) is
+/// reported, not run.
 struct PythonAssignments {
     /// A Python literal.
     indirect enum Value: Equatable {
@@ -20,14 +23,18 @@ struct PythonAssignments {
     /// The lines (1-based) that are not simple assignments, with their text.
     private(set) var unreadLines: [(line: Int, text: String)] = []
 
-    init(_ text: String) {
+    /// - Parameter importable: The names each module may be imported for, with their values
+    ///   (`["thumbor.filters": ["BUILTIN_FILTERS": ...]]`); an import of anything else is not read.
+    init(_ text: String, importable: [String: [String: Value]] = [:]) {
         var parser = Parser(Array(text.unicodeScalars))
         while !parser.atEnd {
             parser.skipSpacesAndLines()
             guard !parser.atEnd else { break }
             let start = parser.position, line = parser.line
-            if let name = parser.identifier(), parser.skipSpaces(), parser.take("="), !parser.peek("="),
-               let value = parser.value(), parser.endOfStatement() {
+            if let imported = parser.fromImport(importable), parser.endOfStatement() {
+                parser.symbols.merge(imported) { $1 }
+            } else if let name = parser.identifier(), parser.skipSpaces(), parser.take("="), !parser.peek("="),
+               let value = parser.expression(), parser.endOfStatement() {
                 values.append((name, value))
             } else {
                 parser.position = start
@@ -41,6 +48,8 @@ struct PythonAssignments {
         let scalars: [Unicode.Scalar]
         var position = 0
         var line = 1
+        /// The names imports gave, with their values.
+        var symbols: [String: Value] = [:]
 
         init(_ scalars: [Unicode.Scalar]) { self.scalars = scalars }
 
@@ -111,6 +120,49 @@ struct PythonAssignments {
             return name.isEmpty ? nil : name
         }
 
+        /// `from MODULE import NAME[, NAME...]` where `importable` knows each name: their values.
+        mutating func fromImport(_ importable: [String: [String: Value]]) -> [String: Value]? {
+            let start = position, startLine = line
+            func fail() -> [String: Value]? {
+                (position, line) = (start, startLine)
+                return nil
+            }
+            guard identifier() == "from", skipSpaces() else { return fail() }
+            var module = ""
+            while let scalar = current, scalar != " ", scalar != "\t", scalar != "\n" {
+                module.unicodeScalars.append(scalar)
+                advance()
+            }
+            guard let names = importable[module], skipSpaces(), identifier() == "import" else { return fail() }
+            var imported: [String: Value] = [:]
+            repeat {
+                skipSpaces()
+                guard let name = identifier(), let value = names[name] else { return fail() }
+                imported[name] = value
+                skipSpaces()
+            } while take(",")
+            return imported
+        }
+
+        /// A value, or values joined with `+` (lists with lists, strings with strings).
+        mutating func expression() -> Value? {
+            guard var result = value() else { return nil }
+            while true {
+                let before = (position, line)
+                skipSpaces()
+                guard take("+") else {
+                    (position, line) = before
+                    return result
+                }
+                guard let next = value() else { return nil }
+                switch (result, next) {
+                case (.list(let left), .list(let right)): result = .list(left + right)
+                case (.string(let left), .string(let right)): result = .string(left + right)
+                default: return nil
+                }
+            }
+        }
+
         mutating func value() -> Value? {
             skipSpaces()
             guard let scalar = current else { return nil }
@@ -131,7 +183,7 @@ struct PythonAssignments {
             case "True": return .boolean(true)
             case "False": return .boolean(false)
             case "None": return Value.none
-            default: return nil
+            default: return symbols[word]
             }
         }
 
@@ -177,19 +229,23 @@ struct PythonAssignments {
             return nil
         }
 
+        /// A list (`[...]`) or a tuple (`(...)`); `(VALUE)` without a comma is the value itself, as in Python.
         mutating func list(closing: Unicode.Scalar) -> Value? {
             advance()
             var items: [Value] = []
+            var comma = false
             while true {
                 skipSpacesAndLines()
                 if current == closing {
                     advance()
+                    if closing == ")", items.count == 1, !comma { return items[0] }
                     return .list(items)
                 }
-                guard let item = value() else { return nil }
+                guard let item = expression() else { return nil }
                 items.append(item)
                 skipSpacesAndLines()
-                if current == "," { advance() } else if current != closing { return nil }
+                comma = current == ","
+                if comma { advance() } else if current != closing { return nil }
             }
         }
     }

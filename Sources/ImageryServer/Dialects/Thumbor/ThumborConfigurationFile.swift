@@ -20,11 +20,20 @@ package enum ThumborConfigurationFile {
         package var unreadLines: [String] = []
     }
 
+    /// What a `thumbor.conf` may import and have read: `BUILTIN_FILTERS`, thumbor 7.8's list of its
+    /// filter modules (`FILTERS = BUILTIN_FILTERS + ['thumbor.filters.autojpg']`, as thumbor's
+    /// documentation adds filters).
+    static let importable: [String: [String: PythonAssignments.Value]] = [
+        "thumbor.filters": [
+            "BUILTIN_FILTERS": .list(ServerConfiguration.thumborDefaultFilters.sorted().map { .string("thumbor.filters." + $0) })
+        ]
+    ]
+
     /// Applies the thumbor settings of `text` to `configuration`.
     /// - Throws: ``ConfigurationFileError`` naming a setting whose value is of the wrong kind or cannot
     ///   be honoured (an `ALLOWED_SOURCES` pattern that is a regular expression Imagery cannot read).
     package static func apply(_ text: String, to configuration: inout ServerConfiguration) throws(ConfigurationFileError) -> Report {
-        let file = PythonAssignments(text)
+        let file = PythonAssignments(text, importable: importable)
         var settings: [String: PythonAssignments.Value] = [:]
         var report = Report()
         for (name, value) in file.values { settings[name] = value }

@@ -2,8 +2,9 @@ import Foundation
 import Imagery
 
 /// thumbor's argument grammar (`BaseFilter`'s `Number`, `PositiveNumber`, `DecimalNumber`,
-/// `Boolean`), read strictly: where thumbor would skip a filter whose arguments do not match, the
-/// answer here is a 400 naming the filter and the argument.
+/// `Boolean`): where thumbor would skip a filter whose arguments do not match, these throw a 400
+/// naming the filter and the argument, and the URL's reader skips the filter with that message
+/// (``SkippedOption``) unless the configuration refuses such filters.
 extension ThumborFilter {
     /// Fails unless there are from `required` to `required + optional` arguments.
     func expect(_ required: Int, optional: Int = 0, _ shape: String) throws {

@@ -18,10 +18,13 @@ extension ThumborURL {
     ///     (unless `autojpg()` is given: with this setting on, the filter turns it off, as in thumbor).
     ///   - loadedFilters: The filters thumbor's `FILTERS` loads, by name: others are skipped (or refused
     ///     with `refusesUnknownFilters`), as thumbor skips them.
+    ///   - refusesBadFilterArguments: Whether a loaded filter whose arguments thumbor's grammar rejects
+    ///     is a 400 naming what is wrong (else skipped, as thumbor skips it).
+    /// - Returns: The parameters; the filters skipped are in their ``ImageParameters/skipped``.
     func parameters(
         maximumSide: Int, refusesUnknownFilters: Bool, negotiates: Bool, watermarks: [String: String] = [:], autoPNGToJPEG: Bool = false,
         loadedFilters: Set<String> = ServerConfiguration.thumborDefaultFilters, respectsOrientation: Bool = true,
-        maximumWidth: Int = 0, maximumHeight: Int = 0
+        maximumWidth: Int = 0, maximumHeight: Int = 0, refusesBadFilterArguments: Bool = false
     ) throws -> ImageParameters {
         var url = self
         // thumbor's MAX_WIDTH and MAX_HEIGHT: a larger side asked for is made the largest.
@@ -29,13 +32,14 @@ extension ThumborURL {
         if maximumHeight > 0, case .pixels(let value) = height, value > maximumHeight { url.height = .pixels(maximumHeight) }
         return try url.limitedParameters(
             maximumSide: maximumSide, refusesUnknownFilters: refusesUnknownFilters, negotiates: negotiates, watermarks: watermarks,
-            autoPNGToJPEG: autoPNGToJPEG, loadedFilters: loadedFilters, respectsOrientation: respectsOrientation
+            autoPNGToJPEG: autoPNGToJPEG, loadedFilters: loadedFilters, respectsOrientation: respectsOrientation,
+            refusesBadFilterArguments: refusesBadFilterArguments
         )
     }
 
     private func limitedParameters(
         maximumSide: Int, refusesUnknownFilters: Bool, negotiates: Bool, watermarks: [String: String], autoPNGToJPEG: Bool,
-        loadedFilters: Set<String>, respectsOrientation: Bool
+        loadedFilters: Set<String>, respectsOrientation: Bool, refusesBadFilterArguments: Bool
     ) throws -> ImageParameters {
         var recipe = ImageRecipe()
         var image = image
@@ -46,6 +50,7 @@ extension ThumborURL {
         var (upscale, noUpscale, fillColor, rotation) = (false, false, ImageRecipe.Color?.none, ImageRecipe.Rotation.none)
         var focalRegions: [(left: Int, top: Int, width: Int, height: Int)] = []
         var boxFill = ImageRecipe.BoxFill.background
+        var skipped: [SkippedOption] = []
 
         for filter in filters {
             let arguments = filter.arguments
@@ -55,104 +60,121 @@ extension ThumborURL {
                 }
                 return max(-Double(Int32.max), min(Double(Int32.max), value))  // any digits: whole-number uses cannot overflow
             }
+            let known = Self.builtInFilters.contains(filter.name)
             guard loadedFilters.contains(filter.name) else {
-                guard refusesUnknownFilters else { continue }
-                let known = Self.builtInFilters.contains(filter.name)
+                guard refusesUnknownFilters else {
+                    skipped.append(SkippedOption(name: filter.name, argumentCount: arguments.count, reason: known ? .notLoaded : .unknown))
+                    continue
+                }
                 throw ServerError.badParameter(known
                     ? "thumbor filter \(filter.name) is not among the FILTERS this server loads (thumbor's default list leaves it out too)"
                     : "thumbor filter \(filter.name) is not one of thumbor's filters (see the README's table)")
             }
-            if let adjustment = try filter.adjustment() {
-                recipe.adjustments.append(adjustment)
-                continue
+            guard known else {  // loaded, but a site's own module: nothing here does what it does
+                guard refusesUnknownFilters else {
+                    skipped.append(SkippedOption(name: filter.name, argumentCount: arguments.count, reason: .notImplemented))
+                    continue
+                }
+                throw ServerError.badParameter("thumbor filter \(filter.name) is not supported here (see the README's table)")
             }
-            switch filter.name {
-            case "quality":
-                encoding.quality = max(1, min(100, Int(try number(0))))
-            case "format":
-                let names: [String: ImageFormat] = ["jpeg": .jpeg, "jpg": .jpeg, "png": .png, "gif": .gif, "webp": .webp, "avif": .avif]
-                guard let name = arguments.first?.lowercased(), let chosen = names[name] else {
-                    throw ServerError.badParameter("thumbor filter format takes webp, jpeg, png, gif or avif")
-                }
-                format = chosen
-            case "fill":
-                switch arguments.first?.lowercased() {
-                case "blur": (boxFill, fillColor) = (.blur, .transparent)
-                case "auto": (boxFill, fillColor) = (.median, .transparent)
-                default: fillColor = try Self.color(arguments.first ?? "", filter: "fill")
-                }
-            case "background_color":
-                recipe.background = try Self.color(arguments.first ?? "", filter: "background_color")
-            case "blur":
-                try filter.expect(1, optional: 1, "a radius in pixels and an optional sigma")
-                let radius = try filter.integer(0, "radius", negative: false)
-                guard radius > 0 else { throw ServerError.badParameter("thumbor filter blur needs a radius above 0") }
-                let sigma = arguments.count > 1 ? try filter.decimal(1, "sigma") : 0
-                recipe.adjustments += Self.blurKernels(radius: radius, sigma: sigma == 0 ? Double(radius) : sigma).map { .convolution($0) }
-            case "sharpen":
-                try filter.expect(3, "an amount, a radius and whether only the luma is sharpened")
-                let (amount, radius) = (try filter.decimal(0, "amount"), try filter.decimal(1, "radius"))
-                let sharpen = ImageRecipe.Adjustment.waveletSharpen(
-                    amount: amount, radius: radius, luminanceOnly: try filter.boolean(2, "luminance_only", absent: false)
-                )
-                if let problem = sharpen.problem { throw ServerError.badParameter("thumbor filter sharpen: \(problem)") }
-                recipe.adjustments.append(sharpen)
-            case "grayscale":
-                recipe.adjustments.append(.grayscale)
-            case "proportion":
-                try filter.expect(1, "a factor above 0 and at most 1")
-                let factor = try filter.decimal(0, "factor")
-                if factor > 0, factor <= 1 { recipe.adjustments.append(.scale(factor)) }  // thumbor leaves others alone
-            case "stretch":
-                try filter.expect(0, "no arguments")
-                stretch = true
-            case "extract_focal":
-                try filter.expect(0, "no arguments")
-                if let (inner, region) = Self.focalExtraction(of: image) {
-                    image = inner
-                    focalRegions.append(region)
-                }
-            case "autojpg":
-                try filter.expect(0, optional: 1, "whether to answer PNG without transparency as JPEG")
-                autoJPEGFilter = try filter.boolean(0, "switch", absent: true)
-            case "max_age":
-                try filter.expect(1, "a number of seconds")
-                _ = try filter.integer(0, "seconds", negative: false)  // read by the route (``ThumborURL/maximumAge(of:)``)
-            case "red_eye":
-                // Loaded only where an operator lists it: it needs face detection (OpenCV), which is not here.
+            if filter.name == "red_eye" {
+                // Loaded only where an operator lists it: thumbor runs it (it is not skipped), with detectors not here.
                 throw ServerError.badParameter("thumbor filter red_eye needs thumbor's OpenCV face and eye detectors, which are not here")
-            case "frame":
-                try filter.expect(1, "the URL of a nine-patch image")
-                recipe.adjustments.append(.frame(.source(try Self.linkedURL(filter.arguments[0], filter: "frame"))))
-            case "rotate":
-                // thumbor turns counter-clockwise, and ignores angles that are not multiples of 90.
-                let angle = Int(try number(0))
-                if angle % 90 == 0 {
-                    rotation = ImageRecipe.Rotation(rawValue: (360 - ((angle % 360) + 360) % 360) % 360) ?? .none
+            }
+            // Each filter reads its arguments before it changes anything: one thumbor's grammar rejects
+            // leaves the recipe as it was, and is skipped as thumbor skips it (unless refused).
+            do {
+                if let adjustment = try filter.adjustment() {
+                    recipe.adjustments.append(adjustment)
+                    continue
                 }
-            case "upscale":
-                upscale = true
-            case "no_upscale":
-                noUpscale = true
-            case "strip_icc", "strip_exif":
-                break  // outputs carry no profile and no EXIF but the copyright already
-            case "focal":
-                // LxT:RxB, as the manual crop is written; an empty region is ignored, as thumbor does.
-                if let region = arguments.first.flatMap({ Self.crop(Substring($0)) }), region.right > region.left, region.bottom > region.top {
-                    focalRegions.append((region.left, region.top, region.right - region.left, region.bottom - region.top))
-                } else if arguments.first.flatMap({ Self.crop(Substring($0)) }) == nil {
-                    throw ServerError.badParameter("thumbor filter focal takes a region LEFTxTOP:RIGHTxBOTTOM in source pixels")
+                switch filter.name {
+                case "quality":
+                    encoding.quality = max(1, min(100, Int(try number(0))))
+                case "format":
+                    let names: [String: ImageFormat] = ["jpeg": .jpeg, "jpg": .jpeg, "png": .png, "gif": .gif, "webp": .webp, "avif": .avif]
+                    guard let name = arguments.first?.lowercased(), let chosen = names[name] else {
+                        throw ServerError.badParameter("thumbor filter format takes webp, jpeg, png, gif or avif")
+                    }
+                    format = chosen
+                case "fill":
+                    switch arguments.first?.lowercased() {
+                    case "blur": (boxFill, fillColor) = (.blur, .transparent)
+                    case "auto": (boxFill, fillColor) = (.median, .transparent)
+                    default: fillColor = try Self.color(arguments.first ?? "", filter: "fill")
+                    }
+                case "background_color":
+                    recipe.background = try Self.color(arguments.first ?? "", filter: "background_color")
+                case "blur":
+                    try filter.expect(1, optional: 1, "a radius in pixels and an optional sigma")
+                    let radius = try filter.integer(0, "radius", negative: false)
+                    guard radius > 0 else { throw ServerError.badParameter("thumbor filter blur needs a radius above 0") }
+                    let sigma = arguments.count > 1 ? try filter.decimal(1, "sigma") : 0
+                    recipe.adjustments += Self.blurKernels(radius: radius, sigma: sigma == 0 ? Double(radius) : sigma).map { .convolution($0) }
+                case "sharpen":
+                    try filter.expect(3, "an amount, a radius and whether only the luma is sharpened")
+                    let (amount, radius) = (try filter.decimal(0, "amount"), try filter.decimal(1, "radius"))
+                    let sharpen = ImageRecipe.Adjustment.waveletSharpen(
+                        amount: amount, radius: radius, luminanceOnly: try filter.boolean(2, "luminance_only", absent: false)
+                    )
+                    if let problem = sharpen.problem { throw ServerError.badParameter("thumbor filter sharpen: \(problem)") }
+                    recipe.adjustments.append(sharpen)
+                case "grayscale":
+                    recipe.adjustments.append(.grayscale)
+                case "proportion":
+                    try filter.expect(1, "a factor above 0 and at most 1")
+                    let factor = try filter.decimal(0, "factor")
+                    if factor > 0, factor <= 1 { recipe.adjustments.append(.scale(factor)) }  // thumbor leaves others alone
+                case "stretch":
+                    try filter.expect(0, "no arguments")
+                    stretch = true
+                case "extract_focal":
+                    try filter.expect(0, "no arguments")
+                    if let (inner, region) = Self.focalExtraction(of: image) {
+                        image = inner
+                        focalRegions.append(region)
+                    }
+                case "autojpg":
+                    try filter.expect(0, optional: 1, "whether to answer PNG without transparency as JPEG")
+                    autoJPEGFilter = try filter.boolean(0, "switch", absent: true)
+                case "max_age":
+                    try filter.expect(1, "a number of seconds")
+                    _ = try filter.integer(0, "seconds", negative: false)  // read by the route (``ThumborURL/maximumAge(of:)``)
+                case "frame":
+                    try filter.expect(1, "the URL of a nine-patch image")
+                    recipe.adjustments.append(.frame(.source(try Self.linkedURL(filter.arguments[0], filter: "frame"))))
+                case "rotate":
+                    // thumbor turns counter-clockwise, and ignores angles that are not multiples of 90.
+                    let angle = Int(try number(0))
+                    if angle % 90 == 0 {
+                        rotation = ImageRecipe.Rotation(rawValue: (360 - ((angle % 360) + 360) % 360) % 360) ?? .none
+                    }
+                case "upscale":
+                    upscale = true
+                case "no_upscale":
+                    noUpscale = true
+                case "strip_icc", "strip_exif":
+                    break  // outputs carry no profile and no EXIF but the copyright already
+                case "focal":
+                    // LxT:RxB, as the manual crop is written; an empty region is ignored, as thumbor does.
+                    if let region = arguments.first.flatMap({ Self.crop(Substring($0)) }), region.right > region.left, region.bottom > region.top {
+                        focalRegions.append((region.left, region.top, region.right - region.left, region.bottom - region.top))
+                    } else if arguments.first.flatMap({ Self.crop(Substring($0)) }) == nil {
+                        throw ServerError.badParameter("thumbor filter focal takes a region LEFTxTOP:RIGHTxBOTTOM in source pixels")
+                    }
+                case "watermark":
+                    recipe.adjustments.append(.watermark(try Self.watermark(filter, watermarks: watermarks)))
+                case "max_bytes":
+                    let bytes = Int(try number(0))
+                    guard bytes > 0 else { throw ServerError.badParameter("thumbor filter max_bytes needs a number of bytes above 0") }
+                    encoding.maximumBytes = bytes
+                default:
+                    break  // every filter of thumbor's is a case above or an adjustment
                 }
-            case "watermark":
-                recipe.adjustments.append(.watermark(try Self.watermark(filter, watermarks: watermarks)))
-            case "max_bytes":
-                let bytes = Int(try number(0))
-                guard bytes > 0 else { throw ServerError.badParameter("thumbor filter max_bytes needs a number of bytes above 0") }
-                encoding.maximumBytes = bytes
-            default:
-                if refusesUnknownFilters {
-                    throw ServerError.badParameter("thumbor filter \(filter.name) is not supported here (see the README's table)")
-                }
+            } catch let refusal as Refusal {
+                throw refusal.error
+            } catch let problem as ServerError where problem.code == ServerError.badParameterCode && !refusesBadFilterArguments {
+                skipped.append(SkippedOption(name: filter.name, argumentCount: arguments.count, reason: .arguments(problem.message)))
             }
         }
 
@@ -182,6 +204,7 @@ extension ThumborURL {
         parameters.negotiableFormats = [.webp]  // AUTO_WEBP
         // thumbor: with AUTO_PNG_TO_JPG on, only a URL without autojpg() converts; with it off, autojpg(true) does.
         parameters.opaquePNGAsJPEG = autoPNGToJPEG ? autoJPEGFilter == nil : autoJPEGFilter ?? false
+        parameters.skipped = skipped
         return parameters
     }
 
@@ -333,12 +356,20 @@ extension ThumborURL {
     }
 
     /// A filter's image argument as a source URL: unquoted, percent-decoded, `http://` when it has no scheme.
+    /// - Throws: A ``Refusal``: thumbor's grammar takes any text there (and its loader then fails), so
+    ///   the filter is refused, not skipped.
     static func linkedURL(_ argument: String, filter: String) throws -> URL {
         do {
             return try sourceURL(Substring(unquoted(argument)))
         } catch {
-            throw ServerError.badParameter("thumbor filter \(filter)'s image must be an http or https URL: \(argument)")
+            throw Refusal(error: .badParameter("thumbor filter \(filter)'s image must be an http or https URL: \(argument)"))
         }
+    }
+
+    /// A filter thumbor would run (its grammar reads the arguments) that cannot be done so here: a 400
+    /// whether or not filters with unreadable arguments are skipped.
+    struct Refusal: Error {
+        let error: ServerError
     }
 
     /// thumbor's `String` argument: without the single quotes around it, if it has them.
@@ -354,7 +385,7 @@ extension ThumborURL {
         ]
         let lowered = text.lowercased()
         if lowered == "auto" || lowered == "blur" {
-            throw ServerError.badParameter("thumbor filter \(filter)(\(lowered)) is not supported: give a colour (hex or a name)")
+            throw Refusal(error: .badParameter("thumbor filter \(filter)(\(lowered)) is not supported: give a colour (hex or a name)"))
         }
         guard let color = ImageRecipe.Color(hex: names[lowered] ?? lowered) else {
             throw ServerError.badParameter("thumbor filter \(filter) takes a colour: hex without # (ff8800), transparent, or a name like white")

@@ -130,8 +130,47 @@ struct ServerThumborFilterTests {
             let cacheControl = headers[.cacheControl] ?? ""
             let age = Int(headers[.age] ?? "0") ?? 0
             #expect(cacheControl.contains("max-age=\(77 + age)"), "\(cacheControl)")
-            #expect(try await get(client, "/unsafe/120x80/filters:brightness(101)/\(image)").status == .badRequest)
         }
+    }
+
+    /// A loaded filter whose arguments thumbor cannot read is skipped as thumbor skips it, never
+    /// silently: the response names it (hits too), a counter counts each answer, a warning names each
+    /// kind once; `thumborRefusesBadFilterArguments` refuses it instead.
+    @Test func badFilterArgumentsAreSkippedAndSaid() async throws {
+        let log = CapturedLog()
+        let origin = try await TestOrigin.serving(directory: Fixtures.directory)
+        let image = ServerThumborTests.source(origin, "rocket.jpg")
+        let skippedField = HTTPField.Name("X-Imagery-Skipped-Filters")!
+        do {
+            try await serve(origin: origin, logger: log.logger) { client in
+                let plain = try await get(client, "/unsafe/120x80/\(image)")
+                #expect(plain.headers[skippedField] == nil)
+                for _ in 0..<2 {  // made, then a hit
+                    let (status, headers, body) = try await get(client, "/unsafe/120x80/filters:brightness(101):sharpen()/\(image)")
+                    #expect(status == .ok)
+                    #expect(headers[skippedField] == "brightness, sharpen")
+                    #expect(body == plain.body)
+                }
+                _ = try await get(client, "/unsafe/120x80/filters:sharpen():sepia(1)/\(image)")
+                let metrics = String(decoding: try await get(client, "/metrics").body, as: UTF8.self)
+                #expect(metrics.contains(#"imagery_thumbor_filters_skipped_total{filter="sharpen"} 3"#), "\(metrics)")
+                #expect(metrics.contains(#"imagery_thumbor_filters_skipped_total{filter="brightness"} 2"#))
+                #expect(metrics.contains(#"imagery_thumbor_filters_skipped_total{filter="other"} 1"#))
+            }
+            let warnings = log.lines(withMetadata: "skipped_filter", "sharpen")
+            #expect(warnings.count == 1, "\(warnings)")
+            #expect(warnings.first?.contains("sharpen takes an amount") == true, "\(warnings)")
+            #expect(log.lines(withMetadata: "skipped_filter", "sepia").count == 1)
+            try await serve(origin: origin, configure: { $0.thumborRefusesBadFilterArguments = true }) { client in
+                let (status, _, body) = try await get(client, "/unsafe/120x80/filters:brightness(101)/\(image)")
+                #expect(status == .badRequest)
+                #expect(String(decoding: body, as: UTF8.self).contains("brightness"))
+            }
+        } catch {
+            try? await origin.shutdown()
+            throw error
+        }
+        try await origin.shutdown()
     }
 
     /// meta/: thumbor's JSON for the source (read, not decoded), through the same signature check and
@@ -150,7 +189,7 @@ struct ServerThumborFilterTests {
             #expect(scriptHeaders[.contentType] == "text/javascript" && String(decoding: script, as: UTF8.self).hasPrefix("show({"))
             #expect(try await get(client, "/unsafe/meta/300x200/\(image)?callback=alert(1)").status == .badRequest)
             #expect(try await get(client, "/unsafe/meta/300x200/\(ServerThumborTests.source(origin, "missing.jpg"))").status == .notFound)
-            #expect(try await get(client, "/unsafe/meta/300x200/filters:brightness(500)/\(image)").status == .badRequest)
+            #expect(try await get(client, "/unsafe/meta/300x200/filters:brightness(500)/\(image)").status == .ok)  // skipped, as thumbor
             #expect(origin.requestCount(path: "/rocket.jpg") == 1)  // the source once, through the caches
         }
         // Signed URLs only, when a thumbor key is set: meta too.

@@ -102,6 +102,8 @@ struct ThumborConfigurationTests {
         F == 1
         G = some.call()
         H = [1, [2, 3]]
+        I = ('a') + 'b'
+        J = ('a',) + ['b']
         """#)
         let values = Dictionary(file.values.map { ($0.name, $0.value) }, uniquingKeysWith: { $1 })
         #expect(values["A"] == .string("it's"))
@@ -110,7 +112,36 @@ struct ThumborConfigurationTests {
         #expect(values["D"] == .list([.string("x"), .string("y")]))
         #expect(values["E"] == .string("é"))
         #expect(values["H"] == .list([.integer(1), .list([.integer(2), .integer(3)])]))
+        #expect(values["I"] == .string("ab"))  // a bracketed value, not a tuple; strings joined
+        #expect(values["J"] == .list([.string("a"), .string("b")]))
         #expect(file.unreadLines.map(\.line) == [7, 8])
+    }
+
+    /// thumbor's documented way of adding filters: `BUILTIN_FILTERS` imported, a list added to it.
+    /// The import line is recognised (nothing is run); other imports are still reported.
+    @Test(arguments: [
+        "from thumbor.filters import BUILTIN_FILTERS\nFILTERS = BUILTIN_FILTERS + ['thumbor.filters.autojpg']\n",
+        "from thumbor.filters import BUILTIN_FILTERS  # the default list\nFILTERS = (\n    ['thumbor.filters.autojpg'] + BUILTIN_FILTERS\n)\n",
+        "from thumbor.filters import BUILTIN_FILTERS\nFILTERS = BUILTIN_FILTERS + [\n    'thumbor.filters.autojpg',\n]\n",
+    ])
+    func readsTheBuiltInFiltersIdiom(text: String) throws {
+        var configuration = ServerConfiguration()
+        let report = try ThumborConfigurationFile.apply(text, to: &configuration)
+        #expect(report == .init(), "\(report)")
+        #expect(configuration.thumborFilters == ServerConfiguration.thumborDefaultFilters.union(["autojpg"]))
+    }
+
+    @Test func otherImportsAndExpressionsAreStillReported() throws {
+        var configuration = ServerConfiguration()
+        let report = try ThumborConfigurationFile.apply(
+            "from thumbor.filters import BUILTIN_FILTERS, other\nfrom os import environ\nFILTERS = BUILTIN_FILTERS + ['a'] + 3\nQUALITY = 90\n",
+            to: &configuration
+        )
+        #expect(report.unreadLines.map { $0.prefix(7) } == ["line 1:", "line 2:", "line 3:"], "\(report.unreadLines)")
+        #expect(configuration.thumborFilters == ServerConfiguration.thumborDefaultFilters)
+        #expect(configuration.formatQualities[.jpeg] == 90)
+        // Without the import, the name means nothing.
+        #expect(try ThumborConfigurationFile.apply("FILTERS = BUILTIN_FILTERS\n", to: &configuration).unreadLines.count == 1)
     }
 
     /// The settings at work: unsafe URLs refused, a larger side made MAX_WIDTH, orientation left as

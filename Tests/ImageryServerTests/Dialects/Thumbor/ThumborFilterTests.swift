@@ -8,9 +8,13 @@ import Testing
 /// it becomes on the recipe.
 @Suite("thumbor filters")
 struct ThumborFilterTests {
-    static func parameters(_ options: String, refuses: Bool = false, loaded: Set<String> = ServerConfiguration.thumborDefaultFilters, autoPNG: Bool = false) throws -> ImageParameters {
+    static func parameters(
+        _ options: String, refuses: Bool = false, loaded: Set<String> = ServerConfiguration.thumborDefaultFilters, autoPNG: Bool = false,
+        refusesArguments: Bool = false
+    ) throws -> ImageParameters {
         try ThumborURL(path: Substring("/unsafe/" + options + "/a.com/b.png")).parameters(
-            maximumSide: 8192, refusesUnknownFilters: refuses, negotiates: false, autoPNGToJPEG: autoPNG, loadedFilters: loaded
+            maximumSide: 8192, refusesUnknownFilters: refuses, negotiates: false, autoPNGToJPEG: autoPNG, loadedFilters: loaded,
+            refusesBadFilterArguments: refusesArguments
         )
     }
 
@@ -85,21 +89,49 @@ struct ThumborFilterTests {
         ("sharpen(200,1,true)", "sharpening's amount is from 0 to 100"),
         ("blur(1.5)", "blur's radius must be a whole number"),
     ])
-    func refusesBadArgumentsNamingTheFilterAndTheArgument(filters: String, message: String) throws {
+    func badArgumentsAreSkippedOrRefusedNamingTheFilterAndTheArgument(filters: String, message: String) throws {
+        // As thumbor: the filter is skipped (the recipe as without it), and what was wrong is kept for the log.
+        let name = String(filters.prefix { $0 != "(" })
+        let skipping = try Self.parameters("filters:" + filters)
+        #expect(skipping.recipe == (try Self.parameters("filters:").recipe), "\(filters)")
+        #expect(skipping.skipped.map(\.name) == [name])
+        guard case .arguments(let problem) = skipping.skipped.first?.reason else {
+            Issue.record("\(filters): \(skipping.skipped)")
+            return
+        }
+        #expect(problem.contains(message) && problem.contains("thumbor filter"), "\(problem)")
+        // Refused when the configuration says so: a 400 with the same words.
         do {
-            _ = try Self.parameters("filters:" + filters)
+            _ = try Self.parameters("filters:" + filters, refusesArguments: true)
             Issue.record("\(filters) was accepted")
         } catch let error as ServerError {
-            #expect(error.message.contains(message), "\(error.message)")
-            #expect(error.message.contains("thumbor filter"), "\(error.message)")
+            #expect(error.message == problem, "\(error.message)")
+            #expect(error.status == .badRequest)
         }
+    }
+
+    /// What sites' URLs do on thumbor: `sharpen()` with no arguments, `watermark(URL,30)` with two of its
+    /// four; the filters around them still apply, in order.
+    @Test func aSkippedFilterLeavesTheOthers() throws {
+        let parameters = try Self.parameters("filters:brightness(10):sharpen():watermark(https://a.com/logo.png,30):contrast(5)")
+        #expect(parameters.recipe.adjustments == [.brightness(10), .contrast(5)])
+        #expect(parameters.skipped.map(\.name) == ["sharpen", "watermark"])
+        #expect(parameters.skipped.map(\.signature) == ["sharpen/0", "watermark/2"])
+        #expect(try Self.parameters("filters:brightness(10):contrast(5)").responseKey == parameters.responseKey)
     }
 
     /// Filters thumbor has not loaded (its default FILTERS leaves out autojpg and red_eye, and any
     /// name it does not know) are skipped as thumbor skips them, or refused when asked.
     @Test func filtersThumborDoesNotLoadAreSkippedOrRefused() throws {
         #expect(try Self.parameters("filters:autojpg()").opaquePNGAsJPEG == false)
-        #expect(try Self.parameters("filters:red_eye():sepia(3)").recipe.isIdentity)
+        let skipped = try Self.parameters("filters:red_eye():sepia(3)")
+        #expect(skipped.recipe.isIdentity)
+        #expect(skipped.skipped == [
+            SkippedOption(name: "red_eye", argumentCount: 0, reason: .notLoaded), SkippedOption(name: "sepia", argumentCount: 1, reason: .unknown),
+        ])
+        // A site's own module in FILTERS: loaded there, nothing here does what it does.
+        #expect(try Self.parameters("filters:sepia(3)", loaded: ["sepia"]).skipped.map(\.reason) == [.notImplemented])
+        #expect(throws: ServerError.self) { try Self.parameters("filters:sepia(3)", refuses: true, loaded: ["sepia"]) }
         for filters in ["autojpg()", "red_eye()", "sepia(3)"] {
             #expect(throws: ServerError.self, "\(filters)") { try Self.parameters("filters:" + filters, refuses: true) }
         }
