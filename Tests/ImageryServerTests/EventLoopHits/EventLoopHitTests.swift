@@ -9,7 +9,7 @@ import ImageryTestSupport
 import Synchronization
 import Testing
 
-/// Hits answered on the event loop (`StoredHitHandler`), through raw connections: pipelined hits and
+/// Hits answered on the event loop (`HitHandler`), through raw connections: pipelined hits and
 /// misses in order, the very answers the router gives (200, 304, `HEAD`, imgproxy's headers), a client
 /// that leaves mid-answer, an expired imgproxy URL.
 @Suite struct EventLoopHitTests {

@@ -1,20 +1,6 @@
 import Foundation
 import Imagery
 
-/// `Content-Disposition` as imgproxy writes it: `inline` or `attachment`, and a file name (the
-/// `filename` option, else the source's, its extension the output format's).
-struct ContentDisposition: Sendable, Equatable {
-    let attachment: Bool
-    /// The name without its extension.
-    let stem: String
-
-    /// The header's value for an output of `contentType`.
-    func value(contentType: String?) -> String {
-        let fileExtension = contentType.flatMap(ImageFormat.init(mimeType:)).map { "." + $0.fileExtension } ?? ""
-        return "\(attachment ? "attachment" : "inline"); filename=\"\(stem.replacingOccurrences(of: "\"", with: "%22"))\(fileExtension)\""
-    }
-}
-
 extension ImgproxyURL {
     /// The `Content-Disposition` of an imgproxy path's image, as imgproxy sends with every image:
     /// `inline` and the source's file name unless `filename`/`fn` or `return_attachment`/`att` say
