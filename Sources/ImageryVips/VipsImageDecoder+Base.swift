@@ -26,11 +26,15 @@ extension VipsImageDecoder: ThumbnailDeriving {
                 let (sourceWidth, sourceHeight) = swapped ? (height, width) : (width, height)
                 let scale = Self.decodeScale(sourceWidth: sourceWidth, sourceHeight: sourceHeight, for: recipe)
                 let keepsProfile = recipe.keepsColorProfile
+                let partial = recipe.keepsPartialDecodeBlocks
                 var pixels = try decodeScaledJPEG(
-                    bytes, buffer.count, scale: scale, orientation: orientation, storedSize: (width, height), keepingProfile: keepsProfile
+                    bytes, buffer.count, scale: scale, orientation: orientation, storedSize: (width, height), keepingProfile: keepsProfile,
+                    keepingPartialBlocks: partial
                 ) ?? decodeScaledJPEGWithVips(bytes, buffer.count, scale: scale, keepingProfile: keepsProfile)
                 pixels.metadata.copyright = header.copyright
-                return ThumbnailBase(image: pixels, scale: scale, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+                return ThumbnailBase(
+                    image: pixels, scale: scale, sourceWidth: sourceWidth, sourceHeight: sourceHeight, keepsPartialBlocks: partial
+                )
             } catch let error as VipsError {
                 throw error.decodingError(format: .jpeg)
             }
@@ -43,9 +47,10 @@ extension VipsImageDecoder: ThumbnailDeriving {
     /// normalised; `nil` when that decoder does not handle this JPEG (CMYK, 12-bit, ...) or is off.
     /// - Parameter storedSize: The JPEG's size as stored (before orientation): libvips' scaled size is
     ///   that divided by `scale`, rounded down, where libjpeg rounds up; the partial last row and
-    ///   column are dropped to give libvips' pixels exactly.
+    ///   column are dropped to give libvips' pixels exactly, unless `keepingPartialBlocks` (Pillow's).
     private func decodeScaledJPEG(
-        _ bytes: UnsafeRawPointer, _ count: Int, scale: Int, orientation: Int32, storedSize: (width: Int, height: Int), keepingProfile: Bool
+        _ bytes: UnsafeRawPointer, _ count: Int, scale: Int, orientation: Int32, storedSize: (width: Int, height: Int), keepingProfile: Bool,
+        keepingPartialBlocks: Bool = false
     ) throws -> Image? {
         guard skipsUnneededJPEGScans else { return nil }
         var decoded = imagery_jpeg_image()
@@ -77,7 +82,8 @@ extension VipsImageDecoder: ThumbnailDeriving {
         var image = try Vips.apply(wrapped) { imagery_vips_set_interpretation($0, $1, interpretation) }
         if let profile { imagery_vips_set_icc(image, profile.baseAddress, profile.count) }  // normalize converts by it
         let (width, height) = (max(1, storedSize.width / scale), max(1, storedSize.height / scale))
-        if (width, height) != (Int(decoded.width), Int(decoded.height)), width <= Int(decoded.width), height <= Int(decoded.height) {
+        if !keepingPartialBlocks, (width, height) != (Int(decoded.width), Int(decoded.height)),
+           width <= Int(decoded.width), height <= Int(decoded.height) {
             image = try Vips.apply(image) { imagery_vips_extract($0, $1, 0, 0, Int32(width), Int32(height)) }
         }
         imagery_vips_set_orientation(image, orientation)
@@ -103,6 +109,7 @@ extension VipsImageDecoder: ThumbnailDeriving {
         guard recipe.keptMetadata != .all else { return nil }  // and hold the copyright only
         guard !recipe.resizesInLinearLight else { return nil }  // and were shrunk in gamma space
         guard recipe.sourceLimits == nil else { return nil }  // a limited recipe decodes anew, checking the source
+        guard recipe.keepsPartialDecodeBlocks == base.keepsPartialBlocks else { return nil }  // and its blocks as the decode would
         // Only a base at the very scale a decode for this recipe would use: then the result is the
         // one a decode gives, byte for byte, whichever variant came first (a finer base would give
         // slightly different pixels, so a response's bytes would depend on the order of requests).

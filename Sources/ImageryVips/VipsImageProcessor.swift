@@ -65,6 +65,7 @@ public struct VipsImageProcessor: ImageProcessing {
         var recipe = recipe
         recipe.frame = nil
         recipe.keepsHighBitDepth = false  // the depth is the image's (normalised before and after)
+        recipe.keepsPartialDecodeBlocks = false  // the decoder's: the image's size says what it kept
         guard !recipe.isIdentity else { return input }
         var choices = PixelChoices()
         guard let animation = Vips.animation(of: input) else {

@@ -44,12 +44,16 @@ public struct ThumbnailBase: Sendable, CacheCostReporting {
     /// The source's size, oriented (as `image` is).
     public let sourceWidth: Int
     public let sourceHeight: Int
+    /// Whether a DCT-scaled decode kept its partial last blocks (``ImageRecipe/keepsPartialDecodeBlocks``):
+    /// a base serves only recipes that ask the same.
+    public let keepsPartialBlocks: Bool
 
-    public init(image: Image, scale: Int, sourceWidth: Int, sourceHeight: Int) {
+    public init(image: Image, scale: Int, sourceWidth: Int, sourceHeight: Int, keepsPartialBlocks: Bool = false) {
         self.image = image
         self.scale = scale
         self.sourceWidth = sourceWidth
         self.sourceHeight = sourceHeight
+        self.keepsPartialBlocks = keepsPartialBlocks
     }
 
     public var cacheCost: Int { image.cacheCost }

@@ -40,6 +40,7 @@ extension ImageRecipe: CustomStringConvertible {
         if keepsHighBitDepth { parts.append("depth:16") }
         if resizesInLinearLight { parts.append("linear") }
         if keptMetadata != .copyright { parts.append("meta:\(keptMetadata.rawValue)") }
+        if keepsPartialDecodeBlocks { parts.append("dct:partial") }
         if let watermark { parts.append(watermark.key) }
         return parts.joined(separator: ",")
     }

@@ -134,10 +134,11 @@ extension ImageRecipe.Watermark {
             if maxHeight == nil || maxHeight == 0 { maxHeight = h * maxWidth! / w }
             let (boxWidth, boxHeight) = (maxWidth!, maxHeight!)
             guard boxWidth > 0, boxHeight > 0 else { return (1, 1) }
+            // Python's round: halves to the even neighbour (a 80x40 mark at 15% of 300 is 45x22, not 45x23).
             if w / boxWidth >= h / boxHeight {
-                return (max(1, Int(boxWidth.rounded())), max(1, Int((h * boxWidth / w).rounded())))
+                return (max(1, Int(boxWidth.rounded(.toNearestOrEven))), max(1, Int((h * boxWidth / w).rounded(.toNearestOrEven))))
             }
-            return (max(1, Int((w * boxHeight / h).rounded())), max(1, Int(boxHeight.rounded())))
+            return (max(1, Int((w * boxHeight / h).rounded(.toNearestOrEven))), max(1, Int(boxHeight.rounded(.toNearestOrEven))))
         }
 
         /// The top-left corners of the copies of a `width` × `height` watermark on an `outputWidth` ×
@@ -146,7 +147,7 @@ extension ImageRecipe.Watermark {
             func along(_ position: Position, _ part: Int, _ side: Int) -> [Int] {
                 var position = position
                 if case .percent(let value, let fromEnd) = position {
-                    position = .pixels(Int((Double(side) * Double(value) / 100 + 1e-5).rounded()), fromEnd: fromEnd)
+                    position = .pixels(Int((Double(side) * Double(value) / 100 + 1e-5).rounded(.toNearestOrEven)), fromEnd: fromEnd)
                 }
                 switch position {
                 case .center: return [(side - part) / 2]

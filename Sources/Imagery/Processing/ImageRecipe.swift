@@ -90,6 +90,11 @@ public struct ImageRecipe: Sendable, Hashable {
     public var resizesInLinearLight = false
     /// What of the source's metadata the output keeps; default ``KeptMetadata/copyright``.
     public var keptMetadata = KeptMetadata.copyright
+    /// Keeps the last, partial row and column of 8x8 blocks of a DCT-scaled JPEG decode, as libjpeg
+    /// gives them and Pillow's `draft` keeps them (thumbor: a 640x427 source decoded at 1/2 is
+    /// 320x214), instead of libvips' size, rounded down (320x213); the resize then spans them as
+    /// thumbor's does. Default `false`: libvips' size.
+    public var keepsPartialDecodeBlocks = false
 
     /// What of a source's metadata an output keeps (imgproxy's `strip_metadata` and `keep_copyright`).
     public enum KeptMetadata: String, Sendable, Hashable {

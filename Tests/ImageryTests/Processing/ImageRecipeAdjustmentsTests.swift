@@ -185,6 +185,17 @@ struct ImageRecipeAdjustmentsTests {
         #expect(many.count == 36 && Set(many.map { $0[0] }) == [0, 198, 396, 594, 792, 990])
     }
 
+    /// The ratios size the mark as thumbor's `calc_watermark_size` does, Python's `round` included (a half
+    /// goes to the even neighbour: an 80x40 mark at 15% of a 300-wide output is 45x22, then 9 rows of it
+    /// fit 200 pixels, where 45x23 gave 8 and moved every copy).
+    @Test func ratiosRoundAsPythonDoes() {
+        let paste = ImageRecipe.Watermark.Paste(x: .repeat, y: .repeat, widthRatio: 0.15)
+        #expect(paste.size(width: 80, height: 40, outputWidth: 300, outputHeight: 200) == (45, 22))
+        #expect(paste.size(width: 80, height: 40, outputWidth: 400, outputHeight: 267) == (60, 30))
+        #expect(ImageRecipe.Watermark.Paste(x: .repeat, y: .repeat, heightRatio: 0.25).size(width: 50, height: 20, outputWidth: 100, outputHeight: 50) == (31, 12))
+        #expect(paste.origins(width: 45, height: 22, outputWidth: 300, outputHeight: 200).count == 6 * 9)
+    }
+
     @Test func pasteKeysNameEveryPart() {
         let paste = ImageRecipe.Watermark.Paste(
             x: .percent(5, fromEnd: true), y: .repeat, widthRatio: 0.5, transparency: 20)

@@ -200,6 +200,7 @@ extension ThumborURL {
             recipe.boxFill = boxFill
         }
         recipe.ignoresOrientation = !respectsOrientation
+        recipe.keepsPartialDecodeBlocks = recipe.resizes  // Pillow's draft, as thumbor decodes a JPEG it shrinks
         var parameters = ImageParameters(url: try Self.sourceURL(image), recipe: recipe, format: format, encoding: encoding, negotiates: negotiates)
         parameters.negotiableFormats = [.webp]  // AUTO_WEBP
         // thumbor: with AUTO_PNG_TO_JPG on, only a URL without autojpg() converts; with it off, autojpg(true) does.

@@ -57,15 +57,16 @@ struct ServerImgproxyTests {
         }
     }
 
-    /// The same output through an imgproxy URL, a thumbor URL and the native query: one variant,
-    /// one download, the same bytes and ETag.
+    /// The same output through an imgproxy URL and the native query: one variant, one download, the
+    /// same bytes and ETag. A thumbor URL for it shares the download (its decode of a shrunk JPEG is
+    /// Pillow's: a variant of its own).
     @Test func sharesTheCachesWithTheOtherSyntaxes() async throws {
         try await withServer { client, origin in
             let imgproxy = try await get(client, "/_/rs:fill:300:200:1/g:sm/f:png/\(Self.plain(origin, "rocket.jpg"))")
             #expect(imgproxy.status == .ok)
             let native = try await get(client, imageURI(origin, "rocket.jpg", "w=300&h=200&gravity=smart&enlarge=1&format=png"))
             let thumbor = try await get(client, "/unsafe/300x200/smart/filters:format(png)/\(ServerThumborTests.source(origin, "rocket.jpg"))")
-            #expect(native.body == imgproxy.body && thumbor.body == imgproxy.body)
+            #expect(native.body == imgproxy.body && thumbor.status == .ok)
             #expect(native.headers[.eTag] == imgproxy.headers[.eTag])
             #expect(origin.requestCount(path: "/rocket.jpg") == 1)
             // A per-format quality resolves to the quality of the native query for that format.
