@@ -84,6 +84,26 @@ struct ThumbnailBaseTests {
         }
     }
 
+    /// `keepsPartialDecodeBlocks` (thumbor's recipes): the base keeps the partial last row of 8x8 blocks
+    /// a 1/2 decode of a 640x427 JPEG has (320x214, as Pillow's draft; libvips' size is 320x213), the
+    /// output is the same size, and a base serves only recipes that ask what it kept.
+    @Test func partialDecodeBlocksAreKeptWhenAskedAndBasesServeTheirOwnKind() throws {
+        let data = try Fixtures.data("rocket.jpg")
+        var pillow = ImageRecipe(resize: .init(width: 300, height: 200, fit: .inside))
+        pillow.keepsPartialDecodeBlocks = true
+        let libvips = ImageRecipe(resize: .init(width: 300, height: 200, fit: .inside))
+        let (kept, keptBase) = try decoder.decodeKeepingBase(data, recipe: pillow)
+        let (dropped, droppedBase) = try decoder.decodeKeepingBase(data, recipe: libvips)
+        let (keeping, dropping) = (try #require(keptBase), try #require(droppedBase))
+        #expect((keeping.scale, keeping.image.width, keeping.image.height) == (2, 320, 214))
+        #expect((dropping.scale, dropping.image.width, dropping.image.height) == (2, 320, 213))
+        #expect((kept.width, kept.height) == (dropped.width, dropped.height))
+        #expect(kept != dropped)
+        #expect(try decoder.image(pillow, from: keeping) == kept)
+        #expect(try decoder.image(libvips, from: keeping) == nil)
+        #expect(try decoder.image(pillow, from: dropping) == nil)
+    }
+
     @Test func otherFormatsKeepNoBaseAndBrokenJPEGsAreTypedErrors() throws {
         let (image, base) = try decoder.decodeKeepingBase(try Fixtures.data("chelsea.png"), thumbnail: .init(width: 40, height: 40))
         #expect(image.width == 40 && base == nil)
