@@ -147,7 +147,6 @@ package struct ImageController: Sendable {
         if let (stored, alias) = await service.storedResponse(forRequestKey: requestKey) {
             let now = Int(service.configuration.time.date().timeIntervalSince1970)
             guard !alias.terms.hasExpired(at: now) else { return Self.expired.response() }
-            service.countSkippedFilters(alias.terms.skippedFilters)
             return Response(answer(stored, terms: alias.terms, negotiated: alias.negotiated, requestHeaders: request.headers))
         }
         var parsed: ImageParameters?
@@ -165,7 +164,6 @@ package struct ImageController: Sendable {
             if let forwarding, let answer = await forwarding.response(to: request, key: parameters.url.absoluteString) { return answer }
             let text = RequestText(key: requestKey, terms: terms)
             let image = try await image(parameters, text: text, request: request, channel: channel)
-            service.countSkippedFilters(terms.skippedFilters)
             return Response(answer(image, terms: terms, negotiated: parameters.isNegotiated, requestHeaders: request.headers))
         } catch {
             let failure = ServerError.from(error)
@@ -290,8 +288,10 @@ package struct ImageController: Sendable {
         return (.ok, disposition)
     }
 
-    /// ``answer(_:terms:negotiated:validators:now:fields:)`` as a route sends it.
+    /// ``answer(_:terms:negotiated:validators:now:fields:)`` as a route sends it (counted as ``HitHandler``'s
+    /// answers are: the skipped filters it names).
     func answer(_ image: StoredResponse, terms: ResponseTerms, negotiated: Bool, requestHeaders: HTTPFields) -> StoredAnswer {
+        service.countSkippedFilters(terms.skippedFilters)
         var fields = HTTPFields()
         let validators = Validators(ifNoneMatch: requestHeaders[.ifNoneMatch], ifModifiedSince: requestHeaders[.ifModifiedSince])
         let now = service.configuration.time.date()

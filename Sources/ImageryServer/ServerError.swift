@@ -22,10 +22,7 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { "\(status.code) \(code): \(message)" }
 
-    static func badParameter(_ message: String) -> ServerError { ServerError(.badRequest, badParameterCode, message) }
-
-    /// The code of a request whose parameters are wrong (``badParameter(_:)``).
-    static let badParameterCode = "bad_parameter"
+    static func badParameter(_ message: String) -> ServerError { ServerError(.badRequest, "bad_parameter", message) }
 
     /// The answer for any error thrown while serving an image.
     package static func from(_ error: any Error) -> ServerError {

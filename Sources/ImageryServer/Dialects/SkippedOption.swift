@@ -66,10 +66,13 @@ package final class SkippedOptionLog: Sendable {
             }
         }
         for option in fresh {
-            logger.warning(
-                "\(option.explanation) (first seen in \(path.prefix(200)); later ones are counted in imagery_thumbor_filters_skipped_total)",
-                metadata: ["skipped_filter": "\(option.name)"]
-            )
+            let line = "\(option.explanation) (first seen in \(path.prefix(200)); later ones are counted in imagery_thumbor_filters_skipped_total)"
+            logger.warning("\(Self.printable(line))", metadata: ["skipped_filter": "\(Self.printable(option.name))"])
         }
+    }
+
+    /// `text` with control characters (a URL's decoded `%0A`) as spaces: one log line, as written by us.
+    static func printable(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
     }
 }

@@ -122,7 +122,7 @@ final class StoredHits: Sendable {
         -> (head: ByteBuffer, status: HTTPResponse.Status, sendsBody: Bool)
     {
         let (terms, negotiated) = (hit.alias.terms, hit.alias.negotiated)
-        if !terms.skippedFilters.isEmpty { controller.service.countSkippedFilters(terms.skippedFilters) }
+        controller.service.countSkippedFilters(terms.skippedFilters)
         let conditional = head.ifNoneMatch != nil || head.ifModifiedSince != nil
         let second = Int(hit.now.timeIntervalSince1970)
         let heads = HitHeads.current

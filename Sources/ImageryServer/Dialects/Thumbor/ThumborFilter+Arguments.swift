@@ -2,14 +2,25 @@ import Foundation
 import Imagery
 
 /// thumbor's argument grammar (`BaseFilter`'s `Number`, `PositiveNumber`, `DecimalNumber`,
-/// `Boolean`): where thumbor would skip a filter whose arguments do not match, these throw a 400
-/// naming the filter and the argument, and the URL's reader skips the filter with that message
-/// (``SkippedOption``) unless the configuration refuses such filters.
+/// `Boolean`, and each filter's own regular expression). Arguments outside it throw ``Dropped``:
+/// thumbor drops such a filter, and the URL's reader skips it (``SkippedOption``) unless the
+/// configuration refuses such filters. Values the grammar takes but that are out of range here throw a
+/// plain 400: thumbor applies those, so they are never dropped.
 extension ThumborFilter {
+    /// A filter thumbor drops: arguments its grammar does not match (`sharpen()`, `blur(1.5)`), or a
+    /// value it ignores (`format(bmp)`, `max_bytes(0)`). `error` is the 400 answered where such filters
+    /// are refused (``ServerConfiguration/thumborRefusesBadFilterArguments``).
+    struct Dropped: Error {
+        let error: ServerError
+    }
+
+    /// ``Dropped`` with `message`.
+    func dropped(_ message: String) -> Dropped { Dropped(error: .badParameter(message)) }
+
     /// Fails unless there are from `required` to `required + optional` arguments.
     func expect(_ required: Int, optional: Int = 0, _ shape: String) throws {
         guard (required...(required + optional)).contains(arguments.count) else {
-            throw ServerError.badParameter("thumbor filter \(name) takes \(shape)")
+            throw dropped("thumbor filter \(name) takes \(shape)")
         }
     }
 
@@ -18,7 +29,7 @@ extension ThumborFilter {
         let text = index < arguments.count ? arguments[index] : ""
         let digits = negative && text.hasPrefix("-") ? text.dropFirst() : Substring(text)
         guard !digits.isEmpty, digits.allSatisfy(\.isASCIIDigit) else {
-            throw ServerError.badParameter("thumbor filter \(name)'s \(argument) must be a whole number\(negative ? "" : " of 0 or more"): \(text)")
+            throw dropped("thumbor filter \(name)'s \(argument) must be a whole number\(negative ? "" : " of 0 or more"): \(text)")
         }
         guard let value = Int(digits.prefix(12)) else { return 0 }
         return (text.hasPrefix("-") ? -1 : 1) * min(value, Int(Int32.max))
@@ -30,7 +41,7 @@ extension ThumborFilter {
         let body = text.hasPrefix("-") ? text.dropFirst() : Substring(text)
         guard body.contains(where: \.isASCIIDigit), body.filter({ $0 == "." }).count <= 1,
               body.allSatisfy({ $0.isASCIIDigit || $0 == "." }), let value = Double(text), value.isFinite
-        else { throw ServerError.badParameter("thumbor filter \(name)'s \(argument) must be a number: \(text)") }
+        else { throw dropped("thumbor filter \(name)'s \(argument) must be a number: \(text)") }
         return value
     }
 
@@ -41,7 +52,7 @@ extension ThumborFilter {
         switch arguments[index] {
         case "true", "True", "1": return true
         case "false", "False", "0": return false
-        default: throw ServerError.badParameter("thumbor filter \(name)'s \(argument) must be true or false: \(arguments[index])")
+        default: throw dropped("thumbor filter \(name)'s \(argument) must be true or false: \(arguments[index])")
         }
     }
 
@@ -87,7 +98,7 @@ extension ThumborFilter {
             let weights = arguments[0].split(separator: ";", omittingEmptySubsequences: false).map { Double($0) }
             guard !weights.isEmpty, weights.allSatisfy({ $0?.isFinite ?? false }),
                   arguments[0].allSatisfy({ $0.isASCIIDigit || ".;-".contains($0) })
-            else { throw ServerError.badParameter("thumbor filter convolution's matrix must be numbers separated by ;: \(arguments[0])") }
+            else { throw dropped("thumbor filter convolution's matrix must be numbers separated by ;: \(arguments[0])") }
             let columns = try integer(1, "number of columns", negative: false)
             adjustment = .convolution(.init(
                 weights: weights.map { $0! }, columns: columns, normalizes: try boolean(2, "normalisation", absent: true)
@@ -96,7 +107,7 @@ extension ThumborFilter {
             try expect(4, optional: 1, "a radius (a or a|b), a colour as red, green and blue (0 to 255), and whether corners are transparent")
             let radii = arguments[0].split(separator: "|", omittingEmptySubsequences: false)
             guard (1...2).contains(radii.count), radii.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isASCIIDigit) }) else {
-                throw ServerError.badParameter("thumbor filter round_corner's radius must be a number of pixels, or two as a|b: \(arguments[0])")
+                throw dropped("thumbor filter round_corner's radius must be a number of pixels, or two as a|b: \(arguments[0])")
             }
             let (a, b) = (Int(radii[0].prefix(9)) ?? 0, Int(radii[radii.count - 1].prefix(9)) ?? 0)
             var channels: [UInt8] = []

@@ -32,7 +32,7 @@ extension ThumborURL {
                 let percent = digits.hasSuffix("p")
                 if percent { digits = digits.dropLast() }
                 guard !digits.isEmpty, digits.count < 10, digits.allSatisfy(\.isASCIIDigit), let value = Int(digits) else {
-                    throw ServerError.badParameter("thumbor filter watermark's \(name) must be pixels (-10), a percentage (20p, -20p), center or repeat: \(text)")
+                    throw filter.dropped("thumbor filter watermark's \(name) must be pixels (-10), a percentage (20p, -20p), center or repeat: \(text)")
                 }
                 return percent ? .percent(value, fromEnd: fromEnd) : .pixels(value, fromEnd: fromEnd)
             }
@@ -54,20 +54,13 @@ extension ThumborURL {
     }
 
     /// A filter's image argument as a source URL: unquoted, percent-decoded, `http://` when it has no scheme.
-    /// - Throws: A ``Refusal``: thumbor's grammar takes any text there (and its loader then fails), so
-    ///   the filter is refused, not skipped.
+    /// - Throws: A 400 (thumbor's grammar takes any text there, and its loader then fails: not dropped).
     static func linkedURL(_ argument: String, filter: String) throws -> URL {
         do {
             return try sourceURL(Substring(unquoted(argument)))
         } catch {
-            throw Refusal(error: .badParameter("thumbor filter \(filter)'s image must be an http or https URL: \(argument)"))
+            throw ServerError.badParameter("thumbor filter \(filter)'s image must be an http or https URL: \(argument)")
         }
-    }
-
-    /// A filter thumbor would run (its grammar reads the arguments) that cannot be done so here: a 400
-    /// whether or not filters with unreadable arguments are skipped.
-    struct Refusal: Error {
-        let error: ServerError
     }
 
     /// thumbor's `String` argument: without the single quotes around it, if it has them.
@@ -83,7 +76,7 @@ extension ThumborURL {
         ]
         let lowered = text.lowercased()
         if lowered == "auto" || lowered == "blur" {
-            throw Refusal(error: .badParameter("thumbor filter \(filter)(\(lowered)) is not supported: give a colour (hex or a name)"))
+            throw ServerError.badParameter("thumbor filter \(filter)(\(lowered)) is not supported: give a colour (hex or a name)")
         }
         guard let color = ImageRecipe.Color(hex: names[lowered] ?? lowered) else {
             throw ServerError.badParameter("thumbor filter \(filter) takes a colour: hex without # (ff8800), transparent, or a name like white")

@@ -56,7 +56,7 @@ extension ThumborURL {
             let arguments = filter.arguments
             func number(_ index: Int) throws -> Double {
                 guard index < arguments.count, let value = QueryReader.number(arguments[index]) else {
-                    throw ServerError.badParameter("thumbor filter \(filter.name) needs a number as argument \(index + 1)")
+                    throw filter.dropped("thumbor filter \(filter.name) needs a number as argument \(index + 1)")
                 }
                 return max(-Double(Int32.max), min(Double(Int32.max), value))  // any digits: whole-number uses cannot overflow
             }
@@ -81,8 +81,8 @@ extension ThumborURL {
                 // Loaded only where an operator lists it: thumbor runs it (it is not skipped), with detectors not here.
                 throw ServerError.badParameter("thumbor filter red_eye needs thumbor's OpenCV face and eye detectors, which are not here")
             }
-            // Each filter reads its arguments before it changes anything: one thumbor's grammar rejects
-            // leaves the recipe as it was, and is skipped as thumbor skips it (unless refused).
+            // Each filter reads its arguments before it changes anything: one thumbor drops leaves the
+            // recipe as it was, and is skipped as thumbor skips it (unless refused). Any other error is a 400.
             do {
                 if let adjustment = try filter.adjustment() {
                     recipe.adjustments.append(adjustment)
@@ -94,7 +94,7 @@ extension ThumborURL {
                 case "format":
                     let names: [String: ImageFormat] = ["jpeg": .jpeg, "jpg": .jpeg, "png": .png, "gif": .gif, "webp": .webp, "avif": .avif]
                     guard let name = arguments.first?.lowercased(), let chosen = names[name] else {
-                        throw ServerError.badParameter("thumbor filter format takes webp, jpeg, png, gif or avif")
+                        throw filter.dropped("thumbor filter format takes webp, jpeg, png, gif or avif")  // thumbor ignores others
                     }
                     format = chosen
                 case "fill":
@@ -108,7 +108,7 @@ extension ThumborURL {
                 case "blur":
                     try filter.expect(1, optional: 1, "a radius in pixels and an optional sigma")
                     let radius = try filter.integer(0, "radius", negative: false)
-                    guard radius > 0 else { throw ServerError.badParameter("thumbor filter blur needs a radius above 0") }
+                    guard radius > 0 else { throw filter.dropped("thumbor filter blur needs a radius above 0") }
                     let sigma = arguments.count > 1 ? try filter.decimal(1, "sigma") : 0
                     recipe.adjustments += Self.blurKernels(radius: radius, sigma: sigma == 0 ? Double(radius) : sigma).map { .convolution($0) }
                 case "sharpen":
@@ -160,21 +160,20 @@ extension ThumborURL {
                     if let region = arguments.first.flatMap({ Self.crop(Substring($0)) }), region.right > region.left, region.bottom > region.top {
                         focalRegions.append((region.left, region.top, region.right - region.left, region.bottom - region.top))
                     } else if arguments.first.flatMap({ Self.crop(Substring($0)) }) == nil {
-                        throw ServerError.badParameter("thumbor filter focal takes a region LEFTxTOP:RIGHTxBOTTOM in source pixels")
+                        throw filter.dropped("thumbor filter focal takes a region LEFTxTOP:RIGHTxBOTTOM in source pixels")
                     }
                 case "watermark":
                     recipe.adjustments.append(.watermark(try Self.watermark(filter, watermarks: watermarks)))
                 case "max_bytes":
                     let bytes = Int(try number(0))
-                    guard bytes > 0 else { throw ServerError.badParameter("thumbor filter max_bytes needs a number of bytes above 0") }
+                    guard bytes > 0 else { throw filter.dropped("thumbor filter max_bytes needs a number of bytes above 0") }
                     encoding.maximumBytes = bytes
                 default:
                     break  // every filter of thumbor's is a case above or an adjustment
                 }
-            } catch let refusal as Refusal {
-                throw refusal.error
-            } catch let problem as ServerError where problem.code == ServerError.badParameterCode && !refusesBadFilterArguments {
-                skipped.append(SkippedOption(name: filter.name, argumentCount: arguments.count, reason: .arguments(problem.message)))
+            } catch let dropped as ThumborFilter.Dropped {
+                if refusesBadFilterArguments { throw dropped.error }
+                skipped.append(SkippedOption(name: filter.name, argumentCount: arguments.count, reason: .arguments(dropped.error.message)))
             }
         }
 

@@ -90,8 +90,21 @@ struct ThumborFilterTests {
         ("blur(1.5)", "blur's radius must be a whole number"),
     ])
     func badArgumentsAreSkippedOrRefusedNamingTheFilterAndTheArgument(filters: String, message: String) throws {
-        // As thumbor: the filter is skipped (the recipe as without it), and what was wrong is kept for the log.
         let name = String(filters.prefix { $0 != "(" })
+        // Values thumbor's grammar takes (it applies the filter, or fails with a 500) and that are out of
+        // range here: a 400, never dropped. Each case checked against thumbor 7.8.0 (its answer changed).
+        guard !Self.appliedByThumbor.contains(filters) else {
+            do {
+                _ = try Self.parameters("filters:" + filters)
+                Issue.record("\(filters) was accepted")
+            } catch let error as ServerError {
+                #expect(error.message.contains(message) && error.message.contains("thumbor filter"), "\(error.message)")
+                #expect(error.status == .badRequest)
+            }
+            return
+        }
+        // Outside thumbor's grammar (its answer is the one without the filter): skipped as thumbor skips
+        // it (the recipe as without it), and what was wrong is kept for the log.
         let skipping = try Self.parameters("filters:" + filters)
         #expect(skipping.recipe == (try Self.parameters("filters:").recipe), "\(filters)")
         #expect(skipping.skipped.map(\.name) == [name])
@@ -108,6 +121,21 @@ struct ThumborFilterTests {
             #expect(error.message == problem, "\(error.message)")
             #expect(error.status == .badRequest)
         }
+    }
+
+    /// Bad values that thumbor 7.8.0 takes (its answer differs from the URL without the filter: it applied
+    /// it, or failed with a 500), from the cases above; the others it answers as without the filter.
+    static let appliedByThumbor: Set<String> = [
+        "brightness(101)", "rgb(1,2,300)", "colorize(10,20,30,red)", "colorize(10,20,130,ff0000)", "noise(300)",
+        "convolution(1;2;1;2,2)", "convolution(1;2;1;2;1,3)", "round_corner(10,0,0,256)", "sharpen(200,1,true)",
+        "curve([(0,0)],[(0,0),(255,255)],[(0,0),(255,255)],[(0,0),(255,255)])",
+        "curve([(0,0),(300,255)],[(0,0),(255,255)],[(0,0),(255,255)],[(0,0),(255,255)])",
+        "curve([(9,0),(3,255)],[(0,0),(255,255)],[(0,0),(255,255)],[(0,0),(255,255)])",
+    ]
+
+    /// The warning is one line whatever the URL held.
+    @Test func theWarningIsOneLine() {
+        #expect(SkippedOptionLog.printable("a\nb\r\u{0}c é") == "a b  c é")
     }
 
     /// What sites' URLs do on thumbor: `sharpen()` with no arguments, `watermark(URL,30)` with two of its
