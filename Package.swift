@@ -40,6 +40,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", "3.12.3"..<"5.0.0"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        // The server's configuration: one key namespace, many providers (ImageryServer/Configuration).
+        .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0", traits: []),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         // `swift package generate-documentation --target Imagery` (Sources/Imagery/Imagery.docc).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -110,6 +113,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Yams", package: "Yams"),
             ],
             swiftSettings: strictSwift
         ),
@@ -119,6 +124,7 @@ let package = Package(
             dependencies: [
                 "Imagery", "ImageryVips", "ImageryHTTP", "ImageryDiskCache", "ImageryServer",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strictSwift
@@ -186,6 +192,7 @@ let package = Package(
             dependencies: [
                 "ImageryServer", "ImageryDiskCache", "ImageryHTTP", "ImageryS3", "ImageryTestSupport",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),

@@ -49,15 +49,21 @@ enum EnvironmentArguments {
     /// The arguments the environment adds to `given` for `command`, and warnings for variables with
     /// the prefix that name no option.
     /// - Throws: `ValidationError` for a flag's variable that is not a yes or a no.
+    /// - Parameters:
+    ///   - readElsewhere: Options whose variables are read by the command itself (`serve`'s settings,
+    ///     through its configuration layers): not added here, and not reported.
+    ///   - otherKnown: More variables that are not reported (`serve`'s configuration keys' own).
     static func arguments(
-        for command: any ParsableCommand.Type, given: [String], environment: [String: String], prefix: String = "IMAGERY_"
+        for command: any ParsableCommand.Type, given: [String], environment: [String: String], prefix: String = "IMAGERY_",
+        readElsewhere: Set<String> = [], otherKnown: Set<String> = []
     ) throws -> (arguments: [String], warnings: [String]) {
         var added: [String] = []
-        var known: Set<String> = otherVariables
+        var known: Set<String> = otherVariables.union(otherKnown)
         for option in options(of: command) {
             guard let longName = option.longName else { continue }
             let variable = variableName(longName, prefix: prefix)
             known.insert(variable)
+            if readElsewhere.contains(longName) { continue }
             guard let value = environment[variable] else { continue }
             let flag = "--" + longName
             if given.contains(where: { $0 == flag || $0.hasPrefix(flag + "=") }) { continue }  // the command line wins

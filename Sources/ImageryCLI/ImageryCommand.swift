@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ImageryServer
 
 /// The release, as `imagery --version` prints it and `scripts/package` names the Debian package.
 let imageryVersion = "0.1.0"
@@ -40,7 +41,10 @@ struct ImageryCommand: AsyncParsableCommand {
         note: (String) -> Void = ServeCommand.writeNote
     ) throws -> [String] {
         guard given.first == "serve" else { return given }
-        let (added, warnings) = try EnvironmentArguments.arguments(for: ServeCommand.self, given: given, environment: environment)
+        let (added, warnings) = try EnvironmentArguments.arguments(
+            for: ServeCommand.self, given: given, environment: environment, readElsewhere: ServeCommand.settingOptions,
+            otherKnown: Set(ServerConfiguration.settings.map(\.variable))
+        )
         for warning in warnings { note(warning) }
         return given + added
     }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Configuration
 import Foundation
 import Hummingbird
 import ImageryServer
@@ -13,13 +14,15 @@ struct ServeCommand: AsyncParsableCommand {
             Sources on loopback, private, link-local and multicast addresses are refused unless their host \
             is named with --allow-private-host. Limits on source bytes, pixels and origin time are on by default.
 
-            Every option can also be set in the environment: IMAGERY_ and its name in capitals with _ for - \
-            (IMAGERY_MEMORY_LIMIT=1G, IMAGERY_NO_DISK_CACHE=true, IMAGERY_ALLOW_HOST=a.example,b.example \
-            for a repeatable one). Options on the command line win over the environment, which wins over --config.
+            Every setting has one key (--print-config lists them with their values), read from the first of: \
+            the command line (its options, and --set KEY=VALUE for any key); the environment (IMAGERY_ and the key \
+            in capitals, IMAGERY_LIMITS_MEMORY_LIMIT=1G, or the option's name, IMAGERY_MEMORY_LIMIT=1G; a list's \
+            items separated by commas, IMAGERY_ALLOW_HOST=a.example,b.example); imgproxy's IMGPROXY_* variables; \
+            --thumbor-config's file; --config's file. A key none of them sets keeps its default.
             """
     )
 
-    @Option(help: "A JSON configuration file (keys: the ServerConfiguration property names); options given here override it.")
+    @Option(help: "A JSON or YAML (.yaml, .yml) configuration file: the configuration keys in parts ({\"limits\": {\"memoryLimit\": \"1G\"}}; --print-config lists them); options and variables given override it.")
     var config: String?
 
     @Option(help: "The address to listen on (default 127.0.0.1).")
@@ -124,13 +127,31 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "This instance's HOST:PORT among --cluster-instance.")
     var clusterSelf: String?
 
+    @Option(name: .customLong("set"), help: "Any configuration key, KEY=VALUE (limits.maximumFrames=200; a list's items separated by commas); repeatable.")
+    var settings: [String] = []
+
+    @Flag(help: "Print the effective configuration (each key, its value, where it came from; secrets redacted) and exit.")
+    var printConfig = false
+
+    @Flag(help: "Print every configuration key as a Markdown table (the README's) and exit.")
+    var printSettings = false
+
     @Option(help: "Log lines as text (default) or json (one object a line: time, level, label, message and the request's fields).")
     var logFormat: ServerLogHandler.Format = .text
 
     func run() async throws {
         // First: NIO's shared threads are sized at their first use.
         ServerThreads.fitToUsableProcessors(environment: ProcessInfo.processInfo.environment)
-        var configuration = try serverConfiguration()
+        if printSettings {
+            print(ServerConfiguration.settingsTable(), terminator: "")
+            return
+        }
+        let loaded = try loadConfiguration()
+        if printConfig {
+            print(loaded.printed(), terminator: "")
+            return
+        }
+        var configuration = loaded.configuration
         let logFormat = logFormat
         LoggingSystem.bootstrap { label in ServerLogHandler.standardOutput(label: label, metadataProvider: nil, format: logFormat) }
         raiseDescriptorLimit()
@@ -146,31 +167,52 @@ struct ServeCommand: AsyncParsableCommand {
         try await application.runService()
     }
 
-    /// The server's configuration these options make: `--config`'s file, then `--thumbor-config`'s,
-    /// then imgproxy's `IMGPROXY_*` variables, then every other option (the command line wins).
-    /// Starts nothing: ``run()`` serves what it returns.
+    /// The server's configuration these options make: ``configurationLayers(environment:note:)`` read
+    /// through swift-configuration (``ConfigurationLoader``) and validated. Starts nothing: ``run()``
+    /// serves what it returns.
     /// - Parameters:
-    ///   - environment: Where the `IMGPROXY_*` variables are read. Default: the process's environment.
+    ///   - environment: Where the `IMAGERY_*` and `IMGPROXY_*` variables are read. Default: the process's environment.
     ///   - note: Told what was read but is not applied (a setting not supported, a name unknown).
     ///     Default: standard error, each line after `imagery serve: `.
-    /// - Throws: `ValidationError` naming the option or variable whose value is not valid (what the
-    ///   user sees, after `Error: `); ``CommandFailure`` when `--config` cannot be read.
+    /// - Throws: `ValidationError` naming the key, where its value came from and what it takes (what the
+    ///   user sees, after `Error: `).
     func serverConfiguration(
         environment: [String: String] = ProcessInfo.processInfo.environment, note: (String) -> Void = ServeCommand.writeNote
     ) throws -> ServerConfiguration {
-        var configuration: ServerConfiguration
+        try loadConfiguration(environment: environment, note: note).configuration
+    }
+
+    /// ``serverConfiguration(environment:note:)`` with where each value came from (`--print-config`).
+    func loadConfiguration(
+        environment: [String: String] = ProcessInfo.processInfo.environment, note: (String) -> Void = ServeCommand.writeNote
+    ) throws -> ConfigurationLoader.Result {
+        let layers = try configurationLayers(environment: environment, note: note)
         do {
-            configuration = try config.map { try ServerConfiguration(contentsOf: URL(fileURLWithPath: $0)) } ?? ServerConfiguration()
+            return try ConfigurationLoader.load(layers)
         } catch {
-            throw CommandFailure(message: "\(error)")
+            throw ValidationError(error.message)
+        }
+    }
+
+    /// Where settings come from, the first that sets a key winning: the command line, `IMAGERY_*`
+    /// variables (each key's own, then its option's), imgproxy's `IMGPROXY_*` variables, `--thumbor-config`'s
+    /// file, `--config`'s file.
+    func configurationLayers(environment: [String: String], note: (String) -> Void) throws -> [ConfigurationLayer] {
+        var layers = [try commandLineLayer()] + ConfigurationLayer.environment(environment)
+        do {
+            let (layer, report) = try ImgproxyEnvironment.layer(environment)
+            for name in report.unsupported { note("\(name) is imgproxy's but not supported here: its setting is not applied") }
+            for name in report.unknown { note("\(name) is no imgproxy setting: ignored") }
+            layers.append(layer)
+        } catch {
+            throw ValidationError(error.message)
         }
         if let thumborConfig {
-            let url = URL(fileURLWithPath: thumborConfig)
-            guard let data = FileManager.default.contents(atPath: url.path), let text = String(data: data, encoding: .utf8) else {
+            guard let data = FileManager.default.contents(atPath: thumborConfig), let text = String(data: data, encoding: .utf8) else {
                 throw ValidationError("the thumbor configuration \(thumborConfig) cannot be read (or is not UTF-8 text)")
             }
             do {
-                let report = try ThumborConfigurationFile.apply(text, to: &configuration)
+                let (layer, report) = try ThumborConfigurationFile.layer(text, name: thumborConfig)
                 func say(_ line: String) { note("\(thumborConfig): \(line)") }
                 for name in report.unsupported { say("\(name) is thumbor's but not supported here: its setting is not applied") }
                 if !report.machinery.isEmpty {
@@ -178,121 +220,83 @@ struct ServeCommand: AsyncParsableCommand {
                 }
                 for name in report.unknown { say("\(name) is no thumbor setting: ignored") }
                 for line in report.unreadLines { say("\(line) is not a simple assignment: not read") }
+                layers.append(layer)
             } catch {
                 throw ValidationError("\(thumborConfig): \(error.message)")
             }
         }
-        // imgproxy's own environment names, so that a deployment's settings carry over (the command line wins: read first).
-        do {
-            let report = try ImgproxyEnvironment.apply(environment, to: &configuration)
-            for name in report.unsupported { note("\(name) is imgproxy's but not supported here: its setting is not applied") }
-            for name in report.unknown { note("\(name) is no imgproxy setting: ignored") }
-        } catch {
-            throw ValidationError(error.message)
-        }
-        if let host { configuration.host = host }
-        if let port { configuration.port = port }
-        if let cacheDir { configuration.cacheDirectory = URL(fileURLWithPath: cacheDir) }
-        if noDiskCache { configuration.cacheDirectory = nil }
-        if let memoryLimit {
-            guard let bytes = parseBytes(memoryLimit) else { throw ValidationError("--memory-limit takes a byte count such as 268435456 or 256M") }
-            configuration.memoryLimit = bytes
-        }
-        if let maxInflightMemory {
-            guard let bytes = parseBytes(maxInflightMemory), bytes > 0 else {
-                throw ValidationError("--max-inflight-memory takes a byte count such as 134217728 or 128M")
-            }
-            configuration.maximumInflightMemory = bytes
-        }
-        if let admissionQueue {
-            guard admissionQueue >= 0 else { throw ValidationError("--admission-queue cannot be negative") }
-            configuration.admissionQueueLength = admissionQueue
-        }
-        if let admissionTimeout {
-            guard let duration = ServerConfiguration.duration(seconds: admissionTimeout) else {
-                throw ValidationError("--admission-timeout takes a number of seconds from 0 to a year")
-            }
-            configuration.admissionTimeout = duration
-        }
-        if let idleTimeout {
-            guard let duration = ServerConfiguration.duration(seconds: idleTimeout), idleTimeout > 0 else {
-                throw ValidationError("--idle-timeout takes a positive number of seconds, at most a year")
-            }
-            configuration.idleTimeout = duration
-        }
-        if let requestTimeout {
-            guard let duration = ServerConfiguration.duration(seconds: requestTimeout), requestTimeout > 0 else {
-                throw ValidationError("--request-timeout takes a positive number of seconds, at most a year")
-            }
-            configuration.requestTimeout = duration
-        }
-        if let maxConnections {
-            guard maxConnections > 0 else { throw ValidationError("--max-connections must be positive") }
-            configuration.maximumConnections = maxConnections
-        }
-        guard configuration.inflightMemory < configuration.memoryLimit else {
-            throw ValidationError("--max-inflight-memory must be less than --memory-limit (the caches get the rest)")
-        }
-        if let diskLimit {
-            guard let bytes = parseBytes(diskLimit) else { throw ValidationError("--disk-limit takes a byte count such as 2147483648 or 2G") }
-            configuration.diskLimit = bytes
-        }
-        if !allowedHosts.isEmpty { configuration.allowedHosts = allowedHosts }
-        if !privateNetworkHosts.isEmpty { configuration.privateNetworkHosts = privateNetworkHosts }
-        if let maxAge { configuration.responseMaxAge = maxAge }
-        if let minimumFreshness { configuration.minimumFreshness = minimumFreshness }
-        if let galleryDir {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: galleryDir, isDirectory: &isDirectory), isDirectory.boolValue else {
-                throw ValidationError("--gallery-dir \(galleryDir) is not a directory")
-            }
-            configuration.galleryDirectory = URL(fileURLWithPath: galleryDir)
-        }
-        if !galleryURLs.isEmpty {
-            configuration.galleryURLs = try galleryURLs.map { text in
-                guard let url = ServerConfiguration.sourceURL(text) else {
-                    throw ValidationError("--gallery-url \(text) is not an absolute http or https URL")
-                }
-                return url
+        if let config {
+            do {
+                let (layer, notes) = try ConfigurationFile.layer(contentsOf: URL(fileURLWithPath: config))
+                notes.forEach(note)
+                layers.append(layer)
+            } catch {
+                throw CommandFailure(message: error.message)
             }
         }
-        for preset in presets {
-            guard let equals = preset.firstIndex(of: "="), equals != preset.startIndex else {
-                throw ValidationError("--preset takes NAME=QUERY, such as thumb='w=200&h=200&format=webp'")
-            }
-            configuration.presets[String(preset[..<equals])] = String(preset[preset.index(after: equals)...])
-        }
-        if onlyPresets { configuration.onlyPresets = true }
-        if let s3Endpoint {
-            guard let url = ServerConfiguration.s3EndpointURL(s3Endpoint) else {
-                throw ValidationError("--s3-endpoint takes an http or https URL, such as http://127.0.0.1:8333")
-            }
-            configuration.s3Endpoint = url
-        }
-        if let s3Region { configuration.s3Region = s3Region }
-        if let s3Bucket { configuration.s3Bucket = s3Bucket }
-        if let s3Prefix { configuration.s3Prefix = s3Prefix }
-        if let s3CredentialsFile { configuration.s3CredentialsFile = URL(fileURLWithPath: s3CredentialsFile) }
-        if !s3SourceBuckets.isEmpty { configuration.s3SourceBuckets = s3SourceBuckets }
-        if !clusterInstances.isEmpty { configuration.clusterInstances = clusterInstances.flatMap { $0.split(separator: ",").map(String.init) } }
-        if let clusterSelf { configuration.clusterSelf = clusterSelf }
-        for watermark in watermarks {
-            guard let equals = watermark.firstIndex(of: "="), equals != watermark.startIndex else {
-                throw ValidationError("--watermark takes NAME=FILE, such as logo=/etc/imagery/logo.png")
-            }
-            configuration.watermarkFiles[String(watermark[..<equals])] = URL(fileURLWithPath: String(watermark[watermark.index(after: equals)...]))
-        }
-        if let key = signingKey { configuration.signingKey = key }
-        if let key = thumborKey { configuration.thumborSecurityKey = key }
-        if let keys = imgproxyKey { configuration.imgproxyKeys = keys.split(separator: ",").map(String.init) }
-        if let salts = imgproxySalt { configuration.imgproxySalts = salts.split(separator: ",").map(String.init) }
-        do {
-            try configuration.validate()
-        } catch {
-            throw ValidationError(error.message)
-        }
-        return configuration
+        return layers
     }
+
+    /// The options given on the command line, under their keys; `--set KEY=VALUE` for any key.
+    func commandLineLayer() throws -> ConfigurationLayer {
+        var values: [String: ConfigContent] = [:]
+        var origins: [String: String] = [:]
+        func set(_ key: String, _ option: String, _ value: String?) {
+            guard let value else { return }
+            values[key] = .string(value)
+            origins[key] = "--" + option
+        }
+        func set(_ key: String, _ option: String, _ items: [String]) {
+            guard !items.isEmpty else { return }
+            values[key] = .stringArray(items)
+            origins[key] = "--" + option
+        }
+        set("listener.host", "host", host)
+        set("listener.port", "port", port.map(String.init))
+        set("caching.directory", "cache-dir", cacheDir)
+        if noDiskCache { set("caching.directory", "no-disk-cache", "") }
+        set("limits.memoryLimit", "memory-limit", memoryLimit)
+        set("limits.maximumInflightMemory", "max-inflight-memory", maxInflightMemory)
+        set("limits.admissionQueueLength", "admission-queue", admissionQueue.map(String.init))
+        set("limits.admissionTimeoutSeconds", "admission-timeout", admissionTimeout.map { String($0) })
+        set("listener.idleTimeoutSeconds", "idle-timeout", idleTimeout.map { String($0) })
+        set("limits.requestTimeoutSeconds", "request-timeout", requestTimeout.map { String($0) })
+        set("listener.maximumConnections", "max-connections", maxConnections.map(String.init))
+        set("caching.diskLimit", "disk-limit", diskLimit)
+        set("origins.allowedHosts", "allow-host", allowedHosts)
+        set("origins.privateNetworkHosts", "allow-private-host", privateNetworkHosts)
+        set("requests.signingKey", "signing-key", signingKey)
+        set("thumbor.securityKey", "thumbor-key", thumborKey)
+        set("imgproxy.keys", "imgproxy-key", imgproxyKey.map { $0.split(separator: ",").map(String.init) } ?? [])
+        set("imgproxy.salts", "imgproxy-salt", imgproxySalt.map { $0.split(separator: ",").map(String.init) } ?? [])
+        set("caching.responseMaxAge", "max-age", maxAge.map(String.init))
+        set("caching.minimumFreshness", "minimum-freshness", minimumFreshness.map(String.init))
+        set("gallery.directory", "gallery-dir", galleryDir)
+        set("gallery.urls", "gallery-url", galleryURLs)
+        set("requests.presets", "preset", presets)
+        if onlyPresets { set("requests.onlyPresets", "only-presets", "true") }
+        set("rendering.watermarkFiles", "watermark", watermarks)
+        set("s3.endpoint", "s3-endpoint", s3Endpoint)
+        set("s3.region", "s3-region", s3Region)
+        set("s3.bucket", "s3-bucket", s3Bucket)
+        set("s3.prefix", "s3-prefix", s3Prefix)
+        set("s3.credentialsFile", "s3-credentials-file", s3CredentialsFile)
+        set("s3.sourceBuckets", "s3-source-bucket", s3SourceBuckets)
+        set("cluster.instances", "cluster-instance", clusterInstances.flatMap { $0.split(separator: ",").map(String.init) })
+        set("cluster.self", "cluster-self", clusterSelf)
+        for assignment in settings {
+            guard let equals = assignment.firstIndex(of: "="), let setting = ServerConfiguration.settingsByKey[String(assignment[..<equals])] else {
+                throw ValidationError("--set takes KEY=VALUE with a configuration key (imagery serve --print-config lists them), not \(assignment)")
+            }
+            values[setting.key] = setting.content(parsing: String(assignment[assignment.index(after: equals)...]))
+            origins[setting.key] = "--set"
+        }
+        return .values(name: "command line", values, origins: origins)
+    }
+
+    /// The options that are settings (read through ``commandLineLayer()`` and, as `IMAGERY_*`
+    /// variables, through ``ConfigurationLayer/environment(_:)``), by long name.
+    static var settingOptions: Set<String> { Set(ServerConfiguration.settings.compactMap(\.option)) }
 
     /// Writes `line` to standard error after `imagery serve: `.
     static func writeNote(_ line: String) {

@@ -41,16 +41,16 @@ struct OperatorSurfaceTests {
 
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: ServerCrashTests.executable.path)))
     func everyServeOptionFromTheEnvironment() async throws {
-        // A bad value is reported under the option's name, as on the command line.
+        // A bad value is reported under its key and the variable that gave it.
         let bad = try await Self.imagery(["serve"], environment: ["IMAGERY_MEMORY_LIMIT": "lots"])
         #expect(bad.status != 0)
-        #expect(bad.errors.contains("--memory-limit takes a byte count"), "\(bad.errors)")
+        #expect(bad.errors.contains("limits.memoryLimit (IMAGERY_MEMORY_LIMIT, environment): takes a byte count"), "\(bad.errors)")
         let flag = try await Self.imagery(["serve"], environment: ["IMAGERY_NO_DISK_CACHE": "maybe"])
         #expect(flag.status != 0)
         #expect(flag.errors.contains("IMAGERY_NO_DISK_CACHE must be true or false"), "\(flag.errors)")
         // The command line wins over the environment.
         let overridden = try await Self.imagery(["serve", "--memory-limit", "lots-too"], environment: ["IMAGERY_MEMORY_LIMIT": "1G"])
-        #expect(overridden.errors.contains("--memory-limit takes a byte count"), "\(overridden.errors)")
+        #expect(overridden.errors.contains("limits.memoryLimit (--memory-limit, command line): takes a byte count"), "\(overridden.errors)")
         // A whole server from the environment: port, no disk cache, repeatable hosts, JSON logs; an unknown name is reported.
         // Below the ports other tests' stores take (SeaweedFS: 12 000 to 32 003) and Linux's ephemeral
         // range (32 768 and up), where the suite's own servers listen: 30 000-40 000 met one in CI.

@@ -118,20 +118,26 @@ struct ServerConfigurationFileTests {
     }
 
     @Test(arguments: [
-        (#"{"admissionTimeoutSeconds": 1e300}"#, "admissionTimeoutSeconds"), (#"{"idleTimeoutSeconds": -1}"#, "idleTimeoutSeconds"),
-        (#"{"requestTimeoutSeconds": 0}"#, "requestTimeoutSeconds"), (#"{"port": 70000}"#, "port"),
-        (#"{"memoryLimit": 9223372036854775807}"#, "memoryLimit"), (#"{"maximumInflightMemory": 600000000}"#, "maximumInflightMemory"),
-        (#"{"maximumHeaderBytes": 0}"#, "maximumHeaderBytes"), (#"{"signingKey": ""}"#, "signingKey"),
-        (#"{"maximumConcurrentFetches": 0}"#, "maximumConcurrentFetches"),
-        (#"{"formatQualities": {"bmp": 50}}"#, "formatQualities: bmp"), (#"{"formatQualities": {"avif": 0}}"#, "formatQualities: avif"),
+        (#"{"admissionTimeoutSeconds": 1e300}"#, "limits.admissionTimeoutSeconds (admissionTimeoutSeconds, imagery.json)"),
+        (#"{"idleTimeoutSeconds": -1}"#, "listener.idleTimeoutSeconds (idleTimeoutSeconds, imagery.json)"),
+        (#"{"requestTimeoutSeconds": 0}"#, "limits.requestTimeoutSeconds (requestTimeoutSeconds, imagery.json)"),
+        (#"{"port": 70000}"#, "listener.port (port, imagery.json)"),
+        (#"{"memoryLimit": 9223372036854775807}"#, "limits.memoryLimit (memoryLimit, imagery.json)"),
+        (#"{"maximumInflightMemory": 600000000}"#, "limits.maximumInflightMemory (maximumInflightMemory, imagery.json)"),
+        (#"{"maximumHeaderBytes": 0}"#, "listener.maximumHeaderBytes (maximumHeaderBytes, imagery.json)"),
+        (#"{"signingKey": ""}"#, "requests.signingKey (signingKey, imagery.json)"),
+        (#"{"maximumConcurrentFetches": 0}"#, "origins.maximumConcurrentFetches (maximumConcurrentFetches, imagery.json)"),
+        (#"{"formatQualities": {"bmp": 50}}"#, "rendering.formatQualities (formatQualities, imagery.json): bmp"),
+        (#"{"formatQualities": {"avif": 0}}"#, "rendering.formatQualities (formatQualities, imagery.json): avif"),
     ])
     func aValueTheServerCannotRunWithIsRefusedByName(json: String, key: String) throws {
         // Before validation, 1e300 seconds trapped converting to Duration; the rest started a broken server.
+        // The message names the key, the name the file gave it, and the file.
         #expect(throws: ConfigurationFileError.self) { try ServerConfiguration(json: Data(json.utf8), name: "imagery.json") }
         do {
             _ = try ServerConfiguration(json: Data(json.utf8), name: "imagery.json")
         } catch {
-            #expect("\(error)".hasPrefix("imagery.json: \(key)"), "\(error)")
+            #expect("\(error)".hasPrefix(key), "\(error)")
         }
     }
 

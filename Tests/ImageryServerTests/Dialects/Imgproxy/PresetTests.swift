@@ -51,9 +51,9 @@ struct PresetTests {
 
     @Test(arguments: [
         (#"{"presets": {"bad name": "w=1"}}"#, "presets: bad name is not a preset name"),
-        (#"{"presets": {"a": "w=0"}}"#, "presets: a: w must be"),
+        (#"{"presets": {"a": "w=0"}}"#, "requests.presets (presets, config.json): a: w must be"),
         (#"{"presets": {"a": "url=http://x/"}}"#, "presets: a cannot set url"),
-        (#"{"onlyPresets": true}"#, "onlyPresets needs at least one preset"),
+        (#"{"onlyPresets": true}"#, "requests.onlyPresets (onlyPresets, config.json): needs at least one preset"),
     ])
     func aBadPresetIsRefusedByName(json: String, message: String) throws {
         #expect {

@@ -1,0 +1,132 @@
+import Configuration
+import Foundation
+import Imagery
+
+/// The settings of imgproxy's and thumbor's URLs (their own configuration names map onto these:
+/// ``ImgproxyEnvironment``, ``ThumborConfigurationFile``).
+extension ServerConfiguration {
+    static let imgproxySettings: [ConfigurationSetting] = [
+        .flag("imgproxy.urls", file: "imgproxyURLs", \.imgproxyURLs, "Whether imgproxy URLs are answered; default true."),
+        .list(
+            "imgproxy.keys", file: "imgproxyKeys", option: "imgproxy-key", secret: true, \.imgproxyKeys,
+            "IMGPROXY_KEY: hex keys; imgproxy URLs must be signed; default none."
+        ),
+        .list("imgproxy.salts", file: "imgproxySalts", option: "imgproxy-salt", secret: true, \.imgproxySalts, "IMGPROXY_SALT: hex salts."),
+        .integer("imgproxy.signatureSize", file: "imgproxySignatureSize", \.imgproxySignatureSize, "Signature bytes kept, 1 to 32; default 32."),
+        .list(
+            "imgproxy.trustedSignatures", file: "imgproxyTrustedSignatures", \.imgproxyTrustedSignatures,
+            "Signatures accepted for any path; default none."
+        ),
+        .text("imgproxy.pathPrefix", file: "imgproxyPathPrefix", \.imgproxyPathPrefix, "imgproxy URLs start with it; default none."),
+        ConfigurationSetting(
+            "imgproxy.argumentsSeparator", .value, file: "imgproxyArgumentsSeparator",
+            "What separates an option's name and arguments; default :."
+        ) { configuration, content throws(ConfigurationFileError) in
+            let text = try SettingText.string(content)
+            guard text.count == 1, let separator = text.first, separator != "/" else {
+                throw ConfigurationFileError(message: "takes one character other than /, not '\(text)'")
+            }
+            configuration.imgproxyArgumentsSeparator = separator
+        } write: { .string(String($0.imgproxyArgumentsSeparator)) },
+        .flag(
+            "imgproxy.base64URLIncludesFilename", file: "imgproxyBase64URLIncludesFilename", \.imgproxyBase64URLIncludesFilename,
+            "A base64 source split by / ends with a file name; default false."
+        ),
+        .text("imgproxy.baseURL", file: "imgproxyBaseURL", \.imgproxyBaseURL, "Put before every source that does not start with it."),
+        .list(
+            "imgproxy.urlReplacements", file: "imgproxyURLReplacements", \.imgproxyURLReplacements,
+            "PATTERN=REPLACEMENT rules applied to sources, in order; default none."
+        ),
+        .list(
+            "imgproxy.allowedSources", file: "imgproxyAllowedSources", \.imgproxyAllowedSources,
+            "Source prefixes imgproxy URLs may name; default: any."
+        ),
+        .list(
+            "imgproxy.allowedOptions", file: "imgproxyAllowedOptions", \.imgproxyAllowedOptions,
+            "The option names imgproxy URLs may use; default: all."
+        ),
+        ConfigurationSetting(
+            "imgproxy.watermarkOpacity", .value, file: "imgproxyWatermarkOpacity", "Multiplies the watermark's opacity; default 1."
+        ) { configuration, content throws(ConfigurationFileError) in
+            configuration.imgproxyWatermarkOpacity = try SettingText.number(SettingText.string(content))
+        } write: { .string(String($0.imgproxyWatermarkOpacity)) },
+        ConfigurationSetting(
+            "imgproxy.watermark", .value,
+            "IMGPROXY_WATERMARK_PATH, _URL, _DATA: the image of imgproxy URLs' watermark option (a file, data: or http(s) URL)."
+        ) { configuration, content throws(ConfigurationFileError) in
+            let text = try SettingText.string(content)
+            configuration.watermarkFiles[ImgproxyEnvironment.watermarkName] = text.isEmpty ? nil : imageLocation(text)
+        } write: { .string($0.watermarkFiles[ImgproxyEnvironment.watermarkName].map(showLocation) ?? "") },
+        .flag(
+            "imgproxy.allowsSecurityOptions", file: "imgproxyAllowsSecurityOptions", \.imgproxyAllowsSecurityOptions,
+            "URLs may set max_src_resolution and the like (never above this server's); default false."
+        ),
+        .flag("imgproxy.preservesHDR", file: "imgproxyPreservesHDR", \.imgproxyPreservesHDR, "Keep 16-bit sources' 16 bits; default false."),
+        .formats(
+            "imgproxy.skipProcessingFormats", file: "imgproxySkipProcessingFormats", \.imgproxySkipProcessingFormats,
+            "Source formats answered as they are; default none."
+        ),
+        .flag("imgproxy.stripsMetadata", file: "imgproxyStripsMetadata", \.imgproxyStripsMetadata, "Drop EXIF, XMP and IPTC; default true."),
+        .flag("imgproxy.keepsCopyright", file: "imgproxyKeepsCopyright", \.imgproxyKeepsCopyright, "Keep the copyright notice; default true."),
+        ConfigurationSetting(
+            "imgproxy.preferredFormats", .list, file: "imgproxyPreferredFormats", "Formats kept from the source; default jpeg, png, gif."
+        ) { configuration, content throws(ConfigurationFileError) in
+            let formats = try ImgproxyOptions.formats(named: SettingText.strings(content))
+            configuration.imgproxyPreferredFormats = formats.isEmpty ? imgproxyDefaultPreferredFormats : formats
+        } write: { .stringArray($0.imgproxyPreferredFormats.map(\.rawValue)) },
+        .formats(
+            "imgproxy.enforcedFormats", file: "imgproxyEnforcedFormats", \.imgproxyEnforcedFormats,
+            "Formats that replace the one asked for when Accept takes them; default none."
+        ),
+        .flag(
+            "imgproxy.stripsColorProfile", file: "imgproxyStripsColorProfile", \.imgproxyStripsColorProfile,
+            "Convert to sRGB and drop the profile; default true."
+        ),
+        .flag("imgproxy.autoRotates", file: "imgproxyAutoRotates", \.imgproxyAutoRotates, "Apply EXIF orientation; default true."),
+        .flag(
+            "imgproxy.alwaysRasterizesSVG", file: "imgproxyAlwaysRasterizesSVG", \.imgproxyAlwaysRasterizesSVG,
+            "Rasterise SVG sources; default false."
+        ),
+        .flag(
+            "imgproxy.usesLinearColorspace", file: "imgproxyUsesLinearColorspace", \.imgproxyUsesLinearColorspace,
+            "Resize in linear light; default false."
+        ),
+        .entries("imgproxy.presets", file: "imgproxyPresets", \.imgproxyPresets, "Presets, NAME=OPTIONS; default none."),
+        .flag("imgproxy.autoFormat", file: "imgproxyAutoFormat", \.imgproxyAutoFormat, "URLs with no format get what Accept allows."),
+        .formats("imgproxy.autoFormats", \.imgproxyAutoFormats, "The formats autoFormat chooses from; default jxl, avif, webp."),
+    ]
+
+    static let thumborSettings: [ConfigurationSetting] = [
+        .flag("thumbor.urls", file: "thumborURLs", \.thumborURLs, "Whether thumbor URLs are answered; default true."),
+        .optionalText(
+            "thumbor.securityKey", file: "thumborSecurityKey", option: "thumbor-key", secret: true, \.thumborSecurityKey,
+            "SECURITY_KEY: thumbor URLs must be signed with it; default none."
+        ),
+        .optionalFlag(
+            "thumbor.allowsUnsafeURLs", \.thumborAllowsUnsafeURLs,
+            "ALLOW_UNSAFE_URL: /unsafe/ URLs answered; default: when no security key is set."
+        ),
+        .flag(
+            "thumbor.refusesUnknownFilters", file: "thumborRefusesUnknownFilters", \.thumborRefusesUnknownFilters,
+            "A filter with no equivalent here is a 400; default false (skipped, and said)."
+        ),
+        .flag(
+            "thumbor.refusesBadFilterArguments", file: "thumborRefusesBadFilterArguments", \.thumborRefusesBadFilterArguments,
+            "A filter whose arguments thumbor's grammar rejects is a 400; default false (skipped, and said)."
+        ),
+        .flag("thumbor.autoWebP", file: "thumborAutoWebP", \.thumborAutoWebP, "AUTO_WEBP; default false."),
+        .flag("thumbor.autoPNGToJPEG", file: "thumborAutoPNGToJPEG", \.thumborAutoPNGToJPEG, "AUTO_PNG_TO_JPG; default false."),
+        ConfigurationSetting(
+            "thumbor.filters", .list, "FILTERS: the filters thumbor URLs may use, by name; default thumbor 7.8's list."
+        ) { configuration, content throws(ConfigurationFileError) in
+            configuration.thumborFilters = Set(try SettingText.strings(content))
+        } write: { .stringArray($0.thumborFilters.sorted()) },
+        .flag(
+            "thumbor.respectsOrientation", \.thumborRespectsOrientation,
+            "RESPECT_ORIENTATION; default true (thumbor's own is false: a thumbor.conf without it turns it off)."
+        ),
+        .integer("thumbor.maximumWidth", \.thumborMaximumWidth, "MAX_WIDTH: a wider request is made this wide; 0: none."),
+        .integer("thumbor.maximumHeight", \.thumborMaximumHeight, "MAX_HEIGHT; 0: none."),
+        .optionalText("thumbor.metaCallback", \.thumborMetaCallback, "META_CALLBACK_NAME: meta/ answers are JavaScript calling it."),
+    ]
+}
