@@ -295,7 +295,7 @@ static inline void imagery_vips_set_string(VipsImage *image, const char *name, c
     vips_image_set_string(image, name, value);
 }
 
-// MARK: Processing (ImageryVips/VipsImageProcessor.swift)
+// MARK: Processing (ImageryVips/Processing/VipsImageProcessor.swift and its extensions)
 
 static inline VipsArrayDouble *imagery_vips_array(const double *values, int count) {
     return vips_array_double_new(values, count);
@@ -432,7 +432,7 @@ static inline int imagery_vips_linear1(VipsImage *in, VipsImage **out, double a,
     return status;
 }
 
-// MARK: Adjustments (ImageryVips/VipsImageProcessor+Adjustments.swift)
+// MARK: Adjustments (ImageryVips/Processing/VipsImageProcessor+Adjustments.swift and the thumbor filters beside it)
 
 /// Each band of `in` (uchar, `bands` bands) through its own 256-entry table (`tables`: band after band).
 static inline int imagery_vips_map_tables(VipsImage *in, VipsImage **out, const unsigned char *tables, int bands) {

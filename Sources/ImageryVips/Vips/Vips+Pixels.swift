@@ -70,7 +70,8 @@ extension Vips {
     /// by its profile), others by libvips' colour space conversion.
     /// - Parameters:
     ///   - keepingProfile: Leave RGB pixels in their profile's colour space, the profile attached
-    ///     (``makeImage(consuming:format:)`` carries it into the ``Image``); CMYK is converted regardless.
+    ///     (``makeImage(consuming:format:computedHere:)`` carries it into the ``Image``); CMYK is converted
+    ///     regardless.
     ///   - keepingHighBitDepth: Give an image of more than 8 bits per sample 16 (RGB16 or GREY16)
     ///     instead of 8 (``ImageRecipe/keepsHighBitDepth``; imgproxy's `preserve_hdr`); CMYK gets 8.
     static func normalize(
@@ -119,7 +120,7 @@ extension Vips {
         return try apply(image) { imagery_vips_thumbnail_image($0, $1, Int32(width), Int32(height), VIPS_SIZE_FORCE, VIPS_INTERESTING_NONE) }
     }
 
-    /// The most pixels ``makeImage(consuming:format:)`` computes on the calling thread: every
+    /// The most pixels ``makeImage(consuming:format:computedHere:)`` computes on the calling thread: every
     /// operation on the way then holds a region of the whole image at once, so large images go
     /// through libvips' pool, a tile at a time (memory no budget counts). Thumbnails and the bases
     /// they are made from (a 5120-pixel-wide source at 1/8) are below it.

@@ -5,8 +5,8 @@ import Foundation
 /// Embedded ICC profiles to sRGB on pixels Imagery holds (a JPEG decoded by `CJPEG`), with little
 /// cms transforms kept by profile (`CColorTransform`) instead of one built per image as libvips'
 /// `icc_transform` does (about 5 ms each, more than converting a thumbnail's pixels). The same
-/// destination profile, intent and library as libvips' conversion in ``Vips/normalize(_:keepingProfile:)``,
-/// which stays the path for images libvips decodes.
+/// destination profile, intent and library as libvips' conversion in
+/// ``Vips/normalize(_:keepingProfile:keepingHighBitDepth:)``, which stays the path for images libvips decodes.
 enum ColorTransform {
     /// libvips' built-in sRGB profile; `nil` if libvips cannot load it.
     static let sRGBProfile: Data? = {
