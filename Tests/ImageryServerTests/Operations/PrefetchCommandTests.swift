@@ -23,8 +23,18 @@ struct PrefetchCommandTests {
             return process
         }
         if let interruptWhen {
-            try await waitUntil("the moment to interrupt imagery prefetch") { interruptWhen() }
-            process.send(SIGINT)
+            // Watched from a thread of its own, not the test's task: under a full suite the cooperative
+            // threads can be busy for longer than the loader's 30-s timeout, which then fails the held
+            // requests before the interrupt. (The hang guard still bounds the wait.)
+            let sent = Flag()
+            let watcher = Thread {
+                let deadline = ContinuousClock.now + hangGuard
+                while !interruptWhen(), ContinuousClock.now < deadline { usleep(2_000) }
+                process.send(SIGINT)
+                sent.set()
+            }
+            watcher.start()
+            try await waitUntil("the moment to interrupt imagery prefetch") { sent.isSet }
         }
         return try await runBlocking {
             let output = process.standardOutput!.readDataToEndOfFile()
