@@ -7,16 +7,22 @@ import PackageDescription
 // ordinary build recompiles only Imagery's own code.
 let fuzzRuntime = Context.environment["IMAGERY_FUZZ_RUNTIME"]
 let coverage = "edge,trace-cmp,inline-8bit-counters,pc-table"
-let fuzzSwift: [SwiftSetting] = fuzzRuntime == nil ? [] : [
-    .unsafeFlags(["-sanitize=address", "-sanitize-coverage=\(coverage)"]), .define("IMAGERY_FUZZING"),
-]
-let fuzzC: [CSetting] = fuzzRuntime == nil ? [] : [.unsafeFlags(["-fsanitize=address", "-fsanitize-coverage=\(coverage)"])]
-let fuzzLinker: [LinkerSetting] = fuzzRuntime.map { [.unsafeFlags(["-sanitize=address", "-Xlinker", $0, "-Xlinker", "-lstdc++"])] } ?? []
+let fuzzSwift: [SwiftSetting] =
+    fuzzRuntime == nil
+    ? []
+    : [
+        .unsafeFlags(["-sanitize=address", "-sanitize-coverage=\(coverage)"]), .define("IMAGERY_FUZZING"),
+    ]
+let fuzzC: [CSetting] =
+    fuzzRuntime == nil ? [] : [.unsafeFlags(["-fsanitize=address", "-fsanitize-coverage=\(coverage)"])]
+let fuzzLinker: [LinkerSetting] =
+    fuzzRuntime.map { [.unsafeFlags(["-sanitize=address", "-Xlinker", $0, "-Xlinker", "-lstdc++"])] } ?? []
 
-let strictSwift: [SwiftSetting] = [
-    .swiftLanguageMode(.v6),
-    .enableUpcomingFeature("ExistentialAny"),
-] + fuzzSwift
+let strictSwift: [SwiftSetting] =
+    [
+        .swiftLanguageMode(.v6),
+        .enableUpcomingFeature("ExistentialAny"),
+    ] + fuzzSwift
 
 let package = Package(
     name: "Imagery",
@@ -62,11 +68,16 @@ let package = Package(
         // Perceived difference between two images: SSIMULACRA2.
         .target(name: "CQuality", cSettings: fuzzC, linkerSettings: [.linkedLibrary("m")]),
         // Animated GIFs: frames shrunk by area averaging; output with one palette for every frame (libimagequant), written by cgif.
-        .target(name: "CGIFFrames", cSettings: fuzzC, linkerSettings: [.linkedLibrary("cgif"), .linkedLibrary("imagequant")]),
+        .target(
+            name: "CGIFFrames", cSettings: fuzzC,
+            linkerSettings: [.linkedLibrary("cgif"), .linkedLibrary("imagequant")]),
         // ICC profiles to sRGB on 8-bit RGB pixels with little cms, its transforms cached by profile.
         .target(name: "CColorTransform", cSettings: fuzzC, linkerSettings: [.linkedLibrary("lcms2")]),
         .target(name: "CMallocInfo", cSettings: fuzzC),
-        .target(name: "ImageryVips", dependencies: ["Imagery", "CVips", "CJPEG", "CGIFFrames", "CColorTransform", "CQuality"], swiftSettings: strictSwift),
+        .target(
+            name: "ImageryVips",
+            dependencies: ["Imagery", "CVips", "CJPEG", "CGIFFrames", "CColorTransform", "CQuality"],
+            swiftSettings: strictSwift),
 
         // The persistent disk cache: blobs in files, its index in SQLite (the system libsqlite3).
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
@@ -155,7 +166,8 @@ let package = Package(
         .target(
             name: "ImageryFuzzTargets",
             dependencies: [
-                "Imagery", "ImageryDiskCache", "ImageryServer", "ImageryVips", "CJPEG", "CGIFFrames", "CColorTransform", "CVips",
+                "Imagery", "ImageryDiskCache", "ImageryServer", "ImageryVips", "CJPEG", "CGIFFrames", "CColorTransform",
+                "CVips",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -186,7 +198,8 @@ let package = Package(
             dependencies: ["Imagery", "ImageryVips", "ImageryHTTP", "ImageryDiskCache", "ImageryTestSupport"],
             swiftSettings: strictSwift
         ),
-        .testTarget(name: "ImageryS3Tests", dependencies: ["ImageryS3", "ImageryTestSupport"], swiftSettings: strictSwift),
+        .testTarget(
+            name: "ImageryS3Tests", dependencies: ["ImageryS3", "ImageryTestSupport"], swiftSettings: strictSwift),
         .testTarget(
             name: "ImageryServerTests",
             dependencies: [
@@ -203,7 +216,9 @@ let package = Package(
         // `imagery`'s argument parsing and the configuration its commands build (`@testable import ImageryCLI`).
         .testTarget(
             name: "ImageryCLITests",
-            dependencies: ["ImageryCLI", "ImageryServer", .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: [
+                "ImageryCLI", "ImageryServer", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             swiftSettings: strictSwift
         ),
     ]

@@ -25,36 +25,38 @@ func runOne(_ bytes: [UInt8]) {
 }
 
 #if IMAGERY_FUZZING
-@_silgen_name("LLVMFuzzerRunDriver")
-func LLVMFuzzerRunDriver(
-    _ argc: UnsafeMutablePointer<Int32>,
-    _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
-    _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32
-) -> Int32
+    @_silgen_name("LLVMFuzzerRunDriver")
+    func LLVMFuzzerRunDriver(
+        _ argc: UnsafeMutablePointer<Int32>,
+        _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>>,
+        _ callback: @convention(c) (UnsafePointer<UInt8>?, Int) -> Int32
+    ) -> Int32
 
-// libFuzzer sees the program's name and the arguments after the target's name.
-var libFuzzerArguments: [UnsafeMutablePointer<CChar>?] = ([arguments[0]] + arguments.dropFirst(2)).map { strdup($0) } + [nil]
-var argc = Int32(libFuzzerArguments.count - 1)
-exit(libFuzzerArguments.withUnsafeMutableBufferPointer { buffer in
-    var argv = buffer.baseAddress!
-    return LLVMFuzzerRunDriver(&argc, &argv) { data, size in
-        runOne(size == 0 ? [] : Array(UnsafeBufferPointer(start: data, count: size)))
-        return 0
-    }
-})
+    // libFuzzer sees the program's name and the arguments after the target's name.
+    var libFuzzerArguments: [UnsafeMutablePointer<CChar>?] =
+        ([arguments[0]] + arguments.dropFirst(2)).map { strdup($0) } + [nil]
+    var argc = Int32(libFuzzerArguments.count - 1)
+    exit(
+        libFuzzerArguments.withUnsafeMutableBufferPointer { buffer in
+            var argv = buffer.baseAddress!
+            return LLVMFuzzerRunDriver(&argc, &argv) { data, size in
+                runOne(size == 0 ? [] : Array(UnsafeBufferPointer(start: data, count: size)))
+                return 0
+            }
+        })
 #else
-var files: [URL] = []
-for path in arguments.dropFirst(2) where !path.hasPrefix("-") {
-    let url = URL(fileURLWithPath: path)
-    if let names = try? FileManager.default.contentsOfDirectory(atPath: path) {
-        files += names.sorted().map { url.appendingPathComponent($0) }
-    } else {
-        files.append(url)
+    var files: [URL] = []
+    for path in arguments.dropFirst(2) where !path.hasPrefix("-") {
+        let url = URL(fileURLWithPath: path)
+        if let names = try? FileManager.default.contentsOfDirectory(atPath: path) {
+            files += names.sorted().map { url.appendingPathComponent($0) }
+        } else {
+            files.append(url)
+        }
     }
-}
-for file in files {
-    guard let data = FileManager.default.contents(atPath: file.path) else { continue }
-    runOne(Array(data))
-}
-print("\(selected.rawValue): \(files.count) inputs replayed")
+    for file in files {
+        guard let data = FileManager.default.contents(atPath: file.path) else { continue }
+        runOne(Array(data))
+    }
+    print("\(selected.rawValue): \(files.count) inputs replayed")
 #endif

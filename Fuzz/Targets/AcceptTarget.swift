@@ -10,12 +10,15 @@ enum AcceptTarget {
 
         let header = AcceptHeader(accept)
         // Media types and the `q` name are case-insensitive: upper-casing (ASCII) changes nothing.
-        let upper = AcceptHeader(String(decoding: accept.utf8.map { (0x61...0x7A).contains($0) ? $0 - 0x20 : $0 }, as: UTF8.self))
+        let upper = AcceptHeader(
+            String(decoding: accept.utf8.map { (0x61...0x7A).contains($0) ? $0 - 0x20 : $0 }, as: UTF8.self))
         for type in ["image/webp", "image/avif", "image/jpeg", "image/*", "*/*"] {
             let weight = header.explicitWeight(of: type)
-            try require(weight.map { (0...1).contains($0) } ?? true, "weight of \(type) out of range in \(accept): \(weight!)")
+            try require(
+                weight.map { (0...1).contains($0) } ?? true, "weight of \(type) out of range in \(accept): \(weight!)")
             try require(weight == upper.explicitWeight(of: type), "case changed the weight of \(type) in \(accept)")
-            try require(header.accepts(type) == ((weight ?? 0) > 0), "accepts(\(type)) disagrees with its weight in \(accept)")
+            try require(
+                header.accepts(type) == ((weight ?? 0) > 0), "accepts(\(type)) disagrees with its weight in \(accept)")
         }
         // A header that names WebP first, with no weight, is WebP, whatever follows.
         try require(AcceptHeader("image/webp," + accept).accepts("image/webp"), "image/webp first was not accepted")
@@ -23,8 +26,11 @@ enum AcceptTarget {
 
         let etag = "\"0123456789abcdef-42\""
         _ = ImageController.matches(ifNoneMatch, etag)
-        try require(ImageController.matches(ifNoneMatch + ", " + etag, etag), "a list ending in the ETag does not match: \(ifNoneMatch)")
-        try require(ImageController.matches("W/" + etag + "," + ifNoneMatch, etag), "a weak form of the ETag does not match")
+        try require(
+            ImageController.matches(ifNoneMatch + ", " + etag, etag),
+            "a list ending in the ETag does not match: \(ifNoneMatch)")
+        try require(
+            ImageController.matches("W/" + etag + "," + ifNoneMatch, etag), "a weak form of the ETag does not match")
         if !ifNoneMatch.contains(etag), !ifNoneMatch.contains("*") {
             try require(!ImageController.matches(ifNoneMatch, etag), "\(ifNoneMatch) matches an ETag it does not name")
         }

@@ -57,7 +57,8 @@ enum AddressTarget {
                 throw FuzzFailure("\(urlText) was accepted as a source but has no endpoint")
             }
         } else if let url = URL(string: urlText) {
-            try require((try? SourceGuard.endpoint(of: url)) == nil, "\(urlText) was refused as a source but has an endpoint")
+            try require(
+                (try? SourceGuard.endpoint(of: url)) == nil, "\(urlText) was refused as a source but has an endpoint")
         }
     }
 }

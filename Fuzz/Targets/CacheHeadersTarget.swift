@@ -30,16 +30,21 @@ enum CacheHeadersTarget {
         for value in Array(response.values) + Array(notModified.values) {
             try checkDate(value)
             for (name, _) in HTTPCachePolicy.cacheControl(value) {
-                try require(!name.isEmpty && !name.utf8.contains { (0x41...0x5A).contains($0) }, "directive name \(name) of \(value)")
+                try require(
+                    !name.isEmpty && !name.utf8.contains { (0x41...0x5A).contains($0) },
+                    "directive name \(name) of \(value)")
             }
             if let seconds = HTTPCachePolicy.deltaSeconds(value) {
-                try require((0...2_147_483_648).contains(seconds) && seconds.rounded() == seconds, "delta-seconds \(seconds) of \(value)")
+                try require(
+                    (0...2_147_483_648).contains(seconds) && seconds.rounded() == seconds,
+                    "delta-seconds \(seconds) of \(value)")
             }
         }
 
         let requestHeaders = ["Accept": notModified["Accept"] ?? "image/webp"]
         let info = HTTPResponseInfo(
-            statusCode: 200, headers: response, requestTime: t0, responseTime: t0 + delay, requestHeaders: requestHeaders
+            statusCode: 200, headers: response, requestTime: t0, responseTime: t0 + delay,
+            requestHeaders: requestHeaders
         )
         let stored = CacheMetadata(contentType: response["Content-Type"], storedAt: t0 + delay, http: info)
 
@@ -67,18 +72,24 @@ enum CacheHeadersTarget {
                 _ = policy.allowsStaleOnError(stored, now: t0 + later)
                 _ = policy.allowsStaleWhileRevalidate(stored, now: t0 + later)
             }
-            let headers = ResponseCacheHeaders(source: stored, assessment: assessment, freshUntil: assessment.freshUntil)
+            let headers = ResponseCacheHeaders(
+                source: stored, assessment: assessment, freshUntil: assessment.freshUntil)
             for later in [0.0, 7, 86_400, 1e10] {
                 let (cacheControl, age) = headers.values(maximumAge: 86_400, now: t0 + later)
-                if let maxAge = cacheControl.split(separator: "max-age=").dropFirst().first.flatMap({ Int($0.prefix { $0.isNumber }) }) {
-                    try require(maxAge >= 0 && maxAge <= 86_400 + (age ?? 0), "\(cacheControl) with Age \(String(describing: age))")
+                if let maxAge = cacheControl.split(separator: "max-age=").dropFirst().first.flatMap({
+                    Int($0.prefix { $0.isNumber })
+                }) {
+                    try require(
+                        maxAge >= 0 && maxAge <= 86_400 + (age ?? 0),
+                        "\(cacheControl) with Age \(String(describing: age))")
                 }
                 if let age { try require(age > 0, "Age: \(age)") }
             }
             let refreshed = policy.refreshed(
                 stored,
                 notModified: HTTPResponseInfo(
-                    statusCode: 304, headers: notModified, requestTime: t0 + 100, responseTime: t0 + 101, requestHeaders: requestHeaders
+                    statusCode: 304, headers: notModified, requestTime: t0 + 100, responseTime: t0 + 101,
+                    requestHeaders: requestHeaders
                 )
             )
             try require(refreshed.contentType == stored.contentType, "a 304 changed the content type")

@@ -10,7 +10,8 @@ import ImageryVips
 enum DecodeTarget {
     static let maximumPixels = 1 << 22
     static let decoder: VipsImageDecoder = {
-        var decoder = VipsImageDecoder(maximumPixels: maximumPixels, maximumThumbnailSide: 1024, rejectsCorruptData: true)
+        var decoder = VipsImageDecoder(
+            maximumPixels: maximumPixels, maximumThumbnailSide: 1024, rejectsCorruptData: true)
         decoder.maximumFrames = 16
         decoder.maximumFramePixels = 1 << 20
         return decoder
@@ -47,14 +48,19 @@ enum DecodeTarget {
         }
         try require(header != nil, "decoded \(image.width)x\(image.height) bytes whose header was refused")
         try require(image.width >= 1 && image.height >= 1, "decoded \(image.width)x\(image.height)")
-        try require(image.width * image.height <= maximumPixels, "decoded \(image.width)x\(image.height), past the pixel limit")
+        try require(
+            image.width * image.height <= maximumPixels, "decoded \(image.width)x\(image.height), past the pixel limit")
         let bytesPerPixel = image.pixelFormat.channels * image.pixelFormat.bytesPerChannel
-        try require(image.pixels.count >= image.width * image.height * bytesPerPixel, "\(image.pixels.count) bytes for \(image.width)x\(image.height) of \(image.pixelFormat)")
+        try require(
+            image.pixels.count >= image.width * image.height * bytesPerPixel,
+            "\(image.pixels.count) bytes for \(image.width)x\(image.height) of \(image.pixelFormat)")
         if let header, recipe.resize == nil, recipe.frame == nil, header.frames == 1 {
             // At full size a still image is its header's size (turned upright by its orientation).
             let upright = header.orientation >= 5 ? (header.height, header.width) : (header.width, header.height)
-            try require((image.width, image.height) == upright || (image.width, image.height) == (header.width, header.height),
-                        "decoded \(image.width)x\(image.height), header \(header.width)x\(header.height) (orientation \(header.orientation))")
+            try require(
+                (image.width, image.height) == upright || (image.width, image.height) == (header.width, header.height),
+                "decoded \(image.width)x\(image.height), header \(header.width)x\(header.height) (orientation \(header.orientation))"
+            )
         }
     }
 }

@@ -12,7 +12,8 @@ import ImageryDiskCache
 /// is odd). Otherwise: a size limit, then files (id, length, bytes), then rows (key, file id, size,
 /// checksum kind, access order, metadata kind).
 enum DiskIndexTarget {
-    static let directory = FileManager.default.temporaryDirectory.appendingPathComponent("imagery-fuzz-disk-\(getpid())")
+    static let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "imagery-fuzz-disk-\(getpid())")
     static let keys = (0..<6).map { "key-\($0)" }
 
     struct Row {
@@ -35,7 +36,8 @@ enum DiskIndexTarget {
         if reader.byte() % 4 == 0 {
             var index = reader.byte() % 2 == 1 ? Array("SQLite format 3\0".utf8) : []
             index += reader.rest()
-            _ = FileManager.default.createFile(atPath: directory.appendingPathComponent("index.sqlite").path, contents: Data(index))
+            _ = FileManager.default.createFile(
+                atPath: directory.appendingPathComponent("index.sqlite").path, contents: Data(index))
         } else {
             sizeLimit = 16 + reader.integer(below: 400)
             for _ in 0..<Int(reader.byte() % 10) {
@@ -51,33 +53,38 @@ enum DiskIndexTarget {
                     contents[fileID] = content
                 }
                 let url = directory.appendingPathComponent(path)
-                try? FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+                try? FileManager.default.createDirectory(
+                    at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
                 _ = FileManager.default.createFile(atPath: url.path, contents: Data(content))
                 written.append(path)
             }
             guard let store = try? IndexStore(path: directory.appendingPathComponent("index.sqlite").path),
-                  let insert = try? store.database.prepare(
-                      "INSERT OR REPLACE INTO entries (key, file_id, size, checksum, stored_at, access_order, metadata) VALUES (?, ?, ?, ?, 0, ?, ?)"
-                  )
+                let insert = try? store.database.prepare(
+                    "INSERT OR REPLACE INTO entries (key, file_id, size, checksum, stored_at, access_order, metadata) VALUES (?, ?, ?, ?, 0, ?, ?)"
+                )
             else { throw FuzzFailure("cannot make an index") }
             for _ in 0..<Int(reader.byte() % 8) {
                 let key = keys[Int(reader.byte()) % keys.count]
                 let fileID = fileID(reader.byte())
                 let size = Int(reader.byte() % 70) - 2
-                let checksum: UInt64 = switch reader.byte() % 3 {
-                case 0: Checksum.of(Data(contents[fileID] ?? []))
-                case 1: UInt64(reader.byte())
-                default: Checksum.of(Data((contents[fileID] ?? []).dropLast()))
-                }
+                let checksum: UInt64 =
+                    switch reader.byte() % 3 {
+                    case 0: Checksum.of(Data(contents[fileID] ?? []))
+                    case 1: UInt64(reader.byte())
+                    default: Checksum.of(Data((contents[fileID] ?? []).dropLast()))
+                    }
                 let order = Int64(reader.byte())
-                let metadata = switch reader.byte() % 3 {
-                case 0: #"{"storedAt":0}"#
-                case 1: #"{"storedAt":"yesterday"}"#
-                default: reader.text()
-                }
+                let metadata =
+                    switch reader.byte() % 3 {
+                    case 0: #"{"storedAt":0}"#
+                    case 1: #"{"storedAt":"yesterday"}"#
+                    default: reader.text()
+                    }
                 do {
-                    try insert.run([.text(key), .integer(Int64(bitPattern: fileID)), .integer(Int64(size)),
-                                    .integer(Int64(bitPattern: checksum)), .integer(order), .text(metadata)])
+                    try insert.run([
+                        .text(key), .integer(Int64(bitPattern: fileID)), .integer(Int64(size)),
+                        .integer(Int64(bitPattern: checksum)), .integer(order), .text(metadata),
+                    ])
                     rows[key] = Row(key: key, fileID: fileID, size: size, checksum: checksum)
                 } catch {
                     throw FuzzFailure("cannot insert a row: \(error)")
@@ -94,7 +101,9 @@ enum DiskIndexTarget {
                 guard let data = blocking({ await cache.entry(for: key)?.data }) else { continue }
                 let row = rows[key]
                 try require(row != nil, "\(key) served without a row")
-                try require(Checksum.of(data) == row!.checksum && data.count == row!.size, "\(key) served bytes its row does not vouch for")
+                try require(
+                    Checksum.of(data) == row!.checksum && data.count == row!.size,
+                    "\(key) served bytes its row does not vouch for")
                 try require(Array(data) == contents[row!.fileID], "\(key) served bytes that are not its file's")
                 entries[key] = Array(data)
             }
@@ -103,7 +112,8 @@ enum DiskIndexTarget {
         }
         // Second opening: nothing left to repair, and the same entries.
         try opened(configuration) { cache throws(FuzzFailure) in
-            try require(cache.stats.recoveredAtOpen == 0, "a second opening repaired \(cache.stats.recoveredAtOpen) more")
+            try require(
+                cache.stats.recoveredAtOpen == 0, "a second opening repaired \(cache.stats.recoveredAtOpen) more")
             for key in keys {
                 let data = blocking({ await cache.entry(for: key)?.data }).map(Array.init)
                 try require(data == served[key], "\(key) changed between openings")
@@ -117,7 +127,9 @@ enum DiskIndexTarget {
 
     /// `body`'s result on the cache opened with `configuration`, once the cache has closed again
     /// (the tasks that read it may hold it a moment after they answered; a second up to).
-    static func opened<T>(_ configuration: DiskCache.Configuration, _ body: (DiskCache) throws(FuzzFailure) -> T) throws(FuzzFailure) -> T {
+    static func opened<T>(_ configuration: DiskCache.Configuration, _ body: (DiskCache) throws(FuzzFailure) -> T)
+        throws(FuzzFailure) -> T
+    {
         let reference = Reference()
         let result = try use(configuration, reference, body)
         let deadline = ContinuousClock.now + .seconds(1)

@@ -27,7 +27,9 @@ enum ICCTarget {
         var converted = pixels
         let status = source.withUnsafeBytes { source in
             destination.withUnsafeBytes { destination in
-                imagery_icc_transform_rgb8(source.baseAddress, source.count, destination.baseAddress, destination.count, &converted, 16, Int32(bands), nil)
+                imagery_icc_transform_rgb8(
+                    source.baseAddress, source.count, destination.baseAddress, destination.count, &converted, 16,
+                    Int32(bands), nil)
             }
         }
         try require(status == 0 || status == -1, "status \(status)")
@@ -41,7 +43,9 @@ enum ICCTarget {
         var built: Int32 = -1
         let second = source.withUnsafeBytes { source in
             destination.withUnsafeBytes { destination in
-                imagery_icc_transform_rgb8(source.baseAddress, source.count, destination.baseAddress, destination.count, &again, 16, Int32(bands), &built)
+                imagery_icc_transform_rgb8(
+                    source.baseAddress, source.count, destination.baseAddress, destination.count, &again, 16,
+                    Int32(bands), &built)
             }
         }
         try require(second == status && again == converted, "the same transform twice gave different results")

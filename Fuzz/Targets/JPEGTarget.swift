@@ -18,11 +18,15 @@ enum JPEGTarget {
         // The same file at full size: the scaled size is the full size divided, rounded up (libjpeg's rule).
         guard let full = try decode(data, scale: 1, strict: strict) else {
             // Full size may meet damage the scaled decode skipped (a scan it never reads): only in a progressive file.
-            try require(scaled.scansDecoded < scaled.scansInFile, "a \(scale)x scaled decode succeeded where the full one failed, skipping no scan")
+            try require(
+                scaled.scansDecoded < scaled.scansInFile,
+                "a \(scale)x scaled decode succeeded where the full one failed, skipping no scan")
             return
         }
         let expected = ((full.width + scale - 1) / scale, (full.height + scale - 1) / scale)
-        try require((scaled.width, scaled.height) == expected, "1/\(scale) gave \(scaled.width)x\(scaled.height), full \(full.width)x\(full.height)")
+        try require(
+            (scaled.width, scaled.height) == expected,
+            "1/\(scale) gave \(scaled.width)x\(scaled.height), full \(full.width)x\(full.height)")
         try require(scaled.components == full.components, "components differ by scale")
     }
 
@@ -35,19 +39,26 @@ enum JPEGTarget {
         var image = imagery_jpeg_image()
         var message = [CChar](repeating: 0, count: 256)
         let status = data.withUnsafeBytes { buffer in
-            imagery_jpeg_decode_scaled(buffer.baseAddress, buffer.count, Int32(scale), strict, maximumPixels, &image, &message, message.count)
+            imagery_jpeg_decode_scaled(
+                buffer.baseAddress, buffer.count, Int32(scale), strict, maximumPixels, &image, &message, message.count)
         }
         defer { imagery_jpeg_free(&image) }
         guard status == Int32(IMAGERY_JPEG_OK) else {
-            try require(image.pixels == nil && image.icc_profile == nil, "status \(status) left pixels or a profile allocated")
-            try require([IMAGERY_JPEG_CORRUPT, IMAGERY_JPEG_UNSUPPORTED, IMAGERY_JPEG_TOO_LARGE, IMAGERY_JPEG_NO_MEMORY].map(Int32.init).contains(status), "unknown status \(status)")
+            try require(
+                image.pixels == nil && image.icc_profile == nil, "status \(status) left pixels or a profile allocated")
+            try require(
+                [IMAGERY_JPEG_CORRUPT, IMAGERY_JPEG_UNSUPPORTED, IMAGERY_JPEG_TOO_LARGE, IMAGERY_JPEG_NO_MEMORY].map(
+                    Int32.init
+                ).contains(status), "unknown status \(status)")
             try require(message[0] != 0 && message.contains(0), "status \(status) without a message")
             return nil
         }
         try require(image.width > 0 && image.height > 0 && image.pixels != nil, "OK without pixels")
         try require(image.components == 1 || image.components == 3, "\(image.components) components")
         try require(Int(image.width) * Int(image.height) <= maximumPixels, "decoded past the pixel limit")
-        try require(image.scans_decoded >= 1 && image.scans_decoded <= image.scans_in_file, "\(image.scans_decoded) of \(image.scans_in_file) scans")
+        try require(
+            image.scans_decoded >= 1 && image.scans_decoded <= image.scans_in_file,
+            "\(image.scans_decoded) of \(image.scans_in_file) scans")
         try require((image.icc_profile == nil) == (image.icc_length == 0), "a profile pointer and length disagree")
         // Every pixel is readable (AddressSanitizer checks the buffer's end).
         let count = Int(image.width) * Int(image.height) * Int(image.components)

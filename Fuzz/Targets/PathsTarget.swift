@@ -48,7 +48,9 @@ enum PathsTarget {
     }
 
     /// 200 when parsed (its parameters checked), else the refusal's status (400, 403 or 404, with a message).
-    static func outcome(_ dialects: PathDialects, _ path: Substring, _ syntax: PathDialects.Syntax) throws(FuzzFailure) -> Int {
+    static func outcome(_ dialects: PathDialects, _ path: Substring, _ syntax: PathDialects.Syntax) throws(FuzzFailure)
+        -> Int
+    {
         let parameters: ImageParameters
         do {
             parameters = try dialects.parameters(path, in: syntax)
@@ -62,32 +64,42 @@ enum PathsTarget {
         try require(parameters.quality.map((1...100).contains) ?? true, "\(path): q out of range")
         let recipe = parameters.recipe
         if let resize = recipe.resize {
-            try require((1...maximumSide).contains(resize.width) && (1...maximumSide).contains(resize.height), "\(path): resize \(resize)")
+            try require(
+                (1...maximumSide).contains(resize.width) && (1...maximumSide).contains(resize.height),
+                "\(path): resize \(resize)")
         }
         try require(recipe.blur.map((0.3...100).contains) ?? true, "\(path): blur \(recipe)")
         try require(recipe.sharpen.map((0.3...10).contains) ?? true, "\(path): sharpen \(recipe)")
         // On any source the recipe lays out within the output limit, or is refused as a bad parameter.
         for (width, height) in [(1, 1), (640, 427), (3000, 17)] {
-            switch Result(catching: { try recipe.layout(sourceWidth: width, sourceHeight: height, maximumSide: maximumSide) }) {
+            switch Result(catching: {
+                try recipe.layout(sourceWidth: width, sourceHeight: height, maximumSide: maximumSide)
+            }) {
             case .success(let layout):
                 try require(
                     (1...maximumSide).contains(layout.outputWidth) && (1...maximumSide).contains(layout.outputHeight),
                     "\(path): \(recipe) on \(width)x\(height) gave \(layout.outputWidth)x\(layout.outputHeight)"
                 )
             case .failure(let error):
-                try require(ServerError.from(error).status == .badRequest, "\(path): \(recipe) on \(width)x\(height): \(error)")
+                try require(
+                    ServerError.from(error).status == .badRequest, "\(path): \(recipe) on \(width)x\(height): \(error)")
             }
         }
         for adjustment in recipe.adjustments {
-            try require(adjustment.problem == nil, "\(path): accepted \(adjustment), which a processor refuses: \(adjustment.problem ?? "")")
+            try require(
+                adjustment.problem == nil,
+                "\(path): accepted \(adjustment), which a processor refuses: \(adjustment.problem ?? "")")
         }
         for url in recipe.linkedSources {
-            try require((try? SourceGuard.endpoint(of: url)) != nil, "\(path): a watermark or frame \(url) with no endpoint")
+            try require(
+                (try? SourceGuard.endpoint(of: url)) != nil, "\(path): a watermark or frame \(url) with no endpoint")
         }
         // thumbor's meta/ on any source: JSON.
         for (width, height) in [(1, 1), (640, 427), (3000, 17)] {
             if let json = PathDialects.thumborMetaJSON(path, sourceWidth: width, sourceHeight: height) {
-                try require((try? JSONSerialization.jsonObject(with: Data(json.utf8))) != nil, "\(path): meta on \(width)x\(height) is no JSON: \(json)")
+                try require(
+                    (try? JSONSerialization.jsonObject(with: Data(json.utf8))) != nil,
+                    "\(path): meta on \(width)x\(height) is no JSON: \(json)")
             }
         }
         do {

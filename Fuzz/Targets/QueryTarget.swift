@@ -11,10 +11,14 @@ enum QueryTarget {
 
     /// A gallery directory with one image, a hidden one, and a directory named like an image.
     static let gallery: Gallery = {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("imagery-fuzz-gallery-\(getpid())")
-        try? FileManager.default.createDirectory(at: directory.appendingPathComponent("folder.jpg"), withIntermediateDirectories: true)
-        _ = FileManager.default.createFile(atPath: directory.appendingPathComponent("photo.jpg").path, contents: Data([0xFF, 0xD8, 0xFF]))
-        _ = FileManager.default.createFile(atPath: directory.appendingPathComponent(".hidden.jpg").path, contents: Data([0xFF, 0xD8, 0xFF]))
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "imagery-fuzz-gallery-\(getpid())")
+        try? FileManager.default.createDirectory(
+            at: directory.appendingPathComponent("folder.jpg"), withIntermediateDirectories: true)
+        _ = FileManager.default.createFile(
+            atPath: directory.appendingPathComponent("photo.jpg").path, contents: Data([0xFF, 0xD8, 0xFF]))
+        _ = FileManager.default.createFile(
+            atPath: directory.appendingPathComponent(".hidden.jpg").path, contents: Data([0xFF, 0xD8, 0xFF]))
         return Gallery(directory: directory, urls: [])
     }()
 
@@ -30,7 +34,8 @@ enum QueryTarget {
         if let first = query.unicodeScalars.first {
             let changed = (first == "a" ? "b" : "a") + String(query.unicodeScalars.dropFirst())
             let signature = String(signed.utf8.dropFirst(query.utf8.count))!
-            try require(!signer.isValid(rawQuery: changed + signature), "a changed query verifies: \(changed + signature)")
+            try require(
+                !signer.isValid(rawQuery: changed + signature), "a changed query verifies: \(changed + signature)")
         }
 
         let parameters = ImageController.parameters(of: URI("/image?" + query))
@@ -44,7 +49,8 @@ enum QueryTarget {
             return
         }
         let range = 1...maximumSide
-        try require(image.quality.map((1...100).contains) ?? true, "q out of range: \(String(describing: image.quality))")
+        try require(
+            image.quality.map((1...100).contains) ?? true, "q out of range: \(String(describing: image.quality))")
         let recipe = image.recipe
         if let resize = recipe.resize {
             try require(range.contains(resize.width) && range.contains(resize.height), "resize out of range: \(resize)")
@@ -53,7 +59,9 @@ enum QueryTarget {
         try require(recipe.sharpen.map((0.3...10).contains) ?? true, "sharpen out of range: \(recipe)")
         // On any source the recipe lays out within the output limit, or is refused as a bad parameter.
         for (width, height) in [(1, 1), (640, 427), (3000, 17)] {
-            switch Result(catching: { try recipe.layout(sourceWidth: width, sourceHeight: height, maximumSide: maximumSide) }) {
+            switch Result(catching: {
+                try recipe.layout(sourceWidth: width, sourceHeight: height, maximumSide: maximumSide)
+            }) {
             case .success(let layout):
                 try require(
                     (1...maximumSide).contains(layout.outputWidth) && (1...maximumSide).contains(layout.outputHeight),
@@ -67,7 +75,8 @@ enum QueryTarget {
         if image.url.isFileURL {
             // A gallery file: a regular, visible file directly in the gallery directory, nothing else.
             let folder = image.url.deletingLastPathComponent().standardizedFileURL.path
-            try require(folder == gallery.directory!.standardizedFileURL.path, "a gallery name escaped: \(image.url.path)")
+            try require(
+                folder == gallery.directory!.standardizedFileURL.path, "a gallery name escaped: \(image.url.path)")
             try require(image.url.lastPathComponent == "photo.jpg", "a gallery name reached \(image.url.path)")
         } else {
             do {

@@ -14,14 +14,20 @@ enum RequestHeadTarget {
         let reading = bytes.withUnsafeBytes { RequestHead.read($0, limits: limits) }
         // Fewer bytes are never a different whole head: a head's end is where it ends.
         if bytes.count > 1 {
-            let shorter = bytes.withUnsafeBytes { RequestHead.read(UnsafeRawBufferPointer(rebasing: $0.dropLast()), limits: limits) }
+            let shorter = bytes.withUnsafeBytes {
+                RequestHead.read(UnsafeRawBufferPointer(rebasing: $0.dropLast()), limits: limits)
+            }
             if case .complete(let head) = shorter {
                 try require(reading == .complete(head), "a head read from a prefix is not the head read from the whole")
             }
         }
         guard case .complete(let head) = reading else { return }
-        try require(head.length > 0 && head.length <= bytes.count && head.length <= limits.maximumHeadBytes, "length \(head.length) out of range")
-        try require(bytes[head.length - 4..<head.length].elementsEqual([13, 10, 13, 10]), "the head does not end with CRLF CRLF")
+        try require(
+            head.length > 0 && head.length <= bytes.count && head.length <= limits.maximumHeadBytes,
+            "length \(head.length) out of range")
+        try require(
+            bytes[head.length - 4..<head.length].elementsEqual([13, 10, 13, 10]), "the head does not end with CRLF CRLF"
+        )
 
         // The decoder, with the server's configuration and these limits, reads the same request, with no body.
         let channel = EmbeddedChannel()
@@ -32,14 +38,17 @@ enum RequestHeadTarget {
         var parts: [HTTPServerRequestPart] = []
         do {
             try channel.pipeline.syncOperations.addHandler(
-                ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes, limitConfiguration: decoderLimits))
+                ByteToMessageHandler(
+                    HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes, limitConfiguration: decoderLimits))
             )
             try channel.writeInbound(ByteBuffer(bytes: bytes[0..<head.length]))
             while let part = try channel.readInbound(as: HTTPServerRequestPart.self) { parts.append(part) }
             _ = try? channel.finish()
         } catch {
             _ = try? channel.finish()
-            throw FuzzFailure("the decoder refused a head read whole: \(error); \(String(decoding: bytes.prefix(head.length), as: UTF8.self))")
+            throw FuzzFailure(
+                "the decoder refused a head read whole: \(error); \(String(decoding: bytes.prefix(head.length), as: UTF8.self))"
+            )
         }
         guard parts.count == 2, case .head(let decoded) = parts[0], case .end = parts[1] else {
             throw FuzzFailure("the decoder did not read one request without a body: \(parts.count) parts")
@@ -51,7 +60,9 @@ enum RequestHeadTarget {
         case .head: try require(decoded.method == .HEAD, "HEAD read as \(decoded.method)")
         }
         // As the router sees them: HTTP types' fields (made from the decoder's by the server's codec).
-        for (name, value) in [("accept", head.accept), ("if-none-match", head.ifNoneMatch), ("if-modified-since", head.ifModifiedSince)] {
+        for (name, value) in [
+            ("accept", head.accept), ("if-none-match", head.ifNoneMatch), ("if-modified-since", head.ifModifiedSince),
+        ] {
             let values = decoded.headers[name].map { HTTPField(name: HTTPField.Name(name)!, value: $0).value }
             try require(values.last == value, "\(name): \(value ?? "none") read as \(values)")
             if values.count > 1 { try require(head.needsRoute, "\(name) given twice, answered on the event loop") }

@@ -181,7 +181,9 @@ public struct ImageMetadata: Sendable, Hashable {
     public var xmp: Data?
     public var iptc: Data?
 
-    public init(iccProfile: Data? = nil, copyright: String? = nil, exif: Data? = nil, xmp: Data? = nil, iptc: Data? = nil) {
+    public init(
+        iccProfile: Data? = nil, copyright: String? = nil, exif: Data? = nil, xmp: Data? = nil, iptc: Data? = nil
+    ) {
         self.iccProfile = iccProfile
         self.copyright = copyright
         self.exif = exif

@@ -38,9 +38,13 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
         } else if starts(Array("RIFF".utf8)) && starts(Array("WEBP".utf8), at: 8) {
             self = .webp
         } else if starts(Array("BM".utf8)), bytes.count >= 18,
-                  [12, 16, 40, 52, 56, 64, 108, 124].contains(Int(bytes[14]) | Int(bytes[15]) << 8 | Int(bytes[16]) << 16 | Int(bytes[17]) << 24) {
+            [12, 16, 40, 52, 56, 64, 108, 124].contains(
+                Int(bytes[14]) | Int(bytes[15]) << 8 | Int(bytes[16]) << 16 | Int(bytes[17]) << 24)
+        {
             self = .bmp  // "BM" and a bitmap header's size: "BM" alone starts text too
-        } else if starts([0, 0, 1, 0]) || starts([0, 0, 2, 0]), bytes.count >= 22, bytes[4] | bytes[5] != 0, bytes[9] == 0 {
+        } else if starts([0, 0, 1, 0]) || starts([0, 0, 2, 0]), bytes.count >= 22, bytes[4] | bytes[5] != 0,
+            bytes[9] == 0
+        {
             self = .ico  // an icon (or cursor) directory with a picture whose reserved byte is 0
         } else if starts([0x49, 0x49, 0x2A, 0x00]) || starts([0x4D, 0x4D, 0x00, 0x2A]) {
             self = .tiff  // little- or big-endian
@@ -93,7 +97,8 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
             self = format
             return
         }
-        let type = mimeType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+        let type =
+            mimeType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
         if type == "image/vnd.microsoft.icon" {
             self = .ico
             return

@@ -140,7 +140,9 @@ extension ImageRequest {
         public var heightIsSource = false
 
         /// A target box of `width` x `height` pixels.
-        public init(width: Int, height: Int, fit: Fit = .cover, enlarge: Bool = false, gravity: ImageRecipe.Gravity = .center) {
+        public init(
+            width: Int, height: Int, fit: Fit = .cover, enlarge: Bool = false, gravity: ImageRecipe.Gravity = .center
+        ) {
             self.width = width
             self.height = height
             self.fit = fit
@@ -150,14 +152,17 @@ extension ImageRequest {
 
         /// `WIDTHxHEIGHT FIT`, then `+enlarge`, `+adaptive` and the gravity when they are not the defaults.
         public var description: String {
-            "\(widthIsSource ? "src" : "\(width)")x\(heightIsSource ? "src" : "\(height)") \(fit.rawValue)" + (enlarge ? " +enlarge" : "")
+            "\(widthIsSource ? "src" : "\(width)")x\(heightIsSource ? "src" : "\(height)") \(fit.rawValue)"
+                + (enlarge ? " +enlarge" : "")
                 + (adaptsOrientation ? " +adaptive" : "")
                 + (gravity == .center ? "" : " \(gravity)")
         }
 
         /// The box turned to a source of `width` × `height` when ``adaptsOrientation`` says so.
         public func oriented(toWidth width: Int, height: Int) -> Thumbnail {
-            guard adaptsOrientation, (width < height && self.width > self.height) || (width > height && self.width < self.height) else {
+            guard adaptsOrientation,
+                (width < height && self.width > self.height) || (width > height && self.width < self.height)
+            else {
                 return self
             }
             var turned = self

@@ -43,7 +43,9 @@ public final class ImageTask: Sendable {
     }
 
     /// Starts the load; called once, before the task is handed out.
-    func start(_ load: @escaping @Sendable (PriorityCell, @escaping @Sendable (TransferProgress) -> Void) async throws -> Image) {
+    func start(
+        _ load: @escaping @Sendable (PriorityCell, @escaping @Sendable (TransferProgress) -> Void) async throws -> Image
+    ) {
         let task = Task { [self] in
             do {
                 let image = try await load(priorityCell) { [weak self] in self?.didProgress($0) }

@@ -34,7 +34,9 @@ struct CacheCommand: AsyncParsableCommand {
             print("directory  \(cache.configuration.directory.path)")
             print("entries    \(cache.count)")
             print("size       \(formatBytes(cache.totalSize))")
-            if cache.stats.recoveredAtOpen > 0 { print("repaired   \(cache.stats.recoveredAtOpen) leftovers of an interrupted run") }
+            if cache.stats.recoveredAtOpen > 0 {
+                print("repaired   \(cache.stats.recoveredAtOpen) leftovers of an interrupted run")
+            }
         }
     }
 
@@ -45,12 +47,16 @@ struct CacheCommand: AsyncParsableCommand {
         var size: String
 
         func run() async throws {
-            guard let bytes = parseBytes(size) else { throw ValidationError("--size takes a byte count such as 1048576, 500M or 2G") }
+            guard let bytes = parseBytes(size) else {
+                throw ValidationError("--size takes a byte count such as 1048576, 500M or 2G")
+            }
             let cache = try location.open()
             let before = (cache.count, cache.totalSize)
             await cache.trim(toSize: bytes)
             await cache.flush()
-            print("trimmed \(before.0 - cache.count) entries, \(formatBytes(before.1 - cache.totalSize)); now \(cache.count) entries, \(formatBytes(cache.totalSize))")
+            print(
+                "trimmed \(before.0 - cache.count) entries, \(formatBytes(before.1 - cache.totalSize)); now \(cache.count) entries, \(formatBytes(cache.totalSize))"
+            )
         }
     }
 

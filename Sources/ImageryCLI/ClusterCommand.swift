@@ -54,10 +54,13 @@ struct NginxConfigCommand: ParsableCommand {
                 !instance.contains(where: { $0 == ";" || $0 == "{" || $0 == "}" || $0.isWhitespace })
             else { throw ValidationError("--instance takes HOST:PORT, such as 127.0.0.1:8081, not '\(instance)'") }
         }
-        guard !listen.isEmpty, !listen.contains(where: { $0 == ";" || $0 == "{" || $0 == "}" || $0.isWhitespace }) else {
+        guard !listen.isEmpty, !listen.contains(where: { $0 == ";" || $0 == "{" || $0 == "}" || $0.isWhitespace })
+        else {
             throw ValidationError("--listen takes a port or ADDRESS:PORT")
         }
-        guard (1...86_400).contains(failTimeout) else { throw ValidationError("--fail-timeout takes 1 to 86400 seconds") }
+        guard (1...86_400).contains(failTimeout) else {
+            throw ValidationError("--fail-timeout takes 1 to 86400 seconds")
+        }
     }
 
     func run() throws {

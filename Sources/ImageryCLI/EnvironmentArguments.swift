@@ -37,7 +37,8 @@ enum EnvironmentArguments {
     static func options(of command: any ParsableCommand.Type) -> [Option] {
         guard let dump = try? JSONDecoder().decode(Dump.self, from: Data(command._dumpHelp().utf8)) else { return [] }
         return (dump.command.arguments ?? []).filter {
-            ($0.kind == "option" || $0.kind == "flag") && $0.longName != nil && $0.longName != "help" && $0.longName != "version"
+            ($0.kind == "option" || $0.kind == "flag") && $0.longName != nil && $0.longName != "help"
+                && $0.longName != "version"
         }
     }
 
@@ -54,7 +55,8 @@ enum EnvironmentArguments {
     ///     through its configuration layers): not added here, and not reported.
     ///   - otherKnown: More variables that are not reported (`serve`'s configuration keys' own).
     static func arguments(
-        for command: any ParsableCommand.Type, given: [String], environment: [String: String], prefix: String = "IMAGERY_",
+        for command: any ParsableCommand.Type, given: [String], environment: [String: String],
+        prefix: String = "IMAGERY_",
         readElsewhere: Set<String> = [], otherKnown: Set<String> = []
     ) throws -> (arguments: [String], warnings: [String]) {
         var added: [String] = []

@@ -9,7 +9,8 @@ import ImageryVips
 struct FetchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "fetch",
-        abstract: "Load an image (http, https, file URL or a path), decode it, optionally at a thumbnail size, and write it to a file."
+        abstract:
+            "Load an image (http, https, file URL or a path), decode it, optionally at a thumbnail size, and write it to a file."
     )
 
     @Argument(help: "An http(s) URL, a file URL, or a path to a local file.")
@@ -44,14 +45,17 @@ struct FetchCommand: AsyncParsableCommand {
         if let quality, !(1...100).contains(quality) { throw ValidationError("--quality must be between 1 and 100") }
         let outputExtension = URL(fileURLWithPath: output).pathExtension
         if ImageFormat(fileExtension: outputExtension) == nil {
-            throw ValidationError("cannot tell the output format from '\(output)': end it in .png, .jpg, .webp, .avif or .gif")
+            throw ValidationError(
+                "cannot tell the output format from '\(output)': end it in .png, .jpg, .webp, .avif or .gif")
         }
     }
 
     func run() async throws {
         let url = try sourceURL()
         let format = ImageFormat(fileExtension: URL(fileURLWithPath: output).pathExtension) ?? .png
-        let thumbnail = width.flatMap { width in height.map { ImageRequest.Thumbnail(width: width, height: $0, fit: fit) } }
+        let thumbnail = width.flatMap { width in
+            height.map { ImageRequest.Thumbnail(width: width, height: $0, fit: fit) }
+        }
         let loader = HTTPDataLoader()
         var configuration = ImagePipeline.Configuration(decoder: VipsImageDecoder(), dataLoader: loader)
         var disk: DiskCache?
@@ -80,7 +84,8 @@ struct FetchCommand: AsyncParsableCommand {
             await pipeline.waitForStores()
             await disk?.flush()
             try await loader.shutdown()
-            print("""
+            print(
+                """
                 loaded  \(data.count) bytes in \(milliseconds(loaded - start))
                 decoded \(image.width)x\(image.height) \(image.pixelFormat) from \(image.sourceFormat)\
                 \(thumbnail.map { " at \($0)" } ?? "") in \(milliseconds(decoded - loaded))
@@ -94,10 +99,14 @@ struct FetchCommand: AsyncParsableCommand {
     }
 
     private func sourceURL() throws -> URL {
-        if let url = URL(string: source), let scheme = url.scheme, ["http", "https", "file"].contains(scheme.lowercased()) {
+        if let url = URL(string: source), let scheme = url.scheme,
+            ["http", "https", "file"].contains(scheme.lowercased())
+        {
             return url
         }
-        if source.contains("://") { throw ValidationError("unsupported URL '\(source)': use http, https, file or a path") }
+        if source.contains("://") {
+            throw ValidationError("unsupported URL '\(source)': use http, https, file or a path")
+        }
         return URL(fileURLWithPath: source)
     }
 

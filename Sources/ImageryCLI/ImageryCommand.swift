@@ -12,7 +12,9 @@ struct ImageryCommand: AsyncParsableCommand {
         commandName: "imagery",
         abstract: "Load, thumbnail and cache images.",
         version: imageryVersion,
-        subcommands: [ServeCommand.self, FetchCommand.self, PrefetchCommand.self, CacheCommand.self, ClusterCommand.self]
+        subcommands: [
+            ServeCommand.self, FetchCommand.self, PrefetchCommand.self, CacheCommand.self, ClusterCommand.self,
+        ]
     )
 
     /// ArgumentParser's main, with `imagery serve`'s options also from `IMAGERY_*` variables

@@ -1,11 +1,11 @@
 import ArgumentParser
 import Dispatch
 import Foundation
-import Synchronization
 import Imagery
 import ImageryDiskCache
 import ImageryHTTP
 import ImageryVips
+import Synchronization
 
 /// `imagery prefetch FILE|- [--sizes 256x256,1024x0] [--concurrency N] [--cache-dir DIR]`
 struct PrefetchCommand: AsyncParsableCommand {
@@ -21,7 +21,9 @@ struct PrefetchCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "A file of URLs, one a line (blank lines and lines starting with # are skipped), or - for standard input.")
+    @Argument(
+        help: "A file of URLs, one a line (blank lines and lines starting with # are skipped), or - for standard input."
+    )
     var file: String
 
     @Option(help: "Thumbnail sizes to make of each image, WIDTHxHEIGHT, comma-separated (0 follows the aspect ratio).")
@@ -48,10 +50,12 @@ struct PrefetchCommand: AsyncParsableCommand {
         return try sizes.split(separator: ",").map { size in
             let sides = size.lowercased().split(separator: "x", omittingEmptySubsequences: false).map { Int($0) }
             guard sides.count == 2, let width = sides[0], let height = sides[1], (0...16_384).contains(width),
-                  (0...16_384).contains(height), width + height > 0
+                (0...16_384).contains(height), width + height > 0
             else { throw ValidationError("--sizes takes WIDTHxHEIGHT values (0 to 16384, not both 0), not '\(size)'") }
             // A side of 0 follows the aspect ratio: fit inside a box unbounded that way.
-            if width == 0 || height == 0 { return .init(width: width == 0 ? 16_384 : width, height: height == 0 ? 16_384 : height, fit: .inside) }
+            if width == 0 || height == 0 {
+                return .init(width: width == 0 ? 16_384 : width, height: height == 0 ? 16_384 : height, fit: .inside)
+            }
             return .init(width: width, height: height)
         }
     }
@@ -62,7 +66,9 @@ struct PrefetchCommand: AsyncParsableCommand {
         var invalid: [String] = []
         var requests: [ImageRequest] = []
         for line in lines {
-            guard let url = URL(string: line), let scheme = url.scheme?.lowercased(), ["http", "https"].contains(scheme), url.host != nil else {
+            guard let url = URL(string: line), let scheme = url.scheme?.lowercased(),
+                ["http", "https"].contains(scheme), url.host != nil
+            else {
                 invalid.append(line)
                 continue
             }
@@ -116,8 +122,10 @@ struct PrefetchCommand: AsyncParsableCommand {
         await disk.flush()
         try? await loader.shutdown()
 
-        let sizesNote = thumbnails.count > 1 || sizes != nil ? " × \(thumbnails.count) size\(thumbnails.count == 1 ? "" : "s")" : ""
-        print("""
+        let sizesNote =
+            thumbnails.count > 1 || sizes != nil ? " × \(thumbnails.count) size\(thumbnails.count == 1 ? "" : "s")" : ""
+        print(
+            """
             prefetched \(progress.completed) of \(requests.count) (\(requests.count / thumbnails.count) URLs\(sizesNote)), \
             \(progress.failed + invalid.count) failed; \(transfers.downloads) downloads, \(ByteCount(transfers.bytes)) \
             in \(Seconds(clock.now - start))
@@ -136,7 +144,9 @@ struct PrefetchCommand: AsyncParsableCommand {
         if file == "-" {
             text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
         } else {
-            guard let data = FileManager.default.contents(atPath: file) else { throw CommandFailure(message: "cannot read \(file)") }
+            guard let data = FileManager.default.contents(atPath: file) else {
+                throw CommandFailure(message: "cannot read \(file)")
+            }
             text = String(decoding: data, as: UTF8.self)
         }
         return text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
@@ -174,7 +184,9 @@ final class FailureList: Sendable {
     func report(invalid: [String]) {
         var groups = failures.withLock { $0 }
         if !invalid.isEmpty { groups["not an http(s) URL", default: []] += invalid }
-        for (reason, urls) in groups.sorted(by: { $0.value.count > $1.value.count || ($0.value.count == $1.value.count && $0.key < $1.key) }) {
+        for (reason, urls) in groups.sorted(by: {
+            $0.value.count > $1.value.count || ($0.value.count == $1.value.count && $0.key < $1.key)
+        }) {
             print("failed (\(urls.count)): \(reason)")
             for url in urls.prefix(10) { print("  \(url)") }
             if urls.count > 10 { print("  ... and \(urls.count - 10) more") }
@@ -193,7 +205,10 @@ final class Interruption {
         let flag = flag
         source.setEventHandler {
             if flag.setFirst() {
-                FileHandle.standardError.write(Data("\nstopping: the loads under way are cancelled, what is stored stays (Ctrl-C again to quit at once)\n".utf8))
+                FileHandle.standardError.write(
+                    Data(
+                        "\nstopping: the loads under way are cancelled, what is stored stays (Ctrl-C again to quit at once)\n"
+                            .utf8))
                 stop()
             } else {
                 exit(130)

@@ -33,7 +33,9 @@ final class ProgressDisplay: Sendable {
     }
 
     /// `[#####-----] 123/1000 2 failed  45.2 MB  3.1 MB/s  ETA 0:42`
-    static func line(_ progress: ImagePrefetcher.Progress, total: Int, bytes: Int, elapsed: Duration, bar: Bool) -> String {
+    static func line(_ progress: ImagePrefetcher.Progress, total: Int, bytes: Int, elapsed: Duration, bar: Bool)
+        -> String
+    {
         let done = progress.completed + progress.failed
         let fraction = total == 0 ? 1 : Double(done) / Double(total)
         let seconds = max(0.001, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
@@ -41,7 +43,8 @@ final class ProgressDisplay: Sendable {
         if bar {
             let width = 24
             let filled = min(width, Int(fraction * Double(width)))
-            parts.append("[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "]")
+            parts.append(
+                "[" + String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled) + "]")
         }
         parts.append("\(done)/\(total)")
         if progress.failed > 0 { parts.append("\(progress.failed) failed") }

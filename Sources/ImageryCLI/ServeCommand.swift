@@ -9,7 +9,8 @@ import Logging
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Run the image proxy: GET /image?url=...&w=...&h=...&fit=...&format=...&q=..., a gallery at /, /health, /metrics.",
+        abstract:
+            "Run the image proxy: GET /image?url=...&w=...&h=...&fit=...&format=...&q=..., a gallery at /, /health, /metrics.",
         discussion: """
             Sources on loopback, private, link-local and multicast addresses are refused unless their host \
             is named with --allow-private-host. Limits on source bytes, pixels and origin time are on by default.
@@ -22,7 +23,10 @@ struct ServeCommand: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "A JSON or YAML (.yaml, .yml) configuration file: the configuration keys in parts ({\"limits\": {\"memoryLimit\": \"1G\"}}; --print-config lists them); options and variables given override it.")
+    @Option(
+        help:
+            "A JSON or YAML (.yaml, .yml) configuration file: the configuration keys in parts ({\"limits\": {\"memoryLimit\": \"1G\"}}; --print-config lists them); options and variables given override it."
+    )
     var config: String?
 
     @Option(help: "The address to listen on (default 127.0.0.1).")
@@ -37,22 +41,40 @@ struct ServeCommand: AsyncParsableCommand {
     @Flag(help: "Run without a disk cache.")
     var noDiskCache = false
 
-    @Option(help: "Memory for the caches and the work in flight together: bytes, or with K, M, G (default 128M a usable processor, at least 512M, at most half the memory the process may use).")
+    @Option(
+        help:
+            "Memory for the caches and the work in flight together: bytes, or with K, M, G (default 128M a usable processor, at least 512M, at most half the memory the process may use)."
+    )
     var memoryLimit: String?
 
-    @Option(help: "Of --memory-limit, the bytes downloads and decodes in flight may hold at once (default: half); more waits, or is answered 503 with Retry-After.")
+    @Option(
+        help:
+            "Of --memory-limit, the bytes downloads and decodes in flight may hold at once (default: half); more waits, or is answered 503 with Retry-After."
+    )
     var maxInflightMemory: String?
 
-    @Option(help: "The most requests waiting for memory or a decode at once; more are answered 503 (default 32 a usable processor, at least 64).")
+    @Option(
+        help:
+            "The most requests waiting for memory or a decode at once; more are answered 503 (default 32 a usable processor, at least 64)."
+    )
     var admissionQueue: Int?
 
-    @Option(help: "The longest, in seconds, a request waits for memory before it is answered 503 (default: as long as it can still be answered within --request-timeout at the pace decodes go; what cannot is answered 503 at once).")
+    @Option(
+        help:
+            "The longest, in seconds, a request waits for memory before it is answered 503 (default: as long as it can still be answered within --request-timeout at the pace decodes go; what cannot is answered 503 at once)."
+    )
     var admissionTimeout: Double?
 
-    @Option(help: "Close a connection that sends no complete request for this many seconds: idle, or dripping its headers (default 30).")
+    @Option(
+        help:
+            "Close a connection that sends no complete request for this many seconds: idle, or dripping its headers (default 30)."
+    )
     var idleTimeout: Double?
 
-    @Option(help: "The longest, in seconds, an image may take to make; past it the work is cancelled and the answer is 504 (default 30).")
+    @Option(
+        help:
+            "The longest, in seconds, an image may take to make; past it the work is cancelled and the answer is 504 (default 30)."
+    )
     var requestTimeout: Double?
 
     @Option(help: "The most connections open at once (default 10000).")
@@ -61,31 +83,52 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Disk cache size: bytes, or with K, M, G (default 2G).")
     var diskLimit: String?
 
-    @Option(name: .customLong("allow-host"), help: "Only fetch from this host (repeatable; *.example.com for subdomains).")
+    @Option(
+        name: .customLong("allow-host"), help: "Only fetch from this host (repeatable; *.example.com for subdomains).")
     var allowedHosts: [String] = []
 
-    @Option(name: .customLong("allow-private-host"), help: "Fetch from this host even if it resolves to a private or loopback address (repeatable).")
+    @Option(
+        name: .customLong("allow-private-host"),
+        help: "Fetch from this host even if it resolves to a private or loopback address (repeatable).")
     var privateNetworkHosts: [String] = []
 
-    @Option(help: "Require every /image query to be signed: &sig=base64url(HMAC-SHA256(key, query before &sig=)). Better given as $IMAGERY_SIGNING_KEY (ps shows arguments to every user).")
+    @Option(
+        help:
+            "Require every /image query to be signed: &sig=base64url(HMAC-SHA256(key, query before &sig=)). Better given as $IMAGERY_SIGNING_KEY (ps shows arguments to every user)."
+    )
     var signingKey: String?
 
-    @Option(help: "thumbor's SECURITY_KEY: thumbor URLs must be signed with it (HMAC-SHA1, as libthumbor signs them); /unsafe/ is refused. Better given as $IMAGERY_THUMBOR_KEY.")
+    @Option(
+        help:
+            "thumbor's SECURITY_KEY: thumbor URLs must be signed with it (HMAC-SHA1, as libthumbor signs them); /unsafe/ is refused. Better given as $IMAGERY_THUMBOR_KEY."
+    )
     var thumborKey: String?
 
-    @Option(help: "A thumbor configuration file (thumbor.conf): its SECURITY_KEY, ALLOW_UNSAFE_URL, QUALITY, AUTO_WEBP, MAX_AGE, ALLOWED_SOURCES, RESPECT_ORIENTATION, MAX_WIDTH, MAX_HEIGHT, FILTERS and more are applied, with thumbor's defaults for what it leaves out; the rest is listed at start. Read after --config, before the other options.")
+    @Option(
+        help:
+            "A thumbor configuration file (thumbor.conf): its SECURITY_KEY, ALLOW_UNSAFE_URL, QUALITY, AUTO_WEBP, MAX_AGE, ALLOWED_SOURCES, RESPECT_ORIENTATION, MAX_WIDTH, MAX_HEIGHT, FILTERS and more are applied, with thumbor's defaults for what it leaves out; the rest is listed at start. Read after --config, before the other options."
+    )
     var thumborConfig: String?
 
-    @Option(help: "imgproxy's IMGPROXY_KEY: hex keys, comma-separated; imgproxy URLs must be signed (HMAC-SHA256 of salt + path). Default: $IMGPROXY_KEY if set.")
+    @Option(
+        help:
+            "imgproxy's IMGPROXY_KEY: hex keys, comma-separated; imgproxy URLs must be signed (HMAC-SHA256 of salt + path). Default: $IMGPROXY_KEY if set."
+    )
     var imgproxyKey: String?
 
     @Option(help: "imgproxy's IMGPROXY_SALT: hex salts, comma-separated, one per key. Default: $IMGPROXY_SALT if set.")
     var imgproxySalt: String?
 
-    @Option(help: "The longest Cache-Control max-age of image responses, in seconds; less when the source's freshness runs out sooner (default 86400).")
+    @Option(
+        help:
+            "The longest Cache-Control max-age of image responses, in seconds; less when the source's freshness runs out sooner (default 86400)."
+    )
     var maxAge: Int?
 
-    @Option(help: "Freshness, in seconds, given to sources whose origin states no expiry (no max-age, no Expires); explicit headers are followed (default 3600).")
+    @Option(
+        help:
+            "Freshness, in seconds, given to sources whose origin states no expiry (no max-age, no Expires); explicit headers are followed (default 3600)."
+    )
     var minimumFreshness: Int?
 
     @Option(help: "Show the images of this directory on the gallery page at / and serve them at /files/NAME.")
@@ -94,49 +137,80 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("gallery-url"), help: "An image URL to show on the gallery page (repeatable).")
     var galleryURLs: [String] = []
 
-    @Option(name: .customLong("preset"), help: "A named set of /image parameters, NAME=QUERY (thumb='w=200&h=200&format=webp'); /image?preset=thumb uses it (repeatable).")
+    @Option(
+        name: .customLong("preset"),
+        help:
+            "A named set of /image parameters, NAME=QUERY (thumb='w=200&h=200&format=webp'); /image?preset=thumb uses it (repeatable)."
+    )
     var presets: [String] = []
 
     @Flag(help: "Accept only presets on /image (url, preset and sig; any other parameter is a 400).")
     var onlyPresets = false
 
-    @Option(name: .customLong("watermark"), help: "A watermark image, NAME=FILE (a PNG with alpha, usually); /image?watermark=NAME lays it over the output (repeatable).")
+    @Option(
+        name: .customLong("watermark"),
+        help:
+            "A watermark image, NAME=FILE (a PNG with alpha, usually); /image?watermark=NAME lays it over the output (repeatable)."
+    )
     var watermarks: [String] = []
 
-    @Option(help: "An S3-compatible store (http://127.0.0.1:8333, https://s3.eu-west-1.amazonaws.com) for --s3-bucket and --s3-source-bucket. Credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or --s3-credentials-file.")
+    @Option(
+        help:
+            "An S3-compatible store (http://127.0.0.1:8333, https://s3.eu-west-1.amazonaws.com) for --s3-bucket and --s3-source-bucket. Credentials: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or --s3-credentials-file."
+    )
     var s3Endpoint: String?
 
     @Option(help: "The S3 store's region (default us-east-1).")
     var s3Region: String?
 
-    @Option(help: "A bucket shared by every instance: originals and stored responses, looked up after this instance's memory and disk, before the origin.")
+    @Option(
+        help:
+            "A bucket shared by every instance: originals and stored responses, looked up after this instance's memory and disk, before the origin."
+    )
     var s3Bucket: String?
 
     @Option(help: "The prefix of the shared objects' names (default imagery/).")
     var s3Prefix: String?
 
-    @Option(help: "An AWS shared credentials file ([default] with aws_access_key_id and aws_secret_access_key); default: the environment.")
+    @Option(
+        help:
+            "An AWS shared credentials file ([default] with aws_access_key_id and aws_secret_access_key); default: the environment."
+    )
     var s3CredentialsFile: String?
 
-    @Option(name: .customLong("s3-source-bucket"), help: "A bucket url=s3://BUCKET/KEY sources may be read from (repeatable; any other bucket is 403).")
+    @Option(
+        name: .customLong("s3-source-bucket"),
+        help: "A bucket url=s3://BUCKET/KEY sources may be read from (repeatable; any other bucket is 403).")
     var s3SourceBuckets: [String] = []
 
-    @Option(name: .customLong("cluster-instance"), help: "HOST:PORT of every instance of the cluster, this one included, as given to `imagery cluster nginx-config --instance` (repeatable): a request whose source another instance owns is sent there. Needs --cluster-self.")
+    @Option(
+        name: .customLong("cluster-instance"),
+        help:
+            "HOST:PORT of every instance of the cluster, this one included, as given to `imagery cluster nginx-config --instance` (repeatable): a request whose source another instance owns is sent there. Needs --cluster-self."
+    )
     var clusterInstances: [String] = []
 
     @Option(help: "This instance's HOST:PORT among --cluster-instance.")
     var clusterSelf: String?
 
-    @Option(name: .customLong("set"), help: "Any configuration key, KEY=VALUE (limits.maximumFrames=200; a list's items separated by commas); repeatable.")
+    @Option(
+        name: .customLong("set"),
+        help:
+            "Any configuration key, KEY=VALUE (limits.maximumFrames=200; a list's items separated by commas); repeatable."
+    )
     var settings: [String] = []
 
-    @Flag(help: "Print the effective configuration (each key, its value, where it came from; secrets redacted) and exit.")
+    @Flag(
+        help: "Print the effective configuration (each key, its value, where it came from; secrets redacted) and exit.")
     var printConfig = false
 
     @Flag(help: "Print every configuration key as a Markdown table (the README's) and exit.")
     var printSettings = false
 
-    @Option(help: "Log lines as text (default) or json (one object a line: time, level, label, message and the request's fields).")
+    @Option(
+        help:
+            "Log lines as text (default) or json (one object a line: time, level, label, message and the request's fields)."
+    )
     var logFormat: ServerLogHandler.Format = .text
 
     func run() async throws {
@@ -153,7 +227,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
         var configuration = loaded.configuration
         let logFormat = logFormat
-        LoggingSystem.bootstrap { label in ServerLogHandler.standardOutput(label: label, metadataProvider: nil, format: logFormat) }
+        LoggingSystem.bootstrap { label in
+            ServerLogHandler.standardOutput(label: label, metadataProvider: nil, format: logFormat)
+        }
         raiseDescriptorLimit()
         ProcessMemory.limitArenas(to: 2)
         ProcessMemory.keepFreedMemory(trimThreshold: configuration.memoryLimit / 4)
@@ -177,14 +253,16 @@ struct ServeCommand: AsyncParsableCommand {
     /// - Throws: `ValidationError` naming the key, where its value came from and what it takes (what the
     ///   user sees, after `Error: `).
     func serverConfiguration(
-        environment: [String: String] = ProcessInfo.processInfo.environment, note: (String) -> Void = ServeCommand.writeNote
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        note: (String) -> Void = ServeCommand.writeNote
     ) throws -> ServerConfiguration {
         try loadConfiguration(environment: environment, note: note).configuration
     }
 
     /// ``serverConfiguration(environment:note:)`` with where each value came from (`--print-config`).
     func loadConfiguration(
-        environment: [String: String] = ProcessInfo.processInfo.environment, note: (String) -> Void = ServeCommand.writeNote
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        note: (String) -> Void = ServeCommand.writeNote
     ) throws -> ConfigurationLoader.Result {
         let layers = try configurationLayers(environment: environment, note: note)
         do {
@@ -193,110 +271,6 @@ struct ServeCommand: AsyncParsableCommand {
             throw ValidationError(error.message)
         }
     }
-
-    /// Where settings come from, the first that sets a key winning: the command line, `IMAGERY_*`
-    /// variables (each key's own, then its option's), imgproxy's `IMGPROXY_*` variables, `--thumbor-config`'s
-    /// file, `--config`'s file.
-    func configurationLayers(environment: [String: String], note: (String) -> Void) throws -> [ConfigurationLayer] {
-        var layers = [try commandLineLayer()] + ConfigurationLayer.environment(environment)
-        do {
-            let (layer, report) = try ImgproxyEnvironment.layer(environment)
-            for name in report.unsupported { note("\(name) is imgproxy's but not supported here: its setting is not applied") }
-            for name in report.unknown { note("\(name) is no imgproxy setting: ignored") }
-            layers.append(layer)
-        } catch {
-            throw ValidationError(error.message)
-        }
-        if let thumborConfig {
-            guard let data = FileManager.default.contents(atPath: thumborConfig), let text = String(data: data, encoding: .utf8) else {
-                throw ValidationError("the thumbor configuration \(thumborConfig) cannot be read (or is not UTF-8 text)")
-            }
-            do {
-                let (layer, report) = try ThumborConfigurationFile.layer(text, name: thumborConfig)
-                func say(_ line: String) { note("\(thumborConfig): \(line)") }
-                for name in report.unsupported { say("\(name) is thumbor's but not supported here: its setting is not applied") }
-                if !report.machinery.isEmpty {
-                    say("not used (thumbor's own parts, which Imagery's loader, caches and engine replace): \(report.machinery.joined(separator: ", "))")
-                }
-                for name in report.unknown { say("\(name) is no thumbor setting: ignored") }
-                for line in report.unreadLines { say("\(line) is not a simple assignment: not read") }
-                layers.append(layer)
-            } catch {
-                throw ValidationError("\(thumborConfig): \(error.message)")
-            }
-        }
-        if let config {
-            do {
-                let (layer, notes) = try ConfigurationFile.layer(contentsOf: URL(fileURLWithPath: config))
-                notes.forEach(note)
-                layers.append(layer)
-            } catch {
-                throw CommandFailure(message: error.message)
-            }
-        }
-        return layers
-    }
-
-    /// The options given on the command line, under their keys; `--set KEY=VALUE` for any key.
-    func commandLineLayer() throws -> ConfigurationLayer {
-        var values: [String: ConfigContent] = [:]
-        var origins: [String: String] = [:]
-        func set(_ key: String, _ option: String, _ value: String?) {
-            guard let value else { return }
-            values[key] = .string(value)
-            origins[key] = "--" + option
-        }
-        func set(_ key: String, _ option: String, _ items: [String]) {
-            guard !items.isEmpty else { return }
-            values[key] = .stringArray(items)
-            origins[key] = "--" + option
-        }
-        set("listener.host", "host", host)
-        set("listener.port", "port", port.map(String.init))
-        set("caching.directory", "cache-dir", cacheDir)
-        if noDiskCache { set("caching.directory", "no-disk-cache", "") }
-        set("limits.memoryLimit", "memory-limit", memoryLimit)
-        set("limits.maximumInflightMemory", "max-inflight-memory", maxInflightMemory)
-        set("limits.admissionQueueLength", "admission-queue", admissionQueue.map(String.init))
-        set("limits.admissionTimeoutSeconds", "admission-timeout", admissionTimeout.map { String($0) })
-        set("listener.idleTimeoutSeconds", "idle-timeout", idleTimeout.map { String($0) })
-        set("limits.requestTimeoutSeconds", "request-timeout", requestTimeout.map { String($0) })
-        set("listener.maximumConnections", "max-connections", maxConnections.map(String.init))
-        set("caching.diskLimit", "disk-limit", diskLimit)
-        set("origins.allowedHosts", "allow-host", allowedHosts)
-        set("origins.privateNetworkHosts", "allow-private-host", privateNetworkHosts)
-        set("requests.signingKey", "signing-key", signingKey)
-        set("thumbor.securityKey", "thumbor-key", thumborKey)
-        set("imgproxy.keys", "imgproxy-key", imgproxyKey.map { $0.split(separator: ",").map(String.init) } ?? [])
-        set("imgproxy.salts", "imgproxy-salt", imgproxySalt.map { $0.split(separator: ",").map(String.init) } ?? [])
-        set("caching.responseMaxAge", "max-age", maxAge.map(String.init))
-        set("caching.minimumFreshness", "minimum-freshness", minimumFreshness.map(String.init))
-        set("gallery.directory", "gallery-dir", galleryDir)
-        set("gallery.urls", "gallery-url", galleryURLs)
-        set("requests.presets", "preset", presets)
-        if onlyPresets { set("requests.onlyPresets", "only-presets", "true") }
-        set("rendering.watermarkFiles", "watermark", watermarks)
-        set("s3.endpoint", "s3-endpoint", s3Endpoint)
-        set("s3.region", "s3-region", s3Region)
-        set("s3.bucket", "s3-bucket", s3Bucket)
-        set("s3.prefix", "s3-prefix", s3Prefix)
-        set("s3.credentialsFile", "s3-credentials-file", s3CredentialsFile)
-        set("s3.sourceBuckets", "s3-source-bucket", s3SourceBuckets)
-        set("cluster.instances", "cluster-instance", clusterInstances.flatMap { $0.split(separator: ",").map(String.init) })
-        set("cluster.self", "cluster-self", clusterSelf)
-        for assignment in settings {
-            guard let equals = assignment.firstIndex(of: "="), let setting = ServerConfiguration.settingsByKey[String(assignment[..<equals])] else {
-                throw ValidationError("--set takes KEY=VALUE with a configuration key (imagery serve --print-config lists them), not \(assignment)")
-            }
-            values[setting.key] = setting.content(parsing: String(assignment[assignment.index(after: equals)...]))
-            origins[setting.key] = "--set"
-        }
-        return .values(name: "command line", values, origins: origins)
-    }
-
-    /// The options that are settings (read through ``commandLineLayer()`` and, as `IMAGERY_*`
-    /// variables, through ``ConfigurationLayer/environment(_:)``), by long name.
-    static var settingOptions: Set<String> { Set(ServerConfiguration.settings.compactMap(\.option)) }
 
     /// Writes `line` to standard error after `imagery serve: `.
     static func writeNote(_ line: String) {
@@ -310,9 +284,9 @@ struct ServeCommand: AsyncParsableCommand {
 /// default of many systems (1 024) is far below what the hard limit allows.
 private func raiseDescriptorLimit() {
     #if os(Linux)
-    let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+        let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
     #else
-    let resource = RLIMIT_NOFILE
+        let resource = RLIMIT_NOFILE
     #endif
     var limit = rlimit()
     guard getrlimit(resource, &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }

@@ -33,7 +33,8 @@ package struct BlobStore: Sendable {
     /// - Throws: ``DiskCacheError`` when a folder cannot be created or opened.
     init(directory: URL, openFileLimit: Int) throws(DiskCacheError) {
         openFiles = MemoryCache(countLimit: openFileLimit, cost: { _ in 1 })
-        let blobs = directory.appendingPathComponent("blobs"), temporary = directory.appendingPathComponent("tmp")
+        let blobs = directory.appendingPathComponent("blobs")
+        let temporary = directory.appendingPathComponent("tmp")
         (self.blobs, self.temporary) = (blobs, temporary)
         var folders: [Int32] = []
         let paths = (0..<256).map { blobs.path + "/" + Self.hex(UInt64($0), digits: 2) } + [temporary.path]
@@ -47,7 +48,8 @@ package struct BlobStore: Sendable {
             guard descriptor >= 0 else {
                 let error = error ?? errno
                 folders.forEach { _ = Foundation.close($0) }
-                throw DiskCacheError(message: "cannot open the cache folder \(path): \(String(cString: strerror(error)))", errno: error)
+                throw DiskCacheError(
+                    message: "cannot open the cache folder \(path): \(String(cString: strerror(error)))", errno: error)
             }
             folders.append(descriptor)
         }
@@ -93,7 +95,10 @@ package struct BlobStore: Sendable {
         let failure: Int32? = data.withUnsafeBytes { buffer in
             while written < buffer.count {
                 let result = Foundation.write(descriptor, buffer.baseAddress! + written, buffer.count - written)
-                if result < 0 { if errno == EINTR { continue }; return errno }
+                if result < 0 {
+                    if errno == EINTR { continue }
+                    return errno
+                }
                 written += result
             }
             return nil
@@ -124,9 +129,9 @@ package struct BlobStore: Sendable {
 
     /// Linux's `O_NOATIME` (Glibc's module does not export it: it is `_GNU_SOURCE`'s); 0 elsewhere.
     #if os(Linux)
-    private static let noAccessTime: Int32 = 0o1_000_000
+        private static let noAccessTime: Int32 = 0o1_000_000
     #else
-    private static let noAccessTime: Int32 = 0
+        private static let noAccessTime: Int32 = 0
     #endif
 
     /// The bytes of entry file `fileID` (named `name`) if it holds exactly `size` bytes; otherwise `nil`.
@@ -141,7 +146,9 @@ package struct BlobStore: Sendable {
             // No access times: a read of a cached file is not news to the filesystem (nor a write to its
             // inode). O_NOATIME is the owner's to ask for: a file this process did not write opens without it.
             var descriptor = openat(folder(of: fileID), name, O_RDONLY | O_CLOEXEC | Self.noAccessTime)
-            if descriptor < 0, errno == EPERM, Self.noAccessTime != 0 { descriptor = openat(folder(of: fileID), name, O_RDONLY | O_CLOEXEC) }
+            if descriptor < 0, errno == EPERM, Self.noAccessTime != 0 {
+                descriptor = openat(folder(of: fileID), name, O_RDONLY | O_CLOEXEC)
+            }
             guard descriptor >= 0 else { return nil }
             file = OpenFile(descriptor)
             openFiles[fileID] = file
@@ -194,7 +201,8 @@ package struct BlobStore: Sendable {
             let folderPath = blobs.path + "/" + folder
             for name in (try? manager.contentsOfDirectory(atPath: folderPath)) ?? [] {
                 let path = folderPath + "/" + name
-                guard let fileID = UInt64(name, radix: 16), fileID <= Self.largestFileID, self.path(for: fileID) == path else {
+                guard let fileID = UInt64(name, radix: 16), fileID <= Self.largestFileID, self.path(for: fileID) == path
+                else {
                     unlink(path)  // not a name this cache writes
                     continue
                 }

@@ -70,9 +70,9 @@ extension DiskCache {
         public static var defaultOpenFileLimit: Int {
             var limit = rlimit()
             #if os(Linux)
-            let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+                let resource = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
             #else
-            let resource = RLIMIT_NOFILE
+                let resource = RLIMIT_NOFILE
             #endif
             guard getrlimit(resource, &limit) == 0 else { return 64 }
             return Int(min(limit.rlim_cur / 2, 32_768))

@@ -66,14 +66,22 @@ extension DiskCache {
         case .readOnly, .directoryMissing:
             let lost = withLock { () -> Int? in
                 guard mode == .readWrite else { return nil }
-                defer { index.removeAll(); pending.removeAll(); (mode, degradedBy, storage) = (.unavailable, fault, nil) }
+                defer {
+                    index.removeAll()
+                    pending.removeAll()
+                    (mode, degradedBy, storage) = (.unavailable, fault, nil)
+                }
                 return index.count
             }
             if firstOfKind, let lost {
-                let what = fault == .readOnly
+                let what =
+                    fault == .readOnly
                     ? "the cache directory \(configuration.directory.path) is not writable; its \(lost) entries stay on disk for when it is"
                     : "the cache directory \(configuration.directory.path) was removed; its \(lost) entries are gone"
-                report(.fault(fault), "\(message): \(what). Caching in memory only until it can be used again (tried every \(configuration.probeInterval))")
+                report(
+                    .fault(fault),
+                    "\(message): \(what). Caching in memory only until it can be used again (tried every \(configuration.probeInterval))"
+                )
             }
             indexOutOfSync = false
             nextProbe = configuration.time.instant() + configuration.probeInterval
@@ -89,7 +97,9 @@ extension DiskCache {
         guard withLock({ mode == .unavailable }) else { return }
         let storage: Storage
         do {
-            storage = try Storage(directory: configuration.directory, openFileLimit: configuration.openFileLimit, lockWait: configuration.lockWait)
+            storage = try Storage(
+                directory: configuration.directory, openFileLimit: configuration.openFileLimit,
+                lockWait: configuration.lockWait)
             try recover(storage)
         } catch {
             return
@@ -100,7 +110,9 @@ extension DiskCache {
             if let fault { reportedFaults.remove(fault) }
             return (index.count, fault)
         }
-        report(.recovered(fault ?? .directoryMissing), "the cache directory \(configuration.directory.path) is in use again, with \(entries) entries")
+        report(
+            .recovered(fault ?? .directoryMissing),
+            "the cache directory \(configuration.directory.path) is in use again, with \(entries) entries")
     }
 
     /// After writes to the index failed, makes it what memory holds (one transaction).

@@ -19,10 +19,14 @@ extension DiskCache {
     /// The entry for `key` with the ``Checksum`` of its bytes (verified on this read), for a
     /// caller that derives something from it (an ETag) and need not hash the bytes again.
     public func checkedEntry(for key: String) async -> (entry: CacheEntry, checksum: UInt64)? {
-        let (pendingEntry, found, storage) = withLock { () -> (Pending?, IndexEntry?, Storage?) in (pending[key], index[key], self.storage) }
+        let (pendingEntry, found, storage) = withLock { () -> (Pending?, IndexEntry?, Storage?) in
+            (pending[key], index[key], self.storage)
+        }
         if let pendingEntry {
             count { $0.hits += 1 }
-            return (CacheEntry(data: pendingEntry.data, metadata: pendingEntry.metadata), Checksum.of(pendingEntry.data))
+            return (
+                CacheEntry(data: pendingEntry.data, metadata: pendingEntry.metadata), Checksum.of(pendingEntry.data)
+            )
         }
         guard let entry = found, let storage else {
             count { $0.misses += 1 }
@@ -33,11 +37,15 @@ extension DiskCache {
             await remove(for: key)
             return nil
         }
-        let data = entry.size <= configuration.inlineReadLimit
+        let data =
+            entry.size <= configuration.inlineReadLimit
             ? storage.blobs.read(fileID: entry.fileID, name: entry.name, size: entry.size)
             : await readOnPool(entry, from: storage)
         guard let data, Checksum.of(data) == entry.checksum else {
-            count { $0.misses += 1; $0.corruptEntriesRemoved += 1 }
+            count {
+                $0.misses += 1
+                $0.corruptEntriesRemoved += 1
+            }
             dropCorrupt(entry, from: storage)
             return nil
         }
@@ -98,7 +106,7 @@ extension DiskCache {
         let expiredBefore = configuration.ttl.map { configuration.time.date().addingTimeInterval(-$0) }
         let (found, flushNeeded) = withLock { () -> ((IndexEntry, Storage)?, Bool) in
             guard let storage, pending.isEmpty || pending[key] == nil,
-                  let entry = index.use(key, if: { entry in expiredBefore.map { entry.metadata.storedAt >= $0 } ?? true })
+                let entry = index.use(key, if: { entry in expiredBefore.map { entry.metadata.storedAt >= $0 } ?? true })
             else { return (nil, false) }
             statistics.hits += 1
             statistics.bytesRead += entry.size
@@ -106,19 +114,32 @@ extension DiskCache {
         }
         if flushNeeded { writer.execute { [self] in writeTouches() } }
         guard let (entry, storage) = found else { return nil }
-        guard let file = storage.blobs.openChecked(fileID: entry.fileID, name: entry.name, size: entry.size, checksum: entry.checksum) else {
-            count { $0.hits -= 1; $0.bytesRead -= entry.size; $0.misses += 1; $0.corruptEntriesRemoved += 1 }
+        guard
+            let file = storage.blobs.openChecked(
+                fileID: entry.fileID, name: entry.name, size: entry.size, checksum: entry.checksum)
+        else {
+            count {
+                $0.hits -= 1
+                $0.bytesRead -= entry.size
+                $0.misses += 1
+                $0.corruptEntriesRemoved += 1
+            }
             dropCorrupt(entry, from: storage)
             return nil
         }
-        return Body(file: file, size: entry.size, checksum: entry.checksum, metadata: entry.metadata, fileID: entry.fileID, revision: entry.revision)
+        return Body(
+            file: file, size: entry.size, checksum: entry.checksum, metadata: entry.metadata, fileID: entry.fileID,
+            revision: entry.revision)
     }
 
     /// Reads a large entry on a reader thread; concurrent reads of one entry share one read.
     private func readOnPool(_ entry: IndexEntry, from storage: Storage) async -> Data? {
         let task: Task<Data?, Never> = withLock {
             if let inFlight = readsInFlight[entry.key], inFlight.fileID == entry.fileID { return inFlight.task }
-            let task = Task { try? await readers.run { storage.blobs.read(fileID: entry.fileID, name: entry.name, size: entry.size) } ?? nil }
+            let task = Task {
+                try? await readers.run { storage.blobs.read(fileID: entry.fileID, name: entry.name, size: entry.size) }
+                    ?? nil
+            }
             readsInFlight[entry.key] = (entry.fileID, task)
             return task
         }

@@ -16,7 +16,9 @@ extension DiskCache {
         var rows: [IndexStore.Row]
         var damage: (aside: String, reason: String)?
         do {
-            guard let indexStore = storage.indexStore else { throw storage.indexOpenError ?? SQLiteError(message: "cannot open", code: 26) }
+            guard let indexStore = storage.indexStore else {
+                throw storage.indexOpenError ?? SQLiteError(message: "cannot open", code: 26)
+            }
             rows = try indexStore.loadAll()
         } catch {
             let salvaged = storage.indexStore?.salvage() ?? (rows: [], damage: nil)
@@ -34,7 +36,8 @@ extension DiskCache {
         withLock {
             index.removeAll()
             for row in rows {  // first to be evicted first, so each insert goes on top
-                guard row.fileID <= BlobStore.largestFileID, rowsPerFile[row.fileID] == 1, files[row.fileID] == row.size else {
+                guard row.fileID <= BlobStore.largestFileID, rowsPerFile[row.fileID] == 1, files[row.fileID] == row.size
+                else {
                     forgotten.append((row.key, row.fileID))
                     continue
                 }
@@ -43,7 +46,8 @@ extension DiskCache {
                     key: row.key, fileID: row.fileID, size: row.size, checksum: row.checksum, metadata: row.metadata,
                     name: BlobStore.name(of: row.fileID)
                 )
-                evicted += index.insert(entry, at: EntryIndex.Place(priority: row.priority, sequence: row.accessOrder)).removed
+                evicted +=
+                    index.insert(entry, at: EntryIndex.Place(priority: row.priority, sequence: row.accessOrder)).removed
             }
             index.settleInflation()
         }
@@ -55,10 +59,14 @@ extension DiskCache {
         updateIndex(storage) { try $0.apply(deletes: forgotten) }
         deleteEvicted(evicted, from: storage)
         repaired += orphans + forgotten.count
-        nextFileID = max(files.keys.max() ?? 0, rows.map(\.fileID).filter { $0 <= BlobStore.largestFileID }.max() ?? 0) + 1
+        nextFileID =
+            max(files.keys.max() ?? 0, rows.map(\.fileID).filter { $0 <= BlobStore.largestFileID }.max() ?? 0) + 1
         addRecovered(repaired)
         if let damage {
-            report(.indexDamaged, "the cache index \(storage.indexPath) could not be read (\(damage.reason)): set aside as \(damage.aside); kept the \(kept.count) entries whose rows could still be read and whose files are whole, removed \(orphans) files no readable row names")
+            report(
+                .indexDamaged,
+                "the cache index \(storage.indexPath) could not be read (\(damage.reason)): set aside as \(damage.aside); kept the \(kept.count) entries whose rows could still be read and whose files are whole, removed \(orphans) files no readable row names"
+            )
         }
     }
 }

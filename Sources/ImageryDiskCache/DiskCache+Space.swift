@@ -19,20 +19,29 @@ extension DiskCache {
         let (evicted, change, limit) = withLock { () -> ([IndexEntry]?, Bool?, Int) in
             var limit = configuration.sizeLimit
             if let space {
-                limit = min(limit, max(0, index.totalCost + space.available - Self.reserve(filesystemSize: space.total)))
+                limit = min(
+                    limit, max(0, index.totalCost + space.available - Self.reserve(filesystemSize: space.total)))
             }
             index.costLimit = limit
             let evicted = index.makeRoom(for: size, replacing: key, within: limit)
-            if limit < configuration.sizeLimit { return (evicted, reportedFaults.insert(.noSpace).inserted ? false : nil, limit) }
+            if limit < configuration.sizeLimit {
+                return (evicted, reportedFaults.insert(.noSpace).inserted ? false : nil, limit)
+            }
             return (evicted, reportedFaults.remove(.noSpace) != nil ? true : nil, limit)
         }
         if let evicted { deleteEvicted(evicted, from: storage) }
         let directory = configuration.directory.path
         switch change {
         case false?:
-            report(.fault(.noSpace), "the filesystem of the cache directory \(directory) has \(Self.megabytes(space?.available ?? 0)) free: the cache now keeps at most \(Self.megabytes(limit)) (its limit is \(Self.megabytes(configuration.sizeLimit))), evicting to stay under it")
+            report(
+                .fault(.noSpace),
+                "the filesystem of the cache directory \(directory) has \(Self.megabytes(space?.available ?? 0)) free: the cache now keeps at most \(Self.megabytes(limit)) (its limit is \(Self.megabytes(configuration.sizeLimit))), evicting to stay under it"
+            )
         case true?:
-            report(.recovered(.noSpace), "the filesystem of the cache directory \(directory) has room again: the cache keeps up to its limit of \(Self.megabytes(configuration.sizeLimit))")
+            report(
+                .recovered(.noSpace),
+                "the filesystem of the cache directory \(directory) has room again: the cache keeps up to its limit of \(Self.megabytes(configuration.sizeLimit))"
+            )
         case nil:
             break
         }

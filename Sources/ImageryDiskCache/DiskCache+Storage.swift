@@ -26,22 +26,27 @@ extension DiskCache {
         init(directory: URL, openFileLimit: Int, lockWait: Duration) throws(DiskCacheError) {
             self.directory = directory
             if let error = Self.makeDirectory(directory.path) {
-                throw DiskCacheError(message: "cannot create the cache directory \(directory.path): \(Self.describe(error))", errno: error)
+                throw DiskCacheError(
+                    message: "cannot create the cache directory \(directory.path): \(Self.describe(error))",
+                    errno: error)
             }
             let lock = open(directory.appendingPathComponent("lock").path, O_CREAT | O_RDWR | O_CLOEXEC, 0o644)
             guard lock >= 0 else {
                 let error = errno
-                throw DiskCacheError(message: "cannot use the cache directory \(directory.path): \(Self.describe(error))", errno: error)
+                throw DiskCacheError(
+                    message: "cannot use the cache directory \(directory.path): \(Self.describe(error))", errno: error)
             }
             guard Self.lock(lock, waitingUpTo: lockWait) else {
                 close(lock)
-                throw DiskCacheError(message: "the cache directory \(directory.path) is in use by another process", fault: nil)
+                throw DiskCacheError(
+                    message: "the cache directory \(directory.path) is in use by another process", fault: nil)
             }
             var info = stat()
             guard stat(directory.path, &info) == 0 else {
                 let error = errno
                 close(lock)
-                throw DiskCacheError(message: "cannot use the cache directory \(directory.path): \(Self.describe(error))", errno: error)
+                throw DiskCacheError(
+                    message: "cannot use the cache directory \(directory.path): \(Self.describe(error))", errno: error)
             }
             do {
                 blobs = try BlobStore(directory: directory, openFileLimit: openFileLimit)
@@ -55,7 +60,8 @@ extension DiskCache {
             } catch let error as SQLiteError where error.fault != nil {
                 blobs.close()
                 close(lock)
-                throw DiskCacheError(message: "cannot open the cache index \(indexPath): \(error.message)", fault: error.fault)
+                throw DiskCacheError(
+                    message: "cannot open the cache index \(indexPath): \(error.message)", fault: error.fault)
             } catch {
                 (indexStore, indexOpenError) = (nil, error)  // unreadable: recovery sets it aside
             }
@@ -70,7 +76,8 @@ extension DiskCache {
         /// Whether the directory is still the one opened (not removed, nor replaced).
         var isIntact: Bool {
             var info = stat()
-            return stat(directory.path, &info) == 0 && UInt64(info.st_dev) == identity.device && UInt64(info.st_ino) == identity.inode
+            return stat(directory.path, &info) == 0 && UInt64(info.st_dev) == identity.device
+                && UInt64(info.st_ino) == identity.inode
         }
 
         /// Renames the index (and its log) to `index.sqlite.damaged`, replacing an earlier one, and
@@ -86,7 +93,9 @@ extension DiskCache {
             do {
                 indexStore = try IndexStore(path: indexPath)
             } catch let error as SQLiteError {
-                throw DiskCacheError(message: "cannot create the cache index \(indexPath): \(error.message)", fault: error.fault ?? .ioError)
+                throw DiskCacheError(
+                    message: "cannot create the cache index \(indexPath): \(error.message)",
+                    fault: error.fault ?? .ioError)
             } catch {
                 throw DiskCacheError(message: "cannot create the cache index \(indexPath): \(error)", fault: .ioError)
             }

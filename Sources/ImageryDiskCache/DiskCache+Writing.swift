@@ -139,7 +139,9 @@ extension DiskCache {
             accessOrder: outcome.place.sequence, priority: outcome.place.priority, metadata: metadata
         )
         let touches = takeTouched()
-        updateIndex(storage) { try $0.apply(upserts: [row], deletes: outcome.removed.map { ($0.key, $0.fileID) }, touches: touches) }
+        updateIndex(storage) {
+            try $0.apply(upserts: [row], deletes: outcome.removed.map { ($0.key, $0.fileID) }, touches: touches)
+        }
         for removed in outcome.removed { storage.blobs.delete(fileID: removed.fileID) }
     }
 

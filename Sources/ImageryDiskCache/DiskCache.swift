@@ -103,15 +103,20 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
     public init(configuration: Configuration) throws {
         self.configuration = configuration
         (nextProbe, lastTouchFlush) = (configuration.time.instant(), configuration.time.instant())
-        index = EntryIndex(policy: configuration.eviction, costLimit: configuration.sizeLimit, countLimit: configuration.countLimit)
+        index = EntryIndex(
+            policy: configuration.eviction, costLimit: configuration.sizeLimit, countLimit: configuration.countLimit)
         do {
-            let storage = try Storage(directory: configuration.directory, openFileLimit: configuration.openFileLimit, lockWait: configuration.lockWait)
+            let storage = try Storage(
+                directory: configuration.directory, openFileLimit: configuration.openFileLimit,
+                lockWait: configuration.lockWait)
             try recover(storage)
             self.storage = storage
         } catch {
             guard configuration.retriesUnusableDirectory, let fault = error.fault else { throw error }
             (mode, degradedBy, reportedFaults) = (.unavailable, fault, [fault])
-            report(.fault(fault), "\(error.message): caching in memory only; trying again every \(configuration.probeInterval)")
+            report(
+                .fault(fault),
+                "\(error.message): caching in memory only; trying again every \(configuration.probeInterval)")
             nextProbe = configuration.time.instant() + configuration.probeInterval
         }
     }
@@ -131,7 +136,9 @@ public final class DiskCache: DataCaching, @unchecked Sendable {
     /// Evicts entries (in eviction order) until the total size is at most `size` bytes.
     public func trim(toSize size: Int) async {
         try? await writer.run { [self] in
-            let (evicted, storage) = withLock { () -> ([IndexEntry], Storage?) in (index.trim(toCost: size), self.storage) }
+            let (evicted, storage) = withLock { () -> ([IndexEntry], Storage?) in
+                (index.trim(toCost: size), self.storage)
+            }
             if let storage { deleteEvicted(evicted, from: storage) }
         }
     }

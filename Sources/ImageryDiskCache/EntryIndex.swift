@@ -134,7 +134,9 @@ struct EntryIndex {
     /// Stores `entry` (replacing the key's entry), then evicts the lowest until within the limits.
     /// - Parameter place: The place it had (when loaded from the index); default: a new use.
     /// - Returns: The replaced and evicted entries, and the entry's place.
-    mutating func insert(_ entry: DiskCache.IndexEntry, at place: Place? = nil) -> (removed: [DiskCache.IndexEntry], place: Place) {
+    mutating func insert(_ entry: DiskCache.IndexEntry, at place: Place? = nil) -> (
+        removed: [DiskCache.IndexEntry], place: Place
+    ) {
         var removed = removeValue(for: entry.key).map { [$0] } ?? []
         let place = place ?? nextPlace(size: entry.size)
         sequence = max(sequence, place.sequence)

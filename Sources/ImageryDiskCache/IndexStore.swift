@@ -24,7 +24,8 @@ package final class IndexStore {
 
     package init(path: String) throws {
         database = try SQLiteDatabase(path: path)
-        try database.execute("""
+        try database.execute(
+            """
             CREATE TABLE IF NOT EXISTS entries (
                 key TEXT PRIMARY KEY NOT NULL,
                 file_id INTEGER NOT NULL,
@@ -39,15 +40,19 @@ package final class IndexStore {
             """)
         // Indexes written before eviction was size-aware have no priority: theirs is 0 (first to go).
         var hasPriority = false
-        try database.prepare("PRAGMA table_info(entries)").run { row in hasPriority = hasPriority || row.text(1) == "priority" }
+        try database.prepare("PRAGMA table_info(entries)").run { row in
+            hasPriority = hasPriority || row.text(1) == "priority"
+        }
         if !hasPriority { try database.execute("ALTER TABLE entries ADD COLUMN priority INTEGER NOT NULL DEFAULT 0") }
-        upsertStatement = try database.prepare("""
+        upsertStatement = try database.prepare(
+            """
             INSERT OR REPLACE INTO entries (key, file_id, size, checksum, stored_at, access_order, content_type, metadata, priority)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
             """)
         deleteStatement = try database.prepare("DELETE FROM entries WHERE key = ? AND file_id = ?")
         touchStatement = try database.prepare("UPDATE entries SET access_order = ?, priority = ? WHERE key = ?")
-        metadataStatement = try database.prepare("UPDATE entries SET metadata = ?, stored_at = ? WHERE key = ? AND file_id = ?")
+        metadataStatement = try database.prepare(
+            "UPDATE entries SET metadata = ?, stored_at = ? WHERE key = ? AND file_id = ?")
     }
 
     private static let columns = "key, file_id, size, checksum, access_order, priority, metadata"
@@ -93,7 +98,7 @@ package final class IndexStore {
 
     private static func row(_ row: SQLiteDatabase.Row) -> Row? {
         guard let key = row.text(0), let json = row.text(6),
-              let metadata = try? JSONDecoder().decode(CacheMetadata.self, from: Data(json.utf8))
+            let metadata = try? JSONDecoder().decode(CacheMetadata.self, from: Data(json.utf8))
         else { return nil }
         return Row(
             key: key, fileID: UInt64(bitPattern: row.integer(1)), size: Int(row.integer(2)),

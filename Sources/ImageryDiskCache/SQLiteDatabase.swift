@@ -90,12 +90,13 @@ package final class SQLiteDatabase {
             sqlite3_clear_bindings(statement)
             for (offset, value) in values.enumerated() {
                 let index = Int32(offset + 1)
-                let status: Int32 = switch value {
-                case .integer(let integer): sqlite3_bind_int64(statement, index, integer)
-                case .real(let real): sqlite3_bind_double(statement, index, real)
-                case .text(let text): sqlite3_bind_text(statement, index, text, -1, imagery_sqlite_transient())
-                case .null: sqlite3_bind_null(statement, index)
-                }
+                let status: Int32 =
+                    switch value {
+                    case .integer(let integer): sqlite3_bind_int64(statement, index, integer)
+                    case .real(let real): sqlite3_bind_double(statement, index, real)
+                    case .text(let text): sqlite3_bind_text(statement, index, text, -1, imagery_sqlite_transient())
+                    case .null: sqlite3_bind_null(statement, index)
+                    }
                 guard status == SQLITE_OK else { throw database.error(database.lastError, code: status) }
             }
             while true {

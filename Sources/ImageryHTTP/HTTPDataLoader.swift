@@ -70,7 +70,8 @@ public final class HTTPDataLoader: DataLoading {
         var clientConfiguration = HTTPClient.Configuration(redirectConfiguration: .disallow)
         clientConfiguration.timeout.connect = .nanoseconds(Int64(configuration.connectTimeout.nanoseconds))
         clientConfiguration.decompression = .disabled
-        clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = max(1, configuration.maximumConnectionsPerHost)
+        clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = max(
+            1, configuration.maximumConnectionsPerHost)
         self.client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: clientConfiguration)
         self.files = FileDataLoader(maximumSize: configuration.maximumSize)
         self.logger = logger
@@ -88,12 +89,15 @@ public final class HTTPDataLoader: DataLoading {
         if isShutDown.set() { client.shutdown { _ in } }
     }
 
-    public func load(_ request: DataRequest, progress: @escaping @Sendable (TransferProgress) -> Void) async throws -> DataResponse {
+    public func load(_ request: DataRequest, progress: @escaping @Sendable (TransferProgress) -> Void) async throws
+        -> DataResponse
+    {
         let url = request.url
         if url.isFileURL { return try await files.load(request, progress: progress) }
         let deadline = NIODeadline.now() + .nanoseconds(Int64(configuration.timeout.nanoseconds))
         let resumeKey = configuration.resumableData == nil ? nil : Self.resumeKey(request)
-        var partial = if let resumeKey { await configuration.resumableData?.take(resumeKey) } else { ResumableData.Partial?.none }
+        var partial =
+            if let resumeKey { await configuration.resumableData?.take(resumeKey) } else { ResumableData.Partial?.none }
         var current = url
         var redirects = 0
         while redirects <= configuration.maximumRedirects {
@@ -137,11 +141,14 @@ public final class HTTPDataLoader: DataLoading {
     private func fetch(
         _ url: URL, connectingTo address: String?, headers: [String: String], deadline: NIODeadline,
         resuming partial: ResumableData.Partial?, resumeKey: String?,
-        willReceiveBody: (@Sendable (Int64?) async throws -> Void)?, progress: @escaping @Sendable (TransferProgress) -> Void
+        willReceiveBody: (@Sendable (Int64?) async throws -> Void)?,
+        progress: @escaping @Sendable (TransferProgress) -> Void
     ) async throws -> Outcome {
         var requestHeaders = HTTPHeaders()
         var target = url.absoluteString
-        if let address, url.scheme?.lowercased() == "http", let pinned = Self.url(url, withHost: address), let host = url.host {
+        if let address, url.scheme?.lowercased() == "http", let pinned = Self.url(url, withHost: address),
+            let host = url.host
+        {
             target = pinned.absoluteString
             requestHeaders.add(name: "Host", value: url.port.map { "\(host):\($0)" } ?? host)
         }
@@ -185,7 +192,9 @@ public final class HTTPDataLoader: DataLoading {
                     }
                     return .redirect(next)
                 }
-                if status == 304 { return .response(DataResponse(data: Data(), statusCode: 304, headers: responseHeaders)) }
+                if status == 304 {
+                    return .response(DataResponse(data: Data(), statusCode: 304, headers: responseHeaders))
+                }
                 if status == 416, partial != nil { return .restartWhole }
                 throw DataLoadingError.badStatus(status)
             }
@@ -198,7 +207,7 @@ public final class HTTPDataLoader: DataLoading {
                     throw DataLoadingError.badStatus(206)
                 }
                 guard validator == partial.validator,
-                      ResumableData.contentRange(responseHeaders["content-range"])?.first == partial.data.count
+                    ResumableData.contentRange(responseHeaders["content-range"])?.first == partial.data.count
                 else {
                     collector.discardBody()
                     return .restartWhole
@@ -206,7 +215,9 @@ public final class HTTPDataLoader: DataLoading {
                 prefix = partial.data
                 responseHeaders["content-range"] = nil
             }
-            let expected = head.headers.first(name: "content-length").flatMap(Int64.init).map { $0 + Int64(prefix.count) }
+            let expected = head.headers.first(name: "content-length").flatMap(Int64.init).map {
+                $0 + Int64(prefix.count)
+            }
             if let expected, expected > configuration.maximumSize {
                 collector.discardBody()
                 throw DataLoadingError.tooLarge(limit: configuration.maximumSize)
@@ -230,13 +241,15 @@ public final class HTTPDataLoader: DataLoading {
             }
             resumable = resumeKey == nil ? nil : validator
             let data = try await collector.readBody(
-                after: prefix, expected: expected, maximumSize: configuration.maximumSize, deadline: bodyDeadline, of: task
+                after: prefix, expected: expected, maximumSize: configuration.maximumSize, deadline: bodyDeadline,
+                of: task
             )
             // A cut connection can end a body early without an error: only a whole one is an answer.
             if let expected, Int64(data.count) < expected {
                 throw DataLoadingError.transport("the connection closed before the body ended")
             }
-            return .response(DataResponse(data: data, statusCode: status == 206 ? 200 : status, headers: responseHeaders))
+            return .response(
+                DataResponse(data: data, statusCode: status == 206 ? 200 : status, headers: responseHeaders))
         } catch {
             let (data, stop) = collector.received
             if case .tooLarge = stop { resumable = nil }
@@ -288,4 +301,3 @@ extension Duration {
 private struct CallerError: Error {
     let error: any Error
 }
-

@@ -49,7 +49,8 @@ final class ResponseCollector: HTTPClientResponseDelegate, Sendable {
 
     /// Starts `request` through `client`, cancelled at `deadline` unless the head comes first.
     func execute(_ request: HTTPClient.Request, on client: HTTPClient, deadline: NIODeadline) -> HTTPClient.Task<Data> {
-        let task = client.execute(request: request, delegate: self, eventLoop: .delegate(on: eventLoop), deadline: nil, logger: nil)
+        let task = client.execute(
+            request: request, delegate: self, eventLoop: .delegate(on: eventLoop), deadline: nil, logger: nil)
         arm(deadline, task)
         // A request that fails before its head (no connection, cancelled) fails the head's wait too.
         task.futureResult.whenComplete { [self] result in

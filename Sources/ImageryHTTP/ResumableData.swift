@@ -48,7 +48,9 @@ public final class ResumableData: Sendable {
         } else {
             entry = nil
         }
-        guard let entry, let validator = entry.metadata.http?.headers["etag"] ?? entry.metadata.http?.headers["last-modified"] else {
+        guard let entry,
+            let validator = entry.metadata.http?.headers["etag"] ?? entry.metadata.http?.headers["last-modified"]
+        else {
             return nil
         }
         return Partial(data: entry.data, validator: validator)
@@ -67,9 +69,11 @@ public final class ResumableData: Sendable {
         guard partial.data.count >= minimumBytes else { return }
         let name = partial.validator.hasPrefix("\"") ? "etag" : "last-modified"
         let now = Date()
-        let metadata = CacheMetadata(http: HTTPResponseInfo(
-            statusCode: 206, headers: [name: partial.validator], requestTime: now, responseTime: now, requestHeaders: [:]
-        ))
+        let metadata = CacheMetadata(
+            http: HTTPResponseInfo(
+                statusCode: 206, headers: [name: partial.validator], requestTime: now, responseTime: now,
+                requestHeaders: [:]
+            ))
         let key = Self.storeKey(key)
         if let memory {
             memory.insert(CacheEntry(data: partial.data, metadata: metadata), for: key, cost: partial.data.count)
@@ -91,7 +95,7 @@ public final class ResumableData: Sendable {
         guard let value, value.hasPrefix("bytes ") else { return nil }
         let parts = value.dropFirst(6).split(separator: "/")
         guard parts.count == 2, let first = parts[0].split(separator: "-").first.flatMap({ Int($0) }),
-              let length = Int(parts[1]), first >= 0, first < length
+            let length = Int(parts[1]), first >= 0, first < length
         else { return nil }
         return (first, length)
     }

@@ -52,7 +52,9 @@ public final class S3Client: Sendable {
         /// `x-amz-meta-NAME` headers by `NAME`.
         public var metadata: [String: String] {
             var metadata: [String: String] = [:]
-            for (name, value) in headers where name.hasPrefix("x-amz-meta-") { metadata[String(name.dropFirst(11))] = value }
+            for (name, value) in headers where name.hasPrefix("x-amz-meta-") {
+                metadata[String(name.dropFirst(11))] = value
+            }
             return metadata
         }
     }
@@ -67,7 +69,10 @@ public final class S3Client: Sendable {
     public init(configuration: Configuration) throws(S3Error) {
         guard let scheme = configuration.endpoint.scheme?.lowercased(), scheme == "http" || scheme == "https",
             let host = configuration.endpoint.host, !host.isEmpty
-        else { throw .configuration("the endpoint \(configuration.endpoint.absoluteString) is not an http or https URL with a host") }
+        else {
+            throw .configuration(
+                "the endpoint \(configuration.endpoint.absoluteString) is not an http or https URL with a host")
+        }
         self.configuration = configuration
         self.host = configuration.endpoint.port.map { "\(host):\($0)" } ?? host
         signer = SigV4Signer(credentials: configuration.credentials, region: configuration.region)
@@ -76,7 +81,8 @@ public final class S3Client: Sendable {
         clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = configuration.maximumConnections
         // A request's deadline ends with the response head: a store that stalls mid-body (or
         // before a write's answer) is cut off by this read timeout instead.
-        clientConfiguration.timeout.read = .nanoseconds(max(configuration.timeout, configuration.writeTimeout).nanoseconds)
+        clientConfiguration.timeout.read = .nanoseconds(
+            max(configuration.timeout, configuration.writeTimeout).nanoseconds)
         client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: clientConfiguration)
     }
 
@@ -104,7 +110,9 @@ public final class S3Client: Sendable {
         bucket: String, key: String, headers: [String: String] = [:],
         willReceiveBody: (@Sendable (Int64?) async throws -> Void)? = nil
     ) async throws -> Object? {
-        try await send("GET", bucket: bucket, key: key, headers: headers, acceptingNotModified: true, willReceiveBody: willReceiveBody)
+        try await send(
+            "GET", bucket: bucket, key: key, headers: headers, acceptingNotModified: true,
+            willReceiveBody: willReceiveBody)
     }
 
     /// The headers of the object at `key`, or `nil` when there is none.
@@ -113,14 +121,18 @@ public final class S3Client: Sendable {
     }
 
     /// Stores `data` at `key`, with user metadata (`x-amz-meta-NAME`; names lower-case, values ASCII).
-    public func put(bucket: String, key: String, data: Data, contentType: String? = nil, metadata: [String: String] = [:]) async throws(S3Error) {
+    public func put(
+        bucket: String, key: String, data: Data, contentType: String? = nil, metadata: [String: String] = [:]
+    ) async throws(S3Error) {
         var headers = metadata.reduce(into: [String: String]()) { $0["x-amz-meta-\($1.key)"] = $1.value }
         if let contentType { headers["content-type"] = contentType }
         _ = try await typed { try await send("PUT", bucket: bucket, key: key, headers: headers, body: data) }
     }
 
     /// Replaces the user metadata of the object at `key`, keeping its bytes (a copy onto itself, on the store's side).
-    public func replaceMetadata(bucket: String, key: String, contentType: String? = nil, metadata: [String: String]) async throws(S3Error) {
+    public func replaceMetadata(bucket: String, key: String, contentType: String? = nil, metadata: [String: String])
+        async throws(S3Error)
+    {
         var headers = metadata.reduce(into: [String: String]()) { $0["x-amz-meta-\($1.key)"] = $1.value }
         headers["x-amz-copy-source"] = "/\(bucket)/\(SigV4Signer.encode(key, keepingSlash: true))"
         headers["x-amz-metadata-directive"] = "REPLACE"
@@ -156,14 +168,16 @@ public final class S3Client: Sendable {
     }
 
     private func send(
-        _ method: String, bucket: String, key: String?, headers: [String: String] = [:], body: Data = Data(), acceptingNotModified: Bool = false,
+        _ method: String, bucket: String, key: String?, headers: [String: String] = [:], body: Data = Data(),
+        acceptingNotModified: Bool = false,
         willReceiveBody: (@Sendable (Int64?) async throws -> Void)? = nil
     ) async throws -> Object? {
         var attempt = 1
         while true {
             do {
                 return try await sendOnce(
-                    method, bucket: bucket, key: key, headers: headers, body: body, acceptingNotModified: acceptingNotModified,
+                    method, bucket: bucket, key: key, headers: headers, body: body,
+                    acceptingNotModified: acceptingNotModified,
                     willReceiveBody: willReceiveBody
                 )
             } catch let error as S3Error where error.isTransient && attempt < configuration.maximumAttempts {
@@ -175,7 +189,8 @@ public final class S3Client: Sendable {
     }
 
     private func sendOnce(
-        _ method: String, bucket: String, key: String?, headers: [String: String], body: Data, acceptingNotModified: Bool,
+        _ method: String, bucket: String, key: String?, headers: [String: String], body: Data,
+        acceptingNotModified: Bool,
         willReceiveBody: (@Sendable (Int64?) async throws -> Void)?
     ) async throws -> Object? {
         let path = "/\(bucket)" + (key.map { "/\($0)" } ?? "")
@@ -243,7 +258,8 @@ public final class S3Client: Sendable {
     /// The `<Code>` of an S3 error body, if it has one.
     static func errorCode(in body: Data) -> String? {
         guard let text = String(data: body.prefix(4096), encoding: .utf8),
-            let start = text.range(of: "<Code>"), let end = text.range(of: "</Code>", range: start.upperBound..<text.endIndex)
+            let start = text.range(of: "<Code>"),
+            let end = text.range(of: "</Code>", range: start.upperBound..<text.endIndex)
         else { return nil }
         return String(text[start.upperBound..<end.lowerBound])
     }
@@ -255,4 +271,3 @@ extension Duration {
         return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 }
-

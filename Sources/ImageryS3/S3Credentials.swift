@@ -13,11 +13,15 @@ public struct S3Credentials: Sendable, Equatable {
 
     /// `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY` and `AWS_SESSION_TOKEN`, as every AWS tool reads
     /// them; `nil` unless the first two are set.
-    public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment) -> S3Credentials? {
+    public static func fromEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment)
+        -> S3Credentials?
+    {
         guard let id = environment["AWS_ACCESS_KEY_ID"], !id.isEmpty,
             let secret = environment["AWS_SECRET_ACCESS_KEY"], !secret.isEmpty
         else { return nil }
-        return S3Credentials(accessKeyID: id, secretAccessKey: secret, sessionToken: environment["AWS_SESSION_TOKEN"].flatMap { $0.isEmpty ? nil : $0 })
+        return S3Credentials(
+            accessKeyID: id, secretAccessKey: secret,
+            sessionToken: environment["AWS_SESSION_TOKEN"].flatMap { $0.isEmpty ? nil : $0 })
     }
 
     /// The profile `profile` of an AWS shared credentials file (`~/.aws/credentials`: an INI file,
@@ -41,7 +45,9 @@ public struct S3Credentials: Sendable, Equatable {
             let key = line[..<equals].trimmingCharacters(in: .whitespaces).lowercased()
             values[key] = line[line.index(after: equals)...].trimmingCharacters(in: .whitespaces)
         }
-        guard let id = values["aws_access_key_id"], !id.isEmpty, let secret = values["aws_secret_access_key"], !secret.isEmpty else {
+        guard let id = values["aws_access_key_id"], !id.isEmpty, let secret = values["aws_secret_access_key"],
+            !secret.isEmpty
+        else {
             throw .credentials("\(url.path) has no aws_access_key_id and aws_secret_access_key in [\(profile)]")
         }
         return S3Credentials(accessKeyID: id, secretAccessKey: secret, sessionToken: values["aws_session_token"])

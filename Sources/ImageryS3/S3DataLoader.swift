@@ -24,15 +24,20 @@ public struct S3DataLoader: DataLoading {
         return key.isEmpty ? nil : (bucket, key)
     }
 
-    public func load(_ request: DataRequest, progress: @escaping @Sendable (TransferProgress) -> Void) async throws -> DataResponse {
+    public func load(_ request: DataRequest, progress: @escaping @Sendable (TransferProgress) -> Void) async throws
+        -> DataResponse
+    {
         guard let (bucket, key) = Self.location(of: request.url) else {
             throw DataLoadingError.invalidURL("\(request.url.absoluteString): an S3 source is s3://BUCKET/KEY")
         }
         try await validateURL(request.url)
-        let conditions = request.headers.filter { ["if-none-match", "if-modified-since"].contains($0.key.lowercased()) }
+        let conditions = request.headers.filter {
+            ["if-none-match", "if-modified-since"].contains($0.key.lowercased())
+        }
         let object: S3Client.Object?
         do {
-            object = try await client.get(bucket: bucket, key: key, headers: conditions, willReceiveBody: request.willReceiveBody)
+            object = try await client.get(
+                bucket: bucket, key: key, headers: conditions, willReceiveBody: request.willReceiveBody)
         } catch let error as S3Error {
             throw Self.loadingError(error)
         }

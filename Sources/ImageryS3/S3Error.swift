@@ -15,7 +15,8 @@ public enum S3Error: Error, Sendable, Hashable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .credentials(let reason): "S3 credentials: \(reason) (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or give a credentials file)"
+        case .credentials(let reason):
+            "S3 credentials: \(reason) (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or give a credentials file)"
         case .configuration(let reason): "S3 configuration: \(reason)"
         case .status(let status, let code): "the S3 store answered HTTP \(status)\(code.map { " (\($0))" } ?? "")"
         case .tooLarge(let limit): "the S3 object is larger than the limit of \(limit) bytes"

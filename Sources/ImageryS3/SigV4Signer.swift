@@ -44,8 +44,13 @@ public struct SigV4Signer: Sendable {
         /// ``SigV4Signer/payloadHash(_:)`` of the body.
         public var payloadHash: String
 
-        public init(method: String, path: String, query: [(name: String, value: String)] = [], headers: [(name: String, value: String)], payloadHash: String) {
-            (self.method, self.path, self.query, self.headers, self.payloadHash) = (method, path, query, headers, payloadHash)
+        public init(
+            method: String, path: String, query: [(name: String, value: String)] = [],
+            headers: [(name: String, value: String)], payloadHash: String
+        ) {
+            (self.method, self.path, self.query, self.headers, self.payloadHash) = (
+                method, path, query, headers, payloadHash
+            )
         }
     }
 
@@ -55,7 +60,8 @@ public struct SigV4Signer: Sendable {
         var parts = tm()
         gmtime_r(&seconds, &parts)
         func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(parts.tm_year + 1900)\(two(parts.tm_mon + 1))\(two(parts.tm_mday))T\(two(parts.tm_hour))\(two(parts.tm_min))\(two(parts.tm_sec))Z"
+        return
+            "\(parts.tm_year + 1900)\(two(parts.tm_mon + 1))\(two(parts.tm_mday))T\(two(parts.tm_hour))\(two(parts.tm_min))\(two(parts.tm_sec))Z"
     }
 
     /// The headers to add to `request` to sign it at `date`: `x-amz-date`, `x-amz-security-token`
@@ -65,7 +71,9 @@ public struct SigV4Signer: Sendable {
         var request = request
         let amzDate = Self.amzDate(date)
         var added: [(name: String, value: String)] = [("x-amz-date", amzDate)]
-        if let token = credentials.sessionToken, !request.headers.contains(where: { $0.name.lowercased() == "x-amz-security-token" }) {
+        if let token = credentials.sessionToken,
+            !request.headers.contains(where: { $0.name.lowercased() == "x-amz-security-token" })
+        {
             added.append(("x-amz-security-token", token))
         }
         if service == "s3" { added.append(("x-amz-content-sha256", request.payloadHash)) }
@@ -78,10 +86,13 @@ public struct SigV4Signer: Sendable {
     public func authorization(for request: Request, amzDate: String) -> String {
         let (canonical, signedHeaders) = canonicalRequest(request)
         let scope = scope(amzDate: amzDate)
-        let signature = hex(HMAC<SHA256>.authenticationCode(
-            for: Data(stringToSign(canonicalRequest: canonical, amzDate: amzDate).utf8), using: signingKey(day: String(amzDate.prefix(8)))
-        ))
-        return "AWS4-HMAC-SHA256 Credential=\(credentials.accessKeyID)/\(scope), SignedHeaders=\(signedHeaders), Signature=\(signature)"
+        let signature = hex(
+            HMAC<SHA256>.authenticationCode(
+                for: Data(stringToSign(canonicalRequest: canonical, amzDate: amzDate).utf8),
+                using: signingKey(day: String(amzDate.prefix(8)))
+            ))
+        return
+            "AWS4-HMAC-SHA256 Credential=\(credentials.accessKeyID)/\(scope), SignedHeaders=\(signedHeaders), Signature=\(signature)"
     }
 
     /// The canonical request and its signed-header list.
@@ -90,7 +101,9 @@ public struct SigV4Signer: Sendable {
         let pairs: [(name: String, value: String)] = request.query.map { parameter in
             (Self.encode(parameter.name, keepingSlash: false), Self.encode(parameter.value, keepingSlash: false))
         }
-        let sorted = pairs.sorted { left, right in left.name == right.name ? left.value < right.value : left.name < right.name }
+        let sorted = pairs.sorted { left, right in
+            left.name == right.name ? left.value < right.value : left.name < right.name
+        }
         let query = sorted.map { "\($0.name)=\($0.value)" }.joined(separator: "&")
         // Names lower-cased; values trimmed, inner runs of spaces (and folded lines) made one space;
         // a repeated name's values joined with commas in the order sent.
@@ -101,8 +114,10 @@ public struct SigV4Signer: Sendable {
         let names = values.keys.sorted()
         let headers = names.map { "\($0):\(values[$0]!.joined(separator: ","))\n" }.joined()
         let signedHeaders = names.joined(separator: ";")
-        let text = [request.method, Self.encode(path, keepingSlash: true), query, headers, signedHeaders, request.payloadHash]
-            .joined(separator: "\n")
+        let text = [
+            request.method, Self.encode(path, keepingSlash: true), query, headers, signedHeaders, request.payloadHash,
+        ]
+        .joined(separator: "\n")
         return (text, signedHeaders)
     }
 
@@ -129,7 +144,8 @@ public struct SigV4Signer: Sendable {
         encoded.reserveCapacity(text.utf8.count)
         for byte in text.utf8 {
             switch byte {
-            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"),
                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
                 encoded.unicodeScalars.append(Unicode.Scalar(byte))
             case UInt8(ascii: "/") where keepingSlash:

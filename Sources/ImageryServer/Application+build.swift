@@ -25,13 +25,17 @@ public func buildApplication(
         additionalChannelHandlers: [watcher.handler()], idleTimeout: .nanoseconds(configuration.idleTimeout.nanoseconds)
     )
     http1.httpDecoder = .init(
-        maxHeaderFieldSize: configuration.maximumHeaderBytes / 2, maxHeaderListSize: configuration.maximumHeaderBytes, maxHeaderFieldCount: 100
+        maxHeaderFieldSize: configuration.maximumHeaderBytes / 2, maxHeaderListSize: configuration.maximumHeaderBytes,
+        maxHeaderFieldCount: 100
     )
     // Hits answered on the event loop, before the router (which answers everything else).
-    let hits = configuration.answersHitsOnEventLoop
-        ? StoredHits(controller: imagery.controller, metrics: imagery.metrics, logger: logger, serverName: "imagery") : nil
+    let hits =
+        configuration.answersHitsOnEventLoop
+        ? StoredHits(controller: imagery.controller, metrics: imagery.metrics, logger: logger, serverName: "imagery")
+        : nil
     let limits = RequestHead.Limits(
-        maximumHeadBytes: configuration.maximumHeaderBytes, maximumFieldBytes: configuration.maximumHeaderBytes / 2, maximumFieldCount: 100
+        maximumHeadBytes: configuration.maximumHeaderBytes, maximumFieldBytes: configuration.maximumHeaderBytes / 2,
+        maximumFieldCount: 100
     )
     let summary = ServerThreads.summary(of: imagery.service)
     var application = Application(
@@ -78,9 +82,13 @@ struct SharedStoreCheck: Service {
 
     func run() async throws {
         if let problem = await store.check() {
-            logger.error("\(problem); the shared tier stays on, and is paused while its requests fail", metadata: ["shared_store": "check_failed"])
+            logger.error(
+                "\(problem); the shared tier stays on, and is paused while its requests fail",
+                metadata: ["shared_store": "check_failed"])
         } else {
-            logger.info("the shared tier (\(store.name)) answers: a test object was written, read and deleted", metadata: ["shared_store": "ok"])
+            logger.info(
+                "the shared tier (\(store.name)) answers: a test object was written, read and deleted",
+                metadata: ["shared_store": "ok"])
         }
         try? await gracefulShutdown()  // a service that returns would stop the server
     }

@@ -20,7 +20,9 @@ let cache = try DiskCache(directory: URL(fileURLWithPath: arguments[1]), sizeLim
 report("open \(cache.count)")
 var index = first
 while true {
-    await cache.store(CrashPayload.bytes(for: index), for: CrashPayload.key(for: index), metadata: CacheMetadata(contentType: "application/x-test"))
+    await cache.store(
+        CrashPayload.bytes(for: index), for: CrashPayload.key(for: index),
+        metadata: CacheMetadata(contentType: "application/x-test"))
     if index % 8 == 0 {
         await cache.flush()
         report("stored \(index)")

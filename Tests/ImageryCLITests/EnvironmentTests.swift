@@ -1,14 +1,17 @@
 import ArgumentParser
 import Foundation
-@testable import ImageryCLI
 import ImageryServer
 import Testing
+
+@testable import ImageryCLI
 
 /// `imagery serve`'s settings from the environment: every option as an `IMAGERY_*` variable
 /// (``EnvironmentArguments``), imgproxy's `IMGPROXY_*` variables, and which wins. Each test passes
 /// its own environment: the process's is never read.
 @Suite struct EnvironmentTests {
-    static func configuration(_ arguments: [String], _ environment: [String: String]) throws -> (ServerConfiguration, notes: [String]) {
+    static func configuration(_ arguments: [String], _ environment: [String: String]) throws -> (
+        ServerConfiguration, notes: [String]
+    ) {
         let (configuration, notes) = try ServeCommandTests.configuration(arguments, environment: environment)
         return (configuration, notes)
     }
@@ -21,19 +24,26 @@ import Testing
     @Test func everyOptionOfServeHasItsVariable() throws {
         let options = EnvironmentArguments.options(of: ServeCommand.self)
         let names = Set(options.compactMap(\.longName))
-        #expect(names.isSuperset(of: ["config", "host", "port", "no-disk-cache", "memory-limit", "allow-host", "cluster-instance", "log-format"]))
+        #expect(
+            names.isSuperset(of: [
+                "config", "host", "port", "no-disk-cache", "memory-limit", "allow-host", "cluster-instance",
+                "log-format",
+            ]))
         let withHelp = try ImageryCommand.arguments(["serve"], environment: ["IMAGERY_HELP": "1"])
         // --help and --version have no variables: IMAGERY_HELP=1 must not make `imagery serve` print its help.
         #expect(!names.contains("help") && !names.contains("version"))
         #expect(withHelp == ["serve"])
         #expect(options.first { $0.longName == "allow-host" }?.isRepeating == true)
         #expect(options.first { $0.longName == "no-disk-cache" }?.kind == "flag")
-        #expect(EnvironmentArguments.variableName("max-inflight-memory", prefix: "IMAGERY_") == "IMAGERY_MAX_INFLIGHT_MEMORY")
+        #expect(
+            EnvironmentArguments.variableName("max-inflight-memory", prefix: "IMAGERY_")
+                == "IMAGERY_MAX_INFLIGHT_MEMORY")
     }
 
     @Test func aVariableSetsItsOption() throws {
         let (configuration, notes) = try Self.configuration([
-            "IMAGERY_PORT": "9001", "IMAGERY_HOST": "0.0.0.0", "IMAGERY_MEMORY_LIMIT": "1G", "IMAGERY_SIGNING_KEY": "secret",
+            "IMAGERY_PORT": "9001", "IMAGERY_HOST": "0.0.0.0", "IMAGERY_MEMORY_LIMIT": "1G",
+            "IMAGERY_SIGNING_KEY": "secret",
             "IMAGERY_IDLE_TIMEOUT": "7", "IMAGERY_LOG_FORMAT": "json",
         ])
         #expect(configuration.port == 9001 && configuration.host == "0.0.0.0" && configuration.memoryLimit == 1 << 30)
@@ -60,13 +70,18 @@ import Testing
     }
 
     @Test func aFlagVariableThatIsNeitherIsRefusedByName() {
-        #expect(ServeCommandTests.errorMessage([], environment: ["IMAGERY_NO_DISK_CACHE": "maybe"]) == "IMAGERY_NO_DISK_CACHE must be true or false, not 'maybe'")
+        #expect(
+            ServeCommandTests.errorMessage([], environment: ["IMAGERY_NO_DISK_CACHE": "maybe"])
+                == "IMAGERY_NO_DISK_CACHE must be true or false, not 'maybe'")
     }
 
     /// A repeatable option's variable is a comma-separated list (blank items skipped); given on the
     /// command line, the option takes none of it.
     @Test func aRepeatableOptionsVariableIsAList() throws {
-        let environment = ["IMAGERY_ALLOW_HOST": " a.example, *.b.example ,, ", "IMAGERY_CLUSTER_INSTANCE": "a:1,b:2", "IMAGERY_CLUSTER_SELF": "a:1"]
+        let environment = [
+            "IMAGERY_ALLOW_HOST": " a.example, *.b.example ,, ", "IMAGERY_CLUSTER_INSTANCE": "a:1,b:2",
+            "IMAGERY_CLUSTER_SELF": "a:1",
+        ]
         let configuration = try Self.configuration(environment).0
         #expect(configuration.allowedHosts == ["a.example", "*.b.example"])
         #expect(configuration.clusterInstances == ["a:1", "b:2"] && configuration.clusterSelf == "a:1")
@@ -75,7 +90,9 @@ import Testing
 
     /// A variable with the prefix that names no option is told, not an error; the test suite's own are not told.
     @Test func aVariableThatNamesNoOptionIsTold() throws {
-        let (configuration, notes) = try Self.configuration(["IMAGERY_PROT": "9000", "IMAGERY_CORPUS": "/corpus", "OTHER": "x"])
+        let (configuration, notes) = try Self.configuration([
+            "IMAGERY_PROT": "9000", "IMAGERY_CORPUS": "/corpus", "OTHER": "x",
+        ])
         #expect(configuration.port == 8080)
         #expect(notes == ["ignoring IMAGERY_PROT: no option of this command has that name"])
     }
@@ -84,7 +101,10 @@ import Testing
     @Test func otherCommandsReadNoVariables() throws {
         let given = ["fetch", "a.jpg", "-o", "b.png"]
         var notes: [String] = []
-        #expect(try ImageryCommand.arguments(given, environment: ["IMAGERY_OUTPUT": "c.png", "IMAGERY_X": "1"]) { notes.append($0) } == given)
+        #expect(
+            try ImageryCommand.arguments(given, environment: ["IMAGERY_OUTPUT": "c.png", "IMAGERY_X": "1"]) {
+                notes.append($0)
+            } == given)
         #expect(notes.isEmpty)
     }
 
@@ -92,7 +112,8 @@ import Testing
 
     @Test func imgproxysVariablesAreApplied() throws {
         let (configuration, notes) = try Self.configuration([
-            "IMGPROXY_BIND": ":9300", "IMGPROXY_KEY": "aabb", "IMGPROXY_SALT": "ccdd", "IMGPROXY_MAX_CLIENTS": "12", "IMGPROXY_TIMEOUT": "9",
+            "IMGPROXY_BIND": ":9300", "IMGPROXY_KEY": "aabb", "IMGPROXY_SALT": "ccdd", "IMGPROXY_MAX_CLIENTS": "12",
+            "IMGPROXY_TIMEOUT": "9",
         ])
         #expect(configuration.host == "0.0.0.0" && configuration.port == 9300)
         #expect(configuration.imgproxyKeys == ["aabb"] && configuration.imgproxySalts == ["ccdd"])
@@ -101,17 +122,24 @@ import Testing
     }
 
     @Test func imgproxysVariablesNotAppliedAreTold() throws {
-        let (_, notes) = try Self.configuration(["IMGPROXY_ABS_NAME": "account", "IMGPROXY_NO_SUCH_THING": "1", "IMGPROXY_USE_ETAG": "false"])
-        #expect(notes.sorted() == [
-            "IMGPROXY_ABS_NAME is imgproxy's but not supported here: its setting is not applied",
-            "IMGPROXY_NO_SUCH_THING is no imgproxy setting: ignored",
-            "IMGPROXY_USE_ETAG is imgproxy's but not supported here: its setting is not applied",
+        let (_, notes) = try Self.configuration([
+            "IMGPROXY_ABS_NAME": "account", "IMGPROXY_NO_SUCH_THING": "1", "IMGPROXY_USE_ETAG": "false",
         ])
+        #expect(
+            notes.sorted() == [
+                "IMGPROXY_ABS_NAME is imgproxy's but not supported here: its setting is not applied",
+                "IMGPROXY_NO_SUCH_THING is no imgproxy setting: ignored",
+                "IMGPROXY_USE_ETAG is imgproxy's but not supported here: its setting is not applied",
+            ])
     }
 
     @Test func aWrongImgproxyValueIsToldByTheVariablesName() {
-        #expect(ServeCommandTests.errorMessage([], environment: ["IMGPROXY_BIND": "nowhere"]) == "IMGPROXY_BIND=nowhere is not valid: expected HOST:PORT or :PORT")
-        #expect(ServeCommandTests.errorMessage([], environment: ["IMGPROXY_KEY": "aa"]) == "IMGPROXY_KEY and IMGPROXY_SALT must list as many hex keys as salts")
+        #expect(
+            ServeCommandTests.errorMessage([], environment: ["IMGPROXY_BIND": "nowhere"])
+                == "IMGPROXY_BIND=nowhere is not valid: expected HOST:PORT or :PORT")
+        #expect(
+            ServeCommandTests.errorMessage([], environment: ["IMGPROXY_KEY": "aa"])
+                == "IMGPROXY_KEY and IMGPROXY_SALT must list as many hex keys as salts")
     }
 
     /// `--config`'s file, then imgproxy's variables, then `IMAGERY_*` variables, then the command line.
@@ -123,7 +151,12 @@ import Testing
         #expect(try Self.configuration(config, [:]).0.port == 1000)
         #expect(try Self.configuration(config, ["IMGPROXY_BIND": ":2000"]).0.port == 2000)
         #expect(try Self.configuration(config, ["IMGPROXY_BIND": ":2000", "IMAGERY_PORT": "3000"]).0.port == 3000)
-        #expect(try Self.configuration(config + ["--port", "4000"], ["IMGPROXY_BIND": ":2000", "IMAGERY_PORT": "3000"]).0.port == 4000)
-        #expect(try Self.configuration(["--imgproxy-key", "ee", "--imgproxy-salt", "ff"], ["IMGPROXY_KEY": "aa", "IMGPROXY_SALT": "bb"]).0.imgproxyKeys == ["ee"])
+        #expect(
+            try Self.configuration(config + ["--port", "4000"], ["IMGPROXY_BIND": ":2000", "IMAGERY_PORT": "3000"]).0
+                .port == 4000)
+        #expect(
+            try Self.configuration(
+                ["--imgproxy-key", "ee", "--imgproxy-salt", "ff"], ["IMGPROXY_KEY": "aa", "IMGPROXY_SALT": "bb"]
+            ).0.imgproxyKeys == ["ee"])
     }
 }

@@ -1,12 +1,15 @@
 import ArgumentParser
 import Imagery
-@testable import ImageryCLI
 import Testing
+
+@testable import ImageryCLI
 
 /// `imagery fetch`'s arguments: defaults, options, and what a user is told of a wrong one.
 @Suite struct FetchCommandTests {
     static func parse(_ arguments: [String]) throws -> FetchCommand {
-        guard let command = try ImageryCommand.parseAsRoot(["fetch"] + arguments) as? FetchCommand else { throw ParseTestError.otherCommand }
+        guard let command = try ImageryCommand.parseAsRoot(["fetch"] + arguments) as? FetchCommand else {
+            throw ParseTestError.otherCommand
+        }
         return command
     }
 
@@ -29,7 +32,8 @@ import Testing
 
     @Test(arguments: ImageRequest.Thumbnail.Fit.allCases)
     func everyFitIsParsed(_ fit: ImageRequest.Thumbnail.Fit) throws {
-        #expect(try Self.parse(["a.jpg", "-o", "b.png", "--width", "1", "--height", "1", "--fit", fit.rawValue]).fit == fit)
+        #expect(
+            try Self.parse(["a.jpg", "-o", "b.png", "--width", "1", "--height", "1", "--fit", fit.rawValue]).fit == fit)
     }
 
     @Test(arguments: ["png", "jpg", "jpeg", "webp", "avif", "gif"])
@@ -37,19 +41,32 @@ import Testing
         _ = try Self.parse(["a.jpg", "-o", "out." + fileExtension])
     }
 
-    @Test(arguments: [
-        (["a.jpg", "-o", "b.png", "--width", "10"], "give both --width and --height, or neither"),
-        (["a.jpg", "-o", "b.png", "--height", "10"], "give both --width and --height, or neither"),
-        (["a.jpg", "-o", "b.png", "--width", "0", "--height", "10"], "--width and --height must be between 1 and 16384"),
-        (["a.jpg", "-o", "b.png", "--width", "10", "--height", "16385"], "--width and --height must be between 1 and 16384"),
-        (["a.jpg", "-o", "b.png", "--quality", "0"], "--quality must be between 1 and 100"),
-        (["a.jpg", "-o", "b.png", "--quality", "101"], "--quality must be between 1 and 100"),
-        (["a.jpg", "-o", "b.txt"], "cannot tell the output format from 'b.txt': end it in .png, .jpg, .webp, .avif or .gif"),
-        (["a.jpg", "-o", "noextension"], "cannot tell the output format from 'noextension': end it in .png, .jpg, .webp, .avif or .gif"),
-        (["a.jpg"], "Missing expected argument '--output <output>'"),
-        (["-o", "b.png"], "Missing expected argument '<source>'"),
-        (["a.jpg", "-o", "b.png", "--width", "wide"], "The value 'wide' is invalid for '--width <width>'"),
-    ] as [([String], String)])
+    @Test(
+        arguments: [
+            (["a.jpg", "-o", "b.png", "--width", "10"], "give both --width and --height, or neither"),
+            (["a.jpg", "-o", "b.png", "--height", "10"], "give both --width and --height, or neither"),
+            (
+                ["a.jpg", "-o", "b.png", "--width", "0", "--height", "10"],
+                "--width and --height must be between 1 and 16384"
+            ),
+            (
+                ["a.jpg", "-o", "b.png", "--width", "10", "--height", "16385"],
+                "--width and --height must be between 1 and 16384"
+            ),
+            (["a.jpg", "-o", "b.png", "--quality", "0"], "--quality must be between 1 and 100"),
+            (["a.jpg", "-o", "b.png", "--quality", "101"], "--quality must be between 1 and 100"),
+            (
+                ["a.jpg", "-o", "b.txt"],
+                "cannot tell the output format from 'b.txt': end it in .png, .jpg, .webp, .avif or .gif"
+            ),
+            (
+                ["a.jpg", "-o", "noextension"],
+                "cannot tell the output format from 'noextension': end it in .png, .jpg, .webp, .avif or .gif"
+            ),
+            (["a.jpg"], "Missing expected argument '--output <output>'"),
+            (["-o", "b.png"], "Missing expected argument '<source>'"),
+            (["a.jpg", "-o", "b.png", "--width", "wide"], "The value 'wide' is invalid for '--width <width>'"),
+        ] as [([String], String)])
     func aWrongArgumentIsToldByItsName(_ arguments: [String], _ message: String) {
         #expect(parseError(["fetch"] + arguments) == message)
     }

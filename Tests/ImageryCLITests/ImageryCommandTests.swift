@@ -1,16 +1,18 @@
 import ArgumentParser
-@testable import ImageryCLI
 import Testing
+
+@testable import ImageryCLI
 
 /// `imagery`'s subcommands, as the command line names them; its version and help.
 @Suite struct ImageryCommandTests {
-    @Test(arguments: [
-        (["serve"], ServeCommand.self as any ParsableCommand.Type),
-        (["fetch", "a.jpg", "-o", "b.png"], FetchCommand.self),
-        (["prefetch", "-"], PrefetchCommand.self),
-        (["cache", "stats"], CacheCommand.Stats.self),
-        (["cluster", "nginx-config", "--instance", "a:1"], NginxConfigCommand.self),
-    ] as [([String], any ParsableCommand.Type)])
+    @Test(
+        arguments: [
+            (["serve"], ServeCommand.self as any ParsableCommand.Type),
+            (["fetch", "a.jpg", "-o", "b.png"], FetchCommand.self),
+            (["prefetch", "-"], PrefetchCommand.self),
+            (["cache", "stats"], CacheCommand.Stats.self),
+            (["cluster", "nginx-config", "--instance", "a:1"], NginxConfigCommand.self),
+        ] as [([String], any ParsableCommand.Type)])
     func eachSubcommandIsParsedAsItsCommand(arguments: [String], command: any ParsableCommand.Type) throws {
         let parsed = try ImageryCommand.parseAsRoot(arguments)
         #expect(type(of: parsed) == command)
@@ -37,7 +39,9 @@ extension ImageryCommand {
     static func subcommand(at path: [String]) -> (any ParsableCommand.Type)? {
         var command: any ParsableCommand.Type = ImageryCommand.self
         for name in path {
-            guard let next = command.configuration.subcommands.first(where: { $0._commandName == name }) else { return nil }
+            guard let next = command.configuration.subcommands.first(where: { $0._commandName == name }) else {
+                return nil
+            }
             command = next
         }
         return command

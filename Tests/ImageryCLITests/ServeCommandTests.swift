@@ -1,8 +1,9 @@
 import ArgumentParser
 import Foundation
-@testable import ImageryCLI
 import ImageryServer
 import Testing
+
+@testable import ImageryCLI
 
 /// `imagery serve`'s options: the configuration each one makes (``ServeCommand/serverConfiguration(environment:note:)``,
 /// which starts nothing), its defaults, and what a user reads when a value is wrong.
@@ -41,18 +42,22 @@ import Testing
         #expect(configuration.cacheDirectory?.lastPathComponent == ".imagery-cache")
         // Derived from the machine (MachineDefaultsTests has the rules).
         #expect(configuration.memoryLimit == MachineDefaults.current.memoryLimit)
-        #expect(configuration.maximumInflightMemory == nil && configuration.inflightMemory == configuration.memoryLimit / 2)
+        #expect(
+            configuration.maximumInflightMemory == nil && configuration.inflightMemory == configuration.memoryLimit / 2)
         #expect(configuration.admissionQueueLength == MachineDefaults.current.admissionQueueLength)
         #expect(configuration.admissionTimeout == nil)
         #expect(configuration.idleTimeout == .seconds(30) && configuration.requestTimeout == .seconds(30))
         #expect(configuration.maximumConnections == 10_000)
         #expect(configuration.diskLimit == 2 << 30)
         #expect(configuration.allowedHosts.isEmpty && configuration.privateNetworkHosts.isEmpty)
-        #expect(configuration.signingKey == nil && configuration.thumborSecurityKey == nil && configuration.imgproxyKeys.isEmpty)
+        #expect(
+            configuration.signingKey == nil && configuration.thumborSecurityKey == nil
+                && configuration.imgproxyKeys.isEmpty)
         #expect(configuration.responseMaxAge == 86_400 && configuration.minimumFreshness == 3600)
         #expect(configuration.presets.isEmpty && !configuration.onlyPresets && configuration.watermarkFiles.isEmpty)
         #expect(configuration.galleryDirectory == nil && configuration.galleryURLs.isEmpty)
-        #expect(configuration.s3Endpoint == nil && configuration.s3Bucket == nil && configuration.s3Region == "us-east-1")
+        #expect(
+            configuration.s3Endpoint == nil && configuration.s3Bucket == nil && configuration.s3Region == "us-east-1")
         #expect(configuration.s3Prefix == "imagery/" && configuration.s3SourceBuckets.isEmpty)
         #expect(configuration.clusterInstances.isEmpty && configuration.clusterSelf == nil)
         let command = try #require(try ImageryCommand.parseAsRoot(["serve"]) as? ServeCommand)
@@ -82,7 +87,9 @@ import Testing
         OptionCase("--memory-limit", "1G") { $0.memoryLimit == 1 << 30 && $0.inflightMemory == 1 << 29 },
         OptionCase("--memory-limit", "268435456") { $0.memoryLimit == 268_435_456 },
         OptionCase("--memory-limit", "1.5g") { $0.memoryLimit == 3 << 29 },
-        OptionCase("--max-inflight-memory", "128M") { $0.maximumInflightMemory == 128 << 20 && $0.cacheMemory == 384 << 20 },
+        OptionCase("--max-inflight-memory", "128M") {
+            $0.maximumInflightMemory == 128 << 20 && $0.cacheMemory == 384 << 20
+        },
         OptionCase("--admission-queue", "0") { $0.admissionQueueLength == 0 },
         OptionCase("--admission-timeout", "2.5") { $0.admissionTimeout == .milliseconds(2500) },
         OptionCase("--admission-timeout", "0") { $0.admissionTimeout == .zero },
@@ -91,23 +98,35 @@ import Testing
         OptionCase("--max-connections", "7") { $0.maximumConnections == 7 },
         OptionCase("--disk-limit", "10M") { $0.diskLimit == 10 << 20 },
         OptionCase("--disk-limit", "0") { $0.diskLimit == 0 },
-        OptionCase("--allow-host", "a.example", "--allow-host", "*.b.example") { $0.allowedHosts == ["a.example", "*.b.example"] },
+        OptionCase("--allow-host", "a.example", "--allow-host", "*.b.example") {
+            $0.allowedHosts == ["a.example", "*.b.example"]
+        },
         OptionCase("--allow-private-host", "127.0.0.1") { $0.privateNetworkHosts == ["127.0.0.1"] },
         OptionCase("--signing-key", "secret") { $0.signingKey == "secret" },
         OptionCase("--thumbor-key", "MY_KEY") { $0.thumborSecurityKey == "MY_KEY" },
-        OptionCase("--imgproxy-key", "aa,bb", "--imgproxy-salt", "cc,dd") { $0.imgproxyKeys == ["aa", "bb"] && $0.imgproxySalts == ["cc", "dd"] },
+        OptionCase("--imgproxy-key", "aa,bb", "--imgproxy-salt", "cc,dd") {
+            $0.imgproxyKeys == ["aa", "bb"] && $0.imgproxySalts == ["cc", "dd"]
+        },
         OptionCase("--max-age", "60") { $0.responseMaxAge == 60 },
         OptionCase("--minimum-freshness", "10") { $0.minimumFreshness == 10 },
         OptionCase("--gallery-dir", temporary) { $0.galleryDirectory?.path == URL(fileURLWithPath: temporary).path },
-        OptionCase("--gallery-url", "https://example.com/a.jpg") { $0.galleryURLs == [URL(string: "https://example.com/a.jpg")!] },
-        OptionCase("--preset", "thumb=w=200&h=200", "--preset", "big=w=2000") { $0.presets == ["thumb": "w=200&h=200", "big": "w=2000"] },
+        OptionCase("--gallery-url", "https://example.com/a.jpg") {
+            $0.galleryURLs == [URL(string: "https://example.com/a.jpg")!]
+        },
+        OptionCase("--preset", "thumb=w=200&h=200", "--preset", "big=w=2000") {
+            $0.presets == ["thumb": "w=200&h=200", "big": "w=2000"]
+        },
         OptionCase("--preset", "thumb=w=200", "--only-presets") { $0.onlyPresets && $0.presets == ["thumb": "w=200"] },
-        OptionCase("--watermark", "logo=/etc/imagery/logo.png") { $0.watermarkFiles == ["logo": URL(fileURLWithPath: "/etc/imagery/logo.png")] },
+        OptionCase("--watermark", "logo=/etc/imagery/logo.png") {
+            $0.watermarkFiles == ["logo": URL(fileURLWithPath: "/etc/imagery/logo.png")]
+        },
         OptionCase(
-            "--s3-endpoint", "http://127.0.0.1:8333", "--s3-bucket", "images", "--s3-region", "eu-west-1", "--s3-prefix", "p/",
+            "--s3-endpoint", "http://127.0.0.1:8333", "--s3-bucket", "images", "--s3-region", "eu-west-1",
+            "--s3-prefix", "p/",
             "--s3-credentials-file", "/etc/aws", "--s3-source-bucket", "sources"
         ) {
-            $0.s3Endpoint == URL(string: "http://127.0.0.1:8333") && $0.s3Bucket == "images" && $0.s3Region == "eu-west-1" && $0.s3Prefix == "p/"
+            $0.s3Endpoint == URL(string: "http://127.0.0.1:8333") && $0.s3Bucket == "images"
+                && $0.s3Region == "eu-west-1" && $0.s3Prefix == "p/"
                 && $0.s3CredentialsFile?.path == "/etc/aws" && $0.s3SourceBuckets == ["sources"]
         },
         OptionCase("--cluster-instance", "a:1,b:2", "--cluster-instance", "c:3", "--cluster-self", "b:2") {
@@ -124,7 +143,8 @@ import Testing
 
     @Test(arguments: ServerLogHandler.Format.allCases)
     func theLogFormatIsParsed(_ format: ServerLogHandler.Format) throws {
-        let command = try #require(try ImageryCommand.parseAsRoot(["serve", "--log-format", format.rawValue]) as? ServeCommand)
+        let command = try #require(
+            try ImageryCommand.parseAsRoot(["serve", "--log-format", format.rawValue]) as? ServeCommand)
         #expect(command.logFormat == format)
     }
 
@@ -148,6 +168,8 @@ import Testing
         #expect(configuration.thumborSecurityKey == "from-thumbor")
         #expect(notes.contains("\(file.path): NOT_A_THUMBOR_SETTING is no thumbor setting: ignored"), "\(notes)")
         // An option given wins over the file.
-        #expect(try Self.configuration(["--thumbor-config", file.path, "--thumbor-key", "k"]).configuration.thumborSecurityKey == "k")
+        #expect(
+            try Self.configuration(["--thumbor-config", file.path, "--thumbor-key", "k"]).configuration
+                .thumborSecurityKey == "k")
     }
 }

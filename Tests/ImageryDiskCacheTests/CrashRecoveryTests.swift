@@ -10,7 +10,8 @@ import Testing
 @Suite("Disk cache crash recovery")
 struct CrashRecoveryTests {
     static var writer: URL {
-        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("ImageryCrashWriter")
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(
+            "ImageryCrashWriter")
     }
 
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: writer.path)))
@@ -28,7 +29,9 @@ struct CrashRecoveryTests {
                 // moment the test does not choose (the random pause is jitter, asserted on by nothing).
                 let first = next
                 let (reason, seen) = try await runBlocking { () throws -> (ChildProcess.Termination, String) in
-                    let process = try ChildProcess(Self.writer.path, [directory.path, String(first), String(limit)], output: .pipe, error: .inherit)
+                    let process = try ChildProcess(
+                        Self.writer.path, [directory.path, String(first), String(limit)], output: .pipe, error: .inherit
+                    )
                     let reader = process.standardOutput!
                     var seen = ""
                     let wanted = 1 + round % 4
@@ -50,7 +53,9 @@ struct CrashRecoveryTests {
                 #expect(files.reduce(0, +) == cache.totalSize, "round \(round)")
                 #expect(files.count == cache.count, "round \(round)")
                 #expect(cache.totalSize <= limit)
-                #expect(try FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("tmp").path).isEmpty)
+                #expect(
+                    try FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("tmp").path)
+                        .isEmpty)
                 // Every entry the index holds reads back exactly.
                 for index in 0..<next {
                     let key = CrashPayload.key(for: index)

@@ -53,7 +53,9 @@ struct DiskCacheTests {
             )
             do {
                 let cache = try openCache(directory)
-                await cache.store(bytes(1000, seed: 2), for: "url:http://x/a.jpg", metadata: CacheMetadata(contentType: "image/png", http: http))
+                await cache.store(
+                    bytes(1000, seed: 2), for: "url:http://x/a.jpg",
+                    metadata: CacheMetadata(contentType: "image/png", http: http))
                 await cache.store(bytes(2000, seed: 3), for: "b", metadata: CacheMetadata())
                 await cache.flush()
             }
@@ -90,7 +92,9 @@ struct DiskCacheTests {
         try await withTemporaryDirectory { directory in
             do {
                 let cache = try openCache(directory, sizeLimit: 3000)
-                for key in ["a", "b", "c"] { await cache.store(bytes(1000, seed: 0), for: key, metadata: CacheMetadata()) }
+                for key in ["a", "b", "c"] {
+                    await cache.store(bytes(1000, seed: 0), for: key, metadata: CacheMetadata())
+                }
                 await cache.flush()
                 _ = await cache.entry(for: "a")
                 await cache.flush()
@@ -110,7 +114,9 @@ struct DiskCacheTests {
         try await withTemporaryDirectory { directory in
             do {
                 let cache = try openCache(directory, sizeLimit: 3000)
-                for key in ["a", "b", "c"] { await cache.store(bytes(1000, seed: 0), for: key, metadata: CacheMetadata()) }
+                for key in ["a", "b", "c"] {
+                    await cache.store(bytes(1000, seed: 0), for: key, metadata: CacheMetadata())
+                }
                 await cache.flush()
                 let hits = cache.stats.hits
                 let first = try #require(cache.openBody(for: "a"))
@@ -144,7 +150,9 @@ struct DiskCacheTests {
                     group.addTask {
                         for step in 0..<150 {
                             let key = "k\((writer * 150 + step) % 300)"
-                            await cache.store(bytes(1000 + (step * 977) % 60_000, seed: UInt8(step % 200)), for: key, metadata: CacheMetadata())
+                            await cache.store(
+                                bytes(1000 + (step * 977) % 60_000, seed: UInt8(step % 200)), for: key,
+                                metadata: CacheMetadata())
                             if cache.totalSize > limit { overLimit.increment() }
                         }
                     }
@@ -177,35 +185,43 @@ struct DiskCacheTests {
     }
 
     #if os(Linux)
-    @Test func readFilesStayOpenWithinTheLimitAndCloseWhenTheirEntryGoes() async throws {
-        try await withTemporaryDirectory { directory in
-            var configuration = DiskCache.Configuration.patient(directory)
-            configuration.openFileLimit = 3
-            let cache = try DiskCache(configuration: configuration)
-            for i in 0..<5 { await cache.store(bytes(1_000 + i, seed: UInt8(i)), for: "k\(i)", metadata: CacheMetadata()) }
-            await cache.flush()
-            #expect(openEntryFiles(in: directory).isEmpty)  // writing holds nothing open
-            for _ in 0..<2 {
-                for i in 0..<5 { #expect(await cache.entry(for: "k\(i)")?.data == bytes(1_000 + i, seed: UInt8(i))) }
-                #expect(openEntryFiles(in: directory).count == 3)  // the three read last
+        @Test func readFilesStayOpenWithinTheLimitAndCloseWhenTheirEntryGoes() async throws {
+            try await withTemporaryDirectory { directory in
+                var configuration = DiskCache.Configuration.patient(directory)
+                configuration.openFileLimit = 3
+                let cache = try DiskCache(configuration: configuration)
+                for i in 0..<5 {
+                    await cache.store(bytes(1_000 + i, seed: UInt8(i)), for: "k\(i)", metadata: CacheMetadata())
+                }
+                await cache.flush()
+                #expect(openEntryFiles(in: directory).isEmpty)  // writing holds nothing open
+                for _ in 0..<2 {
+                    for i in 0..<5 {
+                        #expect(await cache.entry(for: "k\(i)")?.data == bytes(1_000 + i, seed: UInt8(i)))
+                    }
+                    #expect(openEntryFiles(in: directory).count == 3)  // the three read last
+                }
+                await cache.remove(for: "k4")
+                await cache.store(bytes(10, seed: 7), for: "k3", metadata: CacheMetadata())  // replaces k3's file
+                await cache.flush()
+                #expect(
+                    openEntryFiles(in: directory).count == 1,
+                    "a deleted file is not held open: \(openEntryFiles(in: directory))")
+                #expect(await cache.entry(for: "k3")?.data == bytes(10, seed: 7))
+                await cache.removeAll()
+                #expect(openEntryFiles(in: directory).isEmpty)
             }
-            await cache.remove(for: "k4")
-            await cache.store(bytes(10, seed: 7), for: "k3", metadata: CacheMetadata())  // replaces k3's file
-            await cache.flush()
-            #expect(openEntryFiles(in: directory).count == 1, "a deleted file is not held open: \(openEntryFiles(in: directory))")
-            #expect(await cache.entry(for: "k3")?.data == bytes(10, seed: 7))
-            await cache.removeAll()
-            #expect(openEntryFiles(in: directory).isEmpty)
         }
-    }
 
-    /// The entry files under `directory` this process has open (deleted ones too).
-    private func openEntryFiles(in directory: URL) -> [String] {
-        let prefix = directory.appendingPathComponent("blobs").path + "/"
-        let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        return descriptors.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)") }
+        /// The entry files under `directory` this process has open (deleted ones too).
+        private func openEntryFiles(in directory: URL) -> [String] {
+            let prefix = directory.appendingPathComponent("blobs").path + "/"
+            let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+            return descriptors.compactMap {
+                try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")
+            }
             .filter { $0.hasPrefix(prefix) && $0.dropFirst(prefix.count).count > 2 }  // files, not the folders
-    }
+        }
     #endif
 
     @Test(arguments: ["flip", "truncate", "extend", "delete"])
@@ -213,7 +229,8 @@ struct DiskCacheTests {
         try await withTemporaryDirectory { directory in
             let cache = try openCache(directory)
             await cache.store(bytes(40_000, seed: 9), for: "a", metadata: CacheMetadata())
-            await cache.store(bytes(500_000, seed: 8), for: "big", metadata: CacheMetadata())  // read on the reader threads
+            // read on the reader threads
+            await cache.store(bytes(500_000, seed: 8), for: "big", metadata: CacheMetadata())
             await cache.flush()
             for file in blobFiles(in: directory) {
                 var data = try Data(contentsOf: file)
@@ -221,7 +238,9 @@ struct DiskCacheTests {
                 case "flip": data[data.count / 2] ^= 0xFF
                 case "truncate": data = data.prefix(data.count - 100)
                 case "extend": data.append(0)
-                default: try FileManager.default.removeItem(at: file); continue
+                default:
+                    try FileManager.default.removeItem(at: file)
+                    continue
                 }
                 try data.write(to: file)
             }
@@ -241,20 +260,26 @@ struct DiskCacheTests {
         try await withTemporaryDirectory { directory in
             do {
                 let cache = try openCache(directory)
-                for key in ["a", "b", "c"] { await cache.store(bytes(1000, seed: 1), for: key, metadata: CacheMetadata()) }
+                for key in ["a", "b", "c"] {
+                    await cache.store(bytes(1000, seed: 1), for: key, metadata: CacheMetadata())
+                }
                 await cache.flush()
             }
             // A crash leaves: a half-written temporary file, an orphan blob, and a row whose file vanished.
             try Data(count: 10).write(to: directory.appendingPathComponent("tmp/00000000000000ff"))
-            try FileManager.default.createDirectory(at: directory.appendingPathComponent("blobs/fe"), withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                at: directory.appendingPathComponent("blobs/fe"), withIntermediateDirectories: true)
             try Data(count: 20).write(to: directory.appendingPathComponent("blobs/fe/00000000000000fe"))
-            try FileManager.default.removeItem(at: try #require(blobFiles(in: directory).first { !$0.path.hasSuffix("fe") }))
+            try FileManager.default.removeItem(
+                at: try #require(blobFiles(in: directory).first { !$0.path.hasSuffix("fe") }))
             let cache = try openCache(directory)
             #expect(cache.count == 2)
             #expect(cache.totalSize == 2000)
             #expect(cache.stats.recoveredAtOpen == 3)
             #expect(blobFileSizes(in: directory).sorted() == [1000, 1000])
-            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("tmp").path).isEmpty)
+            #expect(
+                try FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("tmp").path)
+                    .isEmpty)
         }
     }
 
@@ -294,7 +319,8 @@ struct DiskCacheTests {
             do {
                 // A hand (or a bug) points b at a's file, and adds a row with an id the cache never gives.
                 let store = try IndexStore(path: directory.appendingPathComponent("index.sqlite").path)
-                try store.database.execute("UPDATE entries SET file_id = (SELECT file_id FROM entries WHERE key = 'a') WHERE key = 'b'")
+                try store.database.execute(
+                    "UPDATE entries SET file_id = (SELECT file_id FROM entries WHERE key = 'a') WHERE key = 'b'")
                 try store.database.execute(
                     "INSERT INTO entries (key, file_id, size, checksum, stored_at, access_order, content_type, metadata) VALUES ('c', -1, 100, 0, 0, 99, NULL, '{\"storedAt\":0}')"
                 )
@@ -334,7 +360,8 @@ struct DiskCacheTests {
             var configuration = DiskCache.Configuration.patient(directory, ttl: 60)
             configuration.time = time.source
             let cache = try DiskCache(configuration: configuration)
-            await cache.store(bytes(10, seed: 1), for: "old", metadata: CacheMetadata(storedAt: time.date.addingTimeInterval(-61)))
+            await cache.store(
+                bytes(10, seed: 1), for: "old", metadata: CacheMetadata(storedAt: time.date.addingTimeInterval(-61)))
             await cache.store(bytes(10, seed: 1), for: "new", metadata: CacheMetadata(storedAt: time.date))
             await cache.flush()
             #expect(await cache.entry(for: "old") == nil)

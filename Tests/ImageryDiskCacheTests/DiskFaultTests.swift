@@ -52,9 +52,13 @@ struct DiskFaultTests {
                                 continue
                             }
                             if await cache.entry(for: "original-\(source)") == nil {
-                                await cache.store(bytes(140_000, seed: UInt8(source)), for: "original-\(source)", metadata: CacheMetadata())
+                                await cache.store(
+                                    bytes(140_000, seed: UInt8(source)), for: "original-\(source)",
+                                    metadata: CacheMetadata())
                             }
-                            await cache.store(bytes(3_000, seed: UInt8(size)), for: "response-\(source)-\(size)", metadata: CacheMetadata())
+                            await cache.store(
+                                bytes(3_000, seed: UInt8(size)), for: "response-\(source)-\(size)",
+                                metadata: CacheMetadata())
                             await cache.flush()
                         }
                     }
@@ -73,7 +77,9 @@ struct DiskFaultTests {
             do {
                 let cache = try openCache(directory, sizeLimit: 300_000)
                 await cache.store(bytes(100_000, seed: 1), for: "large", metadata: CacheMetadata())
-                for index in 0..<10 { await cache.store(bytes(1_000, seed: 2), for: "small-\(index)", metadata: CacheMetadata()) }
+                for index in 0..<10 {
+                    await cache.store(bytes(1_000, seed: 2), for: "small-\(index)", metadata: CacheMetadata())
+                }
                 await cache.flush()
             }
             let cache = try openCache(directory, sizeLimit: 300_000)
@@ -105,7 +111,9 @@ struct DiskFaultTests {
                 #expect(cache.totalSize <= cache.sizeLimitInEffect)
                 #expect(cache.count >= 25, "a 4 MB filesystem holds more than 25 entries of 100 KB")
                 #expect(cache.stats.failedWrites[.noSpace, default: 0] == 0, "room is made before writing")
-                for index in 55..<60 { #expect(await cache.entry(for: "k\(index)")?.data == bytes(100_000, seed: UInt8(index))) }
+                for index in 55..<60 {
+                    #expect(await cache.entry(for: "k\(index)")?.data == bytes(100_000, seed: UInt8(index)))
+                }
                 last = (0..<60).map { "k\($0)" }
                 let held = cache.count
                 // Something else fills the filesystem: the cache gives way, and keeps the newest.
@@ -129,7 +137,9 @@ struct DiskFaultTests {
     func spaceFreedRaisesTheLimitBack() async throws {
         try await SmallFilesystem.with(megabytes: 8) { filesystem in
             let events = Events()
-            let cache = try DiskCache(configuration: Self.configuration(filesystem.mountPoint.appendingPathComponent("cache"), sizeLimit: 2 << 20, events: events))
+            let cache = try DiskCache(
+                configuration: Self.configuration(
+                    filesystem.mountPoint.appendingPathComponent("cache"), sizeLimit: 2 << 20, events: events))
             await cache.store(bytes(100_000, seed: 1), for: "a", metadata: CacheMetadata())
             await cache.flush()
             #expect(cache.sizeLimitInEffect == 2 << 20 && events.all.isEmpty)
@@ -177,7 +187,8 @@ struct DiskFaultTests {
             #expect(cache.currentMode == .unavailable)
             // ...and at the first write after it.
             time.advance(by: cache.configuration.probeInterval)
-            await cache.store(bytes(10_000, seed: 3), for: "f", metadata: CacheMetadata())  // skipped, but tries the directory again
+            // skipped, but tries the directory again
+            await cache.store(bytes(10_000, seed: 3), for: "f", metadata: CacheMetadata())
             await cache.flush()
             #expect(cache.currentMode == .readWrite)
             #expect(events.count(.recovered(.readOnly)) == 1)
@@ -227,7 +238,9 @@ struct DiskFaultTests {
             let directory = parent.appendingPathComponent("cache")
             let events = Events()
             let cache = try DiskCache(configuration: Self.configuration(directory, events: events))
-            for index in 0..<30 { await cache.store(bytes(1_000, seed: UInt8(index)), for: "k\(index)", metadata: CacheMetadata()) }
+            for index in 0..<30 {
+                await cache.store(bytes(1_000, seed: UInt8(index)), for: "k\(index)", metadata: CacheMetadata())
+            }
             await cache.flush()
             try FileManager.default.removeItem(at: directory)
             await cache.store(bytes(1_000, seed: 1), for: "new", metadata: CacheMetadata())
@@ -252,7 +265,9 @@ struct DiskFaultTests {
             var configuration = Self.configuration(directory, events: events)
             configuration.openFileLimit = 0
             let cache = try DiskCache(configuration: configuration)
-            for index in 0..<5 { await cache.store(bytes(1_000, seed: UInt8(index)), for: "k\(index)", metadata: CacheMetadata()) }
+            for index in 0..<5 {
+                await cache.store(bytes(1_000, seed: UInt8(index)), for: "k\(index)", metadata: CacheMetadata())
+            }
             await cache.flush()
             try FileManager.default.removeItem(at: directory)
             #expect(await cache.entry(for: "k1") == nil)
@@ -270,7 +285,9 @@ struct DiskFaultTests {
             do {
                 let cache = try DiskCache(configuration: Self.configuration(directory, events: events))
                 for index in 0..<400 {
-                    await cache.store(bytes(200, seed: UInt8(index % 256)), for: "key-\(index)-" + String(repeating: "x", count: 200), metadata: CacheMetadata())
+                    await cache.store(
+                        bytes(200, seed: UInt8(index % 256)), for: "key-\(index)-" + String(repeating: "x", count: 200),
+                        metadata: CacheMetadata())
                 }
                 await cache.flush()
             }
@@ -283,20 +300,21 @@ struct DiskFaultTests {
             try handle.close()
             var kept = 0
             do {
-            let cache = try DiskCache(configuration: Self.configuration(directory, events: events))
-            #expect(events.count(.indexDamaged) == 1, "\(events.all)")
-            #expect(FileManager.default.fileExists(atPath: path + ".damaged"))
-            #expect(cache.count > 100 && cache.count < 400, "\(cache.count) rows kept")
-            var served = 0
-            for index in 0..<400 {
-                guard let entry = await cache.entry(for: "key-\(index)-" + String(repeating: "x", count: 200)) else { continue }
-                #expect(entry.data == bytes(200, seed: UInt8(index % 256)))
-                served += 1
-            }
-            #expect(served == cache.count)
-            #expect(blobFileSizes(in: directory).count == cache.count, "files no row names are removed")
-            await cache.flush()
-            kept = cache.count
+                let cache = try DiskCache(configuration: Self.configuration(directory, events: events))
+                #expect(events.count(.indexDamaged) == 1, "\(events.all)")
+                #expect(FileManager.default.fileExists(atPath: path + ".damaged"))
+                #expect(cache.count > 100 && cache.count < 400, "\(cache.count) rows kept")
+                var served = 0
+                for index in 0..<400 {
+                    guard let entry = await cache.entry(for: "key-\(index)-" + String(repeating: "x", count: 200))
+                    else { continue }
+                    #expect(entry.data == bytes(200, seed: UInt8(index % 256)))
+                    served += 1
+                }
+                #expect(served == cache.count)
+                #expect(blobFileSizes(in: directory).count == cache.count, "files no row names are removed")
+                await cache.flush()
+                kept = cache.count
             }
             // The new index holds what was kept.
             let reopened = try openCache(directory)

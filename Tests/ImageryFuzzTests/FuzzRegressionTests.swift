@@ -5,7 +5,8 @@ import Testing
 /// Every committed seed and every input a fuzzer once failed on (Fuzz/Corpus, Fuzz/Regressions)
 /// runs through its target: none may crash or break a property again.
 @Suite struct FuzzRegressionTests {
-    static let fuzz = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Fuzz").standardized
+    static let fuzz = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Fuzz")
+        .standardized
 
     static func inputs(_ target: FuzzTarget, in folder: String) -> [URL] {
         let directory = fuzz.appendingPathComponent(folder).appendingPathComponent(target.rawValue)

@@ -1,7 +1,8 @@
 import Foundation
-@testable import Imagery
 import ImageryTestSupport
 import Testing
+
+@testable import Imagery
 
 /// Coalescing end to end (a real origin, the HTTP loader, libvips). The origin holds each download
 /// (`held=NAME`) until every task the test makes has joined it (the pipeline's jobs count their
@@ -10,9 +11,12 @@ import Testing
 struct PipelineCoalescingTests {
     @Test func fiftyConcurrentRequestsForOneURLMakeOneHTTPRequestAndOneDecode() async throws {
         try await withHarness { harness in
-            let request = ImageRequest(url: harness.origin.url("rocket.jpg?held=fifty"), thumbnail: .init(width: 64, height: 64))
+            let request = ImageRequest(
+                url: harness.origin.url("rocket.jpg?held=fifty"), thumbnail: .init(width: 64, height: 64))
             let tasks = (0..<50).map { _ in harness.pipeline.imageTask(for: request) }
-            try await waitUntil("50 tasks wait on one decode") { harness.pipeline.imageJobs.waiterCount(for: request.imageKey) == 50 }
+            try await waitUntil("50 tasks wait on one decode") {
+                harness.pipeline.imageJobs.waiterCount(for: request.imageKey) == 50
+            }
             harness.origin.release("fifty")
             var images: [Image] = []
             for task in tasks { images.append(try await task.image) }
@@ -47,13 +51,17 @@ struct PipelineCoalescingTests {
 
     @Test func stressManyRequestsWithRandomCancellationsSettleCleanly() async throws {
         try await withHarness { harness in
-            let names = ["rocket.jpg", "rocket-portrait.jpg", "chelsea.png", "chelsea.gif", "chelsea.webp", "camera-gray.jpg"]
+            let names = [
+                "rocket.jpg", "rocket-portrait.jpg", "chelsea.png", "chelsea.gif", "chelsea.webp", "camera-gray.jpg",
+            ]
             let outcomes = Counter()
             await withTaskGroup(of: Void.self) { group in
                 for index in 0..<200 {
                     let name = names[index % names.count]
                     let size = [32, 64, 128][index % 3]
-                    let request = ImageRequest(url: harness.origin.url("\(name)?chunk=16384&chunk_delay_ms=2"), thumbnail: .init(width: size, height: size))
+                    let request = ImageRequest(
+                        url: harness.origin.url("\(name)?chunk=16384&chunk_delay_ms=2"),
+                        thumbnail: .init(width: size, height: size))
                     let task = harness.pipeline.imageTask(for: request)
                     group.addTask {
                         if index % 4 == 0 { task.cancel() }

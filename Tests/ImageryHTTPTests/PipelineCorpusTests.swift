@@ -17,7 +17,9 @@ struct PipelineCorpusTests {
                 for name in names {
                     for size in [64, 160] {
                         group.addTask {
-                            let request = ImageRequest(url: harness.origin.url(name), thumbnail: .init(width: size, height: size, fit: .inside))
+                            let request = ImageRequest(
+                                url: harness.origin.url(name), thumbnail: .init(width: size, height: size, fit: .inside)
+                            )
                             let image = try await harness.pipeline.image(for: request)
                             #expect(max(image.width, image.height) <= size, "\(name)")
                         }

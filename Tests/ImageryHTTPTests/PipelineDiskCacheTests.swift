@@ -19,7 +19,10 @@ struct PipelineDiskCacheTests {
     }
 
     /// A pipeline with a fresh memory cache on `disk`.
-    func makePipeline(_ loader: HTTPDataLoader, disk: DiskCache, policy: HTTPCachePolicy = .init(), decoder: (any ImageDecoding)? = nil) -> ImagePipeline {
+    func makePipeline(
+        _ loader: HTTPDataLoader, disk: DiskCache, policy: HTTPCachePolicy = .init(),
+        decoder: (any ImageDecoding)? = nil
+    ) -> ImagePipeline {
         var configuration = ImagePipeline.Configuration(decoder: decoder ?? VipsImageDecoder(), dataLoader: loader)
         configuration.diskCache = disk
         configuration.encoder = VipsImageEncoder()
@@ -37,7 +40,8 @@ struct PipelineDiskCacheTests {
         let loader = HTTPDataLoader(configuration: .patient)
         do {
             try await withTemporaryDirectory { directory in
-                try await body(origin, loader, try DiskCache(directory: directory.appendingPathComponent("cache")), directory)
+                try await body(
+                    origin, loader, try DiskCache(directory: directory.appendingPathComponent("cache")), directory)
             }
         } catch {
             try? await loader.shutdown()
@@ -95,7 +99,8 @@ struct PipelineDiskCacheTests {
     @Test func aSecondCacheOnTheSameDirectoryServesHitsWithoutNetwork() async throws {
         try await withOriginAndDisk { origin, loader, _, root in
             let directory = root.appendingPathComponent("restart")
-            let request = ImageRequest(url: origin.url("rocket.jpg?cc=max-age%3D600"), thumbnail: .init(width: 64, height: 64))
+            let request = ImageRequest(
+                url: origin.url("rocket.jpg?cc=max-age%3D600"), thumbnail: .init(width: 64, height: 64))
             do {
                 let disk = try openDiskCache(directory)
                 _ = try await makePipeline(loader, disk: disk).image(for: request)

@@ -50,7 +50,9 @@ struct PipelineErrorTests {
         // No Content-Length: the origin streams an unbounded-looking body.
         let body = Data(repeating: 0xAB, count: 400_000)
         let origin = try await TestOrigin.start { _ in
-            TestOrigin.Response(headers: [("Transfer-Encoding", "chunked")], body: body, chunkSize: 10_000, chunkDelay: .milliseconds(1))
+            TestOrigin.Response(
+                headers: [("Transfer-Encoding", "chunked")], body: body, chunkSize: 10_000, chunkDelay: .milliseconds(1)
+            )
         }
         var configuration = HTTPDataLoader.Configuration.patient
         configuration.maximumSize = 100_000
@@ -81,7 +83,8 @@ struct PipelineErrorTests {
         configuration.timeout = .milliseconds(300)
         try await withHarness(loader: configuration) { harness in
             await #expect(throws: DataLoadingError.timedOut) {
-                try await harness.pipeline.data(for: ImageRequest(url: harness.origin.url("rocket.jpg?held_at=10000&held=never")))
+                try await harness.pipeline.data(
+                    for: ImageRequest(url: harness.origin.url("rocket.jpg?held_at=10000&held=never")))
             }
             #expect(harness.origin.completedCount == 0)
         }
@@ -116,7 +119,8 @@ struct PipelineErrorTests {
         }
         try await withHarness(loader: configuration) { harness in
             let port = harness.origin.port
-            let data = try await harness.pipeline.data(for: ImageRequest(url: URL(string: "http://rebinding.invalid:\(port)/rocket.jpg")!))
+            let data = try await harness.pipeline.data(
+                for: ImageRequest(url: URL(string: "http://rebinding.invalid:\(port)/rocket.jpg")!))
             #expect(data.count == 112_525)
             #expect(harness.origin.requests.last?.headers["host"] == "rebinding.invalid:\(port)")
             #expect(checked.value == 1)
@@ -144,7 +148,8 @@ struct PipelineErrorTests {
 
     @Test func fileURLsLoadFromDisk() async throws {
         try await withHarness { harness in
-            let image = try await harness.pipeline.image(for: ImageRequest(url: Fixtures.url("rocket.jpg"), thumbnail: .init(width: 20, height: 20)))
+            let image = try await harness.pipeline.image(
+                for: ImageRequest(url: Fixtures.url("rocket.jpg"), thumbnail: .init(width: 20, height: 20)))
             #expect(image.width == 20)
             await #expect(throws: DataLoadingError.fileNotFound(Fixtures.url("nope.jpg").path)) {
                 try await harness.pipeline.image(for: ImageRequest(url: Fixtures.url("nope.jpg")))
@@ -162,7 +167,8 @@ struct PipelineErrorTests {
             for (name, _) in broken {
                 for thumbnail in [nil, ImageRequest.Thumbnail(width: 64, height: 64)] {
                     do {
-                        let image = try await harness.pipeline.image(for: ImageRequest(url: harness.origin.url(name), thumbnail: thumbnail))
+                        let image = try await harness.pipeline.image(
+                            for: ImageRequest(url: harness.origin.url(name), thumbnail: thumbnail))
                         #expect(image.pixels.count == image.width * image.height * image.pixelFormat.bytesPerPixel)
                     } catch is ImageDecodingError {
                     } catch {
@@ -184,9 +190,12 @@ struct PipelineErrorTests {
         try await withHarness(origin: TestOrigin.serving(directory: directory)) { harness in
             for file in files {
                 do {
-                    let image = try await harness.pipeline.image(for: ImageRequest(url: harness.origin.url(file.lastPathComponent), thumbnail: .init(width: 96, height: 96)))
+                    let image = try await harness.pipeline.image(
+                        for: ImageRequest(
+                            url: harness.origin.url(file.lastPathComponent), thumbnail: .init(width: 96, height: 96)))
                     // At most the box: a source smaller than it is not enlarged.
-                    #expect((1...96).contains(image.width) && (1...96).contains(image.height), "\(file.lastPathComponent)")
+                    #expect(
+                        (1...96).contains(image.width) && (1...96).contains(image.height), "\(file.lastPathComponent)")
                 } catch let error as ImageDecodingError {
                     #expect(!error.description.isEmpty)
                 } catch {

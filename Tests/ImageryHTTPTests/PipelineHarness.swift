@@ -22,7 +22,9 @@ struct PipelineHarness {
         let decoder = CountingDecoder(VipsImageDecoder())
         var pipelineConfiguration = ImagePipeline.Configuration(decoder: decoder, dataLoader: loader)
         configure(&pipelineConfiguration)
-        return PipelineHarness(origin: origin, loader: loader, decoder: decoder, pipeline: ImagePipeline(configuration: pipelineConfiguration))
+        return PipelineHarness(
+            origin: origin, loader: loader, decoder: decoder,
+            pipeline: ImagePipeline(configuration: pipelineConfiguration))
     }
 
     func shutdown() async throws {

@@ -16,7 +16,10 @@ struct PipelineLaneTests {
     /// them cancelled while they wait or run; every other one gets its image, no slot leaks, the
     /// lanes' bounds hold throughout (run under `--sanitize=thread` too: scripts/test-tsan).
     @Test func manyTasksChangingLanesAndCancellingConcurrently() async throws {
-        try await withHarness(configure: { $0.maximumConcurrentDownloads = 3; $0.maximumConcurrentPrefetches = 1 }) { harness in
+        try await withHarness(configure: {
+            $0.maximumConcurrentDownloads = 3
+            $0.maximumConcurrentPrefetches = 1
+        }) { harness in
             let names = ["rocket.jpg", "chelsea.png", "chelsea.gif", "chelsea.webp"]
             let bounded = Flag()
             // Samples the lanes while the tasks run (a sampler: the bound must hold at every sample).
@@ -52,7 +55,9 @@ struct PipelineLaneTests {
             }
             watcher.cancel()
             #expect(!bounded.isSet, "more downloads ran than the two lanes allow")
-            try await waitUntil { harness.pipeline.runningDownloadCount == 0 && harness.pipeline.queuedDownloadCount == 0 }
+            try await waitUntil {
+                harness.pipeline.runningDownloadCount == 0 && harness.pipeline.queuedDownloadCount == 0
+            }
             #expect(harness.pipeline.runningDownloadCount == 0 && harness.pipeline.queuedDownloadCount == 0)
         }
     }

@@ -1,7 +1,8 @@
 import Foundation
-@testable import Imagery
 import ImageryTestSupport
 import Testing
+
+@testable import Imagery
 
 @Suite("Pipeline priorities, progress and phases")
 struct PipelineSchedulingTests {
@@ -9,7 +10,8 @@ struct PipelineSchedulingTests {
     @Test func reportsProgressThenCompletionAsEventsAndPhases() async throws {
         try await withHarness { harness in
             // The origin sends 16 KB and holds the rest until the task has reported them.
-            let request = ImageRequest(url: harness.origin.url("rocket.jpg?held_at=16384&held=rest"), thumbnail: .init(width: 32, height: 32))
+            let request = ImageRequest(
+                url: harness.origin.url("rocket.jpg?held_at=16384&held=rest"), thumbnail: .init(width: 32, height: 32))
             let task = harness.pipeline.imageTask(for: request)
             let events = task.events  // from now on (the first 16 KB may be in already)
             let partial = try await waitFor("the first 16 KB reported") { () -> TransferProgress? in

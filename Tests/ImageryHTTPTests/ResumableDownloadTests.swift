@@ -1,9 +1,10 @@
 import Foundation
 import Imagery
 import ImageryDiskCache
-@testable import ImageryHTTP
 import ImageryTestSupport
 import Testing
+
+@testable import ImageryHTTP
 
 /// Transfers that stop part way keep their bytes and resume with `Range` / `If-Range`, against a
 /// real origin that serves ranges; never a body joined from two versions of the source.
@@ -30,7 +31,9 @@ struct ResumableDownloadTests {
 
     /// Loads `url` in a task of its own, reporting the bytes received: for a test that stops the
     /// transfer once the origin's held bytes (`held_at`) have arrived.
-    static func startLoad(_ loader: HTTPDataLoader, _ url: URL) -> (task: Task<Data, any Error>, received: Recorded<Int64>) {
+    static func startLoad(_ loader: HTTPDataLoader, _ url: URL) -> (
+        task: Task<Data, any Error>, received: Recorded<Int64>
+    ) {
         let received = Recorded<Int64>()
         let task = Task { try await loader.loadData(for: url) { received.append($0.completed) } }
         return (task, received)

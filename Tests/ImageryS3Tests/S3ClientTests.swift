@@ -16,7 +16,8 @@ struct S3ClientTests {
         _ body: (S3Client, String) async throws -> Void
     ) async throws {
         let store = try await SeaweedFS.shared()
-        let credentials = S3Credentials(accessKeyID: store.accessKeyID, secretAccessKey: secret ?? store.secretAccessKey)
+        let credentials = S3Credentials(
+            accessKeyID: store.accessKeyID, secretAccessKey: secret ?? store.secretAccessKey)
         var configuration = S3Client.Configuration(endpoint: endpoint ?? store.endpoint, credentials: credentials)
         configuration.retryDelay = .milliseconds(20)
         (configuration.timeout, configuration.writeTimeout) = (hangGuard, hangGuard)
@@ -37,12 +38,14 @@ struct S3ClientTests {
         try await Self.withClient { client, bucket in
             let key = "client-\(UUID().uuidString)/a b+c/ሴ//x.jpg"  // spaces, '+', UTF-8 and '//' signed as sent
             let data = try Fixtures.data("rocket.jpg")
-            try await client.put(bucket: bucket, key: key, data: data, contentType: "image/jpeg", metadata: ["imagery-note": "one"])
+            try await client.put(
+                bucket: bucket, key: key, data: data, contentType: "image/jpeg", metadata: ["imagery-note": "one"])
             let object = try #require(try await client.get(bucket: bucket, key: key))
             #expect(object.data == data)
             #expect(object.metadata["imagery-note"] == "one")
             #expect(object.headers["content-type"] == "image/jpeg")
-            try await client.replaceMetadata(bucket: bucket, key: key, contentType: "image/jpeg", metadata: ["imagery-note": "two"])
+            try await client.replaceMetadata(
+                bucket: bucket, key: key, contentType: "image/jpeg", metadata: ["imagery-note": "two"])
             let head = try #require(try await client.head(bucket: bucket, key: key))
             #expect(head.metadata["imagery-note"] == "two")
             #expect(try await client.get(bucket: bucket, key: key)?.data == data, "the bytes stay")
@@ -81,7 +84,8 @@ struct S3ClientTests {
     @Test func anUnreachableStoreFailsAfterItsRetries() async throws {
         // A port nothing listens on: connection refused (AsyncHTTPClient tries again until its connect
         // timeout), retried, then an error, whatever the time each try took.
-        try await Self.withClient(endpoint: URL(string: "http://127.0.0.1:9")!, connectTimeout: .milliseconds(300)) { client, _ in
+        try await Self.withClient(endpoint: URL(string: "http://127.0.0.1:9")!, connectTimeout: .milliseconds(300)) {
+            client, _ in
             await #expect(throws: S3Error.self) { try await client.put(bucket: "b", key: "k", data: Data([1])) }
         }
     }
@@ -102,10 +106,12 @@ struct S3ClientTests {
             #expect(response.headers["content-type"] == "image/webp")
             #expect(expected.all == [Int64(data.count)], "the body's size is announced before it is read")
             await #expect(throws: DataLoadingError.badStatus(404)) {
-                _ = try await loader.load(DataRequest(url: URL(string: "s3://\(bucket)/cats/missing.webp")!), progress: { _ in })
+                _ = try await loader.load(
+                    DataRequest(url: URL(string: "s3://\(bucket)/cats/missing.webp")!), progress: { _ in })
             }
             await #expect(throws: DataLoadingError.badStatus(403)) {
-                _ = try await loader.load(DataRequest(url: URL(string: "s3://other-bucket/a.webp")!), progress: { _ in })
+                _ = try await loader.load(
+                    DataRequest(url: URL(string: "s3://other-bucket/a.webp")!), progress: { _ in })
             }
         }
     }

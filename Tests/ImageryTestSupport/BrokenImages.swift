@@ -45,7 +45,8 @@ public enum BrokenImages {
         header.append(contentsOf: [8, 6, 0, 0, 0])  // 8-bit RGBA, deflate, no filter, no interlace
         png.appendChunk("IHDR", header)
         // zlib stream of a few zero bytes (stored block).
-        png.appendChunk("IDAT", Data([0x78, 0x01, 0x01, 0x05, 0x00, 0xFA, 0xFF, 0, 0, 0, 0, 0, 0x00, 0x00, 0x00, 0x01]))
+        png.appendChunk(
+            "IDAT", Data([0x78, 0x01, 0x01, 0x05, 0x00, 0xFA, 0xFF, 0, 0, 0, 0, 0, 0x00, 0x00, 0x00, 0x01]))
         png.appendChunk("IEND", Data())
         return png
     }

@@ -20,7 +20,9 @@ extension TestOrigin {
             if let etag = query["etag"] { headers.append(("ETag", "\"\(etag)\"")) }
             let lastModified = query["lm"].flatMap(Double.init).map { HTTPDate.format(now.addingTimeInterval(-$0)) }
             if let lastModified { headers.append(("Last-Modified", lastModified)) }
-            if let expires = query["expires"].flatMap(Double.init) { headers.append(("Expires", HTTPDate.format(time.date().addingTimeInterval(expires)))) }
+            if let expires = query["expires"].flatMap(Double.init) {
+                headers.append(("Expires", HTTPDate.format(time.date().addingTimeInterval(expires))))
+            }
             if let age = query["age"] { headers.append(("Age", age)) }
             if let vary = query["vary"] { headers.append(("Vary", vary)) }
             let etagMatches = query["etag"].map { request.headers["if-none-match"] == "\"\($0)\"" } ?? false

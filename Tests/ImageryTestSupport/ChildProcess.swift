@@ -1,8 +1,9 @@
 import Foundation
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// A child process for tests, started with `posix_spawn`.
@@ -64,7 +65,8 @@ public final class ChildProcess: @unchecked Sendable {
         for (target, stream) in [input, output, error].enumerated() {
             switch stream {
             case .null:
-                posix_spawn_file_actions_addopen(&actions, Int32(target), "/dev/null", target == 0 ? O_RDONLY : O_WRONLY, 0)
+                posix_spawn_file_actions_addopen(
+                    &actions, Int32(target), "/dev/null", target == 0 ? O_RDONLY : O_WRONLY, 0)
             case .pipe:
                 var ends: [Int32] = [0, 0]
                 guard pipe(&ends) == 0 else {
@@ -152,10 +154,13 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34), which Swift's Glibc module does not
     /// declare (`_GNU_SOURCE`); `nil` without it (the child then inherits what is not close-on-exec).
-    private static let addCloseFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else { return nil }
-        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
-    }()
+    private static let addCloseFrom:
+        (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
+            guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np")
+            else { return nil }
+            return unsafeBitCast(
+                symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+        }()
 
     private static func termination(_ status: Int32) -> Termination {
         status & 0x7F == 0 ? .exited((status >> 8) & 0xFF) : .signalled(status & 0x7F)
@@ -163,7 +168,9 @@ public final class ChildProcess: @unchecked Sendable {
 
     /// Runs `executable` to its end; its standard output (with its standard error when
     /// `mergingErrors`, else that goes to `/dev/null`).
-    public static func run(_ executable: String, _ arguments: [String], mergingErrors: Bool = false) throws -> (status: Int32, output: Data) {
+    public static func run(_ executable: String, _ arguments: [String], mergingErrors: Bool = false) throws -> (
+        status: Int32, output: Data
+    ) {
         let child = try ChildProcess(executable, arguments, output: .pipe, error: mergingErrors ? .output : .null)
         let output = child.standardOutput!.readDataToEndOfFile()
         return (child.wait().status, output)

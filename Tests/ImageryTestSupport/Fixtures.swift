@@ -38,7 +38,8 @@ public enum Fixtures {
 
     /// The corpus manifest's rows: file name to (format, width, height).
     public static func corpusManifest() -> [String: (format: String, width: Int, height: Int)] {
-        guard let corpus, let text = try? String(contentsOf: corpus.appendingPathComponent("MANIFEST.tsv"), encoding: .utf8)
+        guard let corpus,
+            let text = try? String(contentsOf: corpus.appendingPathComponent("MANIFEST.tsv"), encoding: .utf8)
         else { return [:] }
         var rows: [String: (String, Int, Int)] = [:]
         for line in text.split(separator: "\n").dropFirst() {

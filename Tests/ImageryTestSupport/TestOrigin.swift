@@ -1,8 +1,8 @@
 import Foundation
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import NIOConcurrencyHelpers
 
 /// A real HTTP/1.1 origin on 127.0.0.1 for tests: it serves whatever its
 /// handler returns, can delay the head and throttle the body, counts requests
@@ -168,8 +168,18 @@ public final class TestOrigin: Sendable {
 
     func recordHeld(bytes: Int) { stats.withLockedValue { $0.held += 1 } }
 
-    func recordAborted() { stats.withLockedValue { $0.aborted += 1; $0.inFlight -= 1 } }
-    func recordCompleted() { stats.withLockedValue { $0.completed += 1; $0.inFlight -= 1 } }
+    func recordAborted() {
+        stats.withLockedValue {
+            $0.aborted += 1
+            $0.inFlight -= 1
+        }
+    }
+    func recordCompleted() {
+        stats.withLockedValue {
+            $0.completed += 1
+            $0.inFlight -= 1
+        }
+    }
 }
 
 private final class HandlerBox: @unchecked Sendable {
@@ -226,7 +236,9 @@ private final class OriginHandler: ChannelInboundHandler {
         let heldAt = request.query["held_at"].flatMap(Int.init)
         loop.scheduleTask(in: .nanoseconds(response.delay.nanosecondCount)) {
             if let held, let heldAt {
-                self.sendHead(response, held: nil, context: context, body: { self.sendBody(response, from: 0, context: context, held: (held, heldAt)) })
+                self.sendHead(
+                    response, held: nil, context: context,
+                    body: { self.sendBody(response, from: 0, context: context, held: (held, heldAt)) })
             } else {
                 self.sendHead(response, held: held, context: context)
             }
@@ -245,19 +257,22 @@ private final class OriginHandler: ChannelInboundHandler {
         }
         var headers = HTTPHeaders(response.headers)
         headers.replaceOrAdd(name: "Content-Length", value: String(response.body.count))
-        let head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: response.status), headers: headers)
+        let head = HTTPResponseHead(
+            version: .http1_1, status: HTTPResponseStatus(statusCode: response.status), headers: headers)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.flush()
         if let body { body() } else { sendBody(response, from: 0, context: context) }
     }
 
     private func sendBody(
-        _ response: TestOrigin.Response, from offset: Int, context: ChannelHandlerContext, held: (name: String, at: Int)? = nil
+        _ response: TestOrigin.Response, from offset: Int, context: ChannelHandlerContext,
+        held: (name: String, at: Int)? = nil
     ) {
         guard responding, context.channel.isActive else { return }
         if let held, offset < held.at {
             let end = min(response.body.count, held.at)
-            let buffer = context.channel.allocator.buffer(bytes: response.body[response.body.startIndex + offset ..< response.body.startIndex + end])
+            let buffer = context.channel.allocator.buffer(
+                bytes: response.body[response.body.startIndex + offset..<response.body.startIndex + end])
             context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
             origin.recordHeld(bytes: end)
             sendBody(response, from: end, context: context, held: held)
@@ -279,20 +294,26 @@ private final class OriginHandler: ChannelInboundHandler {
             context.close(promise: nil)  // channelInactive counts it as aborted
             return
         }
-        if var stalled = response.stallAfter.map({ _ in response }), let stallAfter = response.stallAfter, offset >= stallAfter {
+        if var stalled = response.stallAfter.map({ _ in response }), let stallAfter = response.stallAfter,
+            offset >= stallAfter
+        {
             stalled.stallAfter = nil
             context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(response.stall.nanosecondCount)) {
                 self.sendBody(stalled, from: offset, context: context)
             }
             return
         }
-        let end = min(response.body.count, offset + response.chunkSize, response.closeAfter ?? Int.max, response.stallAfter ?? Int.max)
-        let buffer = context.channel.allocator.buffer(bytes: response.body[response.body.startIndex + offset ..< response.body.startIndex + end])
+        let end = min(
+            response.body.count, offset + response.chunkSize, response.closeAfter ?? Int.max,
+            response.stallAfter ?? Int.max)
+        let buffer = context.channel.allocator.buffer(
+            bytes: response.body[response.body.startIndex + offset..<response.body.startIndex + end])
         let written = context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(buffer))))
         if let closeAfter = response.closeAfter, end >= closeAfter {
             // Closed once the bytes before the cut are with the kernel: a close with writes still
             // pending would drop them, so a busy machine would cut earlier than asked.
-            written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }  // channelInactive counts it as aborted
+            // channelInactive counts it as aborted
+            written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
             return
         }
         if response.chunkDelay == .zero {

@@ -42,7 +42,8 @@ struct AdmissionForecast: Sendable, Equatable {
     /// Which of `waiters` (each with the decodes ahead of it) are predicted to start after their
     /// deadline, `now`.
     func late(
-        _ waiters: [(id: UInt64, ahead: Int)], now: ContinuousClock.Instant, deadline: (UInt64) -> ContinuousClock.Instant?
+        _ waiters: [(id: UInt64, ahead: Int)], now: ContinuousClock.Instant,
+        deadline: (UInt64) -> ContinuousClock.Instant?
     ) -> [UInt64] {
         waiters.compactMap { waiter in
             guard let deadline = deadline(waiter.id) else { return nil }

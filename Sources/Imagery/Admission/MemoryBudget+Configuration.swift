@@ -28,7 +28,8 @@ extension MemoryBudget {
         public var leavesTimeForOwnWork: Bool
 
         public init(
-            limit: Int, maximumQueueLength: Int = 64, maximumWait: Duration = .seconds(10), maximumConcurrentDecodes: Int? = nil,
+            limit: Int, maximumQueueLength: Int = 64, maximumWait: Duration = .seconds(10),
+            maximumConcurrentDecodes: Int? = nil,
             initialDecodeHold: Duration = .milliseconds(500), leavesTimeForOwnWork: Bool = false
         ) {
             precondition(limit > 0 && maximumQueueLength >= 0, "a budget needs a positive limit")

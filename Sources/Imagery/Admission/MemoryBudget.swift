@@ -61,10 +61,12 @@ public final class MemoryBudget: Sendable {
     public init(configuration: Configuration, time: TimeSource = .system) {
         self.configuration = configuration
         self.time = time
-        state = Locked(State(machine: MemoryBudgetStateMachine(
-            limit: configuration.limit, maximumQueueLength: configuration.maximumQueueLength,
-            decodeSlots: configuration.maximumConcurrentDecodes
-        )))
+        state = Locked(
+            State(
+                machine: MemoryBudgetStateMachine(
+                    limit: configuration.limit, maximumQueueLength: configuration.maximumQueueLength,
+                    decodeSlots: configuration.maximumConcurrentDecodes
+                )))
     }
 
     /// A budget of `limit` bytes with the default line.
@@ -85,7 +87,9 @@ public final class MemoryBudget: Sendable {
     /// (default: ``Configuration/maximumWait`` from now).
     /// - Returns: The reservation: release it when the bytes are no longer held (or let it go).
     /// - Throws: ``MemoryBudgetError``, or `CancellationError` when the calling task is cancelled while it waits.
-    public func reserve(_ bytes: Int, for stage: Stage, deadline: ContinuousClock.Instant? = nil) async throws -> Reservation {
+    public func reserve(_ bytes: Int, for stage: Stage, deadline: ContinuousClock.Instant? = nil) async throws
+        -> Reservation
+    {
         let deadline = deadline ?? admissionDeadline()
         let bytes = max(0, bytes)
         let id = state.withLock { state in
@@ -94,13 +98,19 @@ public final class MemoryBudget: Sendable {
         }
         try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-                enum Outcome { case admitted, enqueued, refused(MemoryBudgetError), cancelled }
+                enum Outcome {
+                    case admitted, enqueued
+                    case refused(MemoryBudgetError)
+                    case cancelled
+                }
                 let outcome: Outcome = state.withLock { state in
                     if Task.isCancelled { return .cancelled }
                     // Refused now rather than at its deadline when the decodes ahead of it will, at
                     // the pace decodes have been going, take longer than it may wait: it would
                     // hold its bytes (a source downloaded for nothing) and a client for nothing.
-                    if let refusal = lateRefusal(for: stage, &state, alsoAhead: 0, deadline: deadline) { return .refused(refusal) }
+                    if let refusal = lateRefusal(for: stage, &state, alsoAhead: 0, deadline: deadline) {
+                        return .refused(refusal)
+                    }
                     switch state.machine.reserve(id: id, bytes: bytes, stage: stage) {
                     case .admitted:
                         state.admitted += 1
@@ -142,7 +152,9 @@ public final class MemoryBudget: Sendable {
     /// trip to the origin.
     /// - Throws: ``MemoryBudgetError/overloaded(retryAfter:)``, counted with the budget's refusals.
     public func refuseIfLate(alsoAhead: Int, deadline: ContinuousClock.Instant) throws(MemoryBudgetError) {
-        if let refusal = state.withLock({ lateRefusal(for: .source, &$0, alsoAhead: alsoAhead, deadline: deadline) }) { throw refusal }
+        if let refusal = state.withLock({ lateRefusal(for: .source, &$0, alsoAhead: alsoAhead, deadline: deadline) }) {
+            throw refusal
+        }
     }
 
     /// The refusal (counted) of a reservation of `stage` that the decodes ahead of it, and
@@ -150,7 +162,9 @@ public final class MemoryBudget: Sendable {
     /// Nothing ahead (no wait predicted) is never late, even past `deadline`: the request's own
     /// download or a busy machine used its time, and refusing it now would only waste that work
     /// (CI saw a lone request on an idle server answered 503 while the suite's start loaded the machine).
-    private func lateRefusal(for stage: Stage, _ state: inout State, alsoAhead: Int, deadline: ContinuousClock.Instant) -> MemoryBudgetError? {
+    private func lateRefusal(for stage: Stage, _ state: inout State, alsoAhead: Int, deadline: ContinuousClock.Instant)
+        -> MemoryBudgetError?
+    {
         guard let forecast = forecast(state) else { return nil }
         let ahead = state.machine.decodesAhead(of: stage) + alsoAhead
         guard forecast.isLate(ahead: ahead, window: time.instant().duration(to: deadline)) else { return nil }
@@ -179,7 +193,8 @@ public final class MemoryBudget: Sendable {
     public var snapshot: Snapshot {
         state.withLock { state in
             Snapshot(
-                limit: configuration.limit, used: state.machine.used, peak: state.machine.peak, queued: state.machine.queued,
+                limit: configuration.limit, used: state.machine.used, peak: state.machine.peak,
+                queued: state.machine.queued,
                 admitted: state.admitted, waited: state.waited, refusedOverloaded: state.refusedOverloaded,
                 refusedTooLarge: state.refusedTooLarge, underPressure: state.machine.underPressure
             )
@@ -253,7 +268,8 @@ public final class MemoryBudget: Sendable {
         }
         guard let left else { return }
         DeadlineTimers.shared.cancel(left.timer)
-        left.continuation.resume(throwing: timedOut ? MemoryBudgetError.overloaded(retryAfter: retry) : CancellationError())
+        left.continuation.resume(
+            throwing: timedOut ? MemoryBudgetError.overloaded(retryAfter: retry) : CancellationError())
     }
 
     private func takeAdmitted(_ waiters: [MemoryBudgetStateMachine.Waiter], _ state: inout State) -> [Waiting] {

@@ -88,7 +88,8 @@ struct MemoryBudgetStateMachine: Sendable {
     /// Every waiter, with the decodes that will run before its own (``decodesAhead(of:)``, and its
     /// place in its line).
     func waitersInLine() -> [(id: UInt64, ahead: Int)] {
-        let decodesAhead = decodesAhead(of: .decode), sourcesAhead = activeDecodes + decodes.count + activeSources
+        let decodesAhead = decodesAhead(of: .decode)
+        let sourcesAhead = activeDecodes + decodes.count + activeSources
         return (0..<decodes.count).map { (decodes[$0].id, decodesAhead - decodes.count + $0) }
             + (0..<sources.count).map { (sources[$0].id, sourcesAhead + $0) }
     }
@@ -209,7 +210,10 @@ struct MemoryBudgetStateMachine: Sendable {
                     continue
                 }
                 // The head does not fit: a smaller decode a little further down may (backfilling).
-                guard let index = (1..<min(Self.backfillWindow, decodes.count)).first(where: { mayPass($0) && fits(decodes[$0].bytes, .decode) })
+                guard
+                    let index = (1..<min(Self.backfillWindow, decodes.count)).first(where: {
+                        mayPass($0) && fits(decodes[$0].bytes, .decode)
+                    })
                 else { break }
                 let waiter = decodes[index]
                 decodes.passOver(index)

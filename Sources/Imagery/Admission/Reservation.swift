@@ -33,10 +33,12 @@ public final class Reservation: Sendable {
 
     /// Gives the bytes back (once; later calls do nothing).
     public func release() {
-        guard let bytes = held.withLock({ held -> Int? in
-            defer { held = nil }
-            return held
-        }) else { return }
+        guard
+            let bytes = held.withLock({ held -> Int? in
+                defer { held = nil }
+                return held
+            })
+        else { return }
         budget.release(bytes, reserved: reserved, stage: stage, held: budget.time.instant() - start)
     }
 

@@ -81,7 +81,8 @@ struct Bytes {
 
     func uint32(_ offset: Int) throws -> UInt32 {
         try require(offset, 4, "headers")
-        return UInt32(buffer[offset]) | UInt32(buffer[offset + 1]) << 8 | UInt32(buffer[offset + 2]) << 16 | UInt32(buffer[offset + 3]) << 24
+        return UInt32(buffer[offset]) | UInt32(buffer[offset + 1]) << 8 | UInt32(buffer[offset + 2]) << 16 | UInt32(
+            buffer[offset + 3]) << 24
     }
 
     func int32(_ offset: Int) throws -> Int { Int(Int32(bitPattern: try uint32(offset))) }
@@ -132,12 +133,17 @@ extension BMP {
                 let line = y * width * channels
                 for x in 0..<width {
                     let source = line + x * channels
-                    let (red, green, blue) = format.isGray
-                        ? (pixels[source], pixels[source], pixels[source]) : (pixels[source], pixels[source + 1], pixels[source + 2])
+                    let (red, green, blue) =
+                        format.isGray
+                        ? (pixels[source], pixels[source], pixels[source])
+                        : (pixels[source], pixels[source + 1], pixels[source + 2])
                     switch bits {
                     case 8: row[x] = red
                     case 24: (row[3 * x], row[3 * x + 1], row[3 * x + 2]) = (blue, green, red)
-                    default: (row[4 * x], row[4 * x + 1], row[4 * x + 2], row[4 * x + 3]) = (blue, green, red, pixels[source + channels - 1])
+                    default:
+                        (row[4 * x], row[4 * x + 1], row[4 * x + 2], row[4 * x + 3]) = (
+                            blue, green, red, pixels[source + channels - 1]
+                        )
                     }
                 }
                 data.append(contentsOf: row)

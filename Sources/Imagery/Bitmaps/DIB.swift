@@ -17,9 +17,13 @@ struct DIB {
     /// Reads the headers (and palette) starting at `start`; `fileHeader`: checks BMP's "BM" first;
     /// `icon`: the height counts the AND mask too (ICO), so the image is half of it; `pixelOffset`: where the
     /// file says its pixels start (a palette ends there at the latest: OS/2 headers do not count their colours).
-    static func parse(_ bytes: Bytes, at start: Int, fileHeader: Bool, icon: Bool = false, pixelOffset: Int? = nil) throws -> DIB {
+    static func parse(_ bytes: Bytes, at start: Int, fileHeader: Bool, icon: Bool = false, pixelOffset: Int? = nil)
+        throws -> DIB
+    {
         if fileHeader {
-            guard try bytes.uint8(0) == 0x42, try bytes.uint8(1) == 0x4D else { throw bytes.corrupt("a BMP file starts with BM") }
+            guard try bytes.uint8(0) == 0x42, try bytes.uint8(1) == 0x4D else {
+                throw bytes.corrupt("a BMP file starts with BM")
+            }
         }
         let size = Int(try bytes.uint32(start))
         var (width, height, bitsPerPixel, compression, colours) = (0, 0, 0, 0, 0)
@@ -53,20 +57,26 @@ struct DIB {
         default:
             throw bytes.corrupt("a bitmap header of \(size) bytes is not one BMP has")
         }
-        guard width > 0, height != 0, height != Int(Int32.min) else { throw bytes.corrupt("a bitmap of \(width)x\(height) pixels") }
+        guard width > 0, height != 0, height != Int(Int32.min) else {
+            throw bytes.corrupt("a bitmap of \(width)x\(height) pixels")
+        }
         let topDown = height < 0
         height = abs(height)
         if icon {
             height /= 2
             guard height > 0 else { throw bytes.corrupt("an icon of height 0") }
         }
-        guard [1, 2, 4, 8, 16, 24, 32].contains(bitsPerPixel) else { throw bytes.corrupt("\(bitsPerPixel) bits per pixel") }
+        guard [1, 2, 4, 8, 16, 24, 32].contains(bitsPerPixel) else {
+            throw bytes.corrupt("\(bitsPerPixel) bits per pixel")
+        }
         switch (compression, bitsPerPixel) {
         case (0, _), (1, 8), (2, 4), (3, 16), (3, 32), (6, 16), (6, 32): break
         case (4, _), (5, _): throw bytes.corrupt("a BMP holding a JPEG or PNG is not read")
         default: throw bytes.corrupt("compression \(compression) with \(bitsPerPixel) bits per pixel")
         }
-        if topDown, compression == 1 || compression == 2 { throw bytes.corrupt("a run-length encoded bitmap cannot be top-down") }
+        if topDown, compression == 1 || compression == 2 {
+            throw bytes.corrupt("a run-length encoded bitmap cannot be top-down")
+        }
         if compression == 0 {
             if bitsPerPixel == 16 { masks = [0x7C00, 0x03E0, 0x001F, 0] }
             if bitsPerPixel == 32 { masks = [0x00FF_0000, 0x0000_FF00, 0x0000_00FF, 0xFF00_0000] }
@@ -75,7 +85,9 @@ struct DIB {
         if bitsPerPixel <= 8 {
             let most = 1 << bitsPerPixel
             var count = colours > 0 ? min(colours, most) : most
-            if let pixelOffset, pixelOffset > paletteStart { count = min(count, (pixelOffset - paletteStart) / entrySize) }
+            if let pixelOffset, pixelOffset > paletteStart {
+                count = min(count, (pixelOffset - paletteStart) / entrySize)
+            }
             try bytes.require(paletteStart, count * entrySize, "palette")
             palette = (0..<count).map { index in
                 let entry = paletteStart + index * entrySize
@@ -159,10 +171,14 @@ struct DIB {
                         (red, green, blue) = (buffer[source + 2], buffer[source + 1], buffer[source])
                     default:  // 16 or 32, through the masks
                         let source = line + x * bits / 8
-                        let value = bits == 16
+                        let value =
+                            bits == 16
                             ? UInt32(buffer[source]) | UInt32(buffer[source + 1]) << 8
-                            : UInt32(buffer[source]) | UInt32(buffer[source + 1]) << 8 | UInt32(buffer[source + 2]) << 16 | UInt32(buffer[source + 3]) << 24
-                        (red, green, blue) = (channels[0].value(value), channels[1].value(value), channels[2].value(value))
+                            : UInt32(buffer[source]) | UInt32(buffer[source + 1]) << 8 | UInt32(buffer[source + 2])
+                                << 16 | UInt32(buffer[source + 3]) << 24
+                        (red, green, blue) = (
+                            channels[0].value(value), channels[1].value(value), channels[2].value(value)
+                        )
                         if channels[3].maximum > 0 {
                             alpha = channels[3].value(value)
                             if alpha != 0 { alphaSeen = true }

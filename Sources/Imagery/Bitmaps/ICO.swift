@@ -21,7 +21,8 @@ public enum ICO {
         try data.withUnsafeBytes { buffer in
             let entry = try largestEntry(Bytes(buffer, format: .ico))
             if isPNG(buffer, entry) { return (entry.width, entry.height) }
-            let picture = Bytes(UnsafeRawBufferPointer(rebasing: buffer[entry.offset..<entry.offset + entry.length]), format: .ico)
+            let picture = Bytes(
+                UnsafeRawBufferPointer(rebasing: buffer[entry.offset..<entry.offset + entry.length]), format: .ico)
             let dib = try DIB.parse(picture, at: 0, fileHeader: false, icon: true)
             return (dib.header.width, dib.header.height)
         }
@@ -38,7 +39,8 @@ public enum ICO {
 
     static func isPNG(_ buffer: UnsafeRawBufferPointer, _ entry: Entry) -> Bool {
         let signature: [UInt8] = [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]
-        return entry.length >= signature.count && Array(buffer[entry.offset..<entry.offset + signature.count]) == signature
+        return entry.length >= signature.count
+            && Array(buffer[entry.offset..<entry.offset + signature.count]) == signature
     }
 
     /// The largest picture of an icon file.
@@ -53,7 +55,8 @@ public enum ICO {
             let bytes = Bytes(buffer, format: .ico)
             let entry = try largestEntry(bytes)
             if isPNG(buffer, entry) { return .png(Data(buffer[entry.offset..<entry.offset + entry.length])) }
-            let picture = Bytes(UnsafeRawBufferPointer(rebasing: buffer[entry.offset..<entry.offset + entry.length]), format: .ico)
+            let picture = Bytes(
+                UnsafeRawBufferPointer(rebasing: buffer[entry.offset..<entry.offset + entry.length]), format: .ico)
             let dib = try DIB.parse(picture, at: 0, fileHeader: false, icon: true)
             try dib.check(maximumPixels: maximumPixels)
             let pixels = try dib.pixels(picture, at: dib.end, iconMask: true)
@@ -71,19 +74,28 @@ public enum ICO {
 
     /// The directory's largest entry (by area, then bits per pixel), its bytes within the file.
     static func largestEntry(_ bytes: Bytes) throws -> Entry {
-        guard try bytes.uint16(0) == 0, [1, 2].contains(try bytes.uint16(2)) else { throw bytes.corrupt("an icon file starts with 0, 1 (or 2)") }
+        guard try bytes.uint16(0) == 0, [1, 2].contains(try bytes.uint16(2)) else {
+            throw bytes.corrupt("an icon file starts with 0, 1 (or 2)")
+        }
         let count = try bytes.uint16(4)
         guard count > 0 else { throw bytes.corrupt("an icon file with no picture") }
         var best: Entry?
         for index in 0..<count {
             let start = 6 + 16 * index
-            let width = Int(try bytes.uint8(start)), height = Int(try bytes.uint8(start + 1))
+            let width = Int(try bytes.uint8(start))
+            let height = Int(try bytes.uint8(start + 1))
             let entry = Entry(
-                width: width == 0 ? 256 : width, height: height == 0 ? 256 : height, bitsPerPixel: try bytes.uint16(start + 6),
+                width: width == 0 ? 256 : width, height: height == 0 ? 256 : height,
+                bitsPerPixel: try bytes.uint16(start + 6),
                 offset: Int(try bytes.uint32(start + 12)), length: Int(try bytes.uint32(start + 8))
             )
             if let current = best,
-               (current.width * current.height, current.bitsPerPixel) >= (entry.width * entry.height, entry.bitsPerPixel) { continue }
+                (current.width * current.height, current.bitsPerPixel) >= (
+                    entry.width * entry.height, entry.bitsPerPixel
+                )
+            {
+                continue
+            }
             best = entry
         }
         guard let best else { throw bytes.corrupt("an icon file with no picture") }

@@ -80,7 +80,9 @@ public struct HTTPCachePolicy: Sendable, Hashable {
 
     /// Decides how to use `stored` for a request with `requestHeaders` at `now`:
     /// fresh while `now` is before ``freshUntil(_:)``.
-    public func evaluate(_ stored: CacheMetadata, requestHeaders: [String: String] = [:], now: Date = Date()) -> Decision {
+    public func evaluate(_ stored: CacheMetadata, requestHeaders: [String: String] = [:], now: Date = Date())
+        -> Decision
+    {
         if let response = stored.http, !response.varyingRequestHeaders.isEmpty {
             var lowerRequest: [String: String] = [:]
             for (name, value) in requestHeaders { lowerRequest[name.lowercased()] = value }
@@ -99,16 +101,20 @@ public struct HTTPCachePolicy: Sendable, Hashable {
     public func freshUntil(_ stored: CacheMetadata) -> Date {
         if case .aggressive(let ttl) = mode { return stored.storedAt.addingTimeInterval(ttl) }
         guard let response = stored.http else { return .distantFuture }
-        return freshUntil(response, directives: Self.cacheControl(response.headers["cache-control"]), date: Self.date(of: response))
+        return freshUntil(
+            response, directives: Self.cacheControl(response.headers["cache-control"]), date: Self.date(of: response))
     }
 
     /// ``freshUntil(_:)`` of an HTTP response whose `Cache-Control` and `Date` are parsed.
     private func freshUntil(_ response: HTTPResponseInfo, directives: [String: String?], date: Date) -> Date {
-        let pragmaNoCache = response.headers["pragma"]?.lowercased().contains("no-cache") == true && response.headers["cache-control"] == nil
+        let pragmaNoCache =
+            response.headers["pragma"]?.lowercased().contains("no-cache") == true
+            && response.headers["cache-control"] == nil
         if directives["no-cache"] != nil || pragmaNoCache { return .distantPast }
         // current age < lifetime  <=>  now < responseTime + lifetime - corrected initial age
         let initialAge = currentAge(response, date: date, now: response.responseTime)
-        return response.responseTime.addingTimeInterval(freshnessLifetime(response, directives: directives, date: date) - initialAge)
+        return response.responseTime.addingTimeInterval(
+            freshnessLifetime(response, directives: directives, date: date) - initialAge)
     }
 
     /// What a cache that passes a stored response on needs to know of it, from one reading of
@@ -134,13 +140,17 @@ public struct HTTPCachePolicy: Sendable, Hashable {
         }
         let directives = Self.cacheControl(response.headers["cache-control"])
         guard case .http = mode else {
-            return Assessment(freshUntil: freshUntil(stored), isStorable: isStorable(response), directives: directives, initialAge: nil)
+            return Assessment(
+                freshUntil: freshUntil(stored), isStorable: isStorable(response), directives: directives,
+                initialAge: nil)
         }
         let date = Self.date(of: response)
-        let storable = response.statusCode == 200 && directives["no-store"] == nil
+        let storable =
+            response.statusCode == 200 && directives["no-store"] == nil
             && !Self.varyNames(response.headers["vary"]).contains("*")
         return Assessment(
-            freshUntil: freshUntil(response, directives: directives, date: date), isStorable: storable, directives: directives,
+            freshUntil: freshUntil(response, directives: directives, date: date), isStorable: storable,
+            directives: directives,
             initialAge: currentAge(response, date: date, now: response.responseTime)
         )
     }
@@ -163,7 +173,7 @@ public struct HTTPCachePolicy: Sendable, Hashable {
         guard case .http = mode, let response = stored.http else { return false }
         let directives = Self.cacheControl(response.headers["cache-control"])
         guard directives["must-revalidate"] == nil, directives["proxy-revalidate"] == nil,
-              let window = Self.deltaSeconds(directives["stale-while-revalidate"])
+            let window = Self.deltaSeconds(directives["stale-while-revalidate"])
         else { return false }
         let expiry = freshUntil(stored)
         return expiry != .distantPast && now.timeIntervalSince(expiry) <= window
@@ -188,10 +198,13 @@ public struct HTTPCachePolicy: Sendable, Hashable {
 
     /// The freshness lifetime in seconds (RFC 9111 4.2.1).
     public func freshnessLifetime(_ response: HTTPResponseInfo) -> TimeInterval {
-        freshnessLifetime(response, directives: Self.cacheControl(response.headers["cache-control"]), date: Self.date(of: response))
+        freshnessLifetime(
+            response, directives: Self.cacheControl(response.headers["cache-control"]), date: Self.date(of: response))
     }
 
-    private func freshnessLifetime(_ response: HTTPResponseInfo, directives: [String: String?], date: Date) -> TimeInterval {
+    private func freshnessLifetime(_ response: HTTPResponseInfo, directives: [String: String?], date: Date)
+        -> TimeInterval
+    {
         if let maxAge = directives["max-age"] {
             // Invalid freshness information (`max-age=-1`, `max-age=soon`) means stale (RFC 9111 4.2.1).
             return Self.deltaSeconds(maxAge) ?? 0
@@ -267,8 +280,11 @@ public struct HTTPCachePolicy: Sendable, Hashable {
                         }
                         return name.count
                     }
-                    let value = equals < end
-                        ? String(decoding: UnsafeBufferPointer(rebasing: bytes[trimmed(equals + 1..<end, quotes: true)]), as: UTF8.self)
+                    let value =
+                        equals < end
+                        ? String(
+                            decoding: UnsafeBufferPointer(rebasing: bytes[trimmed(equals + 1..<end, quotes: true)]),
+                            as: UTF8.self)
                         : nil
                     directives[lowered] = .some(value)
                 }

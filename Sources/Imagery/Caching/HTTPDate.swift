@@ -19,7 +19,9 @@ public enum HTTPDate {
         if let date = parseIMFFixdate(string) { return date }
         // HTTP dates are short printable ASCII. Anything else never reaches DateFormatter, which
         // traps on some strings with combining marks ("Incorrect range", found by the fuzzer).
-        guard string.utf8.count <= 64, string.utf8.allSatisfy({ (0x20...0x7E).contains($0) || $0 == 0x09 }) else { return nil }
+        guard string.utf8.count <= 64, string.utf8.allSatisfy({ (0x20...0x7E).contains($0) || $0 == 0x09 }) else {
+            return nil
+        }
         let trimmed = string.trimmingCharacters(in: .whitespaces)
         return formatters.withLock { formatters in
             for formatter in formatters {
@@ -45,8 +47,8 @@ public enum HTTPDate {
             guard end - start == 29 else { return nil }
             let b = UnsafeBufferPointer(rebasing: bytes[start..<end])
             guard b[3] == UInt8(ascii: ","), b[4] == 0x20, b[7] == 0x20, b[11] == 0x20, b[16] == 0x20,
-                  b[19] == UInt8(ascii: ":"), b[22] == UInt8(ascii: ":"), b[25] == 0x20,
-                  b[26] == UInt8(ascii: "G"), b[27] == UInt8(ascii: "M"), b[28] == UInt8(ascii: "T")
+                b[19] == UInt8(ascii: ":"), b[22] == UInt8(ascii: ":"), b[25] == 0x20,
+                b[26] == UInt8(ascii: "G"), b[27] == UInt8(ascii: "M"), b[28] == UInt8(ascii: "T")
             else { return nil }
             func number(_ from: Int, _ count: Int) -> Int? {
                 var value = 0
@@ -60,8 +62,8 @@ public enum HTTPDate {
             let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
             let monthName = String(decoding: UnsafeBufferPointer(rebasing: b[8..<11]), as: UTF8.self)
             guard let monthIndex = months.firstIndex(of: monthName), let day = number(5, 2), let year = number(12, 4),
-                  let hour = number(17, 2), let minute = number(20, 2), let second = number(23, 2),
-                  (1...31).contains(day), hour < 24, minute < 60, second < 61
+                let hour = number(17, 2), let minute = number(20, 2), let second = number(23, 2),
+                (1...31).contains(day), hour < 24, minute < 60, second < 61
             else { return nil }
             // Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil).
             let month = monthIndex + 1

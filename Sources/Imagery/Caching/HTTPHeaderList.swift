@@ -11,9 +11,11 @@ package enum HTTPHeaderList {
         var start = bytes.startIndex
         while start <= bytes.endIndex {
             let end = bytes[start...].firstIndex(of: UInt8(ascii: ",")) ?? bytes.endIndex
-            var lower = start, upper = end
+            var lower = start
+            var upper = end
             while lower < upper, bytes[lower] == 0x20 || bytes[lower] == 0x09 { lower = bytes.index(after: lower) }
-            while upper > lower, bytes[bytes.index(before: upper)] == 0x20 || bytes[bytes.index(before: upper)] == 0x09 {
+            while upper > lower, bytes[bytes.index(before: upper)] == 0x20 || bytes[bytes.index(before: upper)] == 0x09
+            {
                 upper = bytes.index(before: upper)
             }
             if lower < upper { elements.append(Substring(bytes[lower..<upper])) }

@@ -76,7 +76,9 @@ struct LRUStorage<Key: Hashable, Value> {
         var released: [Value] = []
         if let slot = index[key], let old = remove(slot: slot) { released.append(old) }
         guard cost <= costLimit, countLimit > 0 else { return released }
-        let node = Node(key: key, value: value, cost: cost, expiry: ttl.flatMap { ttl in now.map { $0 &+ ttl } } ?? .max, previous: Self.none, next: head)
+        let node = Node(
+            key: key, value: value, cost: cost, expiry: ttl.flatMap { ttl in now.map { $0 &+ ttl } } ?? .max,
+            previous: Self.none, next: head)
         let slot: Int
         if let reused = free.popLast() {
             nodes[reused] = node
@@ -106,7 +108,7 @@ struct LRUStorage<Key: Hashable, Value> {
     /// Evicts from the tail until both limits hold.
     @inlinable mutating func trim() -> [Value] {
         var evicted: [Value] = []
-        while (totalCost > costLimit || index.count > countLimit), tail != Self.none {
+        while totalCost > costLimit || index.count > countLimit, tail != Self.none {
             if let value = remove(slot: tail) { evicted.append(value) }
         }
         return evicted
@@ -169,7 +171,8 @@ struct LRUStorage<Key: Hashable, Value> {
         }
         precondition(previous == tail, "tail is not the last node")
         precondition(seen == index.count, "list has \(seen) nodes, index \(index.count)")
-        precondition(seen + free.count == nodes.count, "nodes leaked: \(seen) used + \(free.count) free != \(nodes.count)")
+        precondition(
+            seen + free.count == nodes.count, "nodes leaked: \(seen) used + \(free.count) free != \(nodes.count)")
         precondition(cost == totalCost, "total cost \(totalCost) != sum \(cost)")
         precondition(totalCost <= costLimit, "cost \(totalCost) over limit \(costLimit)")
         precondition(index.count <= countLimit, "count \(index.count) over limit \(countLimit)")

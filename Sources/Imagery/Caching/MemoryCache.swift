@@ -37,7 +37,8 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
         time: TimeSource = .system
     ) {
         precondition(costLimit >= 0 && countLimit >= 0, "limits cannot be negative")
-        self.storage = Locked(LRUStorage(costLimit: costLimit, countLimit: countLimit, ttl: ttl.map { Int64($0 * 1e9) }))
+        self.storage = Locked(
+            LRUStorage(costLimit: costLimit, countLimit: countLimit, ttl: ttl.map { Int64($0 * 1e9) }))
         self.costFunction = cost ?? { ($0 as? any CacheCostReporting)?.cacheCost ?? 1 }
         self.expires = ttl != nil
         self.time = time
@@ -124,13 +125,25 @@ public final class MemoryCache<Key: Hashable & Sendable, Value: Sendable>: Senda
     /// The most total cost held; lowering it evicts at once.
     public var costLimit: Int {
         get { storage.withLock { $0.costLimit } }
-        set { let evicted = storage.withLock { $0.costLimit = max(0, newValue); return $0.trim() }; _ = evicted }
+        set {
+            let evicted = storage.withLock {
+                $0.costLimit = max(0, newValue)
+                return $0.trim()
+            }
+            _ = evicted
+        }
     }
 
     /// The most entries held; lowering it evicts at once.
     @inlinable public var countLimit: Int {
         get { storage.withLock { $0.countLimit } }
-        set { let evicted = storage.withLock { $0.countLimit = max(0, newValue); return $0.trim() }; _ = evicted }
+        set {
+            let evicted = storage.withLock {
+                $0.countLimit = max(0, newValue)
+                return $0.trim()
+            }
+            _ = evicted
+        }
     }
 
     /// The keys from most to least recently used (for tests and diagnostics).

@@ -44,7 +44,8 @@ public enum ImageDecodingError: Error, Sendable, Hashable, CustomStringConvertib
     public var description: String {
         switch self {
         case .empty: "the data is empty"
-        case .unsupportedFormat: "the data is not an image in a supported format (JPEG, PNG, GIF, WebP, AVIF, HEIC, TIFF, BMP, ICO)"
+        case .unsupportedFormat:
+            "the data is not an image in a supported format (JPEG, PNG, GIF, WebP, AVIF, HEIC, TIFF, BMP, ICO)"
         case .tooManyPixels(let width, let height, let limit):
             "the image is \(width)x\(height) pixels, over the limit of \(limit) pixels"
         case .tooManyFrames(let frames, let width, let height, let pixelLimit, let frameLimit):

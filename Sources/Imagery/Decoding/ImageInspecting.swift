@@ -28,15 +28,21 @@ public struct ImageHeader: Sendable, Hashable, Codable {
 
     /// JSON keys: the property names, but `alpha` for ``hasAlpha`` (what `/info` answers).
     private enum CodingKeys: String, CodingKey {
-        case width, height, format, orientation, frames, hasAlpha = "alpha", colorSpace, bitsPerChannel, profile
+        case width, height, format, orientation, frames
+        case hasAlpha = "alpha"
+        case colorSpace, bitsPerChannel, profile
     }
 
     public init(
         width: Int, height: Int, format: ImageFormat, orientation: Int, frames: Int, hasAlpha: Bool,
         colorSpace: String, bitsPerChannel: Int, profile: String?
     ) {
-        (self.width, self.height, self.format, self.orientation, self.frames) = (width, height, format, orientation, frames)
-        (self.hasAlpha, self.colorSpace, self.bitsPerChannel, self.profile) = (hasAlpha, colorSpace, bitsPerChannel, profile)
+        (self.width, self.height, self.format, self.orientation, self.frames) = (
+            width, height, format, orientation, frames
+        )
+        (self.hasAlpha, self.colorSpace, self.bitsPerChannel, self.profile) = (
+            hasAlpha, colorSpace, bitsPerChannel, profile
+        )
     }
 }
 

@@ -23,7 +23,9 @@ public protocol ThumbnailDeriving: ImageDecoding {
 
 extension ThumbnailDeriving {
     /// ``decodeKeepingBase(_:recipe:)`` of a resize alone.
-    public func decodeKeepingBase(_ data: Data, thumbnail: ImageRequest.Thumbnail) throws -> (image: Image, base: ThumbnailBase?) {
+    public func decodeKeepingBase(_ data: Data, thumbnail: ImageRequest.Thumbnail) throws -> (
+        image: Image, base: ThumbnailBase?
+    ) {
         try decodeKeepingBase(data, recipe: ImageRecipe(resize: thumbnail))
     }
 

@@ -40,7 +40,10 @@ public struct AutoQuality: Sendable, Hashable, CustomStringConvertible {
     /// Above this many output pixels, the maximum quality without a search; `nil`: ``defaultMaximumPixels``.
     public var maximumPixels: Int?
 
-    public init(target: Target? = nil, minimum: Int? = nil, maximum: Int? = nil, tolerance: Double? = nil, maximumPixels: Int? = nil) {
+    public init(
+        target: Target? = nil, minimum: Int? = nil, maximum: Int? = nil, tolerance: Double? = nil,
+        maximumPixels: Int? = nil
+    ) {
         self.target = target
         self.minimum = minimum.map { min(100, max(1, $0)) }
         self.maximum = maximum.map { min(100, max(1, $0)) }
@@ -63,11 +66,12 @@ public struct AutoQuality: Sendable, Hashable, CustomStringConvertible {
 
     /// `auto:s70.0:70-80:…`, with `-` for what is left to defaults: for cache keys.
     public var description: String {
-        let target = switch target {
-        case .ssimulacra2(let score): "s\(score)"
-        case .bytes(let count): "b\(count)"
-        case nil: "-"
-        }
+        let target =
+            switch target {
+            case .ssimulacra2(let score): "s\(score)"
+            case .bytes(let count): "b\(count)"
+            case nil: "-"
+            }
         func text<T>(_ value: T?) -> String { value.map { "\($0)" } ?? "-" }
         return "auto:\(target):\(text(minimum))-\(text(maximum)):\(text(tolerance)):\(text(maximumPixels))"
     }

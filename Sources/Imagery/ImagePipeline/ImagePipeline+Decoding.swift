@@ -28,7 +28,8 @@ extension ImagePipeline {
             var source: CacheEntry?  // the source's bytes, loaded (and revalidated) at most once
             func loadSource() async throws -> CacheEntry {
                 if let source { return source }
-                let entry = try await loadData(request, priority: job.priority, progress: job.reportProgress, deadline: deadline)
+                let entry = try await loadData(
+                    request, priority: job.priority, progress: job.reportProgress, deadline: deadline)
                 source = entry
                 return entry
             }
@@ -96,7 +97,7 @@ extension ImagePipeline {
         defer { admission.forEach { $0.release() } }
         let recipe = request.recipe
         guard recipe.resizes, let bases, !request.options.contains(.disableMemoryCacheWrites),
-              let deriving = configuration.decoder as? any ThumbnailDeriving
+            let deriving = configuration.decoder as? any ThumbnailDeriving
         else { return try await decode(entry.data, recipe: recipe, priority: priority) }
         let data = entry.data
         let (image, base) = try await timedDecode(priority: priority) {
@@ -104,7 +105,8 @@ extension ImagePipeline {
             return (decoded.image, decoded.base)
         }
         if let base, mayKeepInMemory(entry.metadata) {
-            bases[request.sourceKey] = KeptBase(base: base, source: entry.metadata, freshUntil: freshUntil(entry.metadata))
+            bases[request.sourceKey] = KeptBase(
+                base: base, source: entry.metadata, freshUntil: freshUntil(entry.metadata))
         }
         return image
     }
@@ -119,7 +121,8 @@ extension ImagePipeline {
         guard let budget = configuration.memoryBudget else { return [] }
         let source = budget.charge(data.count)
         // An unreadable header is the decode's to report: charge the source alone.
-        let estimate = (configuration.decoder as? any DecodeCostEstimating)
+        let estimate =
+            (configuration.decoder as? any DecodeCostEstimating)
             .flatMap { try? $0.estimatedDecodeMemory(data, recipe: recipe) } ?? 0
         do {
             return [source, try await budget.reserve(estimate, for: .decode, deadline: deadline)]
@@ -167,7 +170,7 @@ extension ImagePipeline {
     ) async throws -> ImageResponse? {
         let recipe = request.recipe
         guard recipe.resizes, let bases, !request.options.contains(.disableMemoryCacheReads),
-              let deriving = configuration.decoder as? any ThumbnailDeriving
+            let deriving = configuration.decoder as? any ThumbnailDeriving
         else { return nil }
         guard var kept = bases[request.sourceKey] else {
             record(.cacheLookup(.memoryBase, hit: false))
@@ -210,14 +213,16 @@ extension ImagePipeline {
     /// A fresh thumbnail stored on disk under the variant key, decoded.
     private func storedVariant(for request: ImageRequest, priority: PriorityCell) async throws -> ImageResponse? {
         guard !request.recipe.isIdentity, !request.options.contains(.disableDiskCacheReads),
-              let disk = configuration.diskCache
+            let disk = configuration.diskCache
         else { return nil }
         let entry = await disk.entry(for: request.imageKey.stringValue)
         let now = configuration.time.date()
-        let usable = entry.map {
-            request.options.contains(.returnCacheDataDontLoad)
-                || configuration.cachePolicy.evaluate($0.metadata, requestHeaders: request.headers, now: now) == .fresh
-        } ?? false
+        let usable =
+            entry.map {
+                request.options.contains(.returnCacheDataDontLoad)
+                    || configuration.cachePolicy.evaluate($0.metadata, requestHeaders: request.headers, now: now)
+                        == .fresh
+            } ?? false
         record(.cacheLookup(.diskVariant, hit: usable))
         guard let entry, usable else { return nil }
         guard let variant = try? await decode(entry.data, recipe: ImageRecipe(), priority: priority) else {
@@ -236,8 +241,8 @@ extension ImagePipeline {
     /// Encodes a thumbnail and stores it on disk in the background, with its source's freshness.
     private func storeVariant(_ response: ImageResponse, for request: ImageRequest) {
         guard !request.recipe.isIdentity, !request.options.contains(.disableDiskCacheWrites), !request.isLocalFile,
-              let disk = configuration.diskCache, let encoder = configuration.encoder,
-              configuration.cachePolicy.isStorable(response.source)
+            let disk = configuration.diskCache, let encoder = configuration.encoder,
+            configuration.cachePolicy.isStorable(response.source)
         else { return }
         let image = response.image
         var metadata = response.source

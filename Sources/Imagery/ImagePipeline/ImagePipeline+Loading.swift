@@ -38,12 +38,16 @@ extension ImagePipeline {
         }
         let key = request.sourceKey.stringValue
         if !request.options.contains(.disableDiskCacheReads), let metadata = await disk.metadata(for: key),
-           configuration.cachePolicy.evaluate(metadata, requestHeaders: request.headers, now: configuration.time.date()) == .fresh {
+            configuration.cachePolicy.evaluate(
+                metadata, requestHeaders: request.headers, now: configuration.time.date()) == .fresh
+        {
             record(.cacheLookup(.diskData, hit: true))
             return true
         }
-        if !request.options.contains(.disableMemoryCacheReads), let entry = await configuration.dataCache?.entry(for: key),
-           memoryDecision(entry.metadata, for: request) == .fresh, configuration.cachePolicy.isStorable(entry.metadata) {
+        if !request.options.contains(.disableMemoryCacheReads),
+            let entry = await configuration.dataCache?.entry(for: key),
+            memoryDecision(entry.metadata, for: request) == .fresh, configuration.cachePolicy.isStorable(entry.metadata)
+        {
             await disk.store(entry.data, for: key, metadata: entry.metadata)
             return true
         }
@@ -56,16 +60,22 @@ extension ImagePipeline {
     /// How the policy judges an entry of the memory tier.
     private func memoryDecision(_ metadata: CacheMetadata, for request: ImageRequest) -> HTTPCachePolicy.Decision {
         configuration.memoryFreshness == .ignored
-            ? .fresh : configuration.cachePolicy.evaluate(metadata, requestHeaders: request.headers, now: configuration.time.date())
+            ? .fresh
+            : configuration.cachePolicy.evaluate(
+                metadata, requestHeaders: request.headers, now: configuration.time.date())
     }
 
-    private func fetchData(_ request: ImageRequest, job: JobContext, deadline: ContinuousClock.Instant?) async throws -> CacheEntry {
+    private func fetchData(_ request: ImageRequest, job: JobContext, deadline: ContinuousClock.Instant?) async throws
+        -> CacheEntry
+    {
         let key = request.sourceKey.stringValue
         let policy = configuration.cachePolicy
         var stale: CacheEntry?
         var conditionalHeaders: [String: String] = [:]
         // Memory again (another job may have refreshed it meanwhile): a stale copy is revalidated, not downloaded.
-        if !request.options.contains(.disableMemoryCacheReads), let entry = await configuration.dataCache?.entry(for: key) {
+        if !request.options.contains(.disableMemoryCacheReads),
+            let entry = await configuration.dataCache?.entry(for: key)
+        {
             switch memoryDecision(entry.metadata, for: request) {
             case .fresh: return entry
             case .stale(let headers): (stale, conditionalHeaders) = (entry, headers)
@@ -102,7 +112,9 @@ extension ImagePipeline {
         defer { admission.release() }
         do {
             // `deadline` is set only with a budget: a slot waited for past it is the budget's refusal.
-            let overloaded: @Sendable () -> any Error = { budget?.overloaded() ?? MemoryBudgetError.overloaded(retryAfter: 1) }
+            let overloaded: @Sendable () -> any Error = {
+                budget?.overloaded() ?? MemoryBudgetError.overloaded(retryAfter: 1)
+            }
             if let budget, let deadline { try budget.refuseIfLate(alsoAhead: downloads.waiting, deadline: deadline) }
             response = try await downloads.run(
                 priority: job.priority, deadline: deadline, time: budget?.time ?? .system, timeoutError: overloaded
@@ -110,17 +122,21 @@ extension ImagePipeline {
                 let start = ContinuousClock.now
                 do {
                     let response = try await fetch(
-                        request, conditionalHeaders: conditionalHeaders, admission: admission, progress: job.reportProgress
+                        request, conditionalHeaders: conditionalHeaders, admission: admission,
+                        progress: job.reportProgress
                     )
                     let notModified = response.statusCode == 304
-                    record(.fetched(duration: ContinuousClock.now - start, bytes: response.data.count, notModified: notModified))
+                    record(
+                        .fetched(
+                            duration: ContinuousClock.now - start, bytes: response.data.count, notModified: notModified)
+                    )
                     return response
                 } catch {
                     if !(error is CancellationError) { record(.fetchFailed(duration: ContinuousClock.now - start)) }
                     throw error
                 }
             }
-        } catch where !(error is CancellationError) {
+        } catch  where !(error is CancellationError) {
             // The origin failed: a stale entry may stand in (stale-if-error).
             if let stale, policy.allowsStaleOnError(stale.metadata, now: configuration.time.date()) { return stale }
             throw error
@@ -137,9 +153,11 @@ extension ImagePipeline {
             return refreshed
         }
 
-        let entry = CacheEntry(data: response.data, metadata: CacheMetadata(
-            contentType: response.headers["content-type"], storedAt: configuration.time.date(), http: http
-        ))
+        let entry = CacheEntry(
+            data: response.data,
+            metadata: CacheMetadata(
+                contentType: response.headers["content-type"], storedAt: configuration.time.date(), http: http
+            ))
         if policy.isStorable(entry.metadata) {
             if !request.options.contains(.disableDiskCacheWrites), !request.isLocalFile {
                 await configuration.diskCache?.store(entry.data, for: key, metadata: entry.metadata)
@@ -162,7 +180,8 @@ extension ImagePipeline {
     ) async throws -> DataResponse {
         switch request.source {
         case .url(let url):
-            var dataRequest = DataRequest(url: url, headers: request.headers.merging(conditionalHeaders) { _, conditional in conditional })
+            var dataRequest = DataRequest(
+                url: url, headers: request.headers.merging(conditionalHeaders) { _, conditional in conditional })
             if admission.isActive {
                 dataRequest.willReceiveBody = { try await admission.reserve($0) }
             }
@@ -179,7 +198,8 @@ extension ImagePipeline {
 
     /// The HTTP facts of a response from an http(s) URL; `nil` for files and custom sources.
     private func httpInfo(for request: ImageRequest, response: DataResponse, requestTime: Date) -> HTTPResponseInfo? {
-        guard case .url(let url) = request.source, let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https"
+        guard case .url(let url) = request.source, let scheme = url.scheme?.lowercased(),
+            scheme == "http" || scheme == "https"
         else { return nil }
         return HTTPResponseInfo(
             statusCode: response.statusCode, headers: response.headers,

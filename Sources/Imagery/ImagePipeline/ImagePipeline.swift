@@ -35,12 +35,16 @@ public final class ImagePipeline: Sendable {
     public init(configuration: Configuration) {
         self.configuration = configuration
         self.downloads = DownloadQueue(
-            limit: max(1, configuration.maximumConcurrentDownloads), prefetchLimit: max(1, configuration.maximumConcurrentPrefetches)
+            limit: max(1, configuration.maximumConcurrentDownloads),
+            prefetchLimit: max(1, configuration.maximumConcurrentPrefetches)
         )
-        self.decodingPool = WorkerPool(threadCount: max(1, configuration.maximumConcurrentDecodes), name: "imagery.decode")
-        self.bases = configuration.decoder is any ThumbnailDeriving && configuration.baseImageCacheCostLimit > 0
+        self.decodingPool = WorkerPool(
+            threadCount: max(1, configuration.maximumConcurrentDecodes), name: "imagery.decode")
+        self.bases =
+            configuration.decoder is any ThumbnailDeriving && configuration.baseImageCacheCostLimit > 0
             ? MemoryCache(
-                costLimit: configuration.baseImageCacheCostLimit, ttl: configuration.baseImageCacheTTL, time: configuration.time
+                costLimit: configuration.baseImageCacheCostLimit, ttl: configuration.baseImageCacheTTL,
+                time: configuration.time
             )
             : nil
     }

@@ -13,12 +13,15 @@ public protocol DataLoading: Sendable {
     /// - Returns: The body with the status and headers. A 304 (only possible when the
     ///   request was conditional) returns with an empty body; any other non-success status throws.
     /// - Throws: ``DataLoadingError``, or `CancellationError` when cancelled.
-    func load(_ request: DataRequest, progress: @escaping @Sendable (TransferProgress) -> Void) async throws -> DataResponse
+    func load(_ request: DataRequest, progress: @escaping @Sendable (TransferProgress) -> Void) async throws
+        -> DataResponse
 }
 
 extension DataLoading {
     /// Loads the bytes at `url` with no extra headers.
-    public func loadData(for url: URL, progress: @escaping @Sendable (TransferProgress) -> Void = { _ in }) async throws -> Data {
+    public func loadData(for url: URL, progress: @escaping @Sendable (TransferProgress) -> Void = { _ in }) async throws
+        -> Data
+    {
         try await load(DataRequest(url: url), progress: progress).data
     }
 }

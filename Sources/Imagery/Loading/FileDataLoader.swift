@@ -13,14 +13,16 @@ public struct FileDataLoader: DataLoading {
         self.maximumSize = maximumSize
     }
 
-    public func load(_ request: DataRequest, progress: @escaping @Sendable (TransferProgress) -> Void) async throws -> DataResponse {
+    public func load(_ request: DataRequest, progress: @escaping @Sendable (TransferProgress) -> Void) async throws
+        -> DataResponse
+    {
         let url = request.url
         guard url.isFileURL else { throw DataLoadingError.unsupportedScheme(url.scheme ?? "") }
         try Task.checkCancellation()
         let path = url.path
         let attributes = try? FileManager.default.attributesOfItem(atPath: path)
         guard let size = (attributes?[.size] as? NSNumber)?.intValue,
-              attributes?[.type] as? FileAttributeType == .typeRegular
+            attributes?[.type] as? FileAttributeType == .typeRegular
         else { throw DataLoadingError.fileNotFound(path) }
         guard size <= maximumSize else { throw DataLoadingError.tooLarge(limit: maximumSize) }
         try await request.willReceiveBody?(Int64(size))

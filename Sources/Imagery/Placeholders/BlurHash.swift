@@ -50,7 +50,8 @@ public enum BlurHash {
             func quantise(_ value: Double) -> Int {
                 max(0, min(18, Int((signedPower(value / maximum, 0.5) * 9 + 9.5).rounded(.down))))
             }
-            hash += Base83.encode(quantise(factor.0) * 19 * 19 + quantise(factor.1) * 19 + quantise(factor.2), length: 2)
+            hash += Base83.encode(
+                quantise(factor.0) * 19 * 19 + quantise(factor.1) * 19 + quantise(factor.2), length: 2)
         }
         return hash
     }
@@ -63,10 +64,12 @@ public enum BlurHash {
     ///   - punch: Contrast of the components; default 1.
     public static func decode(_ hash: String, width: Int, height: Int, punch: Double = 1) -> Image? {
         let characters = Array(hash.utf8)
-        guard characters.count >= 6, width > 0, height > 0, let size = Base83.decode(characters[0..<1]) else { return nil }
+        guard characters.count >= 6, width > 0, height > 0, let size = Base83.decode(characters[0..<1]) else {
+            return nil
+        }
         let (componentsX, componentsY) = (size % 9 + 1, size / 9 + 1)
         guard characters.count == 4 + 2 * componentsX * componentsY,
-              let quantisedMaximum = Base83.decode(characters[1..<2]), let dc = Base83.decode(characters[2..<6])
+            let quantisedMaximum = Base83.decode(characters[1..<2]), let dc = Base83.decode(characters[2..<6])
         else { return nil }
         let maximum = Double(quantisedMaximum + 1) / 166 * punch
         var colours = [(linear(dc >> 16), linear((dc >> 8) & 255), linear(dc & 255))]
@@ -81,7 +84,9 @@ public enum BlurHash {
                 var (r, g, b) = (0.0, 0.0, 0.0)
                 for j in 0..<componentsY {
                     for i in 0..<componentsX {
-                        let basis = cos(Double.pi * Double(x) * Double(i) / Double(width)) * cos(Double.pi * Double(y) * Double(j) / Double(height))
+                        let basis =
+                            cos(Double.pi * Double(x) * Double(i) / Double(width))
+                            * cos(Double.pi * Double(y) * Double(j) / Double(height))
                         let colour = colours[i + j * componentsX]
                         r += colour.0 * basis
                         g += colour.1 * basis
@@ -142,7 +147,8 @@ public enum BlurHash {
 
 /// BlurHash's base-83 digits.
 enum Base83 {
-    static let digits = Array("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz#$%*+,-.:;=?@[]^_{|}~".utf8)
+    static let digits = Array(
+        "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz#$%*+,-.:;=?@[]^_{|}~".utf8)
     static let values: [UInt8: Int] = Dictionary(uniqueKeysWithValues: digits.enumerated().map { ($1, $0) })
 
     static func encode(_ value: Int, length: Int) -> String {

@@ -76,11 +76,16 @@ public enum ThumbHash {
         // JavaScript's Math.round, which the reference uses (half up; every value here is >= 0).
         func round(_ value: Double) -> Int { Int((value + 0.5).rounded(.down)) }
         let isLandscape = width > height
-        let header24 = round(63 * luminance.dc) | round(31.5 + 31.5 * blueYellow.dc) << 6 | round(31.5 + 31.5 * redGreen.dc) << 12
+        let header24 =
+            round(63 * luminance.dc) | round(31.5 + 31.5 * blueYellow.dc) << 6 | round(31.5 + 31.5 * redGreen.dc) << 12
             | round(31 * luminance.scale) << 18 | (hasAlpha ? 1 << 23 : 0)
-        let header16 = (isLandscape ? Int(ly) : Int(lx)) | round(63 * blueYellow.scale) << 3 | round(63 * redGreen.scale) << 9
+        let header16 =
+            (isLandscape ? Int(ly) : Int(lx)) | round(63 * blueYellow.scale) << 3 | round(63 * redGreen.scale) << 9
             | (isLandscape ? 1 << 15 : 0)
-        var hash: [UInt8] = [UInt8(header24 & 255), UInt8(header24 >> 8 & 255), UInt8(header24 >> 16), UInt8(header16 & 255), UInt8(header16 >> 8)]
+        var hash: [UInt8] = [
+            UInt8(header24 & 255), UInt8(header24 >> 8 & 255), UInt8(header24 >> 16), UInt8(header16 & 255),
+            UInt8(header16 >> 8),
+        ]
         let acStart = hasAlpha ? 6 : 5
         if let alphaChannel { hash.append(UInt8(round(15 * alphaChannel.dc) | round(15 * alphaChannel.scale) << 4)) }
         var acIndex = 0
@@ -200,7 +205,8 @@ public enum ThumbHash {
                 let b = l - 2.0 / 3.0 * p
                 let r = (3 * l - b + q) / 2
                 let g = r - q
-                func byte(_ value: Double) -> UInt8 { UInt8(max(0, 255 * min(1, value))) }  // truncated, as the reference's Uint8Array
+                // truncated, as the reference's Uint8Array
+                func byte(_ value: Double) -> UInt8 { UInt8(max(0, 255 * min(1, value))) }
                 pixels.append(contentsOf: [byte(r), byte(g), byte(b), byte(a)])
             }
         }

@@ -93,9 +93,12 @@ extension ImageRecipe {
                     return "a convolution's matrix must fill whole rows of its number of columns"
                 }
                 let rows = weights.count / columns
-                guard rows % 2 == 1, columns % 2 == 1 else { return "a convolution's matrix must have an odd number of rows and of columns" }
+                guard rows % 2 == 1, columns % 2 == 1 else {
+                    return "a convolution's matrix must have an odd number of rows and of columns"
+                }
                 guard rows <= Self.maximumSide, columns <= Self.maximumSide, weights.count <= Self.maximumCount else {
-                    return "a convolution's matrix has at most \(Self.maximumSide) rows or columns and \(Self.maximumCount) weights"
+                    return
+                        "a convolution's matrix has at most \(Self.maximumSide) rows or columns and \(Self.maximumCount) weights"
                 }
                 guard weights.allSatisfy(\.isFinite) else { return "a convolution's weights must be finite numbers" }
                 return nil
@@ -112,19 +115,23 @@ extension ImageRecipe {
             case .channels(let red, let green, let blue):
                 [red, green, blue].allSatisfy { (-100...100).contains($0) } ? nil : "rgb's changes are from -100 to 100"
             case .colorize(let red, let green, let blue, _):
-                [red, green, blue].allSatisfy { (0...100).contains($0) } ? nil : "colorize's percentages are from 0 to 100"
+                [red, green, blue].allSatisfy { (0...100).contains($0) }
+                    ? nil : "colorize's percentages are from 0 to 100"
             case .equalize, .grayscale, .frame:
                 nil
             case .watermark(let watermark):
                 if case .pasted(let paste) = watermark.placement, !(0...100).contains(paste.transparency) {
                     "a watermark's transparency is from 0 to 100"
-                } else if case .pasted(let paste) = watermark.placement, [paste.widthRatio, paste.heightRatio].contains(where: { ($0 ?? 1) <= 0 }) {
+                } else if case .pasted(let paste) = watermark.placement,
+                    [paste.widthRatio, paste.heightRatio].contains(where: { ($0 ?? 1) <= 0 })
+                {
                     "a watermark's size ratios are above 0"
                 } else {
                     nil
                 }
             case .curves(let curves):
-                [curves.all, curves.red, curves.green, curves.blue].allSatisfy(Self.isCurve) ? nil
+                [curves.all, curves.red, curves.green, curves.blue].allSatisfy(Self.isCurve)
+                    ? nil
                     : "a curve has at least two points with increasing inputs"
             case .noise(let amount, _):
                 (0...255).contains(amount) ? nil : "noise's amount is from 0 to 255"
@@ -135,7 +142,8 @@ extension ImageRecipe {
             case .scale(let factor):
                 factor > 0 && factor <= 1 ? nil : "a scale is above 0 and at most 1"
             case .waveletSharpen(let amount, let radius, _):
-                (0...100).contains(amount) && (0...10).contains(radius) ? nil : "sharpening's amount is from 0 to 100 and its radius from 0 to 10"
+                (0...100).contains(amount) && (0...10).contains(radius)
+                    ? nil : "sharpening's amount is from 0 to 100 and its radius from 0 to 10"
             }
         }
 
@@ -153,16 +161,18 @@ extension ImageRecipe {
             case .colorize(let red, let green, let blue, let color): "colorize(\(red),\(green),\(blue),\(color))"
             case .equalize: "equalize"
             case .curves(let curves):
-                "curve(" + [curves.all, curves.red, curves.green, curves.blue].map { points in
-                    points.map { "\($0.input):\($0.output)" }.joined(separator: ";")
-                }.joined(separator: "|") + ")"
+                "curve("
+                    + [curves.all, curves.red, curves.green, curves.blue].map { points in
+                        points.map { "\($0.input):\($0.output)" }.joined(separator: ";")
+                    }.joined(separator: "|") + ")"
             case .noise(let amount, let seed): "noise(\(amount),\(seed))"
             case .convolution(let kernel):
                 "convolution(\(kernel.weights.map { "\($0)" }.joined(separator: ";")),\(kernel.columns),\(kernel.normalizes))"
             case .roundCorners(let horizontal, let vertical, let color, let transparent):
                 "round(\(horizontal)|\(vertical),\(color)\(transparent ? ",transparent" : ""))"
             case .scale(let factor): "scale(\(factor))"
-            case .waveletSharpen(let amount, let radius, let luminanceOnly): "sharpen(\(amount),\(radius),\(luminanceOnly))"
+            case .waveletSharpen(let amount, let radius, let luminanceOnly):
+                "sharpen(\(amount),\(radius),\(luminanceOnly))"
             case .grayscale: "gray"
             case .watermark(let watermark): watermark.key
             case .frame(let frame): "frame(\(frame))"
@@ -178,11 +188,14 @@ extension ImageRecipe.Adjustment.Curves {
     public static func table(_ points: [Point]) -> [UInt8] {
         var table = [UInt8](repeating: points.first?.output ?? 0, count: 256)
         guard points.count >= 2 else { return table }
-        let x = points.map { Double($0.input) }, y = points.map { Double($0.output) }
+        let x = points.map { Double($0.input) }
+        let y = points.map { Double($0.output) }
         let n = points.count
         // Second derivatives of the natural spline (zero at both ends): a tridiagonal system.
-        var lower = [Double](repeating: 0, count: n), diagonal = [Double](repeating: 1, count: n)
-        var upper = [Double](repeating: 0, count: n), right = [Double](repeating: 0, count: n)
+        var lower = [Double](repeating: 0, count: n)
+        var diagonal = [Double](repeating: 1, count: n)
+        var upper = [Double](repeating: 0, count: n)
+        var right = [Double](repeating: 0, count: n)
         for i in 1..<(n - 1) {
             lower[i] = (x[i] - x[i - 1]) / 6
             diagonal[i] = (x[i + 1] - x[i - 1]) / 3
@@ -201,8 +214,11 @@ extension ImageRecipe.Adjustment.Curves {
         for i in 0..<(n - 1) {
             let h = x[i + 1] - x[i]
             for input in Int(x[i])..<Int(x[i + 1]) {
-                let t = (Double(input) - x[i]) / h, a = 1 - t
-                let value = a * y[i] + t * y[i + 1] + h * h / 6 * ((a * a * a - a) * second[i] + (t * t * t - t) * second[i + 1])
+                let t = (Double(input) - x[i]) / h
+                let a = 1 - t
+                let value =
+                    a * y[i] + t * y[i + 1] + h * h / 6
+                    * ((a * a * a - a) * second[i] + (t * t * t - t) * second[i + 1])
                 table[input] = UInt8(max(0, min(255, value.rounded())))
             }
         }

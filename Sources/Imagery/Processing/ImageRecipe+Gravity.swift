@@ -74,7 +74,9 @@ extension ImageRecipe.Gravity {
         if flop { x = -x }
         if flip { y = -y }
         if case .focalPoint = self { return .focalPoint(x: x + 0.5, y: y + 0.5) }
-        let named: [[Self]] = [[.northWest, .north, .northEast], [.west, .center, .east], [.southWest, .south, .southEast]]
+        let named: [[Self]] = [
+            [.northWest, .north, .northEast], [.west, .center, .east], [.southWest, .south, .southEast],
+        ]
         return named[Int(y) + 1][Int(x) + 1]
     }
 

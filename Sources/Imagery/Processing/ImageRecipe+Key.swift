@@ -9,17 +9,20 @@ extension ImageRecipe: CustomStringConvertible {
         if let frame { parts.append("frame:\(frame)") }
         if ignoresOrientation { parts.append("orient:none") }
         if let limits = sourceLimits {
-            parts.append("limits:\(limits.pixels ?? 0):\(limits.framePixels ?? 0):\(limits.frames ?? 0):\(limits.bytes ?? 0)")
+            parts.append(
+                "limits:\(limits.pixels ?? 0):\(limits.framePixels ?? 0):\(limits.frames ?? 0):\(limits.bytes ?? 0)")
         }
         if let trim {
-            parts.append("trim:\(trim.threshold)" + (trim.color.map { ":\($0)" } ?? "") + (trim.fromBottomRight ? ":br" : "")
-                + (trim.equalHorizontal ? ":eh" : "") + (trim.equalVertical ? ":ev" : ""))
+            parts.append(
+                "trim:\(trim.threshold)" + (trim.color.map { ":\($0)" } ?? "") + (trim.fromBottomRight ? ":br" : "")
+                    + (trim.equalHorizontal ? ":eh" : "") + (trim.equalVertical ? ":ev" : ""))
         }
         if let crop {
-            let placement = switch crop.placement {
-            case .origin(let x, let y): "@\(x.key),\(y.key)"
-            case .gravity(let gravity): "~\(gravity.key)"
-            }
+            let placement =
+                switch crop.placement {
+                case .origin(let x, let y): "@\(x.key),\(y.key)"
+                case .gravity(let gravity): "~\(gravity.key)"
+                }
             parts.append("crop:\(crop.width.key)x\(crop.height.key)\(placement)")
         }
         if rotation != .none { parts.append("rotate:\(rotation.rawValue)") }
@@ -51,18 +54,20 @@ extension ImageRecipe.Watermark {
     var key: String {
         do {
             let watermark = self
-            let mark = switch watermark.mark {
-            case .image(let name): name
-            // Length-prefixed: the text may hold any separator.
-            case .text(let text): "text(\(text.string.utf8.count):\(text.string):\(text.font):\(text.color))"
-            case .linked(let image): image.description
-            }
-            let placement = switch watermark.placement {
-            case .edges: ""
-            case .offset(let gravity): ":at\(gravity)"
-            case .tiled(let x, let y): ":tiled(\(x),\(y))"
-            case .pasted(let paste): ":\(paste)"
-            }
+            let mark =
+                switch watermark.mark {
+                case .image(let name): name
+                // Length-prefixed: the text may hold any separator.
+                case .text(let text): "text(\(text.string.utf8.count):\(text.string):\(text.font):\(text.color))"
+                case .linked(let image): image.description
+                }
+            let placement =
+                switch watermark.placement {
+                case .edges: ""
+                case .offset(let gravity): ":at\(gravity)"
+                case .tiled(let x, let y): ":tiled(\(x),\(y))"
+                case .pasted(let paste): ":\(paste)"
+                }
             return "wm:\(mark):\(watermark.gravity.key):\(watermark.offsetX):\(watermark.offsetY):\(watermark.opacity)"
                 + (watermark.scale.map { ":\($0)" } ?? "") + placement + (watermark.fraction.map { ":fit\($0)" } ?? "")
         }

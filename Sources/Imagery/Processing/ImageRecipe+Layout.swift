@@ -54,7 +54,9 @@ extension ImageRecipe {
     ///   - maximumSide: The largest output width or height.
     /// - Throws: ``ImageProcessingError`` for a crop outside the image, an empty result, or an output
     ///   larger than `maximumSide`.
-    public func layout(sourceWidth: Int, sourceHeight: Int, trimmed: Rect? = nil, maximumSide: Int = 16_384) throws -> Layout {
+    public func layout(sourceWidth: Int, sourceHeight: Int, trimmed: Rect? = nil, maximumSide: Int = 16_384) throws
+        -> Layout
+    {
         let whole = trimmed ?? Rect(x: 0, y: 0, width: sourceWidth, height: sourceHeight)
         guard whole.width > 0, whole.height > 0 else { throw ImageProcessingError.emptyResult }
         if let sizing { return try layout(sizing, whole: whole, maximumSide: maximumSide) }
@@ -64,7 +66,8 @@ extension ImageRecipe {
             region = try Self.cropped(whole, by: crop)
             if case .gravity(.smart(let strategy)) = crop.placement { smartRegion = strategy }
         }
-        let (rotatedWidth, rotatedHeight) = rotation.swapsSides ? (region.height, region.width) : (region.width, region.height)
+        let (rotatedWidth, rotatedHeight) =
+            rotation.swapsSides ? (region.height, region.width) : (region.width, region.height)
         var scale = SIMD2<Double>(1, 1)
         var (scaledWidth, scaledHeight) = (rotatedWidth, rotatedHeight)
         var coverCrop: Rect?
@@ -120,10 +123,11 @@ extension ImageRecipe {
                 (outputWidth, outputHeight) = (scaledWidth, scaledHeight)
                 if resize.fit == .contain {
                     // Edges and corners place the image in the box; a point or smart gravity has nothing to choose.
-                    let gravity: Gravity = switch resize.gravity {
-                    case .focalPoint, .sourcePoint, .smart: .center
-                    default: resize.gravity
-                    }
+                    let gravity: Gravity =
+                        switch resize.gravity {
+                        case .focalPoint, .sourcePoint, .smart: .center
+                        default: resize.gravity
+                        }
                     canvas = Rect(
                         x: gravity.offset(part: scaledWidth, in: resize.width, horizontal: true) ?? 0,
                         y: gravity.offset(part: scaledHeight, in: resize.height, horizontal: false) ?? 0,
@@ -152,19 +156,25 @@ extension ImageRecipe {
             outputHeight += padding.top + padding.bottom
         }
         guard outputWidth > 0, outputHeight > 0 else { throw ImageProcessingError.emptyResult }
-        guard outputWidth <= maximumSide, outputHeight <= maximumSide, scaledWidth <= maximumSide, scaledHeight <= maximumSide else {
+        guard outputWidth <= maximumSide, outputHeight <= maximumSide, scaledWidth <= maximumSide,
+            scaledHeight <= maximumSide
+        else {
             throw ImageProcessingError.outputTooLarge(width: outputWidth, height: outputHeight, limit: maximumSide)
         }
         return Layout(
-            region: region, smartRegion: smartRegion, scale: scale, scaledWidth: scaledWidth, scaledHeight: scaledHeight,
-            coverCrop: coverCrop, smartCover: smartCover, canvas: canvas, padding: padding, outputWidth: outputWidth, outputHeight: outputHeight
+            region: region, smartRegion: smartRegion, scale: scale, scaledWidth: scaledWidth,
+            scaledHeight: scaledHeight,
+            coverCrop: coverCrop, smartCover: smartCover, canvas: canvas, padding: padding, outputWidth: outputWidth,
+            outputHeight: outputHeight
         )
     }
 
     /// fill-down's crop of a `scaledWidth` × `scaledHeight` image smaller than `box` on a side: the
     /// largest part with the box's aspect ratio (as imgproxy sizes it).
     static func aspectCrop(_ scaledWidth: Int, _ scaledHeight: Int, box: ImageRequest.Thumbnail) -> (Int, Int) {
-        let (overWidth, overHeight) = (Double(box.width) / Double(scaledWidth), Double(box.height) / Double(scaledHeight))
+        let (overWidth, overHeight) = (
+            Double(box.width) / Double(scaledWidth), Double(box.height) / Double(scaledHeight)
+        )
         let ratio = Double(box.height) / Double(box.width)
         if overWidth > overHeight, overWidth > 1 {
             return (scaledWidth, min(scaledHeight, max(1, Int((Double(scaledWidth) * ratio).rounded()))))
@@ -189,7 +199,9 @@ extension ImageRecipe {
                     Rect(x: left, y: top, width: width, height: height), width: whole.width, height: whole.height
                 )
             }
-            return Rect(x: whole.x + left, y: whole.y + top, width: min(width, whole.width - left), height: min(height, whole.height - top))
+            return Rect(
+                x: whole.x + left, y: whole.y + top, width: min(width, whole.width - left),
+                height: min(height, whole.height - top))
         case .gravity(let gravity):
             let gravity = gravity.resolved(in: whole, rotation: .none, flip: false, flop: false)
             let (width, height) = (min(width, whole.width), min(height, whole.height))
@@ -207,7 +219,7 @@ extension ImageRecipe {
     /// unknown until the pixels are read) or the layout fails (the processor reports why).
     public func decodeScale(sourceWidth: Int, sourceHeight: Int) -> (x: Double, y: Double) {
         guard trim == nil, resizes,
-              let layout = try? layout(sourceWidth: sourceWidth, sourceHeight: sourceHeight, maximumSide: .max)
+            let layout = try? layout(sourceWidth: sourceWidth, sourceHeight: sourceHeight, maximumSide: .max)
         else { return (1, 1) }
         let (x, y) = rotation.swapsSides ? (layout.scale.y, layout.scale.x) : (layout.scale.x, layout.scale.y)
         return (min(1, x), min(1, y))

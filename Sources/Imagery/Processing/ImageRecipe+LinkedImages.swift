@@ -116,8 +116,12 @@ extension ImageRecipe.Watermark {
         /// Subtracted from the watermark's alpha: 0 (as it is) to 100 (invisible), % of 255.
         public var transparency: Int
 
-        public init(x: Position, y: Position, widthRatio: Double? = nil, heightRatio: Double? = nil, transparency: Int = 0) {
-            (self.x, self.y, self.widthRatio, self.heightRatio, self.transparency) = (x, y, widthRatio, heightRatio, transparency)
+        public init(
+            x: Position, y: Position, widthRatio: Double? = nil, heightRatio: Double? = nil, transparency: Int = 0
+        ) {
+            (self.x, self.y, self.widthRatio, self.heightRatio, self.transparency) = (
+                x, y, widthRatio, heightRatio, transparency
+            )
         }
 
         public var description: String {
@@ -136,9 +140,15 @@ extension ImageRecipe.Watermark {
             guard boxWidth > 0, boxHeight > 0 else { return (1, 1) }
             // Python's round: halves to the even neighbour (a 80x40 mark at 15% of 300 is 45x22, not 45x23).
             if w / boxWidth >= h / boxHeight {
-                return (max(1, Int(boxWidth.rounded(.toNearestOrEven))), max(1, Int((h * boxWidth / w).rounded(.toNearestOrEven))))
+                return (
+                    max(1, Int(boxWidth.rounded(.toNearestOrEven))),
+                    max(1, Int((h * boxWidth / w).rounded(.toNearestOrEven)))
+                )
             }
-            return (max(1, Int((w * boxHeight / h).rounded(.toNearestOrEven))), max(1, Int(boxHeight.rounded(.toNearestOrEven))))
+            return (
+                max(1, Int((w * boxHeight / h).rounded(.toNearestOrEven))),
+                max(1, Int(boxHeight.rounded(.toNearestOrEven)))
+            )
         }
 
         /// The top-left corners of the copies of a `width` × `height` watermark on an `outputWidth` ×
@@ -147,7 +157,8 @@ extension ImageRecipe.Watermark {
             func along(_ position: Position, _ part: Int, _ side: Int) -> [Int] {
                 var position = position
                 if case .percent(let value, let fromEnd) = position {
-                    position = .pixels(Int((Double(side) * Double(value) / 100 + 1e-5).rounded(.toNearestOrEven)), fromEnd: fromEnd)
+                    position = .pixels(
+                        Int((Double(side) * Double(value) / 100 + 1e-5).rounded(.toNearestOrEven)), fromEnd: fromEnd)
                 }
                 switch position {
                 case .center: return [(side - part) / 2]
@@ -155,12 +166,16 @@ extension ImageRecipe.Watermark {
                 case .percent: return []
                 case .repeat:
                     var (count, space) = (side / part, side % part)  // thumbor's divmod
-                    if Double(side) / Double(part) < 2 { (count, space) = (Int((Double(side) / Double(part)).rounded(.up)), 10) }
+                    if Double(side) / Double(part) < 2 {
+                        (count, space) = (Int((Double(side) / Double(part)).rounded(.up)), 10)
+                    }
                     return (count, space).0 > 0 ? Self.repeated(count: count, rest: space, part: part) : []
                 }
             }
-            let xs = along(x, width, outputWidth), ys = along(y, height, outputHeight)
-            if x == .repeat, y == .repeat, xs.count * ys.count > 100 {  // thumbor: at most 6 × 6 then, spread over the side
+            let xs = along(x, width, outputWidth)
+            let ys = along(y, height, outputHeight)
+            // thumbor: at most 6 × 6 then, spread over the side
+            if x == .repeat, y == .repeat, xs.count * ys.count > 100 {
                 let (across, down) = (min(6, xs.count), min(6, ys.count))
                 let columns = Self.repeated(count: across, rest: outputWidth - across * width, part: width)
                 let rows = Self.repeated(count: down, rest: outputHeight - down * height, part: height)

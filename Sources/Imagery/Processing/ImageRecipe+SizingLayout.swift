@@ -7,7 +7,8 @@ extension ImageRecipe {
     /// imgproxy's own test tables.
     func layout(_ sizing: Sizing, whole: Rect, maximumSide: Int) throws -> Layout {
         guard resize == nil, crop == nil, extend == nil, padding == nil else {
-            throw ImageProcessingError.invalidValue("a recipe with a sizing has no resize, crop, extend or padding of its own")
+            throw ImageProcessingError.invalidValue(
+                "a recipe with a sizing has no resize, crop, extend or padding of its own")
         }
         guard sizing.dpr > 0, sizing.zoomX > 0, sizing.zoomY > 0 else {
             throw ImageProcessingError.invalidValue("a sizing's dpr and zoom must be above 0")
@@ -18,7 +19,8 @@ extension ImageRecipe {
         let cropWidth = Self.cropSide(sourceWidth, sizing.crop?.width ?? 0)
         let cropHeight = Self.cropSide(sourceHeight, sizing.crop?.height ?? 0)
         var geometry = SizingGeometry(
-            sizing: sizing, width: Self.minNonZero(cropWidth, sourceWidth), height: Self.minNonZero(cropHeight, sourceHeight)
+            sizing: sizing, width: Self.minNonZero(cropWidth, sourceWidth),
+            height: Self.minNonZero(cropHeight, sourceHeight)
         )
         geometry.solve()
 
@@ -45,7 +47,8 @@ extension ImageRecipe {
             let height = Self.minNonZero(geometry.resultCropHeight, outputHeight)
             if width < outputWidth || height < outputHeight {
                 if case .smart(let strategy) = sizing.gravity.gravity { smartCover = strategy }
-                let (x, y) = sizing.gravity.position(in: outputWidth, outputHeight, of: width, height, dpr: geometry.dprScale)
+                let (x, y) = sizing.gravity.position(
+                    in: outputWidth, outputHeight, of: width, height, dpr: geometry.dprScale)
                 coverCrop = Rect(x: x, y: y, width: width, height: height)
                 (outputWidth, outputHeight) = (width, height)
             }
@@ -56,7 +59,8 @@ extension ImageRecipe {
         func extended(to width: Int, _ height: Int, _ gravity: OffsetGravity) {
             guard width > outputWidth || height > outputHeight else { return }
             let (boxWidth, boxHeight) = (width > 0 ? width : outputWidth, height > 0 ? height : outputHeight)
-            let (x, y) = gravity.position(in: boxWidth, boxHeight, of: outputWidth, outputHeight, dpr: geometry.dprScale)
+            let (x, y) = gravity.position(
+                in: boxWidth, boxHeight, of: outputWidth, outputHeight, dpr: geometry.dprScale)
             canvas = Rect(x: x + (canvas?.x ?? 0), y: y + (canvas?.y ?? 0), width: boxWidth, height: boxHeight)
             (outputWidth, outputHeight) = (boxWidth, boxHeight)
         }
@@ -67,8 +71,10 @@ extension ImageRecipe {
 
         let padding = sizing.padding.map { padding in
             Insets(
-                top: Self.scaleToEven(padding.top, geometry.dprScale), right: Self.scaleToEven(padding.right, geometry.dprScale),
-                bottom: Self.scaleToEven(padding.bottom, geometry.dprScale), left: Self.scaleToEven(padding.left, geometry.dprScale)
+                top: Self.scaleToEven(padding.top, geometry.dprScale),
+                right: Self.scaleToEven(padding.right, geometry.dprScale),
+                bottom: Self.scaleToEven(padding.bottom, geometry.dprScale),
+                left: Self.scaleToEven(padding.left, geometry.dprScale)
             )
         }
         if let padding {
@@ -79,13 +85,17 @@ extension ImageRecipe {
             throw ImageProcessingError.emptyResult
         }
         let (scaledWidth, scaledHeight) = (geometry.scaledWidth, geometry.scaledHeight)
-        guard outputWidth <= maximumSide, outputHeight <= maximumSide, scaledWidth <= maximumSide, scaledHeight <= maximumSide else {
-            throw ImageProcessingError.outputTooLarge(width: max(outputWidth, scaledWidth), height: max(outputHeight, scaledHeight), limit: maximumSide)
+        guard outputWidth <= maximumSide, outputHeight <= maximumSide, scaledWidth <= maximumSide,
+            scaledHeight <= maximumSide
+        else {
+            throw ImageProcessingError.outputTooLarge(
+                width: max(outputWidth, scaledWidth), height: max(outputHeight, scaledHeight), limit: maximumSide)
         }
         return Layout(
             region: region, smartRegion: smartRegion, scale: SIMD2(geometry.widthScale, geometry.heightScale),
             scaledWidth: scaledWidth, scaledHeight: scaledHeight, coverCrop: coverCrop, smartCover: smartCover,
-            canvas: canvas, padding: padding, outputWidth: outputWidth, outputHeight: outputHeight, dprScale: geometry.dprScale
+            canvas: canvas, padding: padding, outputWidth: outputWidth, outputHeight: outputHeight,
+            dprScale: geometry.dprScale
         )
     }
 
@@ -102,7 +112,9 @@ extension ImageRecipe {
     static func minNonZero(_ a: Int, _ b: Int) -> Int { a == 0 ? b : b == 0 ? a : min(a, b) }
 
     /// `side` × `factor`, rounded half away from zero (0 stays 0).
-    package static func scale(_ side: Int, _ factor: Double) -> Int { side == 0 ? 0 : Int((Double(side) * factor).rounded()) }
+    package static func scale(_ side: Int, _ factor: Double) -> Int {
+        side == 0 ? 0 : Int((Double(side) * factor).rounded())
+    }
 
     /// `side` × `factor`, rounded half to even (0 stays 0).
     package static func scaleToEven(_ side: Int, _ factor: Double) -> Int {
@@ -155,7 +167,8 @@ private struct SizingGeometry {
             case _ where sizing.width == 0 && mode != .force: widthShrink = heightShrink
             case _ where sizing.height == 0 && mode != .force: heightShrink = widthShrink
             case .fit: (widthShrink, heightShrink) = (max(widthShrink, heightShrink), max(widthShrink, heightShrink))
-            case .fill, .fillDown: (widthShrink, heightShrink) = (min(widthShrink, heightShrink), min(widthShrink, heightShrink))
+            case .fill, .fillDown:
+                (widthShrink, heightShrink) = (min(widthShrink, heightShrink), min(widthShrink, heightShrink))
             case .force, .auto: break
             }
         }
@@ -204,9 +217,13 @@ private struct SizingGeometry {
             let overWidth = Double(targetWidth) / Double(scaledWidth)
             let overHeight = Double(targetHeight) / Double(scaledHeight)
             if overWidth > overHeight, overWidth > 1 {
-                (resultCropWidth, resultCropHeight) = (scaledWidth, ImageRecipe.scale(scaledWidth, Double(targetHeight) / Double(targetWidth)))
+                (resultCropWidth, resultCropHeight) = (
+                    scaledWidth, ImageRecipe.scale(scaledWidth, Double(targetHeight) / Double(targetWidth))
+                )
             } else if overHeight > overWidth, overHeight > 1 {
-                (resultCropWidth, resultCropHeight) = (ImageRecipe.scale(scaledHeight, Double(targetWidth) / Double(targetHeight)), scaledHeight)
+                (resultCropWidth, resultCropHeight) = (
+                    ImageRecipe.scale(scaledHeight, Double(targetWidth) / Double(targetHeight)), scaledHeight
+                )
             }
         }
         (aspectWidth, aspectHeight) = (0, 0)
@@ -216,9 +233,13 @@ private struct SizingGeometry {
             let overWidth = Double(targetWidth) / Double(outputWidth)
             let overHeight = Double(targetHeight) / Double(outputHeight)
             if overHeight > overWidth {
-                (aspectWidth, aspectHeight) = (outputWidth, ImageRecipe.scale(outputWidth, Double(targetHeight) / Double(targetWidth)))
+                (aspectWidth, aspectHeight) = (
+                    outputWidth, ImageRecipe.scale(outputWidth, Double(targetHeight) / Double(targetWidth))
+                )
             } else if overWidth > overHeight {
-                (aspectWidth, aspectHeight) = (ImageRecipe.scale(outputHeight, Double(targetWidth) / Double(targetHeight)), outputHeight)
+                (aspectWidth, aspectHeight) = (
+                    ImageRecipe.scale(outputHeight, Double(targetWidth) / Double(targetHeight)), outputHeight
+                )
             }
         }
     }
@@ -234,8 +255,10 @@ private struct SizingGeometry {
             (outputWidth, outputHeight) = (max(outputWidth, aspectWidth), max(outputHeight, aspectHeight))
         }
         if let padding = sizing.padding {
-            outputWidth += ImageRecipe.scaleToEven(padding.left, dprScale) + ImageRecipe.scaleToEven(padding.right, dprScale)
-            outputHeight += ImageRecipe.scaleToEven(padding.top, dprScale) + ImageRecipe.scaleToEven(padding.bottom, dprScale)
+            outputWidth +=
+                ImageRecipe.scaleToEven(padding.left, dprScale) + ImageRecipe.scaleToEven(padding.right, dprScale)
+            outputHeight +=
+                ImageRecipe.scaleToEven(padding.top, dprScale) + ImageRecipe.scaleToEven(padding.bottom, dprScale)
         }
         guard outputWidth > limit || outputHeight > limit else { return }
         let down = Double(limit) / Double(max(outputWidth, outputHeight))
@@ -251,7 +274,9 @@ extension ImageRecipe.OffsetGravity {
     /// without overflow): offsets of magnitude 1 or more are pixels × `dpr`, below 1 fractions of the
     /// side; the result is kept inside. Smart gravity is placed by the backend: the centre here.
     /// With `overflow`, the part may hang off the edges, at least a pixel of it inside.
-    public func position(in width: Int, _ height: Int, of part: Int, _ partHeight: Int, dpr: Double, overflow: Bool = false) -> (x: Int, y: Int) {
+    public func position(
+        in width: Int, _ height: Int, of part: Int, _ partHeight: Int, dpr: Double, overflow: Bool = false
+    ) -> (x: Int, y: Int) {
         var (left, top): (Int, Int)
         if case .focalPoint(let pointX, let pointY) = gravity {
             left = ImageRecipe.scaleToEven(width, pointX) - part / 2
@@ -279,7 +304,9 @@ extension ImageRecipe.OffsetGravity {
     }
 
     /// `value` / 2 rounded half to even, as imgproxy centres (0 stays 0).
-    private static func half(_ value: Int) -> Int { value == 0 ? 0 : Int((Double(value) / 2).rounded(.toNearestOrEven)) }
+    private static func half(_ value: Int) -> Int {
+        value == 0 ? 0 : Int((Double(value) / 2).rounded(.toNearestOrEven))
+    }
 
     /// This gravity, given in the image after `rotation` and the mirrors, in the image before them
     /// (the crop is taken before turning): imgproxy's `RotateAndFlip`, offsets included.

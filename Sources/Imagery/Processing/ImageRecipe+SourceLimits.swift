@@ -21,12 +21,17 @@ extension ImageRecipe {
         /// these limits, or `nil` when it is within them (imgproxy's checks).
         public func problem(bytes count: Int, width: Int, height: Int, frames: Int) -> String? {
             if let bytes, count > bytes { return "the source is \(count) bytes, over the request's limit of \(bytes)" }
-            if let limit = self.frames, frames > limit { return "the source has \(frames) frames, over the request's limit of \(limit)" }
+            if let limit = self.frames, frames > limit {
+                return "the source has \(frames) frames, over the request's limit of \(limit)"
+            }
             if frames > 1, let limit = framePixels {
-                return width * height > limit ? "each frame of the source is \(width)x\(height) pixels, over the request's limit of \(limit)" : nil
+                return width * height > limit
+                    ? "each frame of the source is \(width)x\(height) pixels, over the request's limit of \(limit)"
+                    : nil
             }
             if let limit = pixels, width * height * max(1, frames) > limit {
-                return "the source is \(width)x\(height) pixels\(frames > 1 ? " × \(frames) frames" : ""), over the request's limit of \(limit)"
+                return
+                    "the source is \(width)x\(height) pixels\(frames > 1 ? " × \(frames) frames" : ""), over the request's limit of \(limit)"
             }
             return nil
         }

@@ -38,12 +38,22 @@ extension ImageRecipe {
         }
 
         /// A watermark image the processor has by `name`.
-        public init(name: String, gravity: Gravity = .southEast, offsetX: Int = 0, offsetY: Int = 0, opacity: Double = 1, scale: Double? = nil) {
-            self.init(mark: .image(name), gravity: gravity, offsetX: offsetX, offsetY: offsetY, opacity: opacity, scale: scale)
+        public init(
+            name: String, gravity: Gravity = .southEast, offsetX: Int = 0, offsetY: Int = 0, opacity: Double = 1,
+            scale: Double? = nil
+        ) {
+            self.init(
+                mark: .image(name), gravity: gravity, offsetX: offsetX, offsetY: offsetY, opacity: opacity, scale: scale
+            )
         }
 
-        public init(mark: Mark, gravity: Gravity = .southEast, offsetX: Int = 0, offsetY: Int = 0, opacity: Double = 1, scale: Double? = nil) {
-            (self.mark, self.gravity, self.offsetX, self.offsetY, self.opacity, self.scale) = (mark, gravity, offsetX, offsetY, opacity, scale)
+        public init(
+            mark: Mark, gravity: Gravity = .southEast, offsetX: Int = 0, offsetY: Int = 0, opacity: Double = 1,
+            scale: Double? = nil
+        ) {
+            (self.mark, self.gravity, self.offsetX, self.offsetY, self.opacity, self.scale) = (
+                mark, gravity, offsetX, offsetY, opacity, scale
+            )
         }
 
         /// An image or text.
@@ -79,15 +89,22 @@ extension ImageRecipe {
 
             /// Why the text cannot be drawn, or `nil` when it can.
             public var problem: String? {
-                guard (1...Self.maximumLength).contains(string.count) else { return "watermark text must be 1 to \(Self.maximumLength) characters" }
+                guard (1...Self.maximumLength).contains(string.count) else {
+                    return "watermark text must be 1 to \(Self.maximumLength) characters"
+                }
                 guard !string.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
                     return "watermark text cannot contain control characters or line breaks"
                 }
                 let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789 ,.-".unicodeScalars)
                 guard (1...100).contains(font.count), font.unicodeScalars.allSatisfy(allowed.contains),
-                      font.contains(where: \.isLetter)
-                else { return "a watermark font is a family, a style and a size (sans bold 32): letters, digits, spaces, commas, dots and hyphens" }
-                if let size = font.split(separator: " ").last.flatMap({ Double($0) }), !(1...Double(Self.maximumSize)).contains(size) {
+                    font.contains(where: \.isLetter)
+                else {
+                    return
+                        "a watermark font is a family, a style and a size (sans bold 32): letters, digits, spaces, commas, dots and hyphens"
+                }
+                if let size = font.split(separator: " ").last.flatMap({ Double($0) }),
+                    !(1...Double(Self.maximumSize)).contains(size)
+                {
                     return "a watermark font's size must be from 1 to \(Self.maximumSize) pixels"
                 }
                 return nil
@@ -102,7 +119,10 @@ extension ImageRecipe {
                 let atEnd = position > 0 && position == side - part && side > part
                 return min(max(0, atEnd ? position - offset : position + offset), max(0, side - part))
             }
-            return (place(width, outputWidth, offsetX, horizontal: true), place(height, outputHeight, offsetY, horizontal: false))
+            return (
+                place(width, outputWidth, offsetX, horizontal: true),
+                place(height, outputHeight, offsetY, horizontal: false)
+            )
         }
     }
 }

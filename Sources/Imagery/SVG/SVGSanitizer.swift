@@ -53,12 +53,15 @@ public enum SVGSanitizer {
 
     /// Elements dropped with all they hold.
     static let droppedElements: Set<String> = [
-        "script", "foreignobject", "iframe", "object", "embed", "form", "audio", "video", "handler", "listener", "frame", "frameset",
+        "script", "foreignobject", "iframe", "object", "embed", "form", "audio", "video", "handler", "listener",
+        "frame", "frameset",
     ]
     /// Animations, dropped when they set a reference.
     static let animations: Set<String> = ["set", "animate", "animatemotion", "animatetransform", "animatecolor"]
     /// Raster images an `<image>` may hold inline.
-    static let inlineImages = ["data:image/png", "data:image/jpeg", "data:image/jpg", "data:image/gif", "data:image/webp"]
+    static let inlineImages = [
+        "data:image/png", "data:image/jpeg", "data:image/jpg", "data:image/gif", "data:image/webp",
+    ]
 
     /// The local name of a qualified one (`xlink:href`: `href`), lower-cased.
     static func localName(_ name: String) -> String {
@@ -74,7 +77,8 @@ public enum SVGSanitizer {
     static func isSafeReference(_ value: String, in element: String) -> Bool {
         let target = squeezed(value)
         if target.isEmpty || target.hasPrefix("#") { return true }
-        return (element == "image" || element == "feimage") && inlineImages.contains { target.hasPrefix($0 + ";") || target.hasPrefix($0 + ",") }
+        return (element == "image" || element == "feimage")
+            && inlineImages.contains { target.hasPrefix($0 + ";") || target.hasPrefix($0 + ",") }
     }
 
     /// Functions that take a URL as a quoted string, not as `url(…)`: `image-set("…" 1x)` (and its
@@ -153,8 +157,11 @@ public enum SVGSanitizer {
                 return
             }
             if SVGSanitizer.animations.contains(local) {
-                let target = SVGSanitizer.localName(attributes.first { SVGSanitizer.localName($0.name) == "attributename" }?.value ?? "")
-                if target == "href" || attributes.contains(where: { SVGSanitizer.squeezed($0.value).contains("javascript:") }) {
+                let target = SVGSanitizer.localName(
+                    attributes.first { SVGSanitizer.localName($0.name) == "attributename" }?.value ?? "")
+                if target == "href"
+                    || attributes.contains(where: { SVGSanitizer.squeezed($0.value).contains("javascript:") })
+                {
                     dropped += 1
                     return
                 }

@@ -44,7 +44,9 @@ struct XMLReader {
             if bytes[index] != UInt8(ascii: "<") {
                 let text = try readText()
                 if open.isEmpty {
-                    guard text.allSatisfy({ $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }) else { throw Failure(reason: "text outside the root element") }
+                    guard text.allSatisfy({ $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }) else {
+                        throw Failure(reason: "text outside the root element")
+                    }
                 } else {
                     handle(.text(text))
                 }
@@ -70,7 +72,9 @@ struct XMLReader {
                 let name = try readName()
                 skipSpace()
                 try expect(">")
-                guard open.last == name else { throw Failure(reason: "</\(name)> does not close <\(open.last ?? "nothing")>") }
+                guard open.last == name else {
+                    throw Failure(reason: "</\(name)> does not close <\(open.last ?? "nothing")>")
+                }
                 open.removeLast()
                 handle(.end(name: name))
             } else {
@@ -88,7 +92,9 @@ struct XMLReader {
                     try expect("=")
                     skipSpace()
                     let value = try readAttributeValue()
-                    guard !attributes.contains(where: { $0.name == attribute }) else { throw Failure(reason: "\(attribute) twice on <\(name)>") }
+                    guard !attributes.contains(where: { $0.name == attribute }) else {
+                        throw Failure(reason: "\(attribute) twice on <\(name)>")
+                    }
                     attributes.append((attribute, value))
                 }
                 let empty = starts("/>")
@@ -99,7 +105,9 @@ struct XMLReader {
                     handle(.end(name: name))
                 } else {
                     open.append(name)
-                    guard open.count <= Self.maximumDepth else { throw Failure(reason: "elements nested deeper than \(Self.maximumDepth)") }
+                    guard open.count <= Self.maximumDepth else {
+                        throw Failure(reason: "elements nested deeper than \(Self.maximumDepth)")
+                    }
                 }
             }
         }
@@ -114,7 +122,9 @@ struct XMLReader {
     }
 
     private mutating func expect(_ character: Character) throws(Failure) {
-        guard index < bytes.count, bytes[index] == character.asciiValue! else { throw Failure(reason: "expected \(character)") }
+        guard index < bytes.count, bytes[index] == character.asciiValue! else {
+            throw Failure(reason: "expected \(character)")
+        }
         index += 1
     }
 
@@ -160,10 +170,15 @@ struct XMLReader {
     /// taken as they are: the sanitiser compares names, it does not trust them).
     private mutating func readName() throws(Failure) -> String {
         let start = index
-        while index < bytes.count, ![0x20, 0x09, 0x0A, 0x0D, 0x2F, 0x3E, 0x3D, 0x3C, 0x22, 0x27, 0x26].contains(bytes[index]) { index += 1 }
+        while index < bytes.count,
+            ![0x20, 0x09, 0x0A, 0x0D, 0x2F, 0x3E, 0x3D, 0x3C, 0x22, 0x27, 0x26].contains(bytes[index])
+        { index += 1 }
         guard index > start else { throw Failure(reason: "expected a name") }
         let first = bytes[start]
-        guard first >= 0x80 || first == UInt8(ascii: "_") || first == UInt8(ascii: ":") || (first | 0x20 >= 0x61 && first | 0x20 <= 0x7A) else {
+        guard
+            first >= 0x80 || first == UInt8(ascii: "_") || first == UInt8(ascii: ":")
+                || (first | 0x20 >= 0x61 && first | 0x20 <= 0x7A)
+        else {
             throw Failure(reason: "a name cannot start with \(Character(Unicode.Scalar(first)))")
         }
         return String(decoding: bytes[start..<index], as: UTF8.self)
@@ -219,7 +234,9 @@ struct XMLReader {
         let start = index + 1
         var end = start
         while end < bytes.count, end - start < 12, bytes[end] != UInt8(ascii: ";") { end += 1 }
-        guard end < bytes.count, bytes[end] == UInt8(ascii: ";") else { throw Failure(reason: "an & that starts no reference") }
+        guard end < bytes.count, bytes[end] == UInt8(ascii: ";") else {
+            throw Failure(reason: "an & that starts no reference")
+        }
         let name = String(decoding: bytes[start..<end], as: UTF8.self)
         index = end + 1
         switch name {
@@ -229,10 +246,14 @@ struct XMLReader {
         case "quot": return [UInt8(ascii: "\"")]
         case "apos": return [UInt8(ascii: "'")]
         default:
-            let number: UInt32? = name.hasPrefix("#x") ? UInt32(name.dropFirst(2), radix: 16) : name.hasPrefix("#") ? UInt32(name.dropFirst(), radix: 10) : nil
+            let number: UInt32? =
+                name.hasPrefix("#x")
+                ? UInt32(name.dropFirst(2), radix: 16) : name.hasPrefix("#") ? UInt32(name.dropFirst(), radix: 10) : nil
             guard let number else { throw Failure(reason: "the entity &\(name); is not XML's own") }
-            guard number >= 0x20 || number == 0x09 || number == 0x0A || number == 0x0D, number != 0xFFFE, number != 0xFFFF,
-                  let scalar = Unicode.Scalar(number) else { throw Failure(reason: "&\(name); is no XML character") }
+            guard number >= 0x20 || number == 0x09 || number == 0x0A || number == 0x0D, number != 0xFFFE,
+                number != 0xFFFF,
+                let scalar = Unicode.Scalar(number)
+            else { throw Failure(reason: "&\(name); is no XML character") }
             return Array(String(Character(scalar)).utf8)
         }
     }

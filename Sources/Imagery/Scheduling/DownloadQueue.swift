@@ -1,4 +1,3 @@
-
 /// Limits how many downloads run at once, in an urgent lane and a prefetch lane
 /// (``DownloadQueueStateMachine``): urgent downloads start by priority up to the limit; prefetch
 /// downloads start one at a time (``ImagePipeline/Configuration/maximumConcurrentPrefetches``) and

@@ -148,7 +148,8 @@ struct DownloadQueueStateMachine<Payload> {
     private var pendingEntriesInOrder: [Waiting] {
         Priority.allCases.reversed().flatMap { priority in
             lines[priority.rawValue].live.compactMap { place in
-                guard let entry = waiting[place.id], entry.priority == priority, entry.generation == place.generation else { return nil }
+                guard let entry = waiting[place.id], entry.priority == priority, entry.generation == place.generation
+                else { return nil }
                 return entry
             }
         }
@@ -194,7 +195,9 @@ struct DownloadQueueStateMachine<Payload> {
     /// The first live place of `priority`'s line, removed; stale places before it are dropped.
     private mutating func popLive(_ priority: Priority) -> Place? {
         while let place = lines[priority.rawValue].popFirst() {
-            if let entry = waiting[place.id], entry.priority == priority, entry.generation == place.generation { return place }
+            if let entry = waiting[place.id], entry.priority == priority, entry.generation == place.generation {
+                return place
+            }
         }
         return nil
     }

@@ -47,9 +47,10 @@ public struct UsableProcessors: Sendable, Hashable, CustomStringConvertible {
     public static func read() -> UsableProcessors {
         let active = ProcessInfo.processInfo.activeProcessorCount
         #if os(Linux)
-        return UsableProcessors(affinity: affinityCount(), quota: cgroupQuota(readingFile: Self.contents), active: active)
+            return UsableProcessors(
+                affinity: affinityCount(), quota: cgroupQuota(readingFile: Self.contents), active: active)
         #else
-        return UsableProcessors(affinity: nil, quota: nil, active: active)
+            return UsableProcessors(affinity: nil, quota: nil, active: active)
         #endif
     }
 
@@ -155,28 +156,28 @@ extension UsableProcessors {
 // MARK: - Affinity
 
 #if os(Linux)
-extension UsableProcessors {
-    /// The CPUs in the calling thread's affinity mask (threads inherit it from the process's start:
-    /// `taskset` sets it for the whole process); `nil` where `sched_getaffinity` is not available.
-    static func affinityCount() -> Int? {
-        guard let getAffinity = schedGetAffinity else { return nil }
-        // A mask for up to 1 024 CPUs, larger while the kernel's own is larger (EINVAL).
-        var bytes = 128
-        while bytes <= 1 << 16 {
-            var mask = [UInt8](repeating: 0, count: bytes)
-            let written = mask.withUnsafeMutableBytes { getAffinity(0, bytes, $0.baseAddress) }
-            if written >= 0 { return mask.reduce(0) { $0 + $1.nonzeroBitCount } }
-            guard errno == EINVAL else { return nil }
-            bytes *= 2
+    extension UsableProcessors {
+        /// The CPUs in the calling thread's affinity mask (threads inherit it from the process's start:
+        /// `taskset` sets it for the whole process); `nil` where `sched_getaffinity` is not available.
+        static func affinityCount() -> Int? {
+            guard let getAffinity = schedGetAffinity else { return nil }
+            // A mask for up to 1 024 CPUs, larger while the kernel's own is larger (EINVAL).
+            var bytes = 128
+            while bytes <= 1 << 16 {
+                var mask = [UInt8](repeating: 0, count: bytes)
+                let written = mask.withUnsafeMutableBytes { getAffinity(0, bytes, $0.baseAddress) }
+                if written >= 0 { return mask.reduce(0) { $0 + $1.nonzeroBitCount } }
+                guard errno == EINVAL else { return nil }
+                bytes *= 2
+            }
+            return nil
         }
-        return nil
-    }
 
-    /// glibc's `sched_getaffinity` (declared only with `_GNU_SOURCE`, which Swift's Glibc module does
-    /// not set), looked up once.
-    private static let schedGetAffinity: (@convention(c) (Int32, Int, UnsafeMutableRawPointer?) -> Int32)? = {
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "sched_getaffinity") else { return nil }
-        return unsafeBitCast(symbol, to: (@convention(c) (Int32, Int, UnsafeMutableRawPointer?) -> Int32).self)
-    }()
-}
+        /// glibc's `sched_getaffinity` (declared only with `_GNU_SOURCE`, which Swift's Glibc module does
+        /// not set), looked up once.
+        private static let schedGetAffinity: (@convention(c) (Int32, Int, UnsafeMutableRawPointer?) -> Int32)? = {
+            guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "sched_getaffinity") else { return nil }
+            return unsafeBitCast(symbol, to: (@convention(c) (Int32, Int, UnsafeMutableRawPointer?) -> Int32).self)
+        }()
+    }
 #endif

@@ -68,7 +68,9 @@ final class Coalescer<Key: Hashable & Sendable, Value: Sendable>: Sendable {
                         return changed == nil ? nil : machine.handle(of: key)?.context
                     }
                 }
-                if let raised { raised.priority.value = state.withLock { $0.priority(of: key) } ?? raised.priority.value }
+                if let raised {
+                    raised.priority.value = state.withLock { $0.priority(of: key) } ?? raised.priority.value
+                }
                 let current = priority.observe { [weak self] in
                     self?.updatePriority(key: key, waiter: id, to: priority.value)
                 }

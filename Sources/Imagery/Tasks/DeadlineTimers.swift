@@ -138,7 +138,8 @@ public final class DeadlineTimers: @unchecked Sendable {
         state.heap[0] = last
         var parent = 0
         while true {
-            let left = 2 * parent + 1, right = left + 1
+            let left = 2 * parent + 1
+            let right = left + 1
             var smallest = parent
             if left < state.heap.count, state.heap[left].deadline < state.heap[smallest].deadline { smallest = left }
             if right < state.heap.count, state.heap[right].deadline < state.heap[smallest].deadline { smallest = right }

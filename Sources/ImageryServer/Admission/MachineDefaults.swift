@@ -29,7 +29,8 @@ public struct MachineDefaults: Sendable, Hashable {
     }
 
     /// This process's: `UsableProcessors.current` and ``usableMemory(readingFile:)``, read once.
-    public static let current = MachineDefaults(processors: UsableProcessors.current.count, memory: usableMemory(readingFile: contents))
+    public static let current = MachineDefaults(
+        processors: UsableProcessors.current.count, memory: usableMemory(readingFile: contents))
 
     public var memoryLimit: Int {
         let wanted = max(512 << 20, processors * (128 << 20))
@@ -73,7 +74,9 @@ public struct MachineDefaults: Sendable, Hashable {
     /// A cgroup memory limit file's text in bytes; `nil` for `max` (v2) or a v1 "no limit" (a number
     /// near the largest 64-bit value), or text that is not a number.
     public static func cgroupLimit(_ text: String) -> Int? {
-        guard let bytes = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)), bytes > 0, bytes < 1 << 60 else { return nil }
+        guard let bytes = Int(text.trimmingCharacters(in: .whitespacesAndNewlines)), bytes > 0, bytes < 1 << 60 else {
+            return nil
+        }
         return bytes
     }
 

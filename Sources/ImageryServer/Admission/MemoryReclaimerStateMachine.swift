@@ -61,7 +61,9 @@ struct MemoryReclaimerStateMachine {
         var refused = 0
 
         init(used: Int = 0, queued: Int = 0, admitted: Int = 0, waited: Int = 0, refused: Int = 0) {
-            (self.used, self.queued, self.admitted, self.waited, self.refused) = (used, queued, admitted, waited, refused)
+            (self.used, self.queued, self.admitted, self.waited, self.refused) = (
+                used, queued, admitted, waited, refused
+            )
         }
 
         init(_ snapshot: MemoryBudget.Snapshot) {
@@ -185,7 +187,8 @@ struct MemoryReclaimerStateMachine {
             step.pressure = false
         }
         // Freed memory matters near the ceiling only.
-        let keepsTooMuch = needsAllocatorCounts(resident: reading.resident)
+        let keepsTooMuch =
+            needsAllocatorCounts(resident: reading.resident)
             && (reading.retained.map { $0 - floor > configuration.retainedLimit } ?? over)
         if over && episode == nil {
             step.trim = .ceiling  // before holding anything back

@@ -15,7 +15,8 @@ public enum ProcessMemory {
     /// glibc's own count (`mallinfo2`): bytes in use by the program (heap and mmapped blocks), and
     /// bytes it has freed that the allocator keeps (resident until trimmed); `nil` with another C library.
     static var allocator: (inUse: Int, free: Int)? {
-        var inUse = 0, free = 0
+        var inUse = 0
+        var free = 0
         guard imagery_malloc_counts(&inUse, &free) == 0 else { return nil }
         return (inUse, free)
     }
@@ -98,10 +99,10 @@ public enum ProcessMemory {
 
     private static let mallopt: (@convention(c) (Int32, Int32) -> Int32)? = {
         #if os(Linux)
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return nil }
-        return unsafeBitCast(symbol, to: (@convention(c) (Int32, Int32) -> Int32).self)
+            guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return nil }
+            return unsafeBitCast(symbol, to: (@convention(c) (Int32, Int32) -> Int32).self)
         #else
-        return nil
+            return nil
         #endif
     }()
 
@@ -109,10 +110,10 @@ public enum ProcessMemory {
     /// up once; `nil` with another C library.
     private static let mallocTrim: (@convention(c) (Int) -> Int32)? = {
         #if os(Linux)
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return nil }
-        return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
+            guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim") else { return nil }
+            return unsafeBitCast(symbol, to: (@convention(c) (Int) -> Int32).self)
         #else
-        return nil
+            return nil
         #endif
     }()
 }

@@ -44,7 +44,9 @@ public struct AutoQualitySettings: Sendable, Hashable {
     /// The search for an output in `format` as `choice` asks (`nil`: as the request left it), with
     /// what it leaves to these settings filled in; `nil`: a fixed quality (a request that names a
     /// quality and no search gets that quality).
-    package func autoQuality(_ choice: AutoQualityChoice?, for format: ImageFormat?, qualityAsked: Bool = false) -> AutoQuality? {
+    package func autoQuality(_ choice: AutoQualityChoice?, for format: ImageFormat?, qualityAsked: Bool = false)
+        -> AutoQuality?
+    {
         let asked: AutoQuality
         switch choice {
         case .fixed: return nil

@@ -117,7 +117,9 @@ public struct NginxClusterConfiguration: Sendable {
     /// A whole `nginx.conf` for `nginx -c FILE -p DIRECTORY`: the blocks of ``renderServerBlocks()`` in
     /// an `http` block, with the pid, logs and temporary files under `directory` (which must exist).
     public func renderStandalone(directory: String, workerProcesses: Int = 1, accessLog: Bool = false) -> String {
-        let blocks = renderServerBlocks().split(separator: "\n", omittingEmptySubsequences: false).map { $0.isEmpty ? "" : "    " + $0 }
+        let blocks = renderServerBlocks().split(separator: "\n", omittingEmptySubsequences: false).map {
+            $0.isEmpty ? "" : "    " + $0
+        }
         return """
             worker_processes \(workerProcesses);
             pid \(directory)/nginx.pid;

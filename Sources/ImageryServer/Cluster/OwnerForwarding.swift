@@ -51,7 +51,8 @@ final class OwnerForwarding: Sendable {
         self.metrics = metrics
         self.logger = logger
         var configuration = HTTPClient.Configuration()
-        configuration.timeout = .init(connect: .seconds(1), read: .seconds(Int64(requestTimeout.components.seconds) + 5))
+        configuration.timeout = .init(
+            connect: .seconds(1), read: .seconds(Int64(requestTimeout.components.seconds) + 5))
         configuration.redirectConfiguration = .disallow
         configuration.decompression = .disabled
         // As many connections to an owner as requests go there at once: the client's default (8 a
@@ -79,9 +80,11 @@ final class OwnerForwarding: Sendable {
             } catch {
                 passOver(owner)
                 metrics?.clusterForward("owner_failed")
-                logger.warning("the owner of a source did not answer; the next on the ring is asked", metadata: [
-                    "owner": .string(owner), "error": .string(String(describing: error)),
-                ])
+                logger.warning(
+                    "the owner of a source did not answer; the next on the ring is asked",
+                    metadata: [
+                        "owner": .string(owner), "error": .string(String(describing: error)),
+                    ])
             }
         }
         return nil
@@ -129,5 +132,7 @@ final class OwnerForwarding: Sendable {
         .accept, .ifNoneMatch, .ifModifiedSince, .userAgent, .init("X-Forwarded-For")!, .init("Referer")!,
     ]
     /// Fields of one connection, not of the answer.
-    static let hopByHopFields: Set<HTTPField.Name> = [.connection, .transferEncoding, .contentLength, .init("Keep-Alive")!, .date, .server]
+    static let hopByHopFields: Set<HTTPField.Name> = [
+        .connection, .transferEncoding, .contentLength, .init("Keep-Alive")!, .date, .server,
+    ]
 }

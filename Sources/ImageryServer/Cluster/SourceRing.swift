@@ -17,7 +17,10 @@ struct SourceRing: Sendable {
             let base = CRC32.update(CRC32.update(CRC32.update(CRC32.initial, host), [0]), port)
             var previous: UInt32 = 0
             for _ in 0..<160 {
-                let bytes = [UInt8(previous & 0xFF), UInt8(previous >> 8 & 0xFF), UInt8(previous >> 16 & 0xFF), UInt8(previous >> 24)]
+                let bytes = [
+                    UInt8(previous & 0xFF), UInt8(previous >> 8 & 0xFF), UInt8(previous >> 16 & 0xFF),
+                    UInt8(previous >> 24),
+                ]
                 previous = CRC32.final(CRC32.update(base, bytes))
                 points.append((previous, index))
             }
@@ -34,7 +37,8 @@ struct SourceRing: Sendable {
     func owners(of key: some StringProtocol) -> [String] {
         guard !points.isEmpty else { return [] }
         let hash = CRC32.final(CRC32.update(CRC32.initial, Array(key.utf8)))
-        var low = 0, high = points.count  // the first point >= hash
+        var low = 0
+        var high = points.count  // the first point >= hash
         while low < high {
             let middle = (low + high) / 2
             if points[middle].hash < hash { low = middle + 1 } else { high = middle }
@@ -52,7 +56,9 @@ struct SourceRing: Sendable {
     /// name without a port have none.
     static func hostAndPort(_ server: String) -> (host: [UInt8], port: [UInt8]) {
         let bytes = Array(server.utf8)
-        if bytes.count >= 5, String(decoding: bytes[0..<5], as: UTF8.self).lowercased() == "unix:" { return (Array(bytes[5...]), []) }
+        if bytes.count >= 5, String(decoding: bytes[0..<5], as: UTF8.self).lowercased() == "unix:" {
+            return (Array(bytes[5...]), [])
+        }
         var index = bytes.count - 1
         while index >= 0, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index -= 1 }
         guard index >= 0, bytes[index] == UInt8(ascii: ":") else { return (bytes, []) }

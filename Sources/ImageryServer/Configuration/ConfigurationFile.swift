@@ -11,7 +11,9 @@ public enum ConfigurationFile {
     /// The layer of the file at `url` (YAML when its name ends in `.yaml` or `.yml`), and a note for each
     /// key that is no setting.
     /// - Throws: ``ConfigurationFileError`` when it cannot be read or is not a JSON or YAML object.
-    public static func layer(contentsOf url: URL) throws(ConfigurationFileError) -> (layer: ConfigurationLayer, notes: [String]) {
+    public static func layer(contentsOf url: URL) throws(ConfigurationFileError) -> (
+        layer: ConfigurationLayer, notes: [String]
+    ) {
         let data: Data
         do {
             data = try Data(contentsOf: url)
@@ -25,7 +27,9 @@ public enum ConfigurationFile {
     /// - Parameters:
     ///   - name: What errors call it (its path).
     ///   - yaml: Whether it is YAML (else JSON).
-    public static func layer(_ data: Data, name: String, yaml: Bool = false) throws(ConfigurationFileError) -> (layer: ConfigurationLayer, notes: [String]) {
+    public static func layer(_ data: Data, name: String, yaml: Bool = false) throws(ConfigurationFileError) -> (
+        layer: ConfigurationLayer, notes: [String]
+    ) {
         let tree: Tree
         do {
             if yaml {
@@ -36,14 +40,17 @@ public enum ConfigurationFile {
         } catch {
             throw ConfigurationFileError(message: "\(name): not valid \(yaml ? "YAML" : "JSON")")
         }
-        guard case .object = tree else { throw ConfigurationFileError(message: "\(name): not a \(yaml ? "YAML mapping" : "JSON object")") }
+        guard case .object = tree else {
+            throw ConfigurationFileError(message: "\(name): not a \(yaml ? "YAML mapping" : "JSON object")")
+        }
         var values: [String: ConfigContent] = [:]
         var origins: [String: String] = [:]
         for setting in ServerConfiguration.settings {
             for path in [setting.key] + (setting.fileKey.map { [$0] } ?? []) {
                 guard let node = tree.node(at: path), node != .null else { continue }
                 guard let content = node.content(for: setting) else {
-                    throw ConfigurationFileError(message: "\(setting.key) (\(path), \(name)): wrong type", key: setting.key)
+                    throw ConfigurationFileError(
+                        message: "\(setting.key) (\(path), \(name)): wrong type", key: setting.key)
                 }
                 values[setting.key] = content
                 origins[setting.key] = path
@@ -103,7 +110,9 @@ public enum ConfigurationFile {
             var prefix = path[...]
             while let dot = prefix.lastIndex(of: ".") {
                 prefix = prefix[..<dot]
-                if let member = members[String(prefix)] { return member.node(at: String(path[path.index(after: dot)...])) }
+                if let member = members[String(prefix)] {
+                    return member.node(at: String(path[path.index(after: dot)...]))
+                }
             }
             return nil
         }

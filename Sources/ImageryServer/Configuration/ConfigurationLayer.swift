@@ -22,7 +22,8 @@ public struct ConfigurationLayer: Sendable {
     /// - Parameters:
     ///   - values: Each key's value: a string, or a list of strings for a list setting.
     ///   - origins: What set each key.
-    public static func values(name: String, _ values: [String: ConfigContent], origins: [String: String] = [:]) -> Self {
+    public static func values(name: String, _ values: [String: ConfigContent], origins: [String: String] = [:]) -> Self
+    {
         let secret = Set(ServerConfiguration.settings.filter(\.isSecret).map(\.key))
         var entries: [AbsoluteConfigKey: ConfigValue] = [:]
         for (key, content) in values {
@@ -35,8 +36,12 @@ public struct ConfigurationLayer: Sendable {
     /// `imagery serve` option's (`IMAGERY_MEMORY_LIMIT`). A list's items are separated by commas.
     public static func environment(_ environment: [String: String]) -> [Self] {
         let settings = ServerConfiguration.settingsByKey
-        let secrets = Set(ServerConfiguration.settings.filter(\.isSecret).flatMap { [$0.variable] + ($0.optionVariable.map { [$0] } ?? []) })
-        let variables = EnvironmentVariablesProvider(environmentVariables: environment, secretsSpecifier: .specific(secrets))
+        let secrets = Set(
+            ServerConfiguration.settings.filter(\.isSecret).flatMap {
+                [$0.variable] + ($0.optionVariable.map { [$0] } ?? [])
+            })
+        let variables = EnvironmentVariablesProvider(
+            environmentVariables: environment, secretsSpecifier: .specific(secrets))
         let own = KeyMappingProvider(upstream: variables) { key in
             AbsoluteConfigKey([settings[key.description]?.variable ?? "IMAGERY_"])
         }

@@ -32,10 +32,14 @@ extension ServerConfiguration {
         var lines = ["| key | also | what it does |", "|---|---|---|"]
         for setting in settings {
             var also = ["`\(setting.variable)`"]
-            if let option = setting.option, let variable = setting.optionVariable { also = ["`--\(option)`", "`\(variable)`"] + also }
+            if let option = setting.option, let variable = setting.optionVariable {
+                also = ["`--\(option)`", "`\(variable)`"] + also
+            }
             if let file = setting.fileKey, file != setting.key { also.append("file: `\(file)`") }
             let summary = setting.summary.replacingOccurrences(of: "|", with: "\\|")
-            lines.append("| `\(setting.key)` | \(also.joined(separator: ", ")) | \(summary)\(setting.isSecret ? " (secret)" : "") |")
+            lines.append(
+                "| `\(setting.key)` | \(also.joined(separator: ", ")) | \(summary)\(setting.isSecret ? " (secret)" : "") |"
+            )
         }
         return lines.joined(separator: "\n") + "\n"
     }

@@ -39,20 +39,23 @@ public enum ConfigurationLoader {
                 let content: ConfigContent? =
                     switch setting.kind {
                     case .value: reader.string(forKey: key, isSecret: setting.isSecret).map(ConfigContent.string)
-                    case .list: reader.stringArray(forKey: key, isSecret: setting.isSecret).map(ConfigContent.stringArray)
+                    case .list:
+                        reader.stringArray(forKey: key, isSecret: setting.isSecret).map(ConfigContent.stringArray)
                     }
                 let found = recorder.take()
                 let source = found.map { index, encodedKey in
                     Source(layer: layers[index].name, origin: layers[index].origins[setting.key] ?? encodedKey)
                 }
                 if let failure = recorder.takeError() {
-                    throw ConfigurationFileError(message: "\(setting.key)\(source.map { " (\($0))" } ?? ""): \(failure)")
+                    throw ConfigurationFileError(
+                        message: "\(setting.key)\(source.map { " (\($0))" } ?? ""): \(failure)")
                 }
                 guard let content, let source else { continue }
                 do {
                     try setting.read(&configuration, content)
                 } catch {
-                    throw ConfigurationFileError(message: "\(setting.key) (\(source)): \(error.message)", key: setting.key)
+                    throw ConfigurationFileError(
+                        message: "\(setting.key) (\(source)): \(error.message)", key: setting.key)
                 }
                 sources[setting.key] = source
             }
@@ -61,7 +64,8 @@ public enum ConfigurationLoader {
             if validating { try configuration.validate() }
         } catch {
             guard let key = error.key else { throw error }
-            throw ConfigurationFileError(message: "\(key)\(sources[key].map { " (\($0))" } ?? ""): \(error.message)", key: key)
+            throw ConfigurationFileError(
+                message: "\(key)\(sources[key].map { " (\($0))" } ?? ""): \(error.message)", key: key)
         }
         return Result(configuration: configuration, sources: sources)
     }

@@ -34,7 +34,9 @@ public struct ConfigurationSetting: Sendable {
     public var variable: String { "IMAGERY_" + ConfigurationSetting.variableWords(key) }
 
     /// The variable of its ``option`` (`IMAGERY_MEMORY_LIMIT`), read as well.
-    public var optionVariable: String? { option.map { "IMAGERY_" + $0.uppercased().replacingOccurrences(of: "-", with: "_") } }
+    public var optionVariable: String? {
+        option.map { "IMAGERY_" + $0.uppercased().replacingOccurrences(of: "-", with: "_") }
+    }
 
     /// The value of `configuration` as text (a list: one line an item; empty: none).
     public func show(_ configuration: ServerConfiguration) -> String {
@@ -49,7 +51,9 @@ public struct ConfigurationSetting: Sendable {
     public func content(parsing text: String) -> ConfigContent {
         switch kind {
         case .value: .string(text)
-        case .list: .stringArray(text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
+        case .list:
+            .stringArray(
+                text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty })
         }
     }
 
@@ -67,7 +71,9 @@ public struct ConfigurationSetting: Sendable {
             if index > 0, character.isUppercase {
                 let previous = characters[index - 1]
                 let next = index + 1 < characters.count ? characters[index + 1] : "."
-                if previous.isLowercase || previous.isNumber || (previous.isUppercase && next.isLowercase) { words.append("_") }
+                if previous.isLowercase || previous.isNumber || (previous.isUppercase && next.isLowercase) {
+                    words.append("_")
+                }
             }
             words.append(contentsOf: character.uppercased())
         }
@@ -75,7 +81,8 @@ public struct ConfigurationSetting: Sendable {
     }
 
     init(
-        _ key: String, _ kind: Kind, file: String? = nil, option: String? = nil, secret: Bool = false, _ summary: String,
+        _ key: String, _ kind: Kind, file: String? = nil, option: String? = nil, secret: Bool = false,
+        _ summary: String,
         read: @escaping @Sendable (inout ServerConfiguration, ConfigContent) throws(ConfigurationFileError) -> Void,
         write: @escaping @Sendable (ServerConfiguration) -> ConfigContent
     ) {

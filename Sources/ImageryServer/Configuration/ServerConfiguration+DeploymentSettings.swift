@@ -11,16 +11,21 @@ extension ServerConfiguration {
             let text = try SettingText.string(content)
             guard !text.isEmpty else { return configuration.s3Endpoint = nil }
             guard let url = s3EndpointURL(text) else {
-                throw ConfigurationFileError(message: "takes an http or https URL with a host, such as http://127.0.0.1:8333, not '\(text)'")
+                throw ConfigurationFileError(
+                    message: "takes an http or https URL with a host, such as http://127.0.0.1:8333, not '\(text)'")
             }
             configuration.s3Endpoint = url
-        } write: { .string($0.s3Endpoint?.absoluteString ?? "") },
+        } write: {
+            .string($0.s3Endpoint?.absoluteString ?? "")
+        },
         .text("s3.region", file: "s3Region", option: "s3-region", \.s3Region, "The store's region; default us-east-1."),
         .optionalText(
             "s3.bucket", file: "s3Bucket", option: "s3-bucket", \.s3Bucket,
             "A bucket shared by every instance: originals and stored responses; default none."
         ),
-        .text("s3.prefix", file: "s3Prefix", option: "s3-prefix", \.s3Prefix, "The prefix of the shared objects' names; default imagery/."),
+        .text(
+            "s3.prefix", file: "s3Prefix", option: "s3-prefix", \.s3Prefix,
+            "The prefix of the shared objects' names; default imagery/."),
         .path(
             "s3.credentialsFile", file: "s3CredentialsFile", option: "s3-credentials-file", \.s3CredentialsFile,
             "An AWS shared credentials file; default: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY."
@@ -36,7 +41,9 @@ extension ServerConfiguration {
             "cluster.instances", file: "clusterInstances", option: "cluster-instance", \.clusterInstances,
             "HOST:PORT of every instance of the cluster, this one included; default none."
         ),
-        .optionalText("cluster.self", file: "clusterSelf", option: "cluster-self", \.clusterSelf, "This instance's HOST:PORT among them."),
+        .optionalText(
+            "cluster.self", file: "clusterSelf", option: "cluster-self", \.clusterSelf,
+            "This instance's HOST:PORT among them."),
     ]
 
     static let gallerySettings: [ConfigurationSetting] = [
@@ -45,15 +52,20 @@ extension ServerConfiguration {
             "Its images are shown on the gallery page at / and served at /files/NAME; default none."
         ),
         ConfigurationSetting(
-            "gallery.urls", .list, file: "galleryURLs", option: "gallery-url", "Image URLs shown on the gallery page; default none."
+            "gallery.urls", .list, file: "galleryURLs", option: "gallery-url",
+            "Image URLs shown on the gallery page; default none."
         ) { configuration, content throws(ConfigurationFileError) in
             var urls: [URL] = []
             for text in try SettingText.strings(content) {
-                guard let url = sourceURL(text) else { throw ConfigurationFileError(message: "\(text) is not an absolute http or https URL") }
+                guard let url = sourceURL(text) else {
+                    throw ConfigurationFileError(message: "\(text) is not an absolute http or https URL")
+                }
                 urls.append(url)
             }
             configuration.galleryURLs = urls
-        } write: { .stringArray($0.galleryURLs.map(\.absoluteString)) },
+        } write: {
+            .stringArray($0.galleryURLs.map(\.absoluteString))
+        },
     ]
 
     static let fallbackSettings: [ConfigurationSetting] = [
@@ -63,7 +75,9 @@ extension ServerConfiguration {
         ) { configuration, content throws(ConfigurationFileError) in
             let text = try SettingText.string(content)
             configuration.fallbackImageFile = text.isEmpty ? nil : imageLocation(text)
-        } write: { .string($0.fallbackImageFile.map(showLocation) ?? "") },
+        } write: {
+            .string($0.fallbackImageFile.map(showLocation) ?? "")
+        },
         .integer(
             "fallback.status", file: "fallbackImageStatus", \.fallbackImageStatus,
             "The fallback response's status; 0: the error's own; default 200."

@@ -6,18 +6,25 @@ import Imagery
 /// ``ImgproxyEnvironment``, ``ThumborConfigurationFile``).
 extension ServerConfiguration {
     static let imgproxySettings: [ConfigurationSetting] = [
-        .flag("imgproxy.urls", file: "imgproxyURLs", \.imgproxyURLs, "Whether imgproxy URLs are answered; default true."),
+        .flag(
+            "imgproxy.urls", file: "imgproxyURLs", \.imgproxyURLs, "Whether imgproxy URLs are answered; default true."),
         .list(
             "imgproxy.keys", file: "imgproxyKeys", option: "imgproxy-key", secret: true, \.imgproxyKeys,
             "IMGPROXY_KEY: hex keys; imgproxy URLs must be signed; default none."
         ),
-        .list("imgproxy.salts", file: "imgproxySalts", option: "imgproxy-salt", secret: true, \.imgproxySalts, "IMGPROXY_SALT: hex salts."),
-        .integer("imgproxy.signatureSize", file: "imgproxySignatureSize", \.imgproxySignatureSize, "Signature bytes kept, 1 to 32; default 32."),
+        .list(
+            "imgproxy.salts", file: "imgproxySalts", option: "imgproxy-salt", secret: true, \.imgproxySalts,
+            "IMGPROXY_SALT: hex salts."),
+        .integer(
+            "imgproxy.signatureSize", file: "imgproxySignatureSize", \.imgproxySignatureSize,
+            "Signature bytes kept, 1 to 32; default 32."),
         .list(
             "imgproxy.trustedSignatures", file: "imgproxyTrustedSignatures", \.imgproxyTrustedSignatures,
             "Signatures accepted for any path; default none."
         ),
-        .text("imgproxy.pathPrefix", file: "imgproxyPathPrefix", \.imgproxyPathPrefix, "imgproxy URLs start with it; default none."),
+        .text(
+            "imgproxy.pathPrefix", file: "imgproxyPathPrefix", \.imgproxyPathPrefix,
+            "imgproxy URLs start with it; default none."),
         ConfigurationSetting(
             "imgproxy.argumentsSeparator", .value, file: "imgproxyArgumentsSeparator",
             "What separates an option's name and arguments; default :."
@@ -27,12 +34,17 @@ extension ServerConfiguration {
                 throw ConfigurationFileError(message: "takes one character other than /, not '\(text)'")
             }
             configuration.imgproxyArgumentsSeparator = separator
-        } write: { .string(String($0.imgproxyArgumentsSeparator)) },
+        } write: {
+            .string(String($0.imgproxyArgumentsSeparator))
+        },
         .flag(
-            "imgproxy.base64URLIncludesFilename", file: "imgproxyBase64URLIncludesFilename", \.imgproxyBase64URLIncludesFilename,
+            "imgproxy.base64URLIncludesFilename", file: "imgproxyBase64URLIncludesFilename",
+            \.imgproxyBase64URLIncludesFilename,
             "A base64 source split by / ends with a file name; default false."
         ),
-        .text("imgproxy.baseURL", file: "imgproxyBaseURL", \.imgproxyBaseURL, "Put before every source that does not start with it."),
+        .text(
+            "imgproxy.baseURL", file: "imgproxyBaseURL", \.imgproxyBaseURL,
+            "Put before every source that does not start with it."),
         .list(
             "imgproxy.urlReplacements", file: "imgproxyURLReplacements", \.imgproxyURLReplacements,
             "PATTERN=REPLACEMENT rules applied to sources, in order; default none."
@@ -46,34 +58,48 @@ extension ServerConfiguration {
             "The option names imgproxy URLs may use; default: all."
         ),
         ConfigurationSetting(
-            "imgproxy.watermarkOpacity", .value, file: "imgproxyWatermarkOpacity", "Multiplies the watermark's opacity; default 1."
+            "imgproxy.watermarkOpacity", .value, file: "imgproxyWatermarkOpacity",
+            "Multiplies the watermark's opacity; default 1."
         ) { configuration, content throws(ConfigurationFileError) in
             configuration.imgproxyWatermarkOpacity = try SettingText.number(SettingText.string(content))
-        } write: { .string(String($0.imgproxyWatermarkOpacity)) },
+        } write: {
+            .string(String($0.imgproxyWatermarkOpacity))
+        },
         ConfigurationSetting(
             "imgproxy.watermark", .value,
             "IMGPROXY_WATERMARK_PATH, _URL, _DATA: the image of imgproxy URLs' watermark option (a file, data: or http(s) URL)."
         ) { configuration, content throws(ConfigurationFileError) in
             let text = try SettingText.string(content)
             configuration.watermarkFiles[ImgproxyEnvironment.watermarkName] = text.isEmpty ? nil : imageLocation(text)
-        } write: { .string($0.watermarkFiles[ImgproxyEnvironment.watermarkName].map(showLocation) ?? "") },
+        } write: {
+            .string($0.watermarkFiles[ImgproxyEnvironment.watermarkName].map(showLocation) ?? "")
+        },
         .flag(
             "imgproxy.allowsSecurityOptions", file: "imgproxyAllowsSecurityOptions", \.imgproxyAllowsSecurityOptions,
             "URLs may set max_src_resolution and the like (never above this server's); default false."
         ),
-        .flag("imgproxy.preservesHDR", file: "imgproxyPreservesHDR", \.imgproxyPreservesHDR, "Keep 16-bit sources' 16 bits; default false."),
+        .flag(
+            "imgproxy.preservesHDR", file: "imgproxyPreservesHDR", \.imgproxyPreservesHDR,
+            "Keep 16-bit sources' 16 bits; default false."),
         .formats(
             "imgproxy.skipProcessingFormats", file: "imgproxySkipProcessingFormats", \.imgproxySkipProcessingFormats,
             "Source formats answered as they are; default none."
         ),
-        .flag("imgproxy.stripsMetadata", file: "imgproxyStripsMetadata", \.imgproxyStripsMetadata, "Drop EXIF, XMP and IPTC; default true."),
-        .flag("imgproxy.keepsCopyright", file: "imgproxyKeepsCopyright", \.imgproxyKeepsCopyright, "Keep the copyright notice; default true."),
+        .flag(
+            "imgproxy.stripsMetadata", file: "imgproxyStripsMetadata", \.imgproxyStripsMetadata,
+            "Drop EXIF, XMP and IPTC; default true."),
+        .flag(
+            "imgproxy.keepsCopyright", file: "imgproxyKeepsCopyright", \.imgproxyKeepsCopyright,
+            "Keep the copyright notice; default true."),
         ConfigurationSetting(
-            "imgproxy.preferredFormats", .list, file: "imgproxyPreferredFormats", "Formats kept from the source; default jpeg, png, gif."
+            "imgproxy.preferredFormats", .list, file: "imgproxyPreferredFormats",
+            "Formats kept from the source; default jpeg, png, gif."
         ) { configuration, content throws(ConfigurationFileError) in
             let formats = try ImgproxyOptions.formats(named: SettingText.strings(content))
             configuration.imgproxyPreferredFormats = formats.isEmpty ? imgproxyDefaultPreferredFormats : formats
-        } write: { .stringArray($0.imgproxyPreferredFormats.map(\.rawValue)) },
+        } write: {
+            .stringArray($0.imgproxyPreferredFormats.map(\.rawValue))
+        },
         .formats(
             "imgproxy.enforcedFormats", file: "imgproxyEnforcedFormats", \.imgproxyEnforcedFormats,
             "Formats that replace the one asked for when Accept takes them; default none."
@@ -82,7 +108,9 @@ extension ServerConfiguration {
             "imgproxy.stripsColorProfile", file: "imgproxyStripsColorProfile", \.imgproxyStripsColorProfile,
             "Convert to sRGB and drop the profile; default true."
         ),
-        .flag("imgproxy.autoRotates", file: "imgproxyAutoRotates", \.imgproxyAutoRotates, "Apply EXIF orientation; default true."),
+        .flag(
+            "imgproxy.autoRotates", file: "imgproxyAutoRotates", \.imgproxyAutoRotates,
+            "Apply EXIF orientation; default true."),
         .flag(
             "imgproxy.alwaysRasterizesSVG", file: "imgproxyAlwaysRasterizesSVG", \.imgproxyAlwaysRasterizesSVG,
             "Rasterise SVG sources; default false."
@@ -91,15 +119,21 @@ extension ServerConfiguration {
             "imgproxy.usesLinearColorspace", file: "imgproxyUsesLinearColorspace", \.imgproxyUsesLinearColorspace,
             "Resize in linear light; default false."
         ),
-        .entries("imgproxy.presets", file: "imgproxyPresets", \.imgproxyPresets, "Presets, NAME=OPTIONS; default none."),
-        .flag("imgproxy.autoFormat", file: "imgproxyAutoFormat", \.imgproxyAutoFormat, "URLs with no format get what Accept allows."),
-        .formats("imgproxy.autoFormats", \.imgproxyAutoFormats, "The formats autoFormat chooses from; default jxl, avif, webp."),
+        .entries(
+            "imgproxy.presets", file: "imgproxyPresets", \.imgproxyPresets, "Presets, NAME=OPTIONS; default none."),
+        .flag(
+            "imgproxy.autoFormat", file: "imgproxyAutoFormat", \.imgproxyAutoFormat,
+            "URLs with no format get what Accept allows."),
+        .formats(
+            "imgproxy.autoFormats", \.imgproxyAutoFormats,
+            "The formats autoFormat chooses from; default jxl, avif, webp."),
     ]
 
     static let thumborSettings: [ConfigurationSetting] = [
         .flag("thumbor.urls", file: "thumborURLs", \.thumborURLs, "Whether thumbor URLs are answered; default true."),
         .optionalText(
-            "thumbor.securityKey", file: "thumborSecurityKey", option: "thumbor-key", secret: true, \.thumborSecurityKey,
+            "thumbor.securityKey", file: "thumborSecurityKey", option: "thumbor-key", secret: true,
+            \.thumborSecurityKey,
             "SECURITY_KEY: thumbor URLs must be signed with it; default none."
         ),
         .optionalFlag(
@@ -111,22 +145,30 @@ extension ServerConfiguration {
             "A filter with no equivalent here is a 400; default false (skipped, and said)."
         ),
         .flag(
-            "thumbor.refusesBadFilterArguments", file: "thumborRefusesBadFilterArguments", \.thumborRefusesBadFilterArguments,
+            "thumbor.refusesBadFilterArguments", file: "thumborRefusesBadFilterArguments",
+            \.thumborRefusesBadFilterArguments,
             "A filter whose arguments thumbor's grammar rejects is a 400; default false (skipped, and said)."
         ),
         .flag("thumbor.autoWebP", file: "thumborAutoWebP", \.thumborAutoWebP, "AUTO_WEBP; default false."),
-        .flag("thumbor.autoPNGToJPEG", file: "thumborAutoPNGToJPEG", \.thumborAutoPNGToJPEG, "AUTO_PNG_TO_JPG; default false."),
+        .flag(
+            "thumbor.autoPNGToJPEG", file: "thumborAutoPNGToJPEG", \.thumborAutoPNGToJPEG,
+            "AUTO_PNG_TO_JPG; default false."),
         ConfigurationSetting(
             "thumbor.filters", .list, "FILTERS: the filters thumbor URLs may use, by name; default thumbor 7.8's list."
         ) { configuration, content throws(ConfigurationFileError) in
             configuration.thumborFilters = Set(try SettingText.strings(content))
-        } write: { .stringArray($0.thumborFilters.sorted()) },
+        } write: {
+            .stringArray($0.thumborFilters.sorted())
+        },
         .flag(
             "thumbor.respectsOrientation", \.thumborRespectsOrientation,
             "RESPECT_ORIENTATION; default true (thumbor's own is false: a thumbor.conf without it turns it off)."
         ),
-        .integer("thumbor.maximumWidth", \.thumborMaximumWidth, "MAX_WIDTH: a wider request is made this wide; 0: none."),
+        .integer(
+            "thumbor.maximumWidth", \.thumborMaximumWidth, "MAX_WIDTH: a wider request is made this wide; 0: none."),
         .integer("thumbor.maximumHeight", \.thumborMaximumHeight, "MAX_HEIGHT; 0: none."),
-        .optionalText("thumbor.metaCallback", \.thumborMetaCallback, "META_CALLBACK_NAME: meta/ answers are JavaScript calling it."),
+        .optionalText(
+            "thumbor.metaCallback", \.thumborMetaCallback,
+            "META_CALLBACK_NAME: meta/ answers are JavaScript calling it."),
     ]
 }

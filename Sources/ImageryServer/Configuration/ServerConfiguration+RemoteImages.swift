@@ -31,7 +31,8 @@ extension ServerConfiguration {
                 if resolved.fallbackImageFile == url { resolved.fallbackImageFile = inline }
                 for (key, value) in resolved.watermarkFiles where value == url { resolved.watermarkFiles[key] = inline }
             } catch {
-                failure = ConfigurationFileError(message: "\(name) could not be downloaded from \(url.absoluteString): \(error)")
+                failure = ConfigurationFileError(
+                    message: "\(name) could not be downloaded from \(url.absoluteString): \(error)")
                 break
             }
         }
@@ -44,7 +45,11 @@ extension ServerConfiguration {
 
     /// A configured image's location as written: an http(s) or `data:` URL, else a file path.
     static func imageLocation(_ value: String) -> URL {
-        if ["http://", "https://", "data:"].contains(where: { value.lowercased().hasPrefix($0) }), let url = URL(string: value) { return url }
+        if ["http://", "https://", "data:"].contains(where: { value.lowercased().hasPrefix($0) }),
+            let url = URL(string: value)
+        {
+            return url
+        }
         return URL(fileURLWithPath: value)
     }
 }

@@ -14,7 +14,8 @@ extension ServerConfiguration {
     }()
 
     /// The settings by key.
-    public static let settingsByKey: [String: ConfigurationSetting] = Dictionary(uniqueKeysWithValues: settings.map { ($0.key, $0) })
+    public static let settingsByKey: [String: ConfigurationSetting] = Dictionary(
+        uniqueKeysWithValues: settings.map { ($0.key, $0) })
 
     /// The parts, in the order the settings list them.
     public static var settingParts: [String] {
@@ -53,15 +54,18 @@ extension ServerConfiguration {
             "Memory for the caches and the work in flight together; default 128M a usable processor, at least 512M."
         ),
         .optionalBytes(
-            "limits.maximumInflightMemory", file: "maximumInflightMemory", option: "max-inflight-memory", \.maximumInflightMemory,
+            "limits.maximumInflightMemory", file: "maximumInflightMemory", option: "max-inflight-memory",
+            \.maximumInflightMemory,
             "Of memoryLimit, the bytes downloads and decodes in flight may hold; default: half."
         ),
         .integer(
-            "limits.admissionQueueLength", file: "admissionQueueLength", option: "admission-queue", \.admissionQueueLength,
+            "limits.admissionQueueLength", file: "admissionQueueLength", option: "admission-queue",
+            \.admissionQueueLength,
             "The most requests waiting for memory or a decode; default 32 a usable processor, at least 64."
         ),
         .optionalSeconds(
-            "limits.admissionTimeoutSeconds", file: "admissionTimeoutSeconds", option: "admission-timeout", \.admissionTimeout,
+            "limits.admissionTimeoutSeconds", file: "admissionTimeoutSeconds", option: "admission-timeout",
+            \.admissionTimeout,
             "The longest a request waits for memory before a 503; default: what the request timeout allows."
         ),
         .seconds(
@@ -69,20 +73,24 @@ extension ServerConfiguration {
             "The longest an image may take to make before a 504; default 30."
         ),
         .integer(
-            "limits.maximumSourceBytes", file: "maximumSourceBytes", \.maximumSourceBytes, "The largest source accepted; default 50000000."
+            "limits.maximumSourceBytes", file: "maximumSourceBytes", \.maximumSourceBytes,
+            "The largest source accepted; default 50000000."
         ),
         .integer(
             "limits.maximumSourcePixels", file: "maximumSourcePixels", \.maximumSourcePixels,
             "The most pixels a source may declare; default 100000000."
         ),
         .integer(
-            "limits.maximumFrames", file: "maximumFrames", \.maximumFrames, "The most frames of an animation processed; default 1000."
+            "limits.maximumFrames", file: "maximumFrames", \.maximumFrames,
+            "The most frames of an animation processed; default 1000."
         ),
         .optionalInteger(
             "limits.maximumFramePixels", file: "maximumFramePixels", \.maximumFramePixels,
             "The most pixels of each frame of an animation; default: none beyond maximumSourcePixels."
         ),
-        .integer("limits.maximumOutputSide", file: "maximumOutputSide", \.maximumOutputSide, "The largest width or height; default 8192."),
+        .integer(
+            "limits.maximumOutputSide", file: "maximumOutputSide", \.maximumOutputSide,
+            "The largest width or height; default 8192."),
     ]
 
     static let cachingSettings: [ConfigurationSetting] = [
@@ -90,7 +98,9 @@ extension ServerConfiguration {
             "caching.directory", file: "cacheDirectory", option: "cache-dir", \.cacheDirectory,
             "The disk cache's directory; default .imagery-cache; empty: no disk cache (--no-disk-cache)."
         ),
-        .bytes("caching.diskLimit", file: "diskLimit", option: "disk-limit", \.diskLimit, "Bytes of the disk cache; default 2G."),
+        .bytes(
+            "caching.diskLimit", file: "diskLimit", option: "disk-limit", \.diskLimit,
+            "Bytes of the disk cache; default 2G."),
         .integer(
             "caching.responseMaxAge", file: "responseMaxAge", option: "max-age", \.responseMaxAge,
             "The longest Cache-Control max-age of image responses, in seconds; default 86400."
@@ -107,11 +117,13 @@ extension ServerConfiguration {
             "Only these source hosts are fetched (*.example.com for subdomains); default: any public host."
         ),
         .list(
-            "origins.privateNetworkHosts", file: "privateNetworkHosts", option: "allow-private-host", \.privateNetworkHosts,
+            "origins.privateNetworkHosts", file: "privateNetworkHosts", option: "allow-private-host",
+            \.privateNetworkHosts,
             "Hosts fetched even on loopback or private addresses; default none."
         ),
         .seconds(
-            "origins.timeoutSeconds", file: "originTimeoutSeconds", \.originTimeout, "The most time an origin fetch may take; default 10."
+            "origins.timeoutSeconds", file: "originTimeoutSeconds", \.originTimeout,
+            "The most time an origin fetch may take; default 10."
         ),
         .integer(
             "origins.maximumConcurrentFetches", file: "maximumConcurrentFetches", \.maximumConcurrentFetches,
@@ -132,7 +144,9 @@ extension ServerConfiguration {
             "requests.presets", file: "presets", option: "preset", \.presets,
             "Named sets of /image parameters, NAME=QUERY; default none."
         ),
-        .flag("requests.onlyPresets", file: "onlyPresets", option: "only-presets", \.onlyPresets, "/image takes presets only; default false."),
+        .flag(
+            "requests.onlyPresets", file: "onlyPresets", option: "only-presets", \.onlyPresets,
+            "/image takes presets only; default false."),
     ]
 
     static let renderingSettings: [ConfigurationSetting] = [
@@ -147,7 +161,10 @@ extension ServerConfiguration {
                 configuration.formatQualities[format] = try SettingText.integer(value)
             }
         } write: { configuration in
-            .stringArray(configuration.formatQualities.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue)=\($0.value)" })
+            .stringArray(
+                configuration.formatQualities.sorted { $0.key.rawValue < $1.key.rawValue }.map {
+                    "\($0.key.rawValue)=\($0.value)"
+                })
         },
         .flag(
             "rendering.autoQuality.default", file: "autoQuality.default", \.autoQuality.isDefault,
@@ -159,9 +176,12 @@ extension ServerConfiguration {
         ) { configuration, content throws(ConfigurationFileError) in
             let text = try SettingText.string(content)
             if text.hasSuffix("bytes") {
-                configuration.autoQuality.target = .bytes(try SettingText.integer(String(text.dropLast(5)).trimmingCharacters(in: .whitespaces)))
+                configuration.autoQuality.target = .bytes(
+                    try SettingText.integer(String(text.dropLast(5)).trimmingCharacters(in: .whitespaces)))
             } else {
-                guard let score = Double(text) else { throw ConfigurationFileError(message: "takes a SSIMULACRA2 score or N bytes, not '\(text)'") }
+                guard let score = Double(text) else {
+                    throw ConfigurationFileError(message: "takes a SSIMULACRA2 score or N bytes, not '\(text)'")
+                }
                 configuration.autoQuality.target = .ssimulacra2(score)
             }
         } write: { configuration in
@@ -170,15 +190,26 @@ extension ServerConfiguration {
             case .bytes(let bytes): .string("\(bytes) bytes")
             }
         },
-        .optionalInteger("rendering.autoQuality.minimum", file: "autoQuality.minimum", \.autoQuality.minimum, "The least quality searched."),
-        .optionalInteger("rendering.autoQuality.maximum", file: "autoQuality.maximum", \.autoQuality.maximum, "The most quality searched."),
-        formatBounds("rendering.autoQuality.formatMinimums", \.autoQuality.formatMinimums, "The least quality searched, by format."),
-        formatBounds("rendering.autoQuality.formatMaximums", \.autoQuality.formatMaximums, "The most quality searched, by format."),
+        .optionalInteger(
+            "rendering.autoQuality.minimum", file: "autoQuality.minimum", \.autoQuality.minimum,
+            "The least quality searched."),
+        .optionalInteger(
+            "rendering.autoQuality.maximum", file: "autoQuality.maximum", \.autoQuality.maximum,
+            "The most quality searched."),
+        formatBounds(
+            "rendering.autoQuality.formatMinimums", \.autoQuality.formatMinimums,
+            "The least quality searched, by format."),
+        formatBounds(
+            "rendering.autoQuality.formatMaximums", \.autoQuality.formatMaximums,
+            "The most quality searched, by format."),
         ConfigurationSetting(
-            "rendering.autoQuality.tolerance", .value, file: "autoQuality.tolerance", "How far below the target a score may land; default 0.5."
+            "rendering.autoQuality.tolerance", .value, file: "autoQuality.tolerance",
+            "How far below the target a score may land; default 0.5."
         ) { configuration, content throws(ConfigurationFileError) in
             configuration.autoQuality.tolerance = try SettingText.number(SettingText.string(content))
-        } write: { .string(String($0.autoQuality.tolerance)) },
+        } write: {
+            .string(String($0.autoQuality.tolerance))
+        },
         .integer(
             "rendering.autoQuality.maximumPixels", file: "autoQuality.maximumPixels", \.autoQuality.maximumPixels,
             "The largest output searched; larger ones get the format's quality."
@@ -188,7 +219,8 @@ extension ServerConfiguration {
             "Watermark images, NAME=FILE (a data: or http(s) URL too); /image?watermark=NAME lays one over; default none."
         ) { configuration, content throws(ConfigurationFileError) in
             let imgproxy = configuration.watermarkFiles[ImgproxyEnvironment.watermarkName]
-            configuration.watermarkFiles = try SettingText.entries(SettingText.strings(content)).mapValues(imageLocation)
+            configuration.watermarkFiles = try SettingText.entries(SettingText.strings(content)).mapValues(
+                imageLocation)
             if let imgproxy, configuration.watermarkFiles[ImgproxyEnvironment.watermarkName] == nil {
                 configuration.watermarkFiles[ImgproxyEnvironment.watermarkName] = imgproxy
             }
@@ -199,16 +231,23 @@ extension ServerConfiguration {
         },
     ]
 
-    static func formatBounds(_ key: String, _ path: ConfigurationSetting.Path<[ImageFormat: Int]>, _ summary: String) -> ConfigurationSetting {
+    static func formatBounds(_ key: String, _ path: ConfigurationSetting.Path<[ImageFormat: Int]>, _ summary: String)
+        -> ConfigurationSetting
+    {
         ConfigurationSetting(key, .list, summary) { configuration, content throws(ConfigurationFileError) in
             var bounds: [ImageFormat: Int] = [:]
             for (name, value) in try SettingText.entries(SettingText.strings(content)) {
-                guard let format = ImageFormat(fileExtension: name) else { throw ConfigurationFileError(message: "\(name) is not a format") }
+                guard let format = ImageFormat(fileExtension: name) else {
+                    throw ConfigurationFileError(message: "\(name) is not a format")
+                }
                 bounds[format] = try SettingText.integer(value)
             }
             configuration[keyPath: path] = bounds
         } write: { configuration in
-            .stringArray(configuration[keyPath: path].sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue)=\($0.value)" })
+            .stringArray(
+                configuration[keyPath: path].sorted { $0.key.rawValue < $1.key.rawValue }.map {
+                    "\($0.key.rawValue)=\($0.value)"
+                })
         }
     }
 

@@ -115,8 +115,10 @@ public struct ServerConfiguration: Sendable {
 
     /// thumbor 7.8's `BUILTIN_FILTERS`, by filter name.
     public static let thumborDefaultFilters: Set<String> = [
-        "brightness", "colorize", "contrast", "rgb", "round_corner", "quality", "noise", "watermark", "equalize", "fill", "sharpen",
-        "strip_exif", "strip_icc", "frame", "grayscale", "rotate", "format", "max_bytes", "convolution", "blur", "extract_focal",
+        "brightness", "colorize", "contrast", "rgb", "round_corner", "quality", "noise", "watermark", "equalize",
+        "fill", "sharpen",
+        "strip_exif", "strip_icc", "frame", "grayscale", "rotate", "format", "max_bytes", "convolution", "blur",
+        "extract_focal",
         "focal", "no_upscale", "saturation", "max_age", "curve", "background_color", "upscale", "proportion", "stretch",
     ]
     /// Whether imgproxy URLs (`/SIGNATURE/rs:fill:300:200/plain/https://example.com/a.jpg`,
@@ -317,7 +319,9 @@ extension ServerConfiguration {
     /// A `data:` URL of base64 `value` (an `IMGPROXY_*_DATA` variable), checked to be base64.
     static func inlineImage(base64 value: String) throws(ConfigurationFileError) -> URL {
         let compact = value.filter { !$0.isWhitespace }
-        guard Data(base64Encoded: compact) != nil, let url = URL(string: "data:application/octet-stream;base64," + compact) else {
+        guard Data(base64Encoded: compact) != nil,
+            let url = URL(string: "data:application/octet-stream;base64," + compact)
+        else {
             throw ConfigurationFileError(message: "expected base64")
         }
         return url

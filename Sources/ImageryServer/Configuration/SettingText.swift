@@ -14,19 +14,24 @@ enum SettingText {
 
     static func strings(_ content: ConfigContent) throws(ConfigurationFileError) -> [String] {
         switch content {
-        case .stringArray(let items): return items.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        case .stringArray(let items):
+            return items.map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         case .string(let text): return text.isEmpty ? [] : [text.trimmingCharacters(in: .whitespaces)]
         default: throw ConfigurationFileError(message: "takes a list of strings")
         }
     }
 
     static func integer(_ text: String) throws(ConfigurationFileError) -> Int {
-        guard let number = Int(text) else { throw ConfigurationFileError(message: "takes a whole number, not '\(text)'") }
+        guard let number = Int(text) else {
+            throw ConfigurationFileError(message: "takes a whole number, not '\(text)'")
+        }
         return number
     }
 
     static func number(_ text: String) throws(ConfigurationFileError) -> Double {
-        guard let number = Double(text), number.isFinite else { throw ConfigurationFileError(message: "takes a number, not '\(text)'") }
+        guard let number = Double(text), number.isFinite else {
+            throw ConfigurationFileError(message: "takes a number, not '\(text)'")
+        }
         return number
     }
 

@@ -45,11 +45,14 @@ final class ConnectionWatcher: @unchecked Sendable {
         defer { timer.map(DeadlineTimers.shared.cancel) }
         let registration = channel.map { channel in
             let connection = ObjectIdentifier(channel)
-            return (connection, withLock { state in
-                state.nextID += 1
-                state.waiting[connection, default: [:]][state.nextID] = { work.cancel() }
-                return state.nextID
-            })
+            return (
+                connection,
+                withLock { state in
+                    state.nextID += 1
+                    state.waiting[connection, default: [:]][state.nextID] = { work.cancel() }
+                    return state.nextID
+                }
+            )
         }
         // A connection that closed before this registration is not noticed: its work runs on, as
         // it would without a watcher (`isActive` cannot tell: channels of in-process tests never are).
@@ -62,8 +65,12 @@ final class ConnectionWatcher: @unchecked Sendable {
             }
         }
         do {
-            return try await withTaskCancellationHandler { try await work.value } onCancel: { work.cancel() }
-        } catch where timedOut.isSet {
+            return try await withTaskCancellationHandler {
+                try await work.value
+            } onCancel: {
+                work.cancel()
+            }
+        } catch  where timedOut.isSet {
             throw RequestTimeout(limit: limit ?? .zero)
         }
     }

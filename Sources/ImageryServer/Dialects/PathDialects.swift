@@ -18,7 +18,8 @@ package struct PathDialects: Sendable {
     let watermarks: [String: String]
 
     /// - Throws: ``ConfigurationFileError`` for imgproxy keys or presets that are not valid.
-    package init(configuration: ServerConfiguration, watermarks: [String: String] = [:]) throws(ConfigurationFileError) {
+    package init(configuration: ServerConfiguration, watermarks: [String: String] = [:]) throws(ConfigurationFileError)
+    {
         self.configuration = configuration
         nativeSigned = configuration.signingKey != nil
         thumborSigner = configuration.thumborSecurityKey.map(ThumborSigner.init(key:))
@@ -29,7 +30,9 @@ package struct PathDialects: Sendable {
     /// The syntax `path` is written in (imgproxy's options are told apart by their `name:args`
     /// segments, so it is tried first), or `nil`: no syntax that is on here (404).
     package func syntax(of path: Substring) -> Syntax? {
-        if configuration.imgproxyURLs, let path = imgproxyPath(path), ImgproxyURL.mayBe(path, syntax: imgproxy.syntax) { return .imgproxy }
+        if configuration.imgproxyURLs, let path = imgproxyPath(path), ImgproxyURL.mayBe(path, syntax: imgproxy.syntax) {
+            return .imgproxy
+        }
         if configuration.thumborURLs, ThumborURL.mayBe(path) { return .thumbor }
         return nil
     }

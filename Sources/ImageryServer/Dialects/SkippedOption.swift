@@ -37,7 +37,8 @@ package struct SkippedOption: Sendable, Hashable {
     /// Why it was skipped, in words for the log.
     var explanation: String {
         switch reason {
-        case .notLoaded: "thumbor filter \(name) is not among the FILTERS this server loads: skipped, as thumbor skips it"
+        case .notLoaded:
+            "thumbor filter \(name) is not among the FILTERS this server loads: skipped, as thumbor skips it"
         case .unknown: "thumbor filter \(name) is not one of thumbor's filters: skipped, as thumbor skips it"
         case .notImplemented: "thumbor filter \(name) is loaded but has no equivalent here: skipped"
         case .arguments(let problem): "\(problem); skipped, as thumbor skips a filter whose arguments it cannot read"
@@ -66,13 +67,15 @@ package final class SkippedOptionLog: Sendable {
             }
         }
         for option in fresh {
-            let line = "\(option.explanation) (first seen in \(path.prefix(200)); later ones are counted in imagery_thumbor_filters_skipped_total)"
+            let line =
+                "\(option.explanation) (first seen in \(path.prefix(200)); later ones are counted in imagery_thumbor_filters_skipped_total)"
             logger.warning("\(Self.printable(line))", metadata: ["skipped_filter": "\(Self.printable(option.name))"])
         }
     }
 
     /// `text` with control characters (a URL's decoded `%0A`) as spaces: one log line, as written by us.
     static func printable(_ text: String) -> String {
-        String(String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
+        String(
+            String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
     }
 }

@@ -98,7 +98,8 @@ final class HitHandler: ChannelInboundHandler, RemovableChannelHandler {
     private func send(_ hit: StoredHits.Hit, for head: RequestHead, context: ChannelHandlerContext) -> Bool {
         let start = ContinuousClock.now
         let second = Int(hit.now.timeIntervalSince1970)
-        var (bytes, status, sendsBody) = hits.response(to: hit, for: head, date: date(at: second), allocator: context.channel.allocator)
+        var (bytes, status, sendsBody) = hits.response(
+            to: hit, for: head, date: date(at: second), allocator: context.channel.allocator)
         var body: IOData?
         var file: NIOFileHandle?
         if sendsBody {
@@ -110,7 +111,8 @@ final class HitHandler: ChannelInboundHandler, RemovableChannelHandler {
                 // system calls fewer: measured faster for thumbnails). A file shorter than its entry now is a miss.
                 // The body is read to a 64-byte boundary (the kernel's copy to an unaligned one measured at
                 // three times the cost): the head goes just before it.
-                var buffer = context.channel.allocator.buffer(capacity: Self.alignment + bytes.readableBytes + stored.size)
+                var buffer = context.channel.allocator.buffer(
+                    capacity: Self.alignment + bytes.readableBytes + stored.size)
                 let base = buffer.withVeryUnsafeMutableBytes { Int(bitPattern: $0.baseAddress) }
                 let start = (Self.alignment - (base + bytes.readableBytes) % Self.alignment) % Self.alignment
                 buffer.moveWriterIndex(to: start)
@@ -120,7 +122,8 @@ final class HitHandler: ChannelInboundHandler, RemovableChannelHandler {
                 let count = buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: stored.size) { bytes in
                     var offset = 0
                     while offset < stored.size {
-                        let result = pread(stored.file.descriptor, bytes.baseAddress! + offset, stored.size - offset, off_t(offset))
+                        let result = pread(
+                            stored.file.descriptor, bytes.baseAddress! + offset, stored.size - offset, off_t(offset))
                         if result < 0, errno == EINTR { continue }
                         if result <= 0 { break }
                         offset += result
@@ -135,7 +138,9 @@ final class HitHandler: ChannelInboundHandler, RemovableChannelHandler {
                 // may close its own meanwhile. A file shorter than its entry now is a miss (`sendfile`
                 // would stop short of the length the head states).
                 var status = stat()
-                guard fstat(stored.file.descriptor, &status) == 0, Int(status.st_size) == stored.size else { return false }
+                guard fstat(stored.file.descriptor, &status) == 0, Int(status.st_size) == stored.size else {
+                    return false
+                }
                 let descriptor = dup(stored.file.descriptor)
                 guard descriptor >= 0 else { return false }
                 let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: descriptor)
@@ -163,7 +168,8 @@ final class HitHandler: ChannelInboundHandler, RemovableChannelHandler {
         hits.observation.metrics.eventLoopHit()
         hits.observation.finished(
             method: head.method == .head ? .head : .get, path: hit.path, status: Int(status.code),
-            bytes: status == .ok ? hit.stored.bodySize : 0, since: start, logger: hits.logger, requestID: HitRequestID.next(), counted: false,
+            bytes: status == .ok ? hit.stored.bodySize : 0, since: start, logger: hits.logger,
+            requestID: HitRequestID.next(), counted: false,
             lineWriter: hits.lineWriter
         )
         return true
@@ -172,7 +178,8 @@ final class HitHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// Bodies up to this size are read and written with their head; larger ones are sent from their file.
     static let largestReadBody = 64 * 1024
     private static let alignment = 64
-    private static let cork = ChannelOptions.Types.SocketOption(level: SocketOptionLevel(IPPROTO_TCP), name: SocketOptionName(TCP_CORK))
+    private static let cork = ChannelOptions.Types.SocketOption(
+        level: SocketOptionLevel(IPPROTO_TCP), name: SocketOptionName(TCP_CORK))
 
     /// `Date` at `second` (since 1970): an IMF-fixdate, made once a second.
     private func date(at second: Int) -> String {

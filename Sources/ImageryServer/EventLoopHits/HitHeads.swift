@@ -30,7 +30,8 @@ final class HitHeads: @unchecked Sendable {
 
     /// The head kept for the answer to `identity` with `terms` in `second`, if any.
     func head(of identity: UInt64, terms: ResponseTerms, negotiated: Bool, second: Int) -> ByteBuffer? {
-        guard let entry = kept[identity], entry.second == second, entry.negotiated == negotiated, entry.terms == terms else { return nil }
+        guard let entry = kept[identity], entry.second == second, entry.negotiated == negotiated, entry.terms == terms
+        else { return nil }
         return entry.head
     }
 

@@ -42,7 +42,9 @@ package struct RequestHead: Sendable, Equatable {
         package var maximumFieldBytes: Int
         package var maximumFieldCount: Int
         package init(maximumHeadBytes: Int, maximumFieldBytes: Int, maximumFieldCount: Int) {
-            (self.maximumHeadBytes, self.maximumFieldBytes, self.maximumFieldCount) = (maximumHeadBytes, maximumFieldBytes, maximumFieldCount)
+            (self.maximumHeadBytes, self.maximumFieldBytes, self.maximumFieldCount) = (
+                maximumHeadBytes, maximumFieldBytes, maximumFieldCount
+            )
         }
     }
 
@@ -78,7 +80,9 @@ package struct RequestHead: Sendable, Equatable {
         guard rest.count > 9, rest.suffix(9).elementsEqual(" HTTP/1.1".utf8) else { return .unsupported }
         let target = UnsafeRawBufferPointer(rebasing: rest[rest.startIndex..<(rest.endIndex - 9)])
         // The decoder holds the target to the limit of a field too.
-        guard target.first == UInt8(ascii: "/"), target.count <= limits.maximumFieldBytes, target.allSatisfy(isTargetByte) else {
+        guard target.first == UInt8(ascii: "/"), target.count <= limits.maximumFieldBytes,
+            target.allSatisfy(isTargetByte)
+        else {
             return .unsupported
         }
         head.target = String(decoding: target, as: UTF8.self)
@@ -87,16 +91,20 @@ package struct RequestHead: Sendable, Equatable {
         var fields = 0
         var contentLength = false
         while true {
-            guard let found = lineEnd(from: index) else { return count > limits.maximumHeadBytes ? .unsupported : .incomplete }
+            guard let found = lineEnd(from: index) else {
+                return count > limits.maximumHeadBytes ? .unsupported : .incomplete
+            }
             guard let end = found else { return .unsupported }
             if end == index + 1 { break }  // the empty line
             fields += 1
             let line = UnsafeRawBufferPointer(rebasing: bytes[index..<(end - 1)])
             guard fields <= limits.maximumFieldCount, line.count <= limits.maximumFieldBytes,
-                  let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > line.startIndex else { return .unsupported }
+                let colon = line.firstIndex(of: UInt8(ascii: ":")), colon > line.startIndex
+            else { return .unsupported }
             let name = UnsafeRawBufferPointer(rebasing: line[line.startIndex..<colon])
             guard name.allSatisfy(isTokenByte) else { return .unsupported }
-            var valueStart = colon + 1, valueEnd = line.endIndex
+            var valueStart = colon + 1
+            var valueEnd = line.endIndex
             guard line[valueStart..<valueEnd].allSatisfy(isValueByte) else { return .unsupported }
             while valueStart < valueEnd, line[valueStart] == 0x20 || line[valueStart] == 0x09 { valueStart += 1 }
             while valueEnd > valueStart, line[valueEnd - 1] == 0x20 || line[valueEnd - 1] == 0x09 { valueEnd -= 1 }
@@ -154,10 +162,15 @@ package struct RequestHead: Sendable, Equatable {
 /// `tchar` (RFC 9110 5.6.2).
 private func isTokenByte(_ byte: UInt8) -> Bool {
     switch byte {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"): true
-    case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "*"),
-         UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"), UInt8(ascii: "`"), UInt8(ascii: "|"),
-         UInt8(ascii: "~"): true
+    case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+        UInt8(ascii: "A")...UInt8(ascii: "Z"):
+        true
+    case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"),
+        UInt8(ascii: "'"), UInt8(ascii: "*"),
+        UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
+        UInt8(ascii: "`"), UInt8(ascii: "|"),
+        UInt8(ascii: "~"):
+        true
     default: false
     }
 }
@@ -165,11 +178,17 @@ private func isTokenByte(_ byte: UInt8) -> Bool {
 /// The characters of a URI (RFC 3986: unreserved, reserved, `%`) but `#` (no fragment in a request).
 private func isTargetByte(_ byte: UInt8) -> Bool {
     switch byte {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"): true
-    case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: ":"), UInt8(ascii: "/"), UInt8(ascii: "?"),
-         UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: "@"), UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"),
-         UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"),
-         UInt8(ascii: "="), UInt8(ascii: "%"): true
+    case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+        UInt8(ascii: "A")...UInt8(ascii: "Z"):
+        true
+    case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: ":"),
+        UInt8(ascii: "/"), UInt8(ascii: "?"),
+        UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: "@"), UInt8(ascii: "!"), UInt8(ascii: "$"),
+        UInt8(ascii: "&"),
+        UInt8(ascii: "'"), UInt8(ascii: "("), UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"),
+        UInt8(ascii: ","), UInt8(ascii: ";"),
+        UInt8(ascii: "="), UInt8(ascii: "%"):
+        true
     default: false
     }
 }

@@ -18,7 +18,8 @@ struct StoredHitChannel: ServerChildChannel {
             let pipeline = channel.pipeline.syncOperations
             let handler = HitHandler(hits: hits, limits: limits, idleTimeout: idleTimeout)
             try pipeline.addHandler(handler, position: .first)
-            try pipeline.addHandler(RoutedRequests(handler), position: .after(try pipeline.handler(type: HTTPConnectionStateHandler.self)))
+            try pipeline.addHandler(
+                RoutedRequests(handler), position: .after(try pipeline.handler(type: HTTPConnectionStateHandler.self)))
             return value
         }
     }
@@ -30,14 +31,17 @@ struct StoredHitChannel: ServerChildChannel {
 
 extension HTTPServerBuilder {
     /// HTTP/1 with hits answered before the decoder (`hits`), or plain HTTP/1 (`nil`).
-    static func http1(configuration: HTTP1Channel.Configuration, hits: StoredHits?, limits: RequestHead.Limits) -> HTTPServerBuilder {
+    static func http1(configuration: HTTP1Channel.Configuration, hits: StoredHits?, limits: RequestHead.Limits)
+        -> HTTPServerBuilder
+    {
         guard let hits else { return .http1(configuration: configuration) }
         var configuration = configuration
         let idleTimeout = configuration.idleTimeout
         configuration.idleTimeout = nil
         return HTTPServerBuilder { [configuration] responder in
             StoredHitChannel(
-                http1: HTTP1Channel(responder: responder, configuration: configuration), hits: hits, limits: limits, idleTimeout: idleTimeout
+                http1: HTTP1Channel(responder: responder, configuration: configuration), hits: hits, limits: limits,
+                idleTimeout: idleTimeout
             )
         }
     }

@@ -1,7 +1,7 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdCore
-import HTTPTypes
 import Imagery
 import ImageryDiskCache
 import Logging
@@ -75,7 +75,8 @@ final class StoredHits: Sendable {
             return nil
         }
         let service = controller.service
-        guard let alias = service.alias(forRequestKey: ResponseStore.requestKey(rawQuery: text, accept: head.accept)) else { return nil }
+        guard let alias = service.alias(forRequestKey: ResponseStore.requestKey(rawQuery: text, accept: head.accept))
+        else { return nil }
         let now = service.configuration.time.date()
         guard !alias.terms.hasExpired(at: Int(now.timeIntervalSince1970)) else { return nil }
         if let stored = service.storedInMemory(alias, at: now) {
@@ -107,7 +108,8 @@ final class StoredHits: Sendable {
     /// once stays on disk (the page cache holds its bytes, not this process). Kept as a copy of its
     /// own: `body` is a slice of the buffer sent, head included, which memory's limit would not count.
     func read(_ body: ByteBuffer, of hit: Hit) {
-        guard case .disk(let file, let head) = hit.stored, head.heat.isHot(at: Int(hit.now.timeIntervalSince1970)) else { return }
+        guard case .disk(let file, let head) = hit.stored, head.heat.isHot(at: Int(hit.now.timeIntervalSince1970))
+        else { return }
         let own = ByteBuffer(bytes: body.readableBytesView)
         controller.service.keepInMemory(StoredResponse(body: own, file: file, head: head), for: hit.alias)
     }
@@ -126,15 +128,22 @@ final class StoredHits: Sendable {
         let conditional = head.ifNoneMatch != nil || head.ifModifiedSince != nil
         let second = Int(hit.now.timeIntervalSince1970)
         let heads = HitHeads.current
-        if !conditional, let kept = heads.head(of: hit.stored.identity, terms: terms, negotiated: negotiated, second: second) {
+        if !conditional,
+            let kept = heads.head(of: hit.stored.identity, terms: terms, negotiated: negotiated, second: second)
+        {
             return (kept, .ok, head.method == .get)
         }
         var fields = ResponseHeadBytes(buffer: allocator.buffer(capacity: 384))
         let validators = Validators(ifNoneMatch: head.ifNoneMatch, ifModifiedSince: head.ifModifiedSince)
-        let (status, disposition) = switch hit.stored {
-        case .memory(let stored): controller.answer(stored, terms: terms, negotiated: negotiated, validators: validators, now: hit.now, fields: &fields)
-        case .disk(_, let stored): controller.answer(stored, terms: terms, negotiated: negotiated, validators: validators, now: hit.now, fields: &fields)
-        }
+        let (status, disposition) =
+            switch hit.stored {
+            case .memory(let stored):
+                controller.answer(
+                    stored, terms: terms, negotiated: negotiated, validators: validators, now: hit.now, fields: &fields)
+            case .disk(_, let stored):
+                controller.answer(
+                    stored, terms: terms, negotiated: negotiated, validators: validators, now: hit.now, fields: &fields)
+            }
         if status == .ok { fields.add(.contentLength, String(hit.stored.bodySize)) }
         if let disposition { fields.add(.contentDisposition, disposition) }
         fields.add(.date, date)
@@ -143,7 +152,9 @@ final class StoredHits: Sendable {
         bytes.writeStaticString(status == .ok ? "HTTP/1.1 200 OK\r\n" : "HTTP/1.1 304 Not Modified\r\n")
         bytes.writeBuffer(&fields.buffer)
         bytes.writeStaticString("\r\n")
-        if !conditional { heads.keep(bytes, of: hit.stored.identity, terms: terms, negotiated: negotiated, second: second) }
+        if !conditional {
+            heads.keep(bytes, of: hit.stored.identity, terms: terms, negotiated: negotiated, second: second)
+        }
         return (bytes, status, status == .ok && head.method == .get)
     }
 }

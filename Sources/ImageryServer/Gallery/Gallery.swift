@@ -17,11 +17,15 @@ package struct Gallery: Sendable {
 
     /// The `url` parameter prefix that names a gallery file.
     static let filePrefix = "/files/"
-    static let imageExtensions: Set<String> = ["jpg", "jpeg", "png", "gif", "webp", "avif", "heic", "heif", "tif", "tiff", "bmp", "ico"]
+    static let imageExtensions: Set<String> = [
+        "jpg", "jpeg", "png", "gif", "webp", "avif", "heic", "heif", "tif", "tiff", "bmp", "ico",
+    ]
 
     /// The image files of the directory (by extension; not hidden), sorted by name; read anew each time.
     func fileNames() -> [String] {
-        guard let directory, let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else { return [] }
+        guard let directory, let names = try? FileManager.default.contentsOfDirectory(atPath: directory.path) else {
+            return []
+        }
         return names.filter { fileURL(named: $0) != nil }.sorted()
     }
 
@@ -29,11 +33,13 @@ package struct Gallery: Sendable {
     /// A name with a `/` (or `..`, or hidden) is refused, so nothing outside the directory is reachable.
     package func fileURL(named name: String) -> URL? {
         guard let directory, !name.isEmpty, !name.hasPrefix("."), !name.contains("/"), !name.contains("\0"),
-              Self.imageExtensions.contains((name as NSString).pathExtension.lowercased())
+            Self.imageExtensions.contains((name as NSString).pathExtension.lowercased())
         else { return nil }
         let url = directory.appendingPathComponent(name, isDirectory: false)
         var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), !isDirectory.boolValue else { return nil }
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory), !isDirectory.boolValue else {
+            return nil
+        }
         return url
     }
 

@@ -10,7 +10,10 @@ struct GalleryPage {
 
     func html() -> String {
         var items: [(title: String, source: String, original: String)] = gallery.urls.map { url in
-            (url.lastPathComponent.isEmpty ? url.host ?? url.absoluteString : url.lastPathComponent, url.absoluteString, url.absoluteString)
+            (
+                url.lastPathComponent.isEmpty ? url.host ?? url.absoluteString : url.lastPathComponent,
+                url.absoluteString, url.absoluteString
+            )
         }
         for name in gallery.fileNames() {
             let path = Gallery.filePrefix + Self.percentEncoded(name, allowing: Self.unreserved)
@@ -69,7 +72,8 @@ struct GalleryPage {
     }
 
     /// RFC 3986 unreserved characters (ASCII only: `CharacterSet.alphanumerics` has every script's letters).
-    private static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+    private static let unreserved = CharacterSet(
+        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 
     private static func percentEncoded(_ text: String, allowing allowed: CharacterSet) -> String {
         text.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""

@@ -69,7 +69,8 @@ extension ImageService {
             try ImageInfo(header: inspector.inspect(data), bytes: data.count, sample: sample.image).json()
         }
         return StoredResponse(
-            data: body, contentType: "application/json; charset=utf-8", source: sample.source, freshUntil: sample.freshUntil,
+            data: body, contentType: "application/json; charset=utf-8", source: sample.source,
+            freshUntil: sample.freshUntil,
             policy: cachePolicy
         )
     }

@@ -39,16 +39,23 @@ struct LinkedImageLoader: Sendable {
             // thumbor answers 400 for a watermark or frame it cannot load; a refusal (403) and the
             // server's own trouble (503, 504: worth retrying) keep their status.
             let failure = ServerError.from(error)
-            let status = [.forbidden, .serviceUnavailable, .gatewayTimeout].contains(failure.status) ? failure.status : .badRequest
-            throw ServerError(status, failure.code, "the watermark or frame image \(url.absoluteString): \(failure.message)", retryAfter: failure.retryAfter)
+            let status =
+                [.forbidden, .serviceUnavailable, .gatewayTimeout].contains(failure.status)
+                ? failure.status : .badRequest
+            throw ServerError(
+                status, failure.code, "the watermark or frame image \(url.absoluteString): \(failure.message)",
+                retryAfter: failure.retryAfter)
         }
         guard let format = ImageFormat(sniffing: data), Self.formats.contains(format) else {
             throw ServerError(
-                .unprocessableContent, "undecodable", "the watermark or frame image \(url.absoluteString) is not a JPEG, PNG, WebP, GIF, AVIF, HEIC or TIFF image"
+                .unprocessableContent, "undecodable",
+                "the watermark or frame image \(url.absoluteString) is not a JPEG, PNG, WebP, GIF, AVIF, HEIC or TIFF image"
             )
         }
         guard let header = try? inspector.inspect(data) else {
-            throw ServerError(.unprocessableContent, "undecodable", "the watermark or frame image \(url.absoluteString) could not be read: it is corrupt or truncated")
+            throw ServerError(
+                .unprocessableContent, "undecodable",
+                "the watermark or frame image \(url.absoluteString) could not be read: it is corrupt or truncated")
         }
         guard header.width * header.height <= maximumPixels else {
             throw ServerError(

@@ -80,7 +80,9 @@ public struct ImageryRoutes: Service {
     }
 
     /// Adds `routes` to `router` under `prefix` (`"/media"`; `""`: at the root).
-    public func add<Context: RequestContext>(to router: some RouterMethods<Context>, at prefix: String = "", routes: Selection = .standard) {
+    public func add<Context: RequestContext>(
+        to router: some RouterMethods<Context>, at prefix: String = "", routes: Selection = .standard
+    ) {
         let prefix = prefix.split(separator: "/").joined(separator: "/")
         let group = router.group(RouterPath(prefix))
         controller.addRoutes(to: group, prefix: prefix.isEmpty ? "" : "/" + prefix, routes: routes)
@@ -115,7 +117,8 @@ public struct ImageryRoutes: Service {
                 // memory kept for reuse: up to an eighth of the limit.
                 group.addTask { [logger, metrics] in
                     try await MemoryReclaimer(
-                        budget: budget, residentCeiling: configuration.residentCeiling, retainedLimit: configuration.memoryLimit / 8,
+                        budget: budget, residentCeiling: configuration.residentCeiling,
+                        retainedLimit: configuration.memoryLimit / 8,
                         logger: logger, metrics: metrics
                     ).run()
                 }

@@ -35,7 +35,9 @@ public struct ServerLogHandler: LogHandler {
     }
 
     /// A handler writing to standard output, for `LoggingSystem.bootstrap`.
-    public static func standardOutput(label: String, metadataProvider: Logger.MetadataProvider?, format: Format = .text) -> ServerLogHandler {
+    public static func standardOutput(label: String, metadataProvider: Logger.MetadataProvider?, format: Format = .text)
+        -> ServerLogHandler
+    {
         ServerLogHandler(label: label, descriptor: STDOUT_FILENO, metadataProvider: metadataProvider, format: format)
     }
 
@@ -48,7 +50,8 @@ public struct ServerLogHandler: LogHandler {
 
     /// The same handler writing to another open file descriptor (which it does not close).
     public func writing(to descriptor: Int32) -> ServerLogHandler {
-        var handler = ServerLogHandler(label: label, descriptor: descriptor, metadataProvider: metadataProvider, format: format)
+        var handler = ServerLogHandler(
+            label: label, descriptor: descriptor, metadataProvider: metadataProvider, format: format)
         handler.metadata = metadata
         handler.logLevel = logLevel
         return handler
@@ -86,8 +89,12 @@ public struct ServerLogHandler: LogHandler {
         let path: String
         let status: String
 
-        package init(bytes: String, requestID: String?, method: String, milliseconds: String, path: String, status: String) {
-            (self.bytes, self.requestID, self.method, self.milliseconds, self.path, self.status) = (bytes, requestID, method, milliseconds, path, status)
+        package init(
+            bytes: String, requestID: String?, method: String, milliseconds: String, path: String, status: String
+        ) {
+            (self.bytes, self.requestID, self.method, self.milliseconds, self.path, self.status) = (
+                bytes, requestID, method, milliseconds, path, status
+            )
         }
     }
 
@@ -114,7 +121,8 @@ public struct ServerLogHandler: LogHandler {
             return true
         }
         let fields: [(String, String)] = [
-            ("bytes", request.bytes), ("hb.request.id", requestID ?? ""), ("method", request.method), ("ms", request.milliseconds),
+            ("bytes", request.bytes), ("hb.request.id", requestID ?? ""), ("method", request.method),
+            ("ms", request.milliseconds),
             ("path", request.path), ("status", request.status),
         ]
         var line = "{\"time\":\""
@@ -292,7 +300,8 @@ public struct ServerLogHandler: LogHandler {
 
         private static func format(_ t: tm) -> String {
             func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
-            return "\(t.tm_year + 1900)-\(two(t.tm_mon + 1))-\(two(t.tm_mday))T\(two(t.tm_hour)):\(two(t.tm_min)):\(two(t.tm_sec))Z"
+            return
+                "\(t.tm_year + 1900)-\(two(t.tm_mon + 1))-\(two(t.tm_mday))T\(two(t.tm_hour)):\(two(t.tm_min)):\(two(t.tm_sec))Z"
         }
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
-import ImageryDiskCache
 import Hummingbird
 import Imagery
+import ImageryDiskCache
 import ImageryVips
 import Logging
 import Metrics
@@ -42,14 +42,18 @@ final class ServerMetrics: ImagePipelineObserver {
         duration = Metrics.Timer(label: "imagery_request_duration_seconds", factory: factory)
         inFlight = Metrics.Gauge(label: "imagery_requests_in_flight", factory: factory)
         let tiers = ImagePipelineEvent.CacheTier.allCases.map(\.rawValue) + ["response", "response_disk", "shared"]
-        lookups = Dictionary(uniqueKeysWithValues: tiers.map { tier in
-            let counter = { (result: String) in
-                Metrics.Counter(label: "imagery_cache_lookups_total", dimensions: [("tier", tier), ("result", result)], factory: factory)
-            }
-            return (tier, (counter("hit"), counter("miss")))
-        })
+        lookups = Dictionary(
+            uniqueKeysWithValues: tiers.map { tier in
+                let counter = { (result: String) in
+                    Metrics.Counter(
+                        label: "imagery_cache_lookups_total", dimensions: [("tier", tier), ("result", result)],
+                        factory: factory)
+                }
+                return (tier, (counter("hit"), counter("miss")))
+            })
         let fetch = { (result: String) in
-            Metrics.Timer(label: "imagery_origin_fetch_duration_seconds", dimensions: [("result", result)], factory: factory)
+            Metrics.Timer(
+                label: "imagery_origin_fetch_duration_seconds", dimensions: [("result", result)], factory: factory)
         }
         fetchDurations = (fetch("ok"), fetch("not_modified"), fetch("error"))
         let decode = { (result: String) in
@@ -65,7 +69,9 @@ final class ServerMetrics: ImagePipelineObserver {
         )
         let answers = { (route: String) in
             let counter = { (status: String) in
-                Metrics.Counter(label: "imagery_requests_total", dimensions: [("route", route), ("status", status)], factory: factory)
+                Metrics.Counter(
+                    label: "imagery_requests_total", dimensions: [("route", route), ("status", status)],
+                    factory: factory)
             }
             return (ok: counter("200"), notModified: counter("304"))
         }
@@ -154,25 +160,31 @@ final class ServerMetrics: ImagePipelineObserver {
         let key = route + " " + String(status)
         return requestCounters.withLock { counters in
             if let counter = counters[key] { return counter }
-            let counter = Metrics.Counter(label: "imagery_requests_total", dimensions: [("route", route), ("status", String(status))], factory: factory)
+            let counter = Metrics.Counter(
+                label: "imagery_requests_total", dimensions: [("route", route), ("status", String(status))],
+                factory: factory)
             counters[key] = counter
             return counter
         }
     }
 
-    func requestFinished(path: String, status: Int, bytesSent: Int, after elapsed: Duration, inFlight counted: Bool = true) {
+    func requestFinished(
+        path: String, status: Int, bytesSent: Int, after elapsed: Duration, inFlight counted: Bool = true
+    ) {
         if counted { inFlight.record(inFlightCount.subtract(1, ordering: .relaxed).newValue) }
-        let route = switch path {
-        case "/image", "/health", "/metrics", "/", "/files": path
-        default: path.hasPrefix("/files/") ? "/files" : "other"
-        }
-        let counter = switch (route, status) {
-        case ("/image", 200): imageAnswers.ok
-        case ("/image", 304): imageAnswers.notModified
-        case ("other", 200): otherAnswers.ok
-        case ("other", 304): otherAnswers.notModified
-        default: requestCounter(route: route, status: status)
-        }
+        let route =
+            switch path {
+            case "/image", "/health", "/metrics", "/", "/files": path
+            default: path.hasPrefix("/files/") ? "/files" : "other"
+            }
+        let counter =
+            switch (route, status) {
+            case ("/image", 200): imageAnswers.ok
+            case ("/image", 304): imageAnswers.notModified
+            case ("other", 200): otherAnswers.ok
+            case ("other", 304): otherAnswers.notModified
+            default: requestCounter(route: route, status: status)
+            }
         counter.increment()
         duration.record(elapsed)
         if route == "/image" { responseBytes.increment(by: Int64(bytesSent)) }
@@ -192,8 +204,10 @@ final class ServerMetrics: ImagePipelineObserver {
                 Metrics.Gauge(label: "imagery_disk_cache_\(name)", factory: factory).record(value)
             }
             for fault in DiskCache.Fault.allCases {
-                Metrics.Gauge(label: "imagery_disk_cache_write_failures", dimensions: [("kind", fault.rawValue)], factory: factory)
-                    .record(stats.failedWrites[fault] ?? 0)
+                Metrics.Gauge(
+                    label: "imagery_disk_cache_write_failures", dimensions: [("kind", fault.rawValue)], factory: factory
+                )
+                .record(stats.failedWrites[fault] ?? 0)
             }
         }
         let responses = service.responseCacheUsage
@@ -204,7 +218,8 @@ final class ServerMetrics: ImagePipelineObserver {
             ("originals", (pipeline.configuration.dataCache as? MemoryCache<String, CacheEntry>)?.totalCost),
             ("bases", pipeline.baseCacheCost), ("responses", responses.bytes),
         ] {
-            Metrics.Gauge(label: "imagery_memory_cache_bytes", dimensions: [("cache", cache)], factory: factory).record(bytes ?? 0)
+            Metrics.Gauge(label: "imagery_memory_cache_bytes", dimensions: [("cache", cache)], factory: factory).record(
+                bytes ?? 0)
         }
         Metrics.Gauge(label: "imagery_response_cache_entries", factory: factory).record(responses.count)
         Metrics.Gauge(label: "imagery_response_cache_bytes", factory: factory).record(responses.bytes)
@@ -218,7 +233,8 @@ final class ServerMetrics: ImagePipelineObserver {
                 Metrics.Gauge(label: name, factory: factory).record(value)
             }
             for (reason, value) in [("overloaded", budget.refusedOverloaded), ("too_large", budget.refusedTooLarge)] {
-                Metrics.Gauge(label: "imagery_admission_refused", dimensions: [("reason", reason)], factory: factory).record(value)
+                Metrics.Gauge(label: "imagery_admission_refused", dimensions: [("reason", reason)], factory: factory)
+                    .record(value)
             }
         }
         Metrics.Gauge(label: "imagery_vips_memory_bytes", factory: factory).record(VipsMemory.current)
@@ -230,8 +246,10 @@ final class ServerMetrics: ImagePipelineObserver {
             Metrics.Gauge(label: "imagery_allocator_in_use_bytes", factory: factory).record(allocator.inUse)
             Metrics.Gauge(label: "imagery_allocator_free_bytes", factory: factory).record(allocator.free)
         }
-        Metrics.Gauge(label: "imagery_origin_fetches_in_flight", factory: factory).record(service.pipeline.runningDownloadCount)
-        Metrics.Gauge(label: "imagery_origin_fetches_queued", factory: factory).record(service.pipeline.queuedDownloadCount)
+        Metrics.Gauge(label: "imagery_origin_fetches_in_flight", factory: factory).record(
+            service.pipeline.runningDownloadCount)
+        Metrics.Gauge(label: "imagery_origin_fetches_queued", factory: factory).record(
+            service.pipeline.queuedDownloadCount)
         var buffer: [UInt8] = []
         registry.emit(into: &buffer)
         return String(decoding: buffer, as: UTF8.self)
@@ -257,7 +275,8 @@ struct RequestObservation: Sendable {
     /// - Parameter counted: Whether ``started()`` counted it in flight (a hit answered at once is not).
     /// - Parameter lineWriter: `logger`'s handler when the caller knows it is `imagery serve`'s (else it is looked at).
     func finished(
-        method: HTTPRequest.Method, path: String, status: Int, bytes: Int, since start: ContinuousClock.Instant, logger: Logger,
+        method: HTTPRequest.Method, path: String, status: Int, bytes: Int, since start: ContinuousClock.Instant,
+        logger: Logger,
         requestID: String? = nil, counted: Bool = true, lineWriter: ServerLogHandler? = nil
     ) {
         let elapsed = ContinuousClock.now - start
@@ -268,7 +287,8 @@ struct RequestObservation: Sendable {
         // `imagery serve`'s handler writes the line straight from the fields.
         if let handler = lineWriter ?? (logger.handler as? ServerLogHandler) {
             let line = ServerLogHandler.RequestLine(
-                bytes: String(bytes), requestID: requestID, method: method.rawValue, milliseconds: milliseconds, path: path,
+                bytes: String(bytes), requestID: requestID, method: method.rawValue, milliseconds: milliseconds,
+                path: path,
                 status: String(status)
             )
             if handler.logRequest(line) { return }
@@ -289,12 +309,16 @@ struct RequestObservationMiddleware: RouterMiddleware {
 
     init(metrics: ServerMetrics) { observation = RequestObservation(metrics: metrics) }
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         let start = ContinuousClock.now
         observation.started()
         do {
             let response = try await next(request, context)
-            finish(request, context: context, status: Int(response.status.code), bytes: response.body.contentLength ?? 0, start: start)
+            finish(
+                request, context: context, status: Int(response.status.code), bytes: response.body.contentLength ?? 0,
+                start: start)
             return response
         } catch {
             let status = (error as? any HTTPResponseError).map { Int($0.status.code) } ?? 500
@@ -304,6 +328,8 @@ struct RequestObservationMiddleware: RouterMiddleware {
     }
 
     private func finish(_ request: Request, context: Context, status: Int, bytes: Int, start: ContinuousClock.Instant) {
-        observation.finished(method: request.method, path: request.uri.path, status: status, bytes: bytes, since: start, logger: context.logger)
+        observation.finished(
+            method: request.method, path: request.uri.path, status: status, bytes: bytes, since: start,
+            logger: context.logger)
     }
 }

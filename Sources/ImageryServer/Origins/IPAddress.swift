@@ -9,7 +9,9 @@ package enum IPAddress: Sendable, Hashable, CustomStringConvertible {
         guard let socketAddress else { return nil }
         switch Int32(socketAddress.pointee.sa_family) {
         case AF_INET:
-            let address = socketAddress.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr.s_addr }
+            let address = socketAddress.withMemoryRebound(to: sockaddr_in.self, capacity: 1) {
+                $0.pointee.sin_addr.s_addr
+            }
             self = .v4(UInt32(bigEndian: address))
         case AF_INET6:
             let bytes = socketAddress.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { pointer in
@@ -49,13 +51,16 @@ package enum IPAddress: Sendable, Hashable, CustomStringConvertible {
             if bytes[0..<12] == [0x00, 0x64, 0xFF, 0x9B, 0, 0, 0, 0, 0, 0, 0, 0] {  // 64:ff9b::/96 (NAT64)
                 return IPAddress.v4(Self.v4(bytes[12...])).isPublic
             }
-            if bytes.allSatisfy({ $0 == 0 }) || (bytes[0..<15].allSatisfy { $0 == 0 } && bytes[15] == 1) { return false }  // :: and ::1
+            if bytes.allSatisfy({ $0 == 0 }) || (bytes[0..<15].allSatisfy { $0 == 0 } && bytes[15] == 1) {
+                return false
+            }  // :: and ::1
             if isZeroPrefix, bytes[10] == 0, bytes[11] == 0 { return false }  // ::a.b.c.d (deprecated compatible)
             if bytes[0] & 0xFE == 0xFC { return false }  // fc00::/7 unique local
             if bytes[0] == 0xFE, bytes[1] & 0xC0 == 0x80 { return false }  // fe80::/10 link-local
             if bytes[0] == 0xFE, bytes[1] & 0xC0 == 0xC0 { return false }  // fec0::/10 site-local
             if bytes[0] == 0xFF { return false }  // multicast
-            if bytes[0] == 0x20, bytes[1] == 0x01, bytes[2] == 0x0D, bytes[3] == 0xB8 { return false }  // 2001:db8::/32 documentation
+            // 2001:db8::/32 documentation
+            if bytes[0] == 0x20, bytes[1] == 0x01, bytes[2] == 0x0D, bytes[3] == 0xB8 { return false }
             return true
         }
     }
@@ -79,8 +84,10 @@ package enum IPAddress: Sendable, Hashable, CustomStringConvertible {
         case .v4(let address):
             return [24, 16, 8, 0].map { String((address >> UInt32($0)) & 0xFF) }.joined(separator: ".")
         case .v6(let bytes):
-            return stride(from: 0, to: 16, by: 2).map { String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16) }
-                .joined(separator: ":")
+            return stride(from: 0, to: 16, by: 2).map {
+                String(UInt16(bytes[$0]) << 8 | UInt16(bytes[$0 + 1]), radix: 16)
+            }
+            .joined(separator: ":")
         }
     }
 }

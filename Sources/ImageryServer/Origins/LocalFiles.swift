@@ -23,15 +23,20 @@ struct LocalFiles: Sendable {
         // Cleaned as an absolute path first: `..` cannot climb above `/`, so not above the root either.
         let cleaned = NSString(string: "/" + url.path).standardizingPath
         let file = root.appendingPathComponent(String(cleaned.drop { $0 == "/" })).resolvingSymlinksInPath()
-        let inside = file.path == root.path || file.path.hasPrefix(root.path.hasSuffix("/") ? root.path : root.path + "/")
+        let inside =
+            file.path == root.path || file.path.hasPrefix(root.path.hasSuffix("/") ? root.path : root.path + "/")
         var isDirectory: ObjCBool = false
-        guard inside, FileManager.default.fileExists(atPath: file.path, isDirectory: &isDirectory), !isDirectory.boolValue else {
+        guard inside, FileManager.default.fileExists(atPath: file.path, isDirectory: &isDirectory),
+            !isDirectory.boolValue
+        else {
             throw ServerError(.notFound, "source_not_found", "there is no local file \(cleaned)")
         }
         return file
     }
 
-    func load(_ request: DataRequest, progress: @escaping @Sendable (TransferProgress) -> Void) async throws -> DataResponse {
+    func load(_ request: DataRequest, progress: @escaping @Sendable (TransferProgress) -> Void) async throws
+        -> DataResponse
+    {
         let file = try file(for: request.url)
         var fileRequest = request
         fileRequest.url = file

@@ -27,12 +27,15 @@ package struct SourceGuard: Sendable {
         let (bareHost, port) = try Self.endpoint(of: url)
         if url.scheme?.lowercased() == "s3" {
             guard s3SourceBuckets.contains(bareHost) else {
-                throw ServerError(.forbidden, "forbidden_source", "the S3 bucket \(bareHost) is not one this server reads sources from")
+                throw ServerError(
+                    .forbidden, "forbidden_source",
+                    "the S3 bucket \(bareHost) is not one this server reads sources from")
             }
             return nil
         }
         if !allowedHosts.isEmpty, !Self.matches(bareHost, allowedHosts) {
-            throw ServerError(.forbidden, "forbidden_source", "the source host \(bareHost) is not on this server's allow-list")
+            throw ServerError(
+                .forbidden, "forbidden_source", "the source host \(bareHost) is not on this server's allow-list")
         }
         if Self.matches(bareHost, privateNetworkHosts) { return nil }
         let addresses = try await Self.resolve(bareHost, port: port)
@@ -40,8 +43,10 @@ package struct SourceGuard: Sendable {
             throw ServerError(.badGateway, "origin_unreachable", "the source host \(bareHost) does not resolve")
         }
         if let address = addresses.first(where: { !$0.isPublic }) {
-            throw ServerError(.forbidden, "forbidden_source",
-                              "the source host \(bareHost) resolves to a non-public address (\(address)); this server does not fetch from private networks")
+            throw ServerError(
+                .forbidden, "forbidden_source",
+                "the source host \(bareHost) resolves to a non-public address (\(address)); this server does not fetch from private networks"
+            )
         }
         return IPAddress(bareHost) == nil ? first.description : nil
     }
@@ -57,7 +62,7 @@ package struct SourceGuard: Sendable {
             return (bucket, 443)
         }
         guard let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              let host = url.host?.lowercased(), !host.isEmpty
+            let host = url.host?.lowercased(), !host.isEmpty
         else { throw ServerError.badParameter("url must be an absolute http, https or s3 URL") }
         let bareHost = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         let port = url.port ?? (scheme == "https" ? 443 : 80)

@@ -13,18 +13,24 @@ struct SourceLoader: DataLoading {
     /// The fallback image, when the server has one.
     var fallback: FallbackImage?
 
-    func load(_ request: DataRequest, progress: @escaping @Sendable (TransferProgress) -> Void) async throws -> DataResponse {
+    func load(_ request: DataRequest, progress: @escaping @Sendable (TransferProgress) -> Void) async throws
+        -> DataResponse
+    {
         if let fallback, request.url == fallback.url {
             progress(TransferProgress(completed: Int64(fallback.data.count), total: Int64(fallback.data.count)))
             return DataResponse(data: fallback.data)
         }
         if LocalFiles.isLocal(request.url) {
-            guard let local else { throw ServerError(.forbidden, "forbidden_source", "this server reads no local:// sources (it has no local root)") }
+            guard let local else {
+                throw ServerError(
+                    .forbidden, "forbidden_source", "this server reads no local:// sources (it has no local root)")
+            }
             return try await local.load(request, progress: progress)
         }
         guard request.url.scheme?.lowercased() == "s3" else { return try await http.load(request, progress: progress) }
         guard let s3 else {
-            throw ServerError(.forbidden, "forbidden_source", "this server reads no S3 sources (it has no --s3-endpoint)")
+            throw ServerError(
+                .forbidden, "forbidden_source", "this server reads no S3 sources (it has no --s3-endpoint)")
         }
         return try await s3.load(request, progress: progress)
     }

@@ -43,7 +43,9 @@ package enum Placeholder: String, CaseIterable, Sendable, Hashable {
         } else {
             small.padding = recipe.padding.map { padding in
                 func scaled(_ value: Int) -> Int { Int((Double(value) * factor).rounded()) }
-                return ImageRecipe.Insets(top: scaled(padding.top), right: scaled(padding.right), bottom: scaled(padding.bottom), left: scaled(padding.left))
+                return ImageRecipe.Insets(
+                    top: scaled(padding.top), right: scaled(padding.right), bottom: scaled(padding.bottom),
+                    left: scaled(padding.left))
             }
             if small.blur == nil { small.blur = 1.5 }
         }

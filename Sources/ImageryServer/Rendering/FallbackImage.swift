@@ -23,7 +23,8 @@ struct FallbackImage: Sendable {
     init?(_ configuration: ServerConfiguration) throws(ConfigurationFileError) {
         guard let file = configuration.fallbackImageFile else { return nil }
         guard let data = ServerConfiguration.contents(of: file), ImageFormat(sniffing: data) != nil else {
-            throw ConfigurationFileError(message: "the fallback image \(ServerConfiguration.describe(file)) cannot be read or is not an image")
+            throw ConfigurationFileError(
+                message: "the fallback image \(ServerConfiguration.describe(file)) cannot be read or is not an image")
         }
         (self.data, status, maximumAge) = (data, configuration.fallbackImageStatus, configuration.fallbackImageMaxAge)
         url = URL(string: "fallback:image-\(String(Checksum.of(data), radix: 16))")!
@@ -33,6 +34,7 @@ struct FallbackImage: Sendable {
     /// failed, refused, timed out or has no such file) or is no image this server decodes. Bad
     /// requests, limits, signatures and a busy server keep their own answers.
     static let replacedErrors: Set<String> = [
-        "origin_not_found", "origin_failed", "origin_unreachable", "origin_timeout", "source_not_found", "unsupported_source", "undecodable",
+        "origin_not_found", "origin_failed", "origin_unreachable", "origin_timeout", "source_not_found",
+        "unsupported_source", "undecodable",
     ]
 }

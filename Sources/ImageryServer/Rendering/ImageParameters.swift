@@ -96,7 +96,8 @@ package struct ImageParameters: Sendable, Hashable {
 
     /// Everything but the output format, as a cache key: the URL as given, the recipe, the encoding.
     package var responseKey: String {
-        "\(url.absoluteString)|\(recipe)|\(encoding)" + (placeholder.map { "|" + $0.rawValue } ?? "") + outputKey + (passthrough?.cacheToken ?? "")
+        "\(url.absoluteString)|\(recipe)|\(encoding)" + (placeholder.map { "|" + $0.rawValue } ?? "") + outputKey
+            + (passthrough?.cacheToken ?? "")
             + (autoQuality?.cacheToken ?? "")
     }
 
@@ -104,7 +105,9 @@ package struct ImageParameters: Sendable, Hashable {
     /// the cache buster (empty for most requests).
     var outputKey: String {
         guard !formatQualities.isEmpty || cacheBuster != nil else { return "" }
-        let qualities = formatQualities.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue)=\($0.value)" }
+        let qualities = formatQualities.sorted { $0.key.rawValue < $1.key.rawValue }.map {
+            "\($0.key.rawValue)=\($0.value)"
+        }
         return "|fq:" + qualities.joined(separator: ",") + (cacheBuster.map { "|cb:" + $0 } ?? "")
     }
 
@@ -147,7 +150,8 @@ package struct ImageParameters: Sendable, Hashable {
             case .placeholder:
                 return .png  // not an image: never encoded
             case .opaquePNGAsJPEG:
-                return source == .png && !transparent ? .jpeg : Self.sourceFormat.resolved(source: source, animated: animated)
+                return source == .png && !transparent
+                    ? .jpeg : Self.sourceFormat.resolved(source: source, animated: animated)
             case .sourceFormat:
                 switch source {
                 case .jpeg, .png, .webp: return source
@@ -189,10 +193,13 @@ package struct ImageParameters: Sendable, Hashable {
         if !enforcedFormats.isEmpty {
             let accept = AcceptHeader(accept)
             let enforced = enforcedFormats.filter { accept.accepts($0.mimeType) }
-            if let first = enforced.first { return .negotiated(first, animation: first.canAnimate ? nil : enforced.first(where: \.canAnimate)) }
+            if let first = enforced.first {
+                return .negotiated(first, animation: first.canAnimate ? nil : enforced.first(where: \.canAnimate))
+            }
         }
         if let format { return .format(format) }
-        let unasked: OutputChoice = preferredFormats.map { .preferred($0) } ?? (opaquePNGAsJPEG ? .opaquePNGAsJPEG : .sourceFormat)
+        let unasked: OutputChoice =
+            preferredFormats.map { .preferred($0) } ?? (opaquePNGAsJPEG ? .opaquePNGAsJPEG : .sourceFormat)
         guard negotiates else { return unasked }
         let accept = AcceptHeader(accept)
         let accepted = negotiableFormats.filter { accept.accepts($0.mimeType) }
@@ -204,5 +211,7 @@ package struct ImageParameters: Sendable, Hashable {
     static let negotiable: [ImageFormat] = [.avif, .webp, .jxl]
 
     /// Whether the response depends on `Accept` (no `format` parameter): `Vary: Accept`.
-    var isNegotiated: Bool { (format == nil && negotiates || !enforcedFormats.isEmpty) && !(placeholder?.isHash ?? false) }
+    var isNegotiated: Bool {
+        (format == nil && negotiates || !enforcedFormats.isEmpty) && !(placeholder?.isHash ?? false)
+    }
 }

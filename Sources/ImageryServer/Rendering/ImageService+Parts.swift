@@ -1,11 +1,11 @@
 import Foundation
 import Hummingbird
 import Imagery
-import Logging
 import ImageryDiskCache
 import ImageryHTTP
 import ImageryS3
 import ImageryVips
+import Logging
 
 /// What the service is built from: the watermark images and the S3 clients its configuration names.
 extension ImageService {
@@ -15,7 +15,9 @@ extension ImageService {
         var (images, ids) = ([String: Data](), [String: String]())
         for (name, url) in files {
             guard let data = ServerConfiguration.contents(of: url), ImageFormat(sniffing: data) != nil else {
-                throw ConfigurationFileError(message: "watermark \(name): \(ServerConfiguration.describe(url)) cannot be read or is not an image")
+                throw ConfigurationFileError(
+                    message: "watermark \(name): \(ServerConfiguration.describe(url)) cannot be read or is not an image"
+                )
             }
             let id = "\(name)-\(String(Checksum.of(data), radix: 16))"
             (images[id], ids[name]) = (data, id)
@@ -32,12 +34,14 @@ extension ImageService {
             forSources ? !configuration.s3SourceBuckets.isEmpty : configuration.s3Bucket != nil
         else { return nil }
         do {
-            let credentials = try configuration.s3CredentialsFile.map { file throws(S3Error) in try S3Credentials.fromFile(file) }
+            let credentials =
+                try configuration.s3CredentialsFile.map { file throws(S3Error) in try S3Credentials.fromFile(file) }
                 ?? S3Credentials.fromEnvironment()
             guard let credentials else {
                 throw S3Error.credentials("none found for \(endpoint.absoluteString)")
             }
-            var client = S3Client.Configuration(endpoint: endpoint, region: configuration.s3Region, credentials: credentials)
+            var client = S3Client.Configuration(
+                endpoint: endpoint, region: configuration.s3Region, credentials: credentials)
             client.maximumObjectBytes = configuration.maximumSourceBytes
             if forSources {
                 client.timeout = configuration.originTimeout

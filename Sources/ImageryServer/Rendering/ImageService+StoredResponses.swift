@@ -8,7 +8,9 @@ extension ImageService {
     /// before (its query and `Accept`), with whether its format was negotiated; `nil` otherwise (then:
     /// ``lookUp(_:accept:text:)``, which also knows what to do with a stale one). The cheapest
     /// answer there is: no parsing, no URL, no signature check (the text passed them the first time).
-    func storedResponse(forRequestKey requestKey: String) async -> (response: StoredResponse, alias: ResponseStore.Alias)? {
+    func storedResponse(forRequestKey requestKey: String) async -> (
+        response: StoredResponse, alias: ResponseStore.Alias
+    )? {
         guard let alias = responses.alias(for: requestKey) else { return nil }
         let now = configuration.time.date()
         if let stored = storedInMemory(alias, at: now) { return (stored, alias) }
@@ -19,7 +21,9 @@ extension ImageService {
         metrics?.cacheLookup("response_disk", hit: true)
         // Answered on the event loop, the next hit is sent from the file (the page cache holds its
         // bytes, not this process); without it, memory keeps the bytes read.
-        if !configuration.answersHitsOnEventLoop { await responses.keepRefreshed(stored, memoryKey: alias.memoryKey, diskKey: nil) }
+        if !configuration.answersHitsOnEventLoop {
+            await responses.keepRefreshed(stored, memoryKey: alias.memoryKey, diskKey: nil)
+        }
         return (stored, alias)
     }
 

@@ -1,11 +1,11 @@
 import Foundation
 import Hummingbird
 import Imagery
-import Logging
 import ImageryDiskCache
 import ImageryHTTP
 import ImageryS3
 import ImageryVips
+import Logging
 
 /// Turns `/image` parameters into a response body: result storage (``ResponseStore``) first;
 /// else the pipeline loads, caches and decodes at size, and this encodes the requested
@@ -23,8 +23,8 @@ final class ImageService: Sendable {
     let encodingPool = WorkerPool(threadCount: UsableProcessors.current.count, name: "imagery.encode")
     private let encoder = VipsImageEncoder()
     /// The pipeline's decoder, for checking a source's header where nothing is decoded (``unprocessed(_:_:)``).
-    private let sourceInspector: VipsImageDecoder
-    private let encodes = InFlight<StoredResponse>()
+    let sourceInspector: VipsImageDecoder
+    let encodes = InFlight<StoredResponse>()
     /// Responses being revalidated in the background (stale-while-revalidate), by memory key.
     private let revalidations = InFlight<StoredResponse>()
 
@@ -39,12 +39,16 @@ final class ImageService: Sendable {
     /// Warns of each kind of skipped thumbor filter once.
     let skippedOptionLog: SkippedOptionLog
 
-    init(configuration: ServerConfiguration, observer metrics: ServerMetrics? = nil, logger: Logger = Logger(label: "imagery.server")) throws {
+    init(
+        configuration: ServerConfiguration, observer metrics: ServerMetrics? = nil,
+        logger: Logger = Logger(label: "imagery.server")
+    ) throws {
         self.metrics = metrics
         self.configuration = configuration
         skippedOptionLog = SkippedOptionLog(logger: logger)
         guard configuration.inflightMemory < configuration.memoryLimit else {
-            throw ConfigurationFileError(message: "maximumInflightMemory must be less than memoryLimit (the caches get the rest)")
+            throw ConfigurationFileError(
+                message: "maximumInflightMemory must be less than memoryLimit (the caches get the rest)")
         }
         diskCache = try configuration.cacheDirectory.map { directory in
             var disk = DiskCache.Configuration(directory: directory, sizeLimit: configuration.diskLimit)
@@ -57,8 +61,10 @@ final class ImageService: Sendable {
             disk.time = configuration.time
             disk.onEvent = { event in
                 switch event.kind {
-                case .fault(let fault): logger.warning("\(event.message)", metadata: ["disk_fault": "\(fault.rawValue)"])
-                case .recovered(let fault): logger.notice("\(event.message)", metadata: ["disk_recovered": "\(fault.rawValue)"])
+                case .fault(let fault):
+                    logger.warning("\(event.message)", metadata: ["disk_fault": "\(fault.rawValue)"])
+                case .recovered(let fault):
+                    logger.notice("\(event.message)", metadata: ["disk_recovered": "\(fault.rawValue)"])
                 case .indexDamaged: logger.error("\(event.message)", metadata: ["disk_fault": "index_damaged"])
                 }
             }
@@ -83,8 +89,12 @@ final class ImageService: Sendable {
         self.fallback = fallback
         loader = SourceLoader(
             http: HTTPDataLoader(configuration: loaderConfiguration),
-            s3: s3Client.map { client in S3DataLoader(client: client, validateURL: { _ = try await sourceGuard.check($0) }) },
-            local: configuration.localFilesystemRoot.map { LocalFiles(root: $0, maximumSize: configuration.maximumSourceBytes) },
+            s3: s3Client.map { client in
+                S3DataLoader(client: client, validateURL: { _ = try await sourceGuard.check($0) })
+            },
+            local: configuration.localFilesystemRoot.map {
+                LocalFiles(root: $0, maximumSize: configuration.maximumSourceBytes)
+            },
             fallback: fallback
         )
         let shared = try configuration.s3Bucket.flatMap { bucket in
@@ -98,11 +108,14 @@ final class ImageService: Sendable {
             }
         }
         sharedStore = shared
-        persistentTiers = diskCache == nil && shared == nil ? nil : PersistentTiers(local: diskCache, shared: shared, observer: metrics)
+        persistentTiers =
+            diskCache == nil && shared == nil
+            ? nil : PersistentTiers(local: diskCache, shared: shared, observer: metrics)
 
         // Strict: a truncated or garbled source is a 422, never a half-grey image cached and served for a day.
         var decoder = VipsImageDecoder(
-            maximumPixels: configuration.maximumSourcePixels, maximumThumbnailSide: configuration.maximumOutputSide, rejectsCorruptData: true
+            maximumPixels: configuration.maximumSourcePixels, maximumThumbnailSide: configuration.maximumOutputSide,
+            rejectsCorruptData: true
         )
         decoder.maximumFrames = configuration.maximumFrames
         decoder.maximumFramePixels = configuration.maximumFramePixels
@@ -113,12 +126,13 @@ final class ImageService: Sendable {
         // the rest: 1/4 decoded images, 1/4 originals, 1/8 decoded bases (other sizes are resized
         // from them), 3/8 encoded responses. Every tier follows the one policy (memoryFreshness
         // .http): nothing is used past its source's freshness without revalidating.
-        pipelineConfiguration.memoryBudget = MemoryBudget(configuration: .init(
-            limit: configuration.inflightMemory, maximumQueueLength: configuration.admissionQueueLength,
-            maximumWait: configuration.admissionTimeout ?? configuration.requestTimeout,
-            maximumConcurrentDecodes: pipelineConfiguration.maximumConcurrentDecodes,
-            leavesTimeForOwnWork: configuration.admissionTimeout == nil
-        ))
+        pipelineConfiguration.memoryBudget = MemoryBudget(
+            configuration: .init(
+                limit: configuration.inflightMemory, maximumQueueLength: configuration.admissionQueueLength,
+                maximumWait: configuration.admissionTimeout ?? configuration.requestTimeout,
+                maximumConcurrentDecodes: pipelineConfiguration.maximumConcurrentDecodes,
+                leavesTimeForOwnWork: configuration.admissionTimeout == nil
+            ))
         let eighth = configuration.cacheMemory / 8
         let policy = HTTPCachePolicy(minimumHeuristicLifetime: TimeInterval(configuration.minimumFreshness))
         pipelineConfiguration.cachePolicy = policy
@@ -133,7 +147,8 @@ final class ImageService: Sendable {
         pipelineConfiguration.diskCache = persistentTiers
         pipelineConfiguration.time = configuration.time
         pipeline = ImagePipeline(configuration: pipelineConfiguration)
-        linkedImages = LinkedImageLoader(pipeline: pipeline, inspector: decoder, maximumPixels: configuration.maximumSourcePixels)
+        linkedImages = LinkedImageLoader(
+            pipeline: pipeline, inspector: decoder, maximumPixels: configuration.maximumSourcePixels)
         responses = ResponseStore(memoryLimit: 3 * eighth, disk: persistentTiers, policy: policy)
     }
 
@@ -151,8 +166,8 @@ final class ImageService: Sendable {
 
     /// A response to make, with the stale one result storage had (revalidated first), if any.
     struct Missing: Sendable {
-        fileprivate let target: Target
-        fileprivate let stale: StoredResponse?
+        let target: Target
+        let stale: StoredResponse?
     }
 
     /// The response body for `parameters`: ``lookUp(_:accept:)``, then ``make(_:)``.
@@ -186,7 +201,10 @@ final class ImageService: Sendable {
             // now on it too is answered unparsed. Its disk key is worked out when it is next
             // parsed, should memory have lost the response by then.
             if let text {
-                responses.remember(text.key, as: .init(memoryKey: memoryKey, diskKey: nil, negotiated: parameters.isNegotiated, terms: text.terms))
+                responses.remember(
+                    text.key,
+                    as: .init(
+                        memoryKey: memoryKey, diskKey: nil, negotiated: parameters.isNegotiated, terms: text.terms))
             }
             return .stored(candidate)
         }
@@ -195,8 +213,11 @@ final class ImageService: Sendable {
         if parameters.cacheBuster != nil { request.options = .reloadIgnoringCachedData }
         // The quality, where the format is known already (else once it is: `formatQualities`).
         var encoding = parameters.encoding(for: choice.format)
-        encoding.autoQuality = configuration.autoQuality.autoQuality(parameters.autoQuality, for: choice.format, qualityAsked: parameters.namesAQuality)
-        let output = choice.cacheToken + (choice.format == nil ? parameters.outputKey : (parameters.cacheBuster.map { "|cb:" + $0 } ?? ""))
+        encoding.autoQuality = configuration.autoQuality.autoQuality(
+            parameters.autoQuality, for: choice.format, qualityAsked: parameters.namesAQuality)
+        let output =
+            choice.cacheToken
+            + (choice.format == nil ? parameters.outputKey : (parameters.cacheBuster.map { "|cb:" + $0 } ?? ""))
         let target = Target(
             request: request, choice: choice, encoding: encoding, autoQuality: parameters.autoQuality,
             askedQuality: parameters.quality, formatQualities: parameters.formatQualities,
@@ -205,7 +226,10 @@ final class ImageService: Sendable {
         )
         if let text {
             responses.remember(
-                text.key, as: .init(memoryKey: memoryKey, diskKey: target.diskKey, negotiated: parameters.isNegotiated, terms: text.terms)
+                text.key,
+                as: .init(
+                    memoryKey: memoryKey, diskKey: target.diskKey, negotiated: parameters.isNegotiated,
+                    terms: text.terms)
             )
         }
         if candidate == nil, let diskKey = target.diskKey {
@@ -213,7 +237,9 @@ final class ImageService: Sendable {
             let fresh = candidate?.isFresh(at: now) ?? false
             metrics?.cacheLookup("response_disk", hit: fresh)
             if fresh, let candidate {
-                if !configuration.answersHitsOnEventLoop { await responses.keepRefreshed(candidate, memoryKey: memoryKey, diskKey: nil) }
+                if !configuration.answersHitsOnEventLoop {
+                    await responses.keepRefreshed(candidate, memoryKey: memoryKey, diskKey: nil)
+                }
                 return .stored(candidate)
             }
         }
@@ -232,7 +258,7 @@ final class ImageService: Sendable {
     }
 
     /// What one response is made of, and where it is stored.
-    fileprivate struct Target: Sendable {
+    struct Target: Sendable {
         let request: ImageRequest
         let choice: ImageParameters.OutputChoice
         /// Its quality `nil` when the request gave none: `formatQualities`' for the format, else the configuration's.
@@ -278,12 +304,16 @@ final class ImageService: Sendable {
             body = { (placeholder.body(of: image.image), Placeholder.contentType, nil) }
         } else {
             let format = target.choice.resolved(
-                source: image.image.sourceFormat, animated: image.image.animation != nil, transparent: image.image.pixelFormat.hasAlpha
+                source: image.image.sourceFormat, animated: image.image.animation != nil,
+                transparent: image.image.pixelFormat.hasAlpha
             )
             var options = target.encoding
             // The format resolved may not be the one negotiated (an animation): its own quality.
-            options.quality = target.askedQuality ?? target.formatQualities[format] ?? configuration.formatQualities[format]
-            options.autoQuality = configuration.autoQuality.autoQuality(target.autoQuality, for: format, qualityAsked: target.askedQuality != nil || !target.formatQualities.isEmpty)
+            options.quality =
+                target.askedQuality ?? target.formatQualities[format] ?? configuration.formatQualities[format]
+            options.autoQuality = configuration.autoQuality.autoQuality(
+                target.autoQuality, for: format,
+                qualityAsked: target.askedQuality != nil || !target.formatQualities.isEmpty)
             let (encoder, encoding) = (self.encoder, options)
             workingMemory = encoder.estimatedEncodeMemory(image.image, as: format, options: encoding)
             body = {
@@ -300,71 +330,21 @@ final class ImageService: Sendable {
             defer { charge?.release() }
             let (data, contentType, quality) = try await pool.run(body)
             let response = StoredResponse(
-                data: data, contentType: contentType, source: image.source, freshUntil: image.freshUntil, policy: policy, chosenQuality: quality
+                data: data, contentType: contentType, source: image.source, freshUntil: image.freshUntil,
+                policy: policy, chosenQuality: quality
             )
             await responses.keep(response, data: data, memoryKey: target.memoryKey, diskKey: target.diskKey)
             return response
         }
     }
 
-    /// The source as it is when `passthrough` applies to its format (imgproxy's `skip_processing`, `raw`,
-    /// and its SVG passed on): a raster's header checked against the pixel and frame limits (no image bomb
-    /// is passed on), nothing decoded or encoded, nothing stored twice (the original is in the pipeline's
-    /// caches already); an SVG sanitised (``SVGSanitizer``: what it runs or fetches removed), and that
-    /// stored as a response; `nil` when it does not apply (the response is made as any other).
-    /// - Throws: 415 for a source that is no image (even `raw` passes on images only), 413 over the limits,
-    ///   422 for an SVG refused.
-    private func unprocessed(_ target: Target, _ passthrough: ImageParameters.Passthrough) async throws -> StoredResponse? {
-        // The decoded image in memory says the source's format without loading it (the original may be in no
-        // cache), unless the request reloads its source.
-        if !target.request.options.contains(.disableMemoryCacheReads), let decoded = pipeline.cachedImage(for: target.request),
-           !passthrough.applies(to: decoded.sourceFormat, asked: target.askedFormat) {
-            return nil
-        }
-        let source = try await pipeline.dataEntry(for: target.request)
-        guard let format = ImageFormat(sniffing: source.data) else {
-            // No image: not kept (as the pipeline forgets a source it cannot decode), so the next request tries the origin again.
-            await pipeline.removeCachedData(for: target.request)
-            throw ImageDecodingError.unsupportedFormat
-        }
-        guard passthrough.applies(to: format, asked: target.askedFormat) else { return nil }
-        let freshUntil = cachePolicy.freshUntil(source.metadata)
-        guard format != .svg else {
-            let (pool, responses, policy) = (encodingPool, self.responses, cachePolicy)
-            return try await encodes.value(for: target.memoryKey) {
-                let clean = try await pool.run { try SVGSanitizer.sanitized(source.data) }
-                let response = StoredResponse(data: clean, contentType: format.mimeType, source: source.metadata, freshUntil: freshUntil, policy: policy)
-                await responses.keep(response, data: clean, memoryKey: target.memoryKey, diskKey: target.diskKey)
-                return response
-            }
-        }
-        let inspector = sourceInspector
-        try await encodingPool.run { _ = try inspector.estimatedDecodeMemory(source.data, recipe: ImageRecipe()) }
-        return StoredResponse(data: source.data, contentType: format.mimeType, source: source.metadata, freshUntil: freshUntil, policy: cachePolicy)
-    }
-
     /// Revalidates (or makes anew) a stale response in a task of its own, once per response
     /// however many requests see it stale meanwhile. A failure leaves the stale response to its window.
     private func revalidateInBackground(_ stale: StoredResponse, _ target: Target) {
         Task { [self] in
-            _ = try? await revalidations.value(for: target.memoryKey) { try await self.render(target, revalidating: stale) }
-        }
-    }
-
-
-    /// A local image file, read on a worker thread (not an event loop or the cooperative pool).
-    /// - Throws: a 404 ``ServerError`` if it cannot be read, 413 if it is over the source byte
-    ///   limit (checked before reading), 415 if it is no image.
-    func readFile(_ url: URL) async throws -> StoredResponse {
-        let limit = configuration.maximumSourceBytes
-        return try await encodingPool.run {
-            let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? nil
-            if let size, size > limit { throw DataLoadingError.tooLarge(limit: limit) }
-            guard let data = try? Data(contentsOf: url) else {
-                throw ServerError(.notFound, "not_found", "there is no gallery file \(url.lastPathComponent)")
+            _ = try? await revalidations.value(for: target.memoryKey) {
+                try await self.render(target, revalidating: stale)
             }
-            guard let format = ImageFormat(sniffing: data) else { throw ImageDecodingError.unsupportedFormat }
-            return StoredResponse(data: data, contentType: format.mimeType, source: CacheMetadata(), freshUntil: .distantFuture, policy: HTTPCachePolicy())
         }
     }
 

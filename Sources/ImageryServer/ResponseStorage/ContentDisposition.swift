@@ -10,6 +10,7 @@ struct ContentDisposition: Sendable, Equatable {
     /// The header's value for an output of `contentType`.
     func value(contentType: String?) -> String {
         let fileExtension = contentType.flatMap(ImageFormat.init(mimeType:)).map { "." + $0.fileExtension } ?? ""
-        return "\(attachment ? "attachment" : "inline"); filename=\"\(stem.replacingOccurrences(of: "\"", with: "%22"))\(fileExtension)\""
+        return
+            "\(attachment ? "attachment" : "inline"); filename=\"\(stem.replacingOccurrences(of: "\"", with: "%22"))\(fileExtension)\""
     }
 }

@@ -38,7 +38,10 @@ package struct ResponseCacheHeaders: Sendable {
         self.freshUntil = freshUntil
         let directives = assessment.directives
         visibility = directives["private"] != nil ? "private" : "public"
-        extensions = HTTPCachePolicy.deltaSeconds(directives["stale-while-revalidate"]).map { ", stale-while-revalidate=\(Int($0))" } ?? ""
+        extensions =
+            HTTPCachePolicy.deltaSeconds(directives["stale-while-revalidate"]).map {
+                ", stale-while-revalidate=\(Int($0))"
+            } ?? ""
         kind = !assessment.isStorable ? .noStore : freshUntil == .distantPast ? .noCache : .fresh
         if let age = assessment.initialAge, let arrival = source.http?.responseTime {
             initialAge = (age, arrival)
@@ -54,7 +57,8 @@ package struct ResponseCacheHeaders: Sendable {
         case .noCache: return ("\(visibility), no-cache", nil)
         case .fresh: break
         }
-        let remaining = freshUntil == .distantFuture
+        let remaining =
+            freshUntil == .distantFuture
             ? maximumAge : Int(max(0, min(Double(maximumAge), freshUntil.timeIntervalSince(now))).rounded())
         let age = initialAge.map { Int(max(0, $0.seconds + now.timeIntervalSince($0.at))) } ?? 0
         if age > 0, remaining > 0 { return ("\(visibility), max-age=\(remaining + age)\(extensions)", age) }

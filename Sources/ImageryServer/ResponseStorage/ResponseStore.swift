@@ -81,7 +81,8 @@ final class ResponseStore: Sendable {
     /// The response stored on disk for `key`, fresh or not; `nil` when absent or damaged (the disk
     /// cache checks every entry's checksum and drops a bad one, so it is made and stored again).
     func onDisk(_ key: String) async -> StoredResponse? {
-        guard let (entry, checksum) = await disk?.checkedEntry(for: key), let contentType = entry.metadata.contentType else { return nil }
+        guard let (entry, checksum) = await disk?.checkedEntry(for: key), let contentType = entry.metadata.contentType
+        else { return nil }
         var source = entry.metadata
         source.chosenQuality = nil  // the response's, not its source's
         return StoredResponse(
@@ -96,7 +97,8 @@ final class ResponseStore: Sendable {
     /// - Complexity: The disk cache's lookup, and one of the head by the entry's file; the first
     ///   time, a read of the file.
     func fileOnDisk(_ key: String) -> (body: DiskCache.Body, head: DiskHead)? {
-        guard let local = disk?.local, let body = local.openBody(for: key), let contentType = body.metadata.contentType else { return nil }
+        guard let local = disk?.local, let body = local.openBody(for: key), let contentType = body.metadata.contentType
+        else { return nil }
         if let head = diskHeads[body.fileID], head.revision == body.revision { return (body, head) }
         let head = DiskHead(body, contentType: contentType, policy: policy)
         diskHeads[body.fileID] = head

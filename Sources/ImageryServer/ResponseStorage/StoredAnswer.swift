@@ -1,5 +1,5 @@
-import Hummingbird
 import HTTPTypes
+import Hummingbird
 import NIOCore
 
 /// The answer to a request with a stored response, as a route sends it
@@ -16,7 +16,9 @@ struct StoredAnswer: Sendable {
 
 extension Response {
     init(_ answer: StoredAnswer) {
-        self.init(status: answer.status, headers: answer.headers, body: answer.body.map { ResponseBody(byteBuffer: $0) } ?? ResponseBody())
+        self.init(
+            status: answer.status, headers: answer.headers,
+            body: answer.body.map { ResponseBody(byteBuffer: $0) } ?? ResponseBody())
         if let disposition = answer.disposition { headers[.contentDisposition] = disposition }
     }
 }

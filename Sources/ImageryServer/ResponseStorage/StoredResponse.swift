@@ -32,18 +32,21 @@ struct StoredResponse: StoredHead, CacheCostReporting {
     ///     one on every read); computed otherwise.
     ///   - chosenQuality: The quality the encoder chose for this image, if it chose one.
     init(
-        data: Data, contentType: String, source: CacheMetadata, freshUntil: Date?, policy: HTTPCachePolicy, checksum: UInt64? = nil,
+        data: Data, contentType: String, source: CacheMetadata, freshUntil: Date?, policy: HTTPCachePolicy,
+        checksum: UInt64? = nil,
         chosenQuality: Int? = nil
     ) {
         let etag = Self.etag(checksum: checksum ?? Checksum.of(data), count: data.count)
         self.init(
-            body: ByteBuffer(bytes: data), contentType: contentType, etag: etag, source: source, freshUntil: freshUntil, policy: policy,
+            body: ByteBuffer(bytes: data), contentType: contentType, etag: etag, source: source, freshUntil: freshUntil,
+            policy: policy,
             chosenQuality: chosenQuality
         )
     }
 
     private init(
-        body: ByteBuffer, contentType: String, etag: String, source: CacheMetadata, freshUntil: Date?, policy: HTTPCachePolicy,
+        body: ByteBuffer, contentType: String, etag: String, source: CacheMetadata, freshUntil: Date?,
+        policy: HTTPCachePolicy,
         chosenQuality: Int?
     ) {
         self.chosenQuality = chosenQuality
@@ -55,13 +58,17 @@ struct StoredResponse: StoredHead, CacheCostReporting {
     init(body: ByteBuffer, file: DiskCache.Body, head: DiskHead) {
         var source = file.metadata
         source.chosenQuality = nil  // the response's, not its source's
-        (self.body, contentType, etag, self.source, chosenQuality) = (body, head.contentType, head.etag, source, head.chosenQuality)
+        (self.body, contentType, etag, self.source, chosenQuality) = (
+            body, head.contentType, head.etag, source, head.chosenQuality
+        )
         (freshUntil, cacheHeaders) = (head.freshUntil, head.cacheHeaders)
     }
 
     /// The same bytes with the freshness of their source revalidated (a 304, or a 200 of the same version).
     func refreshed(source: CacheMetadata, policy: HTTPCachePolicy) -> StoredResponse {
-        StoredResponse(body: body, contentType: contentType, etag: etag, source: source, freshUntil: nil, policy: policy, chosenQuality: chosenQuality)
+        StoredResponse(
+            body: body, contentType: contentType, etag: etag, source: source, freshUntil: nil, policy: policy,
+            chosenQuality: chosenQuality)
     }
 
     var cacheCost: Int { body.readableBytes }
@@ -140,7 +147,8 @@ enum StoredHeadIdentity {
 extension ResponseCacheHeaders {
     /// When a response made from `source` stops being fresh (`freshUntil`, else the policy's) and its
     /// cache headers: one reading of the source's headers gives both.
-    static func of(_ source: CacheMetadata, policy: HTTPCachePolicy, freshUntil: Date?) -> (Date, ResponseCacheHeaders) {
+    static func of(_ source: CacheMetadata, policy: HTTPCachePolicy, freshUntil: Date?) -> (Date, ResponseCacheHeaders)
+    {
         let assessment = policy.assess(source)
         let freshUntil = freshUntil ?? assessment.freshUntil
         return (freshUntil, ResponseCacheHeaders(source: source, assessment: assessment, freshUntil: freshUntil))

@@ -29,7 +29,8 @@ package struct AcceptHeader: Sendable {
         (explicitWeight(of: mediaType) ?? 0) > 0
     }
 
-    private static func weight(of wanted: UnsafeBufferPointer<UInt8>, in header: UnsafeBufferPointer<UInt8>) -> Double? {
+    private static func weight(of wanted: UnsafeBufferPointer<UInt8>, in header: UnsafeBufferPointer<UInt8>) -> Double?
+    {
         var start = 0
         var count = 0
         while start <= header.count, count < maximumRanges {
@@ -39,7 +40,9 @@ package struct AcceptHeader: Sendable {
             guard !element.isEmpty else { continue }
             count += 1
             let rangeEnd = header[element].firstIndex(of: UInt8(ascii: ";")) ?? element.upperBound
-            guard equalsIgnoringCase(trimmed(element.lowerBound..<rangeEnd, in: header), in: header, wanted) else { continue }
+            guard equalsIgnoringCase(trimmed(element.lowerBound..<rangeEnd, in: header), in: header, wanted) else {
+                continue
+            }
             return qvalue(parameters: rangeEnd..<element.upperBound, in: header)
         }
         return nil
@@ -88,7 +91,9 @@ package struct AcceptHeader: Sendable {
     }
 
     /// ASCII case-insensitive equality of `header[range]` and `wanted` (already lower-case).
-    private static func equalsIgnoringCase(_ range: Range<Int>, in header: UnsafeBufferPointer<UInt8>, _ wanted: UnsafeBufferPointer<UInt8>) -> Bool {
+    private static func equalsIgnoringCase(
+        _ range: Range<Int>, in header: UnsafeBufferPointer<UInt8>, _ wanted: UnsafeBufferPointer<UInt8>
+    ) -> Bool {
         guard range.count == wanted.count else { return false }
         for (offset, index) in range.enumerated() {
             var byte = header[index]

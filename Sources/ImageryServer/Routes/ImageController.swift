@@ -1,7 +1,7 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdCore
-import HTTPTypes
 import Imagery
 import NIOCore
 
@@ -23,18 +23,22 @@ package struct ImageController: Sendable {
         self.watcher = watcher
         self.forwarding = forwarding
         self.signer = service.configuration.signingKey.map(RequestSigner.init(key:))
-        self.gallery = Gallery(directory: service.configuration.galleryDirectory, urls: service.configuration.galleryURLs)
+        self.gallery = Gallery(
+            directory: service.configuration.galleryDirectory, urls: service.configuration.galleryURLs)
         self.presets = try Presets(service.configuration.presets, onlyPresets: service.configuration.onlyPresets)
         self.dialects = try PathDialects(configuration: service.configuration, watermarks: service.watermarkIDs)
     }
 
     /// Adds `routes` to `router`, whose paths start with `prefix` (`""`, or `/media`: what the
     /// router's own groups put before them; a path syntax's path is read after it).
-    func addRoutes<Context: RequestContext>(to router: some RouterMethods<Context>, prefix: String = "", routes: ImageryRoutes.Selection) {
+    func addRoutes<Context: RequestContext>(
+        to router: some RouterMethods<Context>, prefix: String = "", routes: ImageryRoutes.Selection
+    ) {
         if routes.contains(.health) {
             router.getAndHead("health") { _, _ -> Response in
                 let body = ByteBuffer(string: #"{"status":"ok"}"#)
-                return Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: body))
+                return Response(
+                    status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: body))
             }
             // thumbor's health check, for load balancers pointed at a thumbor: its words.
             router.getAndHead("healthcheck") { _, _ -> Response in
@@ -75,7 +79,9 @@ package struct ImageController: Sendable {
             if service.configuration.thumborURLs, ThumborURL.isMeta(path) {
                 return await thumborMeta(path, request: request, on: Self.channel(of: context))
             }
-            return await respond(to: request, on: Self.channel(of: context), text: "#" + path, terms: { try terms(ofPath: path) }) {
+            return await respond(
+                to: request, on: Self.channel(of: context), text: "#" + path, terms: { try terms(ofPath: path) }
+            ) {
                 guard let syntax = dialects.syntax(of: path) else { throw UnmatchedRouteMiddleware.notFound(path) }
                 return try dialects.parameters(path, in: syntax)
             }
@@ -88,7 +94,8 @@ package struct ImageController: Sendable {
     private func terms(ofPath path: Substring) throws -> ResponseTerms {
         var terms = ResponseTerms()
         if service.configuration.imgproxyURLs, let imgproxyPath = dialects.imgproxyPath(path),
-           let expiry = ImgproxyURL.expiry(of: imgproxyPath), expiry > 0 {
+            let expiry = ImgproxyURL.expiry(of: imgproxyPath), expiry > 0
+        {
             guard expiry > Int(service.configuration.time.date().timeIntervalSince1970) else { throw Self.expired }
             terms.expiresAt = expiry
         } else if service.configuration.thumborURLs, let seconds = ThumborURL.maximumAge(of: path) {
@@ -127,7 +134,8 @@ package struct ImageController: Sendable {
             try checkSignature(of: request)
             let query = try presets.expand(Self.parameters(of: request.uri))
             return try ImageParameters(
-                query: query, maximumSide: service.configuration.maximumOutputSide, gallery: gallery, watermarks: service.watermarkIDs
+                query: query, maximumSide: service.configuration.maximumOutputSide, gallery: gallery,
+                watermarks: service.watermarkIDs
             )
         }
     }
@@ -147,7 +155,8 @@ package struct ImageController: Sendable {
         if let (stored, alias) = await service.storedResponse(forRequestKey: requestKey) {
             let now = Int(service.configuration.time.date().timeIntervalSince1970)
             guard !alias.terms.hasExpired(at: now) else { return Self.expired.response() }
-            return Response(answer(stored, terms: alias.terms, negotiated: alias.negotiated, requestHeaders: request.headers))
+            return Response(
+                answer(stored, terms: alias.terms, negotiated: alias.negotiated, requestHeaders: request.headers))
         }
         var parsed: ImageParameters?
         var terms = ResponseTerms()
@@ -161,21 +170,29 @@ package struct ImageController: Sendable {
             }
             // Another instance owns this source: its answer (the source's key is the caches' one,
             // whatever the spelling).
-            if let forwarding, let answer = await forwarding.response(to: request, key: parameters.url.absoluteString) { return answer }
+            if let forwarding, let answer = await forwarding.response(to: request, key: parameters.url.absoluteString) {
+                return answer
+            }
             let text = RequestText(key: requestKey, terms: terms)
             let image = try await image(parameters, text: text, request: request, channel: channel)
-            return Response(answer(image, terms: terms, negotiated: parameters.isNegotiated, requestHeaders: request.headers))
+            return Response(
+                answer(image, terms: terms, negotiated: parameters.isNegotiated, requestHeaders: request.headers))
         } catch {
             let failure = ServerError.from(error)
-            if let fallback = service.fallback, let parameters = parsed, FallbackImage.replacedErrors.contains(failure.code) {
-                return await fallbackResponse(fallback, for: parameters, replacing: failure, terms: terms, request: request, channel: channel)
+            if let fallback = service.fallback, let parameters = parsed,
+                FallbackImage.replacedErrors.contains(failure.code)
+            {
+                return await fallbackResponse(
+                    fallback, for: parameters, replacing: failure, terms: terms, request: request, channel: channel)
             }
             return failure.response()
         }
     }
 
     /// The stored response for `parameters`, or made now (cancelled when the client leaves).
-    private func image(_ parameters: ImageParameters, text: RequestText?, request: Request, channel: (any Channel)?) async throws -> StoredResponse {
+    private func image(_ parameters: ImageParameters, text: RequestText?, request: Request, channel: (any Channel)?)
+        async throws -> StoredResponse
+    {
         switch await service.lookUp(parameters, accept: request.headers[.accept], text: text) {
         case .stored(let stored): stored
         case .missing(let missing):
@@ -189,14 +206,18 @@ package struct ImageController: Sendable {
     /// failure's), a short max-age and a header that says so. Never remembered for the request's
     /// text: the next request tries the source again.
     private func fallbackResponse(
-        _ fallback: FallbackImage, for parameters: ImageParameters, replacing failure: ServerError, terms: ResponseTerms, request: Request,
+        _ fallback: FallbackImage, for parameters: ImageParameters, replacing failure: ServerError,
+        terms: ResponseTerms, request: Request,
         channel: (any Channel)?
     ) async -> Response {
         do {
             let image = try await image(parameters.from(fallback.url), text: nil, request: request, channel: channel)
             let terms = ResponseTerms(maximumAge: fallback.maximumAge, disposition: terms.disposition)
-            var response = Response(answer(image, terms: terms, negotiated: parameters.isNegotiated, requestHeaders: request.headers))
-            if response.status == .ok { response.status = fallback.status == 0 ? failure.status : HTTPResponse.Status(code: fallback.status) }
+            var response = Response(
+                answer(image, terms: terms, negotiated: parameters.isNegotiated, requestHeaders: request.headers))
+            if response.status == .ok {
+                response.status = fallback.status == 0 ? failure.status : HTTPResponse.Status(code: fallback.status)
+            }
             if response.status != .ok, response.status != .notModified { response.headers[.contentDisposition] = nil }
             response.headers[.init(FallbackImage.header)!] = "1"
             return response
@@ -219,13 +240,19 @@ package struct ImageController: Sendable {
             let parameters = try dialects.thumborParameters(path)
             let url = try ThumborURL(path: path)
             let callback = service.configuration.thumborMetaCallback ?? Self.parameters(of: request.uri)["callback"]
-            if let callback, callback.isEmpty || callback.count > 100 || !callback.allSatisfy({ $0.isLetter || $0.isNumber || "_.$".contains($0) }) {
-                throw ServerError.badParameter("callback must be a JavaScript name (letters, digits, _ . $), at most 100 characters")
+            if let callback,
+                callback.isEmpty || callback.count > 100
+                    || !callback.allSatisfy({ $0.isLetter || $0.isNumber || "_.$".contains($0) })
+            {
+                throw ServerError.badParameter(
+                    "callback must be a JavaScript name (letters, digits, _ . $), at most 100 characters")
             }
-            let meta = try await watcher.cancellingOnClose(channel, within: service.configuration.requestTimeout) { [service] in
+            let meta = try await watcher.cancellingOnClose(channel, within: service.configuration.requestTimeout) {
+                [service] in
                 try await service.thumborMeta(url, source: parameters.url, callback: callback)
             }
-            return response(for: meta, maxAge: service.configuration.responseMaxAge, negotiated: false, request: request)
+            return response(
+                for: meta, maxAge: service.configuration.responseMaxAge, negotiated: false, request: request)
         } catch {
             return ServerError.from(error).response()
         }
@@ -237,11 +264,15 @@ package struct ImageController: Sendable {
             try checkSignature(of: request)
             let query = Self.parameters(of: request.uri)
             let url = try ImageParameters.sourceURL(query, gallery: gallery)
-            if let forwarding, let answer = await forwarding.response(to: request, key: url.absoluteString) { return answer }
-            let info = try await watcher.cancellingOnClose(channel, within: service.configuration.requestTimeout) { [service] in
+            if let forwarding, let answer = await forwarding.response(to: request, key: url.absoluteString) {
+                return answer
+            }
+            let info = try await watcher.cancellingOnClose(channel, within: service.configuration.requestTimeout) {
+                [service] in
                 try await service.info(for: url)
             }
-            return response(for: info, maxAge: service.configuration.responseMaxAge, negotiated: false, request: request)
+            return response(
+                for: info, maxAge: service.configuration.responseMaxAge, negotiated: false, request: request)
         } catch {
             return ServerError.from(error).response()
         }
@@ -255,7 +286,10 @@ package struct ImageController: Sendable {
     /// 200 with the image, or 304 when the request's validators match (``answer(_:terms:negotiated:validators:now:fields:)``),
     /// cache headers at most `maxAge`.
     func response(for image: StoredResponse, maxAge: Int, negotiated: Bool, request: Request) -> Response {
-        Response(answer(image, terms: ResponseTerms(maximumAge: maxAge), negotiated: negotiated, requestHeaders: request.headers))
+        Response(
+            answer(
+                image, terms: ResponseTerms(maximumAge: maxAge), negotiated: negotiated, requestHeaders: request.headers
+            ))
     }
 
     /// The answer with a stored image, on either path (a route, or ``HitHandler`` on the event
@@ -267,7 +301,8 @@ package struct ImageController: Sendable {
     func answer<Head: StoredHead, Fields: AnswerFields>(
         _ image: Head, terms: ResponseTerms, negotiated: Bool, validators: Validators, now: Date, fields: inout Fields
     ) -> (status: HTTPResponse.Status, disposition: String?) {
-        let maxAge = terms.maximumAge(configured: service.configuration.responseMaxAge, at: Int(now.timeIntervalSince1970))
+        let maxAge = terms.maximumAge(
+            configured: service.configuration.responseMaxAge, at: Int(now.timeIntervalSince1970))
         let (cacheControl, age) = image.cacheHeaders.values(maximumAge: maxAge, now: now)
         fields.add(.eTag, image.etag)
         fields.add(.cacheControl, cacheControl)
@@ -276,12 +311,15 @@ package struct ImageController: Sendable {
         if let lastModified = image.cacheHeaders.lastModified { fields.add(.lastModified, lastModified) }
         if negotiated { fields.add(.vary, "Accept") }
         if let quality = image.chosenQuality { fields.add(Self.qualityField, String(quality)) }
-        if !terms.skippedFilters.isEmpty { fields.add(Self.skippedFiltersField, terms.skippedFilters.joined(separator: ", ")) }
+        if !terms.skippedFilters.isEmpty {
+            fields.add(Self.skippedFiltersField, terms.skippedFilters.joined(separator: ", "))
+        }
         let disposition = terms.disposition?.value(contentType: image.contentType)
         if let ifNoneMatch = validators.ifNoneMatch {
             if Self.matches(ifNoneMatch, image.etag) { return (.notModified, disposition) }
         } else if let since = validators.ifModifiedSince.flatMap(HTTPDate.parse),
-                  let modified = image.cacheHeaders.lastModified.flatMap(HTTPDate.parse), modified <= since {
+            let modified = image.cacheHeaders.lastModified.flatMap(HTTPDate.parse), modified <= since
+        {
             return (.notModified, disposition)
         }
         fields.add(.contentType, image.contentType)
@@ -290,15 +328,19 @@ package struct ImageController: Sendable {
 
     /// ``answer(_:terms:negotiated:validators:now:fields:)`` as a route sends it (counted as ``HitHandler``'s
     /// answers are: the skipped filters it names).
-    func answer(_ image: StoredResponse, terms: ResponseTerms, negotiated: Bool, requestHeaders: HTTPFields) -> StoredAnswer {
+    func answer(_ image: StoredResponse, terms: ResponseTerms, negotiated: Bool, requestHeaders: HTTPFields)
+        -> StoredAnswer
+    {
         service.countSkippedFilters(terms.skippedFilters)
         var fields = HTTPFields()
-        let validators = Validators(ifNoneMatch: requestHeaders[.ifNoneMatch], ifModifiedSince: requestHeaders[.ifModifiedSince])
+        let validators = Validators(
+            ifNoneMatch: requestHeaders[.ifNoneMatch], ifModifiedSince: requestHeaders[.ifModifiedSince])
         let now = service.configuration.time.date()
         let (status, disposition) = answer(
             image, terms: terms, negotiated: negotiated, validators: validators, now: now, fields: &fields
         )
-        return StoredAnswer(status: status, headers: fields, body: status == .ok ? image.body : nil, disposition: disposition)
+        return StoredAnswer(
+            status: status, headers: fields, body: status == .ok ? image.body : nil, disposition: disposition)
     }
 
     private static let contentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
@@ -307,7 +349,8 @@ package struct ImageController: Sendable {
 
     /// The first value of each query parameter, percent-decoded.
     package static func parameters(of uri: URI) -> [String: String] {
-        Dictionary(uri.queryParameters.map { (String($0.key), String($0.value)) }, uniquingKeysWith: { first, _ in first })
+        Dictionary(
+            uri.queryParameters.map { (String($0.key), String($0.value)) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// `If-None-Match`: `*`, or a list of entity tags compared weakly (RFC 9110 13.1.2).

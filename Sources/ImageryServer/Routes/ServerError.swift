@@ -32,7 +32,8 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
         case let error as DataLoadingError:
             switch error {
             case .badStatus(404), .badStatus(410):
-                return ServerError(.notFound, "origin_not_found", "the origin answered \(error.statusCode ?? 404) for the source")
+                return ServerError(
+                    .notFound, "origin_not_found", "the origin answered \(error.statusCode ?? 404) for the source")
             case .badStatus(let status):
                 return ServerError(.badGateway, "origin_failed", "the origin answered HTTP \(status)")
             case .tooLarge(let limit):
@@ -51,9 +52,12 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
         case let error as ImageDecodingError:
             switch error {
             case .unsupportedFormat:
-                return ServerError(.unsupportedMediaType, "unsupported_source", "the source is not an image in a supported format")
+                return ServerError(
+                    .unsupportedMediaType, "unsupported_source", "the source is not an image in a supported format")
             case .tooManyPixels(let width, let height, let limit):
-                return ServerError(.contentTooLarge, "source_too_large", "the source is \(width)x\(height) pixels, over the limit of \(limit)")
+                return ServerError(
+                    .contentTooLarge, "source_too_large",
+                    "the source is \(width)x\(height) pixels, over the limit of \(limit)")
             case .tooManyFrames(let frames, let width, let height, let pixelLimit, let frameLimit):
                 return ServerError(
                     .contentTooLarge, "source_too_large",
@@ -63,32 +67,37 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
             case .invalidSize:
                 return badParameter("w and h must be positive")
             case .empty, .corrupt:
-                return ServerError(.unprocessableContent, "undecodable", "the source could not be decoded: it is corrupt or truncated")
+                return ServerError(
+                    .unprocessableContent, "undecodable", "the source could not be decoded: it is corrupt or truncated")
             case .overRequestLimit(let reason):
                 return ServerError(.unprocessableContent, "source_over_limit", reason)
             case .outOfMemory:
                 // The server's fault, not the source's: the same request may succeed once memory is free.
                 return ServerError(
-                    .serviceUnavailable, "out_of_memory", "the server had no memory to decode this source: try again in 5 s",
+                    .serviceUnavailable, "out_of_memory",
+                    "the server had no memory to decode this source: try again in 5 s",
                     retryAfter: 5
                 )
             }
         case let error as ImageProcessingError:
             switch error {
             case .failed:
-                return ServerError(.unprocessableContent, "unprocessable", "the image could not be processed with these parameters")
+                return ServerError(
+                    .unprocessableContent, "unprocessable", "the image could not be processed with these parameters")
             case .cropOutsideImage, .emptyResult, .outputTooLarge, .invalidValue:
                 return badParameter(error.description)
             }
         case let error as RequestTimeout:
             return ServerError(
-                .gatewayTimeout, "timeout", "the image was not ready within \(error.limit.components.seconds) s: try again later"
+                .gatewayTimeout, "timeout",
+                "the image was not ready within \(error.limit.components.seconds) s: try again later"
             )
         case let error as MemoryBudgetError:
             switch error {
             case .overloaded(let seconds):
                 return ServerError(
-                    .serviceUnavailable, "overloaded", "the server has too much work in flight: try again in \(seconds) s",
+                    .serviceUnavailable, "overloaded",
+                    "the server has too much work in flight: try again in \(seconds) s",
                     retryAfter: seconds
                 )
             case .tooLarge(let bytes, let limit):
@@ -100,7 +109,8 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
         case let error as ImageEncodingError:
             switch error {
             case .unsupportedFormat(let format):
-                return ServerError(.unsupportedMediaType, "unsupported_format", "this server cannot encode \(format.rawValue)")
+                return ServerError(
+                    .unsupportedMediaType, "unsupported_format", "this server cannot encode \(format.rawValue)")
             case .failed:
                 return ServerError(.internalServerError, "internal", "the image could not be encoded")
             }

@@ -8,17 +8,23 @@ struct UnmatchedRouteMiddleware: RouterMiddleware {
 
     /// The methods each path answers (`/files/` stands for every gallery file).
     static let allowedMethods: [String: String] = [
-        "/image": "GET, HEAD", "/info": "GET, HEAD", "/health": "GET, HEAD", "/metrics": "GET, HEAD", "/": "GET, HEAD", "/files/": "GET, HEAD",
+        "/image": "GET, HEAD", "/info": "GET, HEAD", "/health": "GET, HEAD", "/metrics": "GET, HEAD", "/": "GET, HEAD",
+        "/files/": "GET, HEAD",
     ]
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         do {
             return try await next(request, context)
         } catch let error as HTTPError where error.status == .notFound {
             let path = request.uri.path
-            let known = Self.allowedMethods[path] ?? (path.hasPrefix("/files/") && path.count > 7 ? Self.allowedMethods["/files/"] : nil)
+            let known =
+                Self.allowedMethods[path]
+                ?? (path.hasPrefix("/files/") && path.count > 7 ? Self.allowedMethods["/files/"] : nil)
             if let allowed = known {
-                return ServerError(.methodNotAllowed, "method_not_allowed", "\(path) answers \(allowed) only").response(headers: [.allow: allowed])
+                return ServerError(.methodNotAllowed, "method_not_allowed", "\(path) answers \(allowed) only").response(
+                    headers: [.allow: allowed])
             }
             return Self.notFound(path).response()
         }
@@ -26,6 +32,7 @@ struct UnmatchedRouteMiddleware: RouterMiddleware {
 
     /// The 404 for a path nothing answers.
     static func notFound(_ path: some StringProtocol) -> ServerError {
-        ServerError(.notFound, "not_found", "there is nothing at \(path): see / for the gallery, /image?url=... for images")
+        ServerError(
+            .notFound, "not_found", "there is nothing at \(path): see / for the gallery, /image?url=... for images")
     }
 }

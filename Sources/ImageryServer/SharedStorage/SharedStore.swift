@@ -46,7 +46,9 @@ final class SharedStore: Sendable {
         client: S3Client, bucket: String, prefix: String, maximumPendingBytes: Int = 64 << 20, observer: ServerMetrics?,
         logger: Logger? = nil, pause: Duration = .seconds(5), time: TimeSource = .system
     ) {
-        (self.client, self.bucket, self.prefix, self.maximumPendingBytes, self.observer) = (client, bucket, prefix, maximumPendingBytes, observer)
+        (self.client, self.bucket, self.prefix, self.maximumPendingBytes, self.observer) = (
+            client, bucket, prefix, maximumPendingBytes, observer
+        )
         (self.logger, self.pause, self.time) = (logger, pause, time)
     }
 
@@ -67,7 +69,9 @@ final class SharedStore: Sendable {
             try await client.put(bucket: bucket, key: key, data: data)
             step = "read"
             let object = try await client.get(bucket: bucket, key: key)
-            guard object?.data == data else { return "a test object written to the \(name) did not read back as written" }
+            guard object?.data == data else {
+                return "a test object written to the \(name) did not read back as written"
+            }
             step = "delete"
             try await client.delete(bucket: bucket, key: key)
             return nil
@@ -151,7 +155,9 @@ final class SharedStore: Sendable {
         Task {
             do {
                 // The checksum stays: the bytes do. The object's current one is read back first.
-                guard let head = try await client.head(bucket: bucket, key: name), let checksum = head.metadata["imagery-checksum"] else {
+                guard let head = try await client.head(bucket: bucket, key: name),
+                    let checksum = head.metadata["imagery-checksum"]
+                else {
                     finished(bytes: 0)
                     return
                 }
@@ -211,7 +217,9 @@ final class SharedStore: Sendable {
             defer { state.inOutage = false }
             return state.inOutage
         }
-        if recovered { logger?.notice("the shared tier (\(name)) answers again", metadata: ["shared_store": "recovered"]) }
+        if recovered {
+            logger?.notice("the shared tier (\(name)) answers again", metadata: ["shared_store": "recovered"])
+        }
     }
 
     private func failed(_ operation: String, _ error: any Error) {

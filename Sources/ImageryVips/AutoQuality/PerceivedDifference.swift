@@ -16,7 +16,8 @@ public enum PerceivedDifference {
         let score = left.pixels.withUnsafeBytes { first in
             right.pixels.withUnsafeBytes { second in
                 imagery_ssimulacra2(
-                    first.baseAddress?.assumingMemoryBound(to: UInt8.self), second.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                    first.baseAddress?.assumingMemoryBound(to: UInt8.self),
+                    second.baseAddress?.assumingMemoryBound(to: UInt8.self),
                     Int32(left.width), Int32(left.height), Int32(components), left.bytesPerRow
                 )
             }
@@ -45,6 +46,8 @@ extension Image {
                 }
             }
         }
-        return Image(width: width, height: height, pixelFormat: .rgb8, pixels: output, sourceFormat: sourceFormat, metadata: metadata)
+        return Image(
+            width: width, height: height, pixelFormat: .rgb8, pixels: output, sourceFormat: sourceFormat,
+            metadata: metadata)
     }
 }

@@ -30,7 +30,10 @@ final class PerceivedQuality {
                 Int32(prepared.pixelFormat.channels), prepared.bytesPerRow, 1
             )
         }
-        guard let reference else { throw ImageEncodingError.failed("not enough memory to measure the quality of \(image.width) × \(image.height) pixels") }
+        guard let reference else {
+            throw ImageEncodingError.failed(
+                "not enough memory to measure the quality of \(image.width) × \(image.height) pixels")
+        }
         (self.reference, self.image, self.format) = (reference, prepared, format)
     }
 
@@ -40,13 +43,20 @@ final class PerceivedQuality {
     func score(_ data: Data) throws -> Double {
         let decoded = try decode(data)
         guard decoded.width == image.width, decoded.height == image.height,
-              decoded.pixelFormat.channels == image.pixelFormat.channels else {
-            throw ImageEncodingError.failed("\(format.rawValue) came back \(decoded.width) × \(decoded.height), not \(image.width) × \(image.height)")
+            decoded.pixelFormat.channels == image.pixelFormat.channels
+        else {
+            throw ImageEncodingError.failed(
+                "\(format.rawValue) came back \(decoded.width) × \(decoded.height), not \(image.width) × \(image.height)"
+            )
         }
         let score = decoded.pixels.withUnsafeBytes { pixels in
-            imagery_ssimulacra2_compare(reference, pixels.baseAddress?.assumingMemoryBound(to: UInt8.self), decoded.bytesPerRow)
+            imagery_ssimulacra2_compare(
+                reference, pixels.baseAddress?.assumingMemoryBound(to: UInt8.self), decoded.bytesPerRow)
         }
-        guard score.isFinite else { throw ImageEncodingError.failed("not enough memory to measure the quality of \(image.width) × \(image.height) pixels") }
+        guard score.isFinite else {
+            throw ImageEncodingError.failed(
+                "not enough memory to measure the quality of \(image.width) × \(image.height) pixels")
+        }
         return score
     }
 
@@ -63,7 +73,9 @@ final class PerceivedQuality {
         }
         defer { imagery_jpeg_free(&output) }
         guard status == IMAGERY_JPEG_OK, let pixels = output.pixels else {
-            throw ImageEncodingError.failed("JPEG written could not be read back: " + String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            throw ImageEncodingError.failed(
+                "JPEG written could not be read back: "
+                    + String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }
         let count = Int(output.width) * Int(output.height) * Int(output.components)
         return Image(

@@ -10,7 +10,9 @@ enum QualitySearch {
     /// The highest quality in `range` whose output has at most `limit` bytes, by bisection below the
     /// upper bound (at most 7 more encodes); the smallest output when none fits.
     /// - Parameter first: The output at `range.upperBound`, when made already.
-    static func largest(fitting limit: Int, in range: ClosedRange<Int>, first: Data? = nil, encode: Encode) throws -> EncodedImage {
+    static func largest(fitting limit: Int, in range: ClosedRange<Int>, first: Data? = nil, encode: Encode) throws
+        -> EncodedImage
+    {
         let top = try first ?? encode(range.upperBound)
         if top.count <= limit { return EncodedImage(data: top, quality: range.upperBound) }
         var (low, high) = (range.lowerBound, range.upperBound - 1)
@@ -44,7 +46,9 @@ enum QualitySearch {
         let curve = medianCurve
         func median(at quality: Double) -> Double {
             guard quality > curve[0].quality else { return curve[0].score }
-            guard let upper = curve.firstIndex(where: { $0.quality >= quality }) else { return curve[curve.count - 1].score }
+            guard let upper = curve.firstIndex(where: { $0.quality >= quality }) else {
+                return curve[curve.count - 1].score
+            }
             let (a, b) = (curve[upper - 1], curve[upper])
             return a.score + (quality - a.quality) * (b.score - a.score) / (b.quality - a.quality)
         }

@@ -20,10 +20,14 @@ enum ColorTransform {
     /// Converts `count` pixels of `bands` 8-bit samples (3 or 4, alpha untouched) in place from
     /// `profile` to sRGB. `false`, with the pixels untouched, when the profile is not an RGB profile
     /// little cms can read: then the caller leaves it to libvips.
-    static func convertToSRGB(_ pixels: UnsafeMutablePointer<UInt8>, count: Int, bands: Int, profile: UnsafeRawBufferPointer) -> Bool {
+    static func convertToSRGB(
+        _ pixels: UnsafeMutablePointer<UInt8>, count: Int, bands: Int, profile: UnsafeRawBufferPointer
+    ) -> Bool {
         guard let destination = sRGBProfile, let source = profile.baseAddress, !profile.isEmpty else { return false }
         return destination.withUnsafeBytes { destination in
-            imagery_icc_transform_rgb8(source, profile.count, destination.baseAddress, destination.count, pixels, count, Int32(bands), nil) == 0
+            imagery_icc_transform_rgb8(
+                source, profile.count, destination.baseAddress, destination.count, pixels, count, Int32(bands), nil)
+                == 0
         }
     }
 }

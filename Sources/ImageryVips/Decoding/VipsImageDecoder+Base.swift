@@ -12,8 +12,10 @@ extension VipsImageDecoder: ThumbnailDeriving {
         // Other formats have no cheap decode scale here: their base would be the full image.
         // Bases are oriented: a recipe that leaves the orientation as stored is decoded on its own.
         // A recipe that keeps every metadata block takes them from libvips' own decode.
-        guard try started(data).format == .jpeg, recipe.resizes, !recipe.ignoresOrientation, recipe.keptMetadata != .all,
-              !recipe.resizesInLinearLight else {
+        guard try started(data).format == .jpeg, recipe.resizes, !recipe.ignoresOrientation,
+            recipe.keptMetadata != .all,
+            !recipe.resizesInLinearLight
+        else {
             return (try decode(data, recipe: recipe), nil)
         }
         if let resize = recipe.resize { try validate(resize) }
@@ -22,18 +24,23 @@ extension VipsImageDecoder: ThumbnailDeriving {
             do {
                 let header = try checkHeader(bytes, buffer.count, format: .jpeg)
                 try check(recipe.sourceLimits, header, bytes: buffer.count)
-                let (width, height, swapped, orientation) = (header.width, header.height, header.swapped, header.orientation)
+                let (width, height, swapped, orientation) = (
+                    header.width, header.height, header.swapped, header.orientation
+                )
                 let (sourceWidth, sourceHeight) = swapped ? (height, width) : (width, height)
                 let scale = Self.decodeScale(sourceWidth: sourceWidth, sourceHeight: sourceHeight, for: recipe)
                 let keepsProfile = recipe.keepsColorProfile
                 let partial = recipe.keepsPartialDecodeBlocks
-                var pixels = try decodeScaledJPEG(
-                    bytes, buffer.count, scale: scale, orientation: orientation, storedSize: (width, height), keepingProfile: keepsProfile,
-                    keepingPartialBlocks: partial
-                ) ?? decodeScaledJPEGWithVips(bytes, buffer.count, scale: scale, keepingProfile: keepsProfile)
+                var pixels =
+                    try decodeScaledJPEG(
+                        bytes, buffer.count, scale: scale, orientation: orientation, storedSize: (width, height),
+                        keepingProfile: keepsProfile,
+                        keepingPartialBlocks: partial
+                    ) ?? decodeScaledJPEGWithVips(bytes, buffer.count, scale: scale, keepingProfile: keepsProfile)
                 pixels.metadata.copyright = header.copyright
                 return ThumbnailBase(
-                    image: pixels, scale: scale, sourceWidth: sourceWidth, sourceHeight: sourceHeight, keepsPartialBlocks: partial
+                    image: pixels, scale: scale, sourceWidth: sourceWidth, sourceHeight: sourceHeight,
+                    keepsPartialBlocks: partial
                 )
             } catch let error as VipsError {
                 throw error.decodingError(format: .jpeg)
@@ -49,7 +56,8 @@ extension VipsImageDecoder: ThumbnailDeriving {
     ///   that divided by `scale`, rounded down, where libjpeg rounds up; the partial last row and
     ///   column are dropped to give libvips' pixels exactly, unless `keepingPartialBlocks` (Pillow's).
     private func decodeScaledJPEG(
-        _ bytes: UnsafeRawPointer, _ count: Int, scale: Int, orientation: Int32, storedSize: (width: Int, height: Int), keepingProfile: Bool,
+        _ bytes: UnsafeRawPointer, _ count: Int, scale: Int, orientation: Int32, storedSize: (width: Int, height: Int),
+        keepingProfile: Bool,
         keepingPartialBlocks: Bool = false
     ) throws -> Image? {
         guard skipsUnneededJPEGScans else { return nil }
@@ -72,10 +80,15 @@ extension VipsImageDecoder: ThumbnailDeriving {
         // cannot be used so stays attached for `normalize` (libvips) to deal with.
         var profile = decoded.icc_profile.map { UnsafeRawBufferPointer(start: $0, count: Int(decoded.icc_length)) }
         if let embedded = profile, !keepingProfile, decoded.components == 3,
-           ColorTransform.convertToSRGB(decoded.pixels, count: Int(decoded.width) * Int(decoded.height), bands: 3, profile: embedded) {
+            ColorTransform.convertToSRGB(
+                decoded.pixels, count: Int(decoded.width) * Int(decoded.height), bands: 3, profile: embedded)
+        {
             profile = nil
         }
-        guard let wrapped = imagery_vips_wrap_pixels(decoded.pixels, length, decoded.width, decoded.height, decoded.components, 0) else {
+        guard
+            let wrapped = imagery_vips_wrap_pixels(
+                decoded.pixels, length, decoded.width, decoded.height, decoded.components, 0)
+        else {
             throw VipsError(message: Vips.takeError())
         }
         let interpretation = decoded.components == 1 ? VIPS_INTERPRETATION_B_W : VIPS_INTERPRETATION_sRGB
@@ -83,7 +96,8 @@ extension VipsImageDecoder: ThumbnailDeriving {
         if let profile { imagery_vips_set_icc(image, profile.baseAddress, profile.count) }  // normalize converts by it
         let (width, height) = (max(1, storedSize.width / scale), max(1, storedSize.height / scale))
         if !keepingPartialBlocks, (width, height) != (Int(decoded.width), Int(decoded.height)),
-           width <= Int(decoded.width), height <= Int(decoded.height) {
+            width <= Int(decoded.width), height <= Int(decoded.height)
+        {
             image = try Vips.apply(image) { imagery_vips_extract($0, $1, 0, 0, Int32(width), Int32(height)) }
         }
         imagery_vips_set_orientation(image, orientation)
@@ -93,7 +107,9 @@ extension VipsImageDecoder: ThumbnailDeriving {
     }
 
     /// The JPEG at 1/`scale` through libvips (every scan decoded), oriented and normalised.
-    private func decodeScaledJPEGWithVips(_ bytes: UnsafeRawPointer, _ count: Int, scale: Int, keepingProfile: Bool) throws -> Image {
+    private func decodeScaledJPEGWithVips(_ bytes: UnsafeRawPointer, _ count: Int, scale: Int, keepingProfile: Bool)
+        throws -> Image
+    {
         guard let opened = imagery_vips_open_jpeg_shrunk(bytes, count, Int32(scale), rejectsCorruptData ? 1 : 0) else {
             throw VipsError(message: Vips.takeError())
         }
@@ -109,11 +125,14 @@ extension VipsImageDecoder: ThumbnailDeriving {
         guard recipe.keptMetadata != .all else { return nil }  // and hold the copyright only
         guard !recipe.resizesInLinearLight else { return nil }  // and were shrunk in gamma space
         guard recipe.sourceLimits == nil else { return nil }  // a limited recipe decodes anew, checking the source
-        guard recipe.keepsPartialDecodeBlocks == base.keepsPartialBlocks else { return nil }  // and its blocks as the decode would
+        // and its blocks as the decode would
+        guard recipe.keepsPartialDecodeBlocks == base.keepsPartialBlocks else { return nil }
         // Only a base at the very scale a decode for this recipe would use: then the result is the
         // one a decode gives, byte for byte, whichever variant came first (a finer base would give
         // slightly different pixels, so a response's bytes would depend on the order of requests).
-        guard Self.decodeScale(sourceWidth: base.sourceWidth, sourceHeight: base.sourceHeight, for: recipe) == base.scale else {
+        guard
+            Self.decodeScale(sourceWidth: base.sourceWidth, sourceHeight: base.sourceHeight, for: recipe) == base.scale
+        else {
             return nil
         }
         return try processor.process(base, recipe: recipe)

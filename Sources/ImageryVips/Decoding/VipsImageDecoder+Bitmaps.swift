@@ -25,7 +25,9 @@ extension VipsImageDecoder {
         guard !overflow, pixels <= maximumPixels else {
             throw ImageDecodingError.tooManyPixels(width: width, height: height, limit: maximumPixels)
         }
-        return Header(width: width, height: height, swapped: false, orientation: 1, bands: 4, sampleBytes: 1, copyright: nil, frames: 1)
+        return Header(
+            width: width, height: height, swapped: false, orientation: 1, bands: 4, sampleBytes: 1, copyright: nil,
+            frames: 1)
     }
 
     /// A BMP or ICO source decoded for `recipe`: its header checked (the server's limits and the
@@ -39,14 +41,16 @@ extension VipsImageDecoder {
             throw error.decodingError(format: format)
         }
         try check(recipe.sourceLimits, header, bytes: data.count)
-        let picture: ICO.Picture = format == .bmp
+        let picture: ICO.Picture =
+            format == .bmp
             ? .bitmap(try BMP.decode(data, maximumPixels: maximumPixels))
             : try ICO.largestPicture(of: data, maximumPixels: maximumPixels)
         switch picture {
         case .png(let png):
             let image = try decode(png, recipe: recipe)
             return Image(
-                width: image.width, height: image.height, pixelFormat: image.pixelFormat, pixels: image.pixels, sourceFormat: .ico,
+                width: image.width, height: image.height, pixelFormat: image.pixelFormat, pixels: image.pixels,
+                sourceFormat: .ico,
                 metadata: image.metadata, animation: image.animation
             )
         case .bitmap(let image):

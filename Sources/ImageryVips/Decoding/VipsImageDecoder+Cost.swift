@@ -28,16 +28,22 @@ extension VipsImageDecoder: DecodeCostEstimating {
         let (width, height) = header.orientedSize
         let fullSize = header.width * header.height * header.bands * header.sampleBytes
         // The rows in flight of libvips' resize (an animation is resized as one tall strip of its frames).
-        let rows = min(Self.thumbnailRows, 3 * header.height) * header.width * (header.bands % 2 == 0 ? header.bands * 4 : header.bands * header.sampleBytes)
+        let rows =
+            min(Self.thumbnailRows, 3 * header.height) * header.width
+            * (header.bands % 2 == 0 ? header.bands * 4 : header.bands * header.sampleBytes)
         if case .all(let frames) = try frames(of: header, for: recipe) {
             return animationMemory(header, frames: frames, recipe: recipe) + rows
         }
         // The image, and its copy into an Image; a recipe that fails on this image costs nothing more.
         guard recipe.resizes, recipe.trim == nil else { return 2 * fullSize }
-        guard let layout = try? recipe.layout(sourceWidth: width, sourceHeight: height, maximumSide: .max) else { return fullSize }
+        guard let layout = try? recipe.layout(sourceWidth: width, sourceHeight: height, maximumSide: .max) else {
+            return fullSize
+        }
         let result = 2 * layout.outputWidth * layout.outputHeight * max(3, header.bands)
         // Decoded whole (no shrink-on-load) and resized from it: in linear light, or keeping 16 bits.
-        if recipe.resizesInLinearLight || (recipe.keepsHighBitDepth && header.sampleBytes > 1) { return 2 * fullSize + result }
+        if recipe.resizesInLinearLight || (recipe.keepsHighBitDepth && header.sampleBytes > 1) {
+            return 2 * fullSize + result
+        }
         switch format {
         case .jpeg:
             let scale = Self.decodeScale(sourceWidth: width, sourceHeight: height, for: recipe)
@@ -65,8 +71,11 @@ extension VipsImageDecoder {
     func animationMemory(_ header: Header, frames: Int, recipe: ImageRecipe) -> Int {
         let frameBytes = header.width * header.height * 4  // the loaders render RGBA
         let (width, height) = header.orientedSize
-        let decoded = Self.decodeSize(for: recipe, sourceWidth: width, sourceHeight: height).map { $0.width * $0.height * 4 } ?? frameBytes
-        let output = (try? recipe.layout(sourceWidth: width, sourceHeight: height, maximumSide: .max))
+        let decoded =
+            Self.decodeSize(for: recipe, sourceWidth: width, sourceHeight: height).map { $0.width * $0.height * 4 }
+            ?? frameBytes
+        let output =
+            (try? recipe.layout(sourceWidth: width, sourceHeight: height, maximumSide: .max))
             .map { $0.outputWidth * $0.outputHeight * 4 } ?? frameBytes
         return 2 * frameBytes + frames * (decoded + 2 * output)
     }
@@ -89,8 +98,14 @@ struct JPEGFrame {
             while offset + 4 <= bytes.count {
                 guard bytes[offset] == 0xFF else { return nil }
                 let marker = bytes[offset + 1]
-                if marker == 0xFF { offset += 1; continue }  // fill byte
-                if marker == 0xD8 || marker == 0x01 || (0xD0...0xD7).contains(marker) { offset += 2; continue }
+                if marker == 0xFF {
+                    offset += 1
+                    continue
+                }  // fill byte
+                if marker == 0xD8 || marker == 0x01 || (0xD0...0xD7).contains(marker) {
+                    offset += 2
+                    continue
+                }
                 let length = Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
                 guard length >= 2, offset + 2 + length <= bytes.count else { return nil }
                 let segment = offset + 4

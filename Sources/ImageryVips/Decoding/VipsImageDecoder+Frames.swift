@@ -37,9 +37,12 @@ extension VipsImageDecoder {
         guard count > 1 else { return .still }
         let pixelLimit = maximumAnimationPixels ?? maximumPixels
         let (pixels, overflow) = (header.width * header.height).multipliedReportingOverflow(by: count)
-        guard count <= maximumFrames, !overflow, pixels <= pixelLimit, header.width * header.height <= maximumFramePixels ?? .max else {
+        guard count <= maximumFrames, !overflow, pixels <= pixelLimit,
+            header.width * header.height <= maximumFramePixels ?? .max
+        else {
             throw ImageDecodingError.tooManyFrames(
-                frames: count, width: header.width, height: header.height, pixelLimit: pixelLimit, frameLimit: maximumFrames
+                frames: count, width: header.width, height: header.height, pixelLimit: pixelLimit,
+                frameLimit: maximumFrames
             )
         }
         return .all(count)
@@ -67,7 +70,9 @@ extension VipsImageDecoder {
     func decodeGIFResized(
         _ base: UnsafeRawPointer, _ count: Int, width: Int, height: Int, options: String
     ) throws -> UnsafeMutablePointer<VipsImage> {
-        guard let opened = imagery_vips_open_sequential(base, count, options) else { throw VipsError(message: Vips.takeError()) }
+        guard let opened = imagery_vips_open_sequential(base, count, options) else {
+            throw VipsError(message: Vips.takeError())
+        }
         defer { imagery_vips_unref(opened) }
         let frames = Vips.frameCount(of: opened)
         let (fullWidth, frameHeight) = (vips_image_get_width(opened), vips_image_get_height(opened) / Int32(frames))
@@ -77,7 +82,9 @@ extension VipsImageDecoder {
             // One buffer for every resized frame; each frame computed into it on this thread, one after another.
             let bands = vips_image_get_bands(opened)
             var pixels: UnsafeMutableRawPointer?
-            guard let strip = imagery_vips_new_frames(Int32(width), Int32(height), bands, Int32(frames), &pixels), let pixels else {
+            guard let strip = imagery_vips_new_frames(Int32(width), Int32(height), bands, Int32(frames), &pixels),
+                let pixels
+            else {
                 throw VipsError(message: Vips.takeError())
             }
             do {
@@ -112,7 +119,7 @@ extension VipsImageDecoder {
                     let small = try Vips.apply(frame) { imagery_vips_resize($0, $1, hscale, vscale) }
                     defer { imagery_vips_unref(small) }
                     guard (vips_image_get_width(small), vips_image_get_height(small)) == (Int32(width), Int32(height)),
-                          imagery_vips_render_into(small, target) == 0
+                        imagery_vips_render_into(small, target) == 0
                     else { throw VipsError(message: Vips.takeError()) }
                 }
             } catch {

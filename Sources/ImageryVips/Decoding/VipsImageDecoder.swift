@@ -48,7 +48,8 @@ public struct VipsImageDecoder: ImageDecoding {
     ///   - maximumPixels: The most pixels a source may declare; default 100 MP.
     ///   - maximumThumbnailSide: The largest thumbnail width or height; default 16 384.
     ///   - rejectsCorruptData: Whether truncated or corrupt data is an error; default `false`.
-    public init(maximumPixels: Int = 100_000_000, maximumThumbnailSide: Int = 16_384, rejectsCorruptData: Bool = false) {
+    public init(maximumPixels: Int = 100_000_000, maximumThumbnailSide: Int = 16_384, rejectsCorruptData: Bool = false)
+    {
         self.maximumPixels = maximumPixels
         self.maximumThumbnailSide = maximumThumbnailSide
         self.rejectsCorruptData = rejectsCorruptData
@@ -58,7 +59,9 @@ public struct VipsImageDecoder: ImageDecoding {
         let (data, format) = try started(data)
         if Self.readsItself(format) { return try decodeBitmap(data, format: format, recipe: recipe) }
         // JPEG: DCT-scaled decode, then the recipe (VipsImageDecoder+Base.swift).
-        if format == .jpeg, recipe.resizes, !recipe.ignoresOrientation, recipe.keptMetadata != .all, !recipe.resizesInLinearLight {
+        if format == .jpeg, recipe.resizes, !recipe.ignoresOrientation, recipe.keptMetadata != .all,
+            !recipe.resizesInLinearLight
+        {
             return try decodeKeepingBase(data, recipe: recipe).image
         }
         if let resize = recipe.resize { try validate(resize) }
@@ -71,27 +74,35 @@ public struct VipsImageDecoder: ImageDecoding {
             do {
                 let header = try checkHeader(base, buffer.count, format: format)
                 try check(recipe.sourceLimits, header, bytes: buffer.count)
-                let (sourceWidth, sourceHeight) = recipe.ignoresOrientation ? (header.width, header.height) : header.orientedSize
+                let (sourceWidth, sourceHeight) =
+                    recipe.ignoresOrientation ? (header.width, header.height) : header.orientedSize
                 let options = loaderOptions(for: try frames(of: header, for: recipe))
                 var image: UnsafeMutablePointer<VipsImage>
                 // libvips' shrink-on-load makes 8-bit sRGB, in gamma space (and leaves grey images so in its linear
                 // mode): a source whose 16 bits stay, or resized in linear light, is decoded whole and resized after.
                 let keepsDepth = recipe.keepsHighBitDepth && header.sampleBytes > 1
-                if !keepsDepth, !recipe.resizesInLinearLight, let size = Self.decodeSize(for: recipe, sourceWidth: sourceWidth, sourceHeight: sourceHeight) {
-                    image = format == .gif
-                        ? try decodeGIFResized(base, buffer.count, width: size.width, height: size.height, options: options)
+                if !keepsDepth, !recipe.resizesInLinearLight,
+                    let size = Self.decodeSize(for: recipe, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
+                {
+                    image =
+                        format == .gif
+                        ? try decodeGIFResized(
+                            base, buffer.count, width: size.width, height: size.height, options: options)
                         : try decodeResized(
-                            base, buffer.count, width: size.width, height: size.height, options: options, oriented: !recipe.ignoresOrientation
+                            base, buffer.count, width: size.width, height: size.height, options: options,
+                            oriented: !recipe.ignoresOrientation
                         )
                 } else {
-                    image = try decodeFullSize(base, buffer.count, options: options, oriented: !recipe.ignoresOrientation)
+                    image = try decodeFullSize(
+                        base, buffer.count, options: options, oriented: !recipe.ignoresOrientation)
                 }
                 let keepsProfile = recipe.keepsColorProfile
                 image = try Vips.normalize(image, keepingProfile: keepsProfile, keepingHighBitDepth: keepsDepth)
                 image = try processor.apply(recipe, to: image, sourceWidth: sourceWidth, sourceHeight: sourceHeight)
                 image = try Vips.normalize(image, keepingProfile: keepsProfile, keepingHighBitDepth: keepsDepth)
                 let blocks = recipe.keptMetadata == .all ? Vips.metadataBlocks(of: image) : nil
-                var decoded = try Vips.makeImage(consuming: image, format: format)  // decodes now, inside the bytes' lifetime
+                // decodes now, inside the bytes' lifetime
+                var decoded = try Vips.makeImage(consuming: image, format: format)
                 decoded.metadata.copyright = recipe.keptMetadata == .none ? nil : header.copyright
                 if let blocks { (decoded.metadata.exif, decoded.metadata.xmp, decoded.metadata.iptc) = blocks }
                 return decoded
@@ -115,10 +126,16 @@ public struct VipsImageDecoder: ImageDecoding {
     static func decodeSize(for recipe: ImageRecipe, sourceWidth: Int, sourceHeight: Int) -> (width: Int, height: Int)? {
         let scale = recipe.decodeScale(sourceWidth: sourceWidth, sourceHeight: sourceHeight)
         guard scale.x < 1 || scale.y < 1 else { return nil }
-        if recipe.crop == nil, recipe.sizing?.crop == nil, let layout = try? recipe.layout(sourceWidth: sourceWidth, sourceHeight: sourceHeight, maximumSide: .max) {
-            return recipe.rotation.swapsSides ? (layout.scaledHeight, layout.scaledWidth) : (layout.scaledWidth, layout.scaledHeight)
+        if recipe.crop == nil, recipe.sizing?.crop == nil,
+            let layout = try? recipe.layout(sourceWidth: sourceWidth, sourceHeight: sourceHeight, maximumSide: .max)
+        {
+            return recipe.rotation.swapsSides
+                ? (layout.scaledHeight, layout.scaledWidth) : (layout.scaledWidth, layout.scaledHeight)
         }
-        return (max(1, Int((Double(sourceWidth) * scale.x).rounded(.up))), max(1, Int((Double(sourceHeight) * scale.y).rounded(.up))))
+        return (
+            max(1, Int((Double(sourceWidth) * scale.x).rounded(.up))),
+            max(1, Int((Double(sourceHeight) * scale.y).rounded(.up)))
+        )
     }
 
     /// Whether GIF bytes end without the trailer byte (0x3B; zero padding after it is tolerated).
@@ -214,13 +231,16 @@ public struct VipsImageDecoder: ImageDecoding {
     ) throws -> UnsafeMutablePointer<VipsImage> {
         var output: UnsafeMutablePointer<VipsImage>?
         let status = imagery_vips_thumbnail(
-            base, count, &output, Int32(width), Int32(height), VIPS_SIZE_FORCE, VIPS_INTERESTING_NONE, options, oriented ? 0 : 1
+            base, count, &output, Int32(width), Int32(height), VIPS_SIZE_FORCE, VIPS_INTERESTING_NONE, options,
+            oriented ? 0 : 1
         )
         guard status == 0, let output else { throw VipsError(message: Vips.takeError()) }
         return output
     }
 
-    private func decodeFullSize(_ base: UnsafeRawPointer, _ count: Int, options: String, oriented: Bool = true) throws -> UnsafeMutablePointer<VipsImage> {
+    private func decodeFullSize(_ base: UnsafeRawPointer, _ count: Int, options: String, oriented: Bool = true) throws
+        -> UnsafeMutablePointer<VipsImage>
+    {
         guard let image = imagery_vips_open_buffer(base, count, options) else {
             throw VipsError(message: Vips.takeError())
         }

@@ -23,7 +23,8 @@ enum AnimatedGIFWriter {
             delays.withUnsafeBufferPointer { delays in
                 imagery_gif_encode(
                     pixels.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(image.width), Int32(image.height),
-                    Int32(image.pixelFormat.bytesPerPixel), Int32(image.frameCount), delays.baseAddress, Int32(delays.count),
+                    Int32(image.pixelFormat.bytesPerPixel), Int32(image.frameCount), delays.baseAddress,
+                    Int32(delays.count),
                     loop, &output, &length, &failure
                 )
             }
@@ -31,6 +32,7 @@ enum AnimatedGIFWriter {
         guard status == 0, let output else {
             throw ImageEncodingError.failed(failure.map { String(cString: $0) } ?? "the GIF could not be written")
         }
-        return Data(bytesNoCopy: output, count: length, deallocator: .custom { pointer, _ in imagery_gif_free(pointer) })
+        return Data(
+            bytesNoCopy: output, count: length, deallocator: .custom { pointer, _ in imagery_gif_free(pointer) })
     }
 }

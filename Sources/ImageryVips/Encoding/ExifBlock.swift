@@ -34,7 +34,10 @@ package enum ExifBlock {
         let text = Array(notice.utf8.prefix(60_000).filter { $0 != 0 }) + [0]
         var bytes: [UInt8] = [0x49, 0x49, 0x2A, 0x00, 8, 0, 0, 0]  // "II", 42, first directory at 8
         func append16(_ value: Int) { bytes += [UInt8(value & 0xFF), UInt8(value >> 8 & 0xFF)] }
-        func append32(_ value: Int) { append16(value & 0xFFFF); append16(value >> 16 & 0xFFFF) }
+        func append32(_ value: Int) {
+            append16(value & 0xFFFF)
+            append16(value >> 16 & 0xFFFF)
+        }
         append16(1)  // one entry
         append16(0x8298)  // Copyright
         append16(2)  // ASCII
@@ -78,7 +81,9 @@ package enum ExifBlock {
             guard offset >= 8, let count = read16(offset), offset + 2 + count * 12 <= bytes.count else { return nil }
             return (0..<count).compactMap { index in
                 let start = offset + 2 + index * 12
-                guard let tag = read16(start), let type = read16(start + 2), let count = read32(start + 4) else { return nil }
+                guard let tag = read16(start), let type = read16(start + 2), let count = read32(start + 4) else {
+                    return nil
+                }
                 return Entry(tag: tag, type: type, count: count, offset: start + 8)
             }
         }

@@ -15,7 +15,8 @@ extension Image {
                 for pixel in 0..<count {
                     let alpha = UInt32(source[pixel * (channels + 1) + channels])
                     for channel in 0..<channels {
-                        target[pixel * channels + channel] = UInt8(UInt32(source[pixel * (channels + 1) + channel]) * alpha / 255)
+                        target[pixel * channels + channel] = UInt8(
+                            UInt32(source[pixel * (channels + 1) + channel]) * alpha / 255)
                     }
                 }
             }

@@ -22,7 +22,8 @@ enum JPEGWriter {
     static func encode(_ image: Image, quality: Int, progressive: Bool) throws -> Data {
         let prepared = image.frame(0).withEightBitChannels().flattenedOntoBlack()
         let metadata = image.metadata
-        let exif = metadata.exif.flatMap { ExifBlock.oriented($0, width: image.width, height: image.height) }
+        let exif =
+            metadata.exif.flatMap { ExifBlock.oriented($0, width: image.width, height: image.height) }
             ?? metadata.copyright.map { ExifBlock.copyright($0) }
         var settings = imagery_jpeg_encode_settings()
         settings.quality = Int32(quality)
@@ -43,7 +44,8 @@ enum JPEGWriter {
                         (settings.icc, settings.icc_length) = (icc.base, icc.count)
                         return prepared.pixels.withUnsafeBytes { pixels in
                             imagery_jpeg_encode(
-                                pixels.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(prepared.width), Int32(prepared.height),
+                                pixels.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(prepared.width),
+                                Int32(prepared.height),
                                 Int32(prepared.pixelFormat.channels), prepared.bytesPerRow, &settings, &output, &length,
                                 &message, message.count
                             )
@@ -53,11 +55,14 @@ enum JPEGWriter {
             }
         }
         guard status == IMAGERY_JPEG_OK, let output else {
-            throw ImageEncodingError.failed("JPEG: " + String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            throw ImageEncodingError.failed(
+                "JPEG: " + String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }
-        return Data(bytesNoCopy: output, count: length, deallocator: .custom { pointer, _ in
-            imagery_jpeg_free_encoded(pointer.assumingMemoryBound(to: UInt8.self))
-        })
+        return Data(
+            bytesNoCopy: output, count: length,
+            deallocator: .custom { pointer, _ in
+                imagery_jpeg_free_encoded(pointer.assumingMemoryBound(to: UInt8.self))
+            })
     }
 
     private static func withBytes<Result>(

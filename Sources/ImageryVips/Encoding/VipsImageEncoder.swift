@@ -36,8 +36,10 @@ public struct VipsImageEncoder: ImageEncoding {
             return EncodedImage(data: try encode(asked), quality: nil)
         }
         var output: EncodedImage
-        if let auto = options.autoQuality, image.width * image.height <= auto.maximumPixels ?? AutoQuality.defaultMaximumPixels,
-           PerceivedQuality.canMeasure(format) || !auto.measuresPerceivedQuality {
+        if let auto = options.autoQuality,
+            image.width * image.height <= auto.maximumPixels ?? AutoQuality.defaultMaximumPixels,
+            PerceivedQuality.canMeasure(format) || !auto.measuresPerceivedQuality
+        {
             let range = auto.range(asked: asked, lowest: lowest)
             switch auto.target ?? AutoQuality.defaultTarget {
             case .bytes(let limit):
@@ -45,7 +47,8 @@ public struct VipsImageEncoder: ImageEncoding {
             case .ssimulacra2(let target):
                 let quality = try PerceivedQuality(of: image, as: format)
                 output = try QualitySearch.lowest(
-                    meeting: target, tolerance: auto.tolerance ?? AutoQuality.defaultTolerance, in: range, quality: quality, encode: encode
+                    meeting: target, tolerance: auto.tolerance ?? AutoQuality.defaultTolerance, in: range,
+                    quality: quality, encode: encode
                 )
             }
         } else {
@@ -68,7 +71,9 @@ public struct VipsImageEncoder: ImageEncoding {
         let pixels = image.width * image.height
         var search = 0
         if let auto = options.autoQuality, case .ssimulacra2 = auto.target ?? AutoQuality.defaultTarget,
-           pixels <= auto.maximumPixels ?? AutoQuality.defaultMaximumPixels, Self.isLossy(format, options), PerceivedQuality.canMeasure(format) {
+            pixels <= auto.maximumPixels ?? AutoQuality.defaultMaximumPixels, Self.isLossy(format, options),
+            PerceivedQuality.canMeasure(format)
+        {
             search = PerceivedQuality.workingMemory(pixels: pixels) + pixels * 3
         }
         return search + encodeMemory(image, as: format, options: options)
@@ -115,17 +120,18 @@ public struct VipsImageEncoder: ImageEncoding {
             let (lossless, progressive): (Int32, Int32) = (options.lossless ? 1 : 0, options.progressive ? 1 : 0)
             // Only what was set on this fresh image is written (a kept profile, a copyright): nothing else is there.
             let strip: Int32 = image.metadata == ImageMetadata() ? 1 : 0
-            let status: Int32 = switch format {
-            case .png: imagery_vips_pngsave(vipsImage, &buffer, &length, 6, progressive, strip)
-            case .webp: imagery_vips_webpsave(vipsImage, &buffer, &length, quality, lossless, strip)
-            case .avif: imagery_vips_avifsave(vipsImage, &buffer, &length, quality, lossless, strip)
-            case .jxl: imagery_vips_jxlsave(vipsImage, &buffer, &length, quality, lossless, strip)
-            case .gif: imagery_vips_gifsave(vipsImage, &buffer, &length)
-            case .tiff: imagery_vips_tiffsave(vipsImage, &buffer, &length, strip)
-            case .heic: imagery_vips_heicsave(vipsImage, &buffer, &length, quality, lossless, strip)
-            case .jpeg, .bmp, .ico: throw ImageEncodingError.unsupportedFormat(format)  // written above
-            case .svg: throw ImageEncodingError.unsupportedFormat(.svg)  // a raster is never made a vector
-            }
+            let status: Int32 =
+                switch format {
+                case .png: imagery_vips_pngsave(vipsImage, &buffer, &length, 6, progressive, strip)
+                case .webp: imagery_vips_webpsave(vipsImage, &buffer, &length, quality, lossless, strip)
+                case .avif: imagery_vips_avifsave(vipsImage, &buffer, &length, quality, lossless, strip)
+                case .jxl: imagery_vips_jxlsave(vipsImage, &buffer, &length, quality, lossless, strip)
+                case .gif: imagery_vips_gifsave(vipsImage, &buffer, &length)
+                case .tiff: imagery_vips_tiffsave(vipsImage, &buffer, &length, strip)
+                case .heic: imagery_vips_heicsave(vipsImage, &buffer, &length, quality, lossless, strip)
+                case .jpeg, .bmp, .ico: throw ImageEncodingError.unsupportedFormat(format)  // written above
+                case .svg: throw ImageEncodingError.unsupportedFormat(.svg)  // a raster is never made a vector
+                }
             guard status == 0, let buffer else {
                 let reason = Vips.takeError()
                 if reason.contains("not a known") || reason.contains("no such") || reason.contains("blocked") {
@@ -133,7 +139,8 @@ public struct VipsImageEncoder: ImageEncoding {
                 }
                 throw ImageEncodingError.failed(reason)
             }
-            return Data(bytesNoCopy: buffer, count: length, deallocator: .custom { pointer, _ in imagery_vips_free(pointer) })
+            return Data(
+                bytesNoCopy: buffer, count: length, deallocator: .custom { pointer, _ in imagery_vips_free(pointer) })
         } catch let error as VipsError {
             throw ImageEncodingError.failed(error.message)
         }
@@ -144,7 +151,10 @@ public struct VipsImageEncoder: ImageEncoding {
         var image = image.frame(0).withEightBitChannels()
         if image.width > 256 || image.height > 256 {
             let scale = 256 / Double(max(image.width, image.height))
-            let (width, height) = (max(1, Int((Double(image.width) * scale).rounded())), max(1, Int((Double(image.height) * scale).rounded())))
+            let (width, height) = (
+                max(1, Int((Double(image.width) * scale).rounded())),
+                max(1, Int((Double(image.height) * scale).rounded()))
+            )
             image = try VipsImageProcessor().process(
                 ThumbnailBase(image: image, scale: 1, sourceWidth: image.width, sourceHeight: image.height),
                 recipe: ImageRecipe(resize: ImageRequest.Thumbnail(width: width, height: height, fit: .fill))
@@ -165,7 +175,9 @@ public struct VipsImageEncoder: ImageEncoding {
             )
         }
         guard let created else { throw VipsError(message: Vips.takeError()) }
-        var tagged = try Vips.apply(created) { imagery_vips_set_interpretation($0, $1, Vips.interpretation(of: pixelFormat)) }
+        var tagged = try Vips.apply(created) {
+            imagery_vips_set_interpretation($0, $1, Vips.interpretation(of: pixelFormat))
+        }
         if pixelFormat.isHighBitDepth, !format.holdsHighBitDepth {
             let eightBit = Vips.interpretation(of: pixelFormat.eightBit)
             tagged = try Vips.apply(tagged) { imagery_vips_colourspace($0, $1, eightBit) }

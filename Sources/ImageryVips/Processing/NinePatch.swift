@@ -17,11 +17,13 @@ struct NinePatch {
         (width, height) = (image.width, image.height)
         func marked(_ x: Int, _ y: Int) -> Bool {
             let offset = image.pixels.startIndex + (y * image.width + x) * 4
-            return image.pixels[offset] == 0 && image.pixels[offset + 1] == 0 && image.pixels[offset + 2] == 0 && image.pixels[offset + 3] == 255
+            return image.pixels[offset] == 0 && image.pixels[offset + 1] == 0 && image.pixels[offset + 2] == 0
+                && image.pixels[offset + 3] == 255
         }
         stretchyColumns = (0..<image.width).map { $0 > 0 && $0 < image.width - 1 && marked($0, 0) }
         stretchyRows = (0..<image.height).map { $0 > 0 && $0 < image.height - 1 && marked(0, $0) }
-        let inner = (1..<(image.width - 1)), innerRows = (1..<(image.height - 1))
+        let inner = (1..<(image.width - 1))
+        let innerRows = (1..<(image.height - 1))
         let left = inner.first { marked($0, image.height - 1) }.map { $0 - 1 } ?? 0
         let right = inner.reversed().first { marked($0, image.height - 1) }.map { image.width - 2 - $0 } ?? 0
         let top = innerRows.first { marked(image.width - 1, $0) }.map { $0 - 1 } ?? 0
@@ -46,10 +48,12 @@ struct NinePatch {
     /// image (thumbor's sizes: fixed runs as they are, stretchy ones sharing what is left, rounded; a cell
     /// that would not fit is left out).
     func cells(targetWidth: Int, targetHeight: Int) -> [(source: ImageRecipe.Rect, target: ImageRecipe.Rect)] {
-        let columns = Self.runs(stretchyColumns), rows = Self.runs(stretchyRows)
+        let columns = Self.runs(stretchyColumns)
+        let rows = Self.runs(stretchyRows)
         let stretchyWidth = columns.filter(\.stretchy).reduce(0) { $0 + $1.length }
         let stretchyHeight = rows.filter(\.stretchy).reduce(0) { $0 + $1.length }
-        let spareWidth = max(0, targetWidth - (width - 2 - stretchyWidth)), spareHeight = max(0, targetHeight - (height - 2 - stretchyHeight))
+        let spareWidth = max(0, targetWidth - (width - 2 - stretchyWidth))
+        let spareHeight = max(0, targetHeight - (height - 2 - stretchyHeight))
         func size(_ run: (start: Int, length: Int, stretchy: Bool), _ stretchyTotal: Int, _ spare: Int) -> Int {
             run.stretchy ? Int(Double(run.length) / Double(stretchyTotal) * Double(spare) + 0.5) : run.length
         }
@@ -61,10 +65,11 @@ struct NinePatch {
             for column in columns {
                 let columnWidth = size(column, stretchyWidth, spareWidth)
                 if x + columnWidth <= targetWidth, y + rowHeight <= targetHeight {
-                    cells.append((
-                        ImageRecipe.Rect(x: column.start, y: row.start, width: column.length, height: row.length),
-                        ImageRecipe.Rect(x: x, y: y, width: columnWidth, height: rowHeight)
-                    ))
+                    cells.append(
+                        (
+                            ImageRecipe.Rect(x: column.start, y: row.start, width: column.length, height: row.length),
+                            ImageRecipe.Rect(x: x, y: y, width: columnWidth, height: rowHeight)
+                        ))
                 }
                 x += columnWidth
             }

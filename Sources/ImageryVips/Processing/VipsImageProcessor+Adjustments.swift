@@ -6,7 +6,9 @@ import Imagery
 /// (`maplut`), the others as libvips operations.
 extension VipsImageProcessor {
     /// `adjustments` applied to `image` in order. Consumes `image` (released on failure too).
-    func adjusted(_ image: UnsafeMutablePointer<VipsImage>, _ adjustments: [ImageRecipe.Adjustment]) throws -> UnsafeMutablePointer<VipsImage> {
+    func adjusted(_ image: UnsafeMutablePointer<VipsImage>, _ adjustments: [ImageRecipe.Adjustment]) throws
+        -> UnsafeMutablePointer<VipsImage>
+    {
         var image = image
         for adjustment in adjustments {
             if let problem = adjustment.problem {
@@ -18,7 +20,9 @@ extension VipsImageProcessor {
         return image
     }
 
-    private func adjusted(_ image: UnsafeMutablePointer<VipsImage>, _ adjustment: ImageRecipe.Adjustment) throws -> UnsafeMutablePointer<VipsImage> {
+    private func adjusted(_ image: UnsafeMutablePointer<VipsImage>, _ adjustment: ImageRecipe.Adjustment) throws
+        -> UnsafeMutablePointer<VipsImage>
+    {
         switch adjustment {
         case .brightness(let percent):
             let delta = 255 * percent / 100
@@ -54,18 +58,25 @@ extension VipsImageProcessor {
                 var generator = CRandom(seed: seed)
                 let plane = (0..<(width * height)).map { _ in Int16(Int(generator.next()) % amount - amount / 2) }
                 return try Vips.apply(colour) { input, output in
-                    plane.withUnsafeBufferPointer { imagery_vips_add_plane(input, output, $0.baseAddress, Int32(width), Int32(height)) }
+                    plane.withUnsafeBufferPointer {
+                        imagery_vips_add_plane(input, output, $0.baseAddress, Int32(width), Int32(height))
+                    }
                 }
             }
         case .convolution(let kernel):
             let sum = kernel.weights.reduce(0, +)
             let weights = kernel.normalizes && sum != 0 ? kernel.weights.map { $0 / sum } : kernel.weights
             let rows = weights.count / kernel.columns
-            return try Vips.apply(try eightBitColour(image)) { imagery_vips_convolve($0, $1, weights, Int32(kernel.columns), Int32(rows)) }
+            return try Vips.apply(try eightBitColour(image)) {
+                imagery_vips_convolve($0, $1, weights, Int32(kernel.columns), Int32(rows))
+            }
         case .roundCorners(let horizontal, let vertical, let color, let transparent):
-            return try roundingCorners(image, horizontal: horizontal, vertical: vertical, color: color, transparent: transparent)
+            return try roundingCorners(
+                image, horizontal: horizontal, vertical: vertical, color: color, transparent: transparent)
         case .scale(let factor):
-            let (width, height) = (Double(vips_image_get_width(image)) * factor, Double(vips_image_get_height(image)) * factor)
+            let (width, height) = (
+                Double(vips_image_get_width(image)) * factor, Double(vips_image_get_height(image)) * factor
+            )
             guard width >= 1, height >= 1 else { return image }  // as thumbor: nothing under a pixel
             return try Vips.resized(image, width: Int(width), height: Int(height))
         case .waveletSharpen(let amount, let radius, let luminanceOnly):
@@ -77,7 +88,8 @@ extension VipsImageProcessor {
                 }
                 // thumbor's YCbCr (JPEG's), the luma sharpened, back to RGB.
                 image = try Vips.apply(image) {
-                    imagery_vips_recombine($0, $1, [0.299, 0.587, 0.114, -0.1687, -0.3313, 0.5, 0.5, -0.4187, -0.0813], [0, 128, 128])
+                    imagery_vips_recombine(
+                        $0, $1, [0.299, 0.587, 0.114, -0.1687, -0.3313, 0.5, 0.5, -0.4187, -0.0813], [0, 128, 128])
                 }
                 let chroma = try Vips.apply(image, releasingInput: false) { imagery_vips_extract_bands($0, $1, 1, 2) }
                 defer { imagery_vips_unref(chroma) }
@@ -85,7 +97,9 @@ extension VipsImageProcessor {
                 luma = try Vips.apply(luma) { imagery_vips_wavelet_sharpen($0, $1, amount, radius) }
                 image = try Vips.apply(luma) { imagery_vips_bandjoin2($0, chroma, $1) }
                 image = try Vips.apply(image) {
-                    imagery_vips_recombine($0, $1, [1, 0, 1.402, 1, -0.34414, -0.71414, 1, 1.772, 0], [-1.402 * 128, (0.34414 + 0.71414) * 128, -1.772 * 128])
+                    imagery_vips_recombine(
+                        $0, $1, [1, 0, 1.402, 1, -0.34414, -0.71414, 1, 1.772, 0],
+                        [-1.402 * 128, (0.34414 + 0.71414) * 128, -1.772 * 128])
                 }
                 return try Vips.apply(image) { imagery_vips_cast_truncating($0, $1) }
             }
@@ -121,18 +135,23 @@ extension VipsImageProcessor {
         var cumulative: [[Double]] = []
         for band in 0..<3 {
             var counts = [Double](repeating: 0, count: 256)
-            guard imagery_vips_histogram(colour, Int32(band), &counts) == 0 else { throw VipsError(message: Vips.takeError()) }
+            guard imagery_vips_histogram(colour, Int32(band), &counts) == 0 else {
+                throw VipsError(message: Vips.takeError())
+            }
             var total = 0.0
-            cumulative.append(counts.map { count in
-                total += count
-                return count > 0 ? total : 0
-            })
+            cumulative.append(
+                counts.map { count in
+                    total += count
+                    return count > 0 ? total : 0
+                })
         }
         let area = Double(vips_image_get_width(colour)) * Double(vips_image_get_height(colour))
         var minimum = [0.0, 0.0, 0.0]
         var value = 0
         while minimum.allSatisfy({ $0 == 0 }), value < 256 {
-            for band in 0..<3 where minimum[band] == 0 && cumulative[band][value] != 0 { minimum[band] = cumulative[band][value] }
+            for band in 0..<3 where minimum[band] == 0 && cumulative[band][value] != 0 {
+                minimum[band] = cumulative[band][value]
+            }
             value += 1
         }
         return (0..<3).map { band in
@@ -145,7 +164,9 @@ extension VipsImageProcessor {
 
     /// `image` as 8-bit sRGB, with its alpha if it has one.
     func eightBitColour(_ image: UnsafeMutablePointer<VipsImage>) throws -> UnsafeMutablePointer<VipsImage> {
-        let isSRGB = vips_image_get_interpretation(image) == VIPS_INTERPRETATION_sRGB && vips_image_get_format(image) == VIPS_FORMAT_UCHAR
+        let isSRGB =
+            vips_image_get_interpretation(image) == VIPS_INTERPRETATION_sRGB
+            && vips_image_get_format(image) == VIPS_FORMAT_UCHAR
         guard !isSRGB || vips_image_get_bands(image) < 3 else { return image }
         return try Vips.apply(image) { imagery_vips_colourspace($0, $1, VIPS_INTERPRETATION_sRGB) }
     }
@@ -153,7 +174,8 @@ extension VipsImageProcessor {
     /// `operation` on `image`'s three colour bands (8-bit sRGB), its alpha joined back as it was.
     /// Consumes `image`; `operation` consumes what it is given.
     private func onColour(
-        _ image: UnsafeMutablePointer<VipsImage>, _ operation: (UnsafeMutablePointer<VipsImage>) throws -> UnsafeMutablePointer<VipsImage>
+        _ image: UnsafeMutablePointer<VipsImage>,
+        _ operation: (UnsafeMutablePointer<VipsImage>) throws -> UnsafeMutablePointer<VipsImage>
     ) throws -> UnsafeMutablePointer<VipsImage> {
         let image = try eightBitColour(image)
         guard Vips.hasAlpha(image) else { return try operation(image) }
@@ -171,7 +193,8 @@ extension VipsImageProcessor {
 
     /// `image`'s colour bands each through its table of `tables(colour)` (red, green, blue).
     private func mappingColour(
-        _ image: UnsafeMutablePointer<VipsImage>, _ tables: @escaping (UnsafeMutablePointer<VipsImage>) throws -> [[UInt8]]
+        _ image: UnsafeMutablePointer<VipsImage>,
+        _ tables: @escaping (UnsafeMutablePointer<VipsImage>) throws -> [[UInt8]]
     ) throws -> UnsafeMutablePointer<VipsImage> {
         try onColour(image) { colour in
             let joined: [UInt8]

@@ -16,7 +16,9 @@ extension VipsImageProcessor {
         } else {
             values = Array(repeating: 0, count: Int(vips_image_get_bands(image)))
         }
-        return try Vips.apply(image) { imagery_vips_embed($0, $1, Int32(x), Int32(y), Int32(width), Int32(height), values, Int32(values.count)) }
+        return try Vips.apply(image) {
+            imagery_vips_embed($0, $1, Int32(x), Int32(y), Int32(width), Int32(height), values, Int32(values.count))
+        }
     }
 
     /// The median of each of `image`'s colour bands, as an opaque colour (grey for one band).
@@ -24,7 +26,9 @@ extension VipsImageProcessor {
         let colourBands = Int(vips_image_get_bands(image)) - (Vips.hasAlpha(image) ? 1 : 0)
         var medians: [UInt8] = []
         for band in 0..<max(1, min(3, colourBands)) {
-            let channel = try Vips.apply(image, releasingInput: false) { imagery_vips_extract_bands($0, $1, Int32(band), 1) }
+            let channel = try Vips.apply(image, releasingInput: false) {
+                imagery_vips_extract_bands($0, $1, Int32(band), 1)
+            }
             defer { imagery_vips_unref(channel) }
             var threshold: Int32 = 0
             guard imagery_vips_percent(channel, 50, &threshold) == 0 else { throw VipsError(message: Vips.takeError()) }
@@ -36,7 +40,9 @@ extension VipsImageProcessor {
 
     /// `image` laid at `canvas`' origin over a copy of itself blurred and stretched to the canvas
     /// (thumbor's `fill(blur)`: sigma 50 at the image's size, then resized).
-    func onBlurredCopy(_ image: UnsafeMutablePointer<VipsImage>, _ canvas: ImageRecipe.Rect) throws -> UnsafeMutablePointer<VipsImage> {
+    func onBlurredCopy(_ image: UnsafeMutablePointer<VipsImage>, _ canvas: ImageRecipe.Rect) throws
+        -> UnsafeMutablePointer<VipsImage>
+    {
         let base: UnsafeMutablePointer<VipsImage>
         do {
             var copy = try Vips.apply(image, releasingInput: false) { imagery_vips_copy_memory($0, $1) }

@@ -7,19 +7,28 @@ extension VipsImageProcessor {
     /// The most interesting `width` × `height` part of `image` by `strategy`, or the part at `decided`
     /// (an earlier frame's choice), recording where it was. Consumes `image`.
     func smartCropped(
-        _ image: UnsafeMutablePointer<VipsImage>, width: Int, height: Int, _ strategy: ImageRecipe.Gravity.SmartStrategy,
+        _ image: UnsafeMutablePointer<VipsImage>, width: Int, height: Int,
+        _ strategy: ImageRecipe.Gravity.SmartStrategy,
         decided: inout (x: Int, y: Int)?
     ) throws -> UnsafeMutablePointer<VipsImage> {
-        if let decided { return try extract(image, ImageRecipe.Rect(x: decided.x, y: decided.y, width: width, height: height)) }
-        let cropped = try Vips.apply(image) { imagery_vips_smartcrop($0, $1, Int32(width), Int32(height), strategy.interesting) }
+        if let decided {
+            return try extract(image, ImageRecipe.Rect(x: decided.x, y: decided.y, width: width, height: height))
+        }
+        let cropped = try Vips.apply(image) {
+            imagery_vips_smartcrop($0, $1, Int32(width), Int32(height), strategy.interesting)
+        }
         var (x, y): (Int32, Int32) = (0, 0)
         imagery_vips_origin(cropped, &x, &y)
         decided = (Int(x), Int(y))
         return cropped
     }
 
-    func extract(_ image: UnsafeMutablePointer<VipsImage>, _ rect: ImageRecipe.Rect) throws -> UnsafeMutablePointer<VipsImage> {
-        try Vips.apply(image) { imagery_vips_extract($0, $1, Int32(rect.x), Int32(rect.y), Int32(rect.width), Int32(rect.height)) }
+    func extract(_ image: UnsafeMutablePointer<VipsImage>, _ rect: ImageRecipe.Rect) throws -> UnsafeMutablePointer<
+        VipsImage
+    > {
+        try Vips.apply(image) {
+            imagery_vips_extract($0, $1, Int32(rect.x), Int32(rect.y), Int32(rect.width), Int32(rect.height))
+        }
     }
 
     /// The part of `image` that is not a border of `trim`'s colour (the top-left or bottom-right pixel's by default),
@@ -31,7 +40,8 @@ extension VipsImageProcessor {
             background = Vips.values(of: color, bands: bands, for: image)
         } else {
             background = Array(repeating: 0, count: max(4, bands))
-            let (x, y) = trim.fromBottomRight ? (vips_image_get_width(image) - 1, vips_image_get_height(image) - 1) : (0, 0)
+            let (x, y) =
+                trim.fromBottomRight ? (vips_image_get_width(image) - 1, vips_image_get_height(image) - 1) : (0, 0)
             guard imagery_vips_getpoint(image, x, y, &background, Int32(background.count)) >= 0 else {
                 throw VipsError(message: Vips.takeError())
             }
@@ -41,7 +51,10 @@ extension VipsImageProcessor {
         if Vips.hasAlpha(image) { background = Array(background.prefix(bands - 1)) }
         var (left, top, width, height): (Int32, Int32, Int32, Int32) = (0, 0, 0, 0)
         let threshold = Vips.isHighBitDepth(image) ? trim.threshold * 257 : trim.threshold  // in the samples' own scale
-        guard imagery_vips_find_trim(image, &left, &top, &width, &height, threshold, background, Int32(background.count)) == 0 else {
+        guard
+            imagery_vips_find_trim(image, &left, &top, &width, &height, threshold, background, Int32(background.count))
+                == 0
+        else {
             throw VipsError(message: Vips.takeError())
         }
         guard width > 0, height > 0 else { return nil }

@@ -9,7 +9,8 @@ extension VipsImageProcessor {
     /// the ratios, its alpha less the transparency, each copy composited "over" (thumbor's
     /// `_composite`: the same arithmetic), 8-bit sRGB. Consumes `image`.
     func pasted(
-        _ image: UnsafeMutablePointer<VipsImage>, _ mark: ImageRecipe.Watermark.Mark, _ paste: ImageRecipe.Watermark.Paste
+        _ image: UnsafeMutablePointer<VipsImage>, _ mark: ImageRecipe.Watermark.Mark,
+        _ paste: ImageRecipe.Watermark.Paste
     ) throws -> UnsafeMutablePointer<VipsImage> {
         let base = try eightBitColour(image)
         let (width, height) = (Int(vips_image_get_width(base)), Int(vips_image_get_height(base)))
@@ -20,8 +21,10 @@ extension VipsImageProcessor {
             imagery_vips_unref(base)
             throw error
         }
-        let origins = paste.origins(width: overlay.width, height: overlay.height, outputWidth: width, outputHeight: height)
-            .filter { $0.x < width && $0.y < height && $0.x + overlay.width > 0 && $0.y + overlay.height > 0 }
+        let origins = paste.origins(
+            width: overlay.width, height: overlay.height, outputWidth: width, outputHeight: height
+        )
+        .filter { $0.x < width && $0.y < height && $0.x + overlay.width > 0 && $0.y + overlay.height > 0 }
         guard !origins.isEmpty else { return base }
         return try blended(base, origins.map { (overlay, $0.x, $0.y) }, removingAlpha: false)
     }
@@ -38,7 +41,8 @@ extension VipsImageProcessor {
             overlay.image.pixels.withUnsafeBytes { buffer in
                 guard let pixels = buffer.bindMemory(to: UInt8.self).baseAddress else { return }
                 imagery_blend_in_place(
-                    image, pixels, Int32(overlay.image.width), Int32(overlay.image.height), Int32(overlay.x), Int32(overlay.y), removingAlpha ? 1 : 0
+                    image, pixels, Int32(overlay.image.width), Int32(overlay.image.height), Int32(overlay.x),
+                    Int32(overlay.y), removingAlpha ? 1 : 0
                 )
             }
         }
@@ -59,7 +63,9 @@ extension VipsImageProcessor {
         let natural = name + "|natural"
         var source = Self.preparedMarks.withLock { $0[natural] }
         if source == nil {
-            guard let opened = try opened(mark) else { throw ImageProcessingError.invalidValue("thumbor watermarks are images") }
+            guard let opened = try opened(mark) else {
+                throw ImageProcessingError.invalidValue("thumbor watermarks are images")
+            }
             var rgba = try eightBitColour(opened)
             if !Vips.hasAlpha(rgba) { rgba = try Vips.apply(rgba) { imagery_vips_add_alpha($0, $1) } }
             let pixels = try Vips.makeImage(consuming: rgba, format: .png)
@@ -67,7 +73,8 @@ extension VipsImageProcessor {
             source = pixels
         }
         guard let source else { throw ImageProcessingError.invalidValue("thumbor watermarks are images") }
-        let size = paste.size(width: source.width, height: source.height, outputWidth: outputWidth, outputHeight: outputHeight)
+        let size = paste.size(
+            width: source.width, height: source.height, outputWidth: outputWidth, outputHeight: outputHeight)
         let key = name + "|\(size.width)x\(size.height)|\(paste.transparency)"
         if let prepared = Self.preparedMarks.withLock({ $0[key] }) { return prepared }
         var overlay = try Self.wrapped(source)

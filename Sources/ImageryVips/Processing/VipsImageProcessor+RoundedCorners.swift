@@ -7,7 +7,8 @@ extension VipsImageProcessor {
     /// Corners outside ellipses of `horizontal` × `vertical` (at most half of each side) painted
     /// `color`, or cut out when `transparent`; the ellipses' edges anti-aliased (4 × 4 samples a pixel).
     func roundingCorners(
-        _ image: UnsafeMutablePointer<VipsImage>, horizontal: Int, vertical: Int, color: ImageRecipe.Color, transparent: Bool
+        _ image: UnsafeMutablePointer<VipsImage>, horizontal: Int, vertical: Int, color: ImageRecipe.Color,
+        transparent: Bool
     ) throws -> UnsafeMutablePointer<VipsImage> {
         var image = try eightBitColour(image)
         let (width, height) = (Int(vips_image_get_width(image)), Int(vips_image_get_height(image)))

@@ -29,7 +29,9 @@ extension VipsImageProcessor {
         let data: Data
         switch mark {
         case .image(let name):
-            guard let configured = watermarks[name] else { throw ImageProcessingError.invalidValue("there is no watermark \(name)") }
+            guard let configured = watermarks[name] else {
+                throw ImageProcessingError.invalidValue("there is no watermark \(name)")
+            }
             data = configured
         case .linked(.encoded(let image)):
             data = image.data
@@ -54,7 +56,8 @@ extension VipsImageProcessor {
         let mark: UnsafeMutablePointer<VipsImage>
         do {
             mark = try prepared(
-                watermark, outputWidth: outputWidth, outputHeight: outputHeight, colour: vips_image_get_bands(image) > 2,
+                watermark, outputWidth: outputWidth, outputHeight: outputHeight,
+                colour: vips_image_get_bands(image) > 2,
                 deep: Vips.isHighBitDepth(image)
             )
         } catch {
@@ -73,12 +76,20 @@ extension VipsImageProcessor {
         let origin: (x: Int, y: Int)
         switch watermark.placement {
         case .edges:
-            (overlay, origin) = (mark, watermark.origin(width: markWidth, height: markHeight, outputWidth: outputWidth, outputHeight: outputHeight))
+            (overlay, origin) = (
+                mark,
+                watermark.origin(
+                    width: markWidth, height: markHeight, outputWidth: outputWidth, outputHeight: outputHeight)
+            )
         case .offset(let gravity):
-            (overlay, origin) = (mark, gravity.position(in: outputWidth, outputHeight, of: markWidth, markHeight, dpr: dpr, overflow: true))
+            (overlay, origin) = (
+                mark,
+                gravity.position(in: outputWidth, outputHeight, of: markWidth, markHeight, dpr: dpr, overflow: true)
+            )
         case .tiled(let spacingX, let spacingY):
             do {
-                overlay = try tiled(mark, spacing: (spacingX, spacingY), dpr: dpr, outputWidth: outputWidth, outputHeight: outputHeight)
+                overlay = try tiled(
+                    mark, spacing: (spacingX, spacingY), dpr: dpr, outputWidth: outputWidth, outputHeight: outputHeight)
             } catch {
                 imagery_vips_unref(base)
                 throw error
@@ -88,7 +99,9 @@ extension VipsImageProcessor {
             preconditionFailure("pasted watermarks are laid by pasted(_:_:_:)")
         }
         defer { if overlay != mark { imagery_vips_unref(overlay) } }
-        var result = try Vips.apply(base) { imagery_vips_composite_over($0, overlay, $1, Int32(origin.x), Int32(origin.y)) }
+        var result = try Vips.apply(base) {
+            imagery_vips_composite_over($0, overlay, $1, Int32(origin.x), Int32(origin.y))
+        }
         if opaqueBase {  // the result is opaque: drop the alpha band compositing added
             let bands = vips_image_get_bands(result) - 1
             result = try Vips.apply(result) { imagery_vips_extract_bands($0, $1, 0, bands) }
@@ -100,18 +113,23 @@ extension VipsImageProcessor {
     /// with the spacing around it (half before, half after), an odd number of copies each way so that
     /// one is centred, cut to the output. Leaves `mark` as it is.
     private func tiled(
-        _ mark: UnsafeMutablePointer<VipsImage>, spacing: (x: Double, y: Double), dpr: Double, outputWidth: Int, outputHeight: Int
+        _ mark: UnsafeMutablePointer<VipsImage>, spacing: (x: Double, y: Double), dpr: Double, outputWidth: Int,
+        outputHeight: Int
     ) throws -> UnsafeMutablePointer<VipsImage> {
         func space(_ value: Double, _ side: Int) -> Int {
             abs(value) >= 1 ? Int((value * dpr).rounded(.toNearestOrEven)) : ImageRecipe.scaleToEven(side, value)
         }
         let (spaceX, spaceY) = (max(0, space(spacing.x, outputWidth)), max(0, space(spacing.y, outputHeight)))
-        let (tileWidth, tileHeight) = (Int(vips_image_get_width(mark)) + spaceX, Int(vips_image_get_height(mark)) + spaceY)
+        let (tileWidth, tileHeight) = (
+            Int(vips_image_get_width(mark)) + spaceX, Int(vips_image_get_height(mark)) + spaceY
+        )
         var tile = try Vips.apply(mark, releasingInput: false) {
-            imagery_vips_embed($0, $1, Int32(spaceX / 2), Int32(spaceY / 2), Int32(tileWidth), Int32(tileHeight), [0, 0, 0, 0], 4)
+            imagery_vips_embed(
+                $0, $1, Int32(spaceX / 2), Int32(spaceY / 2), Int32(tileWidth), Int32(tileHeight), [0, 0, 0, 0], 4)
         }
         func odd(_ count: Int) -> Int { count % 2 == 0 ? count + 1 : count }
-        let across = odd((outputWidth + tileWidth - 1) / tileWidth), down = odd((outputHeight + tileHeight - 1) / tileHeight)
+        let across = odd((outputWidth + tileWidth - 1) / tileWidth)
+        let down = odd((outputHeight + tileHeight - 1) / tileHeight)
         tile = try Vips.apply(tile) { imagery_vips_replicate($0, $1, Int32(across), Int32(down)) }
         let (x, y) = ((across * tileWidth - outputWidth) / 2, (down * tileHeight - outputHeight) / 2)
         return try extract(tile, ImageRecipe.Rect(x: x, y: y, width: outputWidth, height: outputHeight))
@@ -128,7 +146,10 @@ extension VipsImageProcessor {
             mark = image
         } else if case .text(let text) = watermark.mark {
             let c = text.color
-            guard let drawn = imagery_vips_text_mark(text.string, text.font, Double(c.red), Double(c.green), Double(c.blue), Double(c.alpha)) else {
+            guard
+                let drawn = imagery_vips_text_mark(
+                    text.string, text.font, Double(c.red), Double(c.green), Double(c.blue), Double(c.alpha))
+            else {
                 throw VipsError(message: Vips.takeError())
             }
             mark = drawn
@@ -138,15 +159,23 @@ extension VipsImageProcessor {
         let (width, height) = (Double(vips_image_get_width(mark)), Double(vips_image_get_height(mark)))
         let factor: Double
         if let fraction = watermark.fraction {  // imgproxy: fit in that part of each side, enlarged if need be
-            let box = (max(1, ImageRecipe.scaleToEven(outputWidth, fraction)), max(1, ImageRecipe.scaleToEven(outputHeight, fraction)))
+            let box = (
+                max(1, ImageRecipe.scaleToEven(outputWidth, fraction)),
+                max(1, ImageRecipe.scaleToEven(outputHeight, fraction))
+            )
             factor = min(Double(box.0) / width, Double(box.1) / height)
         } else {
-            factor = watermark.scale.map { $0 * Double(min(outputWidth, outputHeight)) / max(width, height) }
-                ?? (watermark.placement == .edges ? min(1, Double(outputWidth) / width, Double(outputHeight) / height) : 1)
+            factor =
+                watermark.scale.map { $0 * Double(min(outputWidth, outputHeight)) / max(width, height) }
+                ?? (watermark.placement == .edges
+                    ? min(1, Double(outputWidth) / width, Double(outputHeight) / height) : 1)
         }
         let size = (max(1, Int((width * factor).rounded())), max(1, Int((height * factor).rounded())))
         if size != (Int(width), Int(height)) {
-            mark = try Vips.apply(mark) { imagery_vips_thumbnail_image($0, $1, Int32(size.0), Int32(size.1), VIPS_SIZE_FORCE, VIPS_INTERESTING_NONE) }
+            mark = try Vips.apply(mark) {
+                imagery_vips_thumbnail_image(
+                    $0, $1, Int32(size.0), Int32(size.1), VIPS_SIZE_FORCE, VIPS_INTERESTING_NONE)
+            }
         }
         if colour, vips_image_get_bands(mark) <= 2 {
             mark = try Vips.apply(mark) { imagery_vips_colourspace($0, $1, VIPS_INTERPRETATION_sRGB) }

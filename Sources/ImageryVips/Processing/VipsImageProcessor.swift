@@ -28,7 +28,8 @@ public struct VipsImageProcessor: ImageProcessing {
         var source = decoded.image
         if let frame = recipe.frame {
             guard (0..<source.frameCount).contains(frame) else {
-                throw ImageProcessingError.invalidValue("frame \(frame) is not in the image: it has \(source.frameCount) frame(s)")
+                throw ImageProcessingError.invalidValue(
+                    "frame \(frame) is not in the image: it has \(source.frameCount) frame(s)")
             }
             source = source.frame(frame)
         }
@@ -41,12 +42,16 @@ public struct VipsImageProcessor: ImageProcessing {
                     // to sRGB first, unless the recipe keeps the profile; to 8 bits unless it keeps 16
                     image = try Vips.normalize(image, keepingProfile: keepsProfile, keepingHighBitDepth: keepsDepth)
                 }
-                image = try apply(recipe, to: image, sourceWidth: decoded.sourceWidth, sourceHeight: decoded.sourceHeight)
+                image = try apply(
+                    recipe, to: image, sourceWidth: decoded.sourceWidth, sourceHeight: decoded.sourceHeight)
                 image = try Vips.normalize(image, keepingProfile: keepsProfile, keepingHighBitDepth: keepsDepth)
-                var result = try Vips.makeImage(consuming: image, format: source.sourceFormat)  // rendered while `buffer` is valid
+                // rendered while `buffer` is valid
+                var result = try Vips.makeImage(consuming: image, format: source.sourceFormat)
                 result.metadata.copyright = recipe.keptMetadata == .none ? nil : source.metadata.copyright
                 if recipe.keptMetadata == .all {
-                    (result.metadata.exif, result.metadata.xmp, result.metadata.iptc) = (source.metadata.exif, source.metadata.xmp, source.metadata.iptc)
+                    (result.metadata.exif, result.metadata.xmp, result.metadata.iptc) = (
+                        source.metadata.exif, source.metadata.xmp, source.metadata.iptc
+                    )
                 }
                 return result
             }
@@ -75,8 +80,11 @@ public struct VipsImageProcessor: ImageProcessing {
         // on the first and kept for the others (so the crop does not jump from frame to frame).
         let frames = Vips.frameCount(of: input)
         let (width, height) = (Int(vips_image_get_width(input)), Int(vips_image_get_height(input)) / frames)
-        if recipe.isResizeOnly, let layout = try? recipe.layout(sourceWidth: sourceWidth, sourceHeight: sourceHeight, maximumSide: maximumSide),
-           layout.coverCrop == nil, layout.canvas == nil, (layout.scaledWidth, layout.scaledHeight) == (width, height) {
+        if recipe.isResizeOnly,
+            let layout = try? recipe.layout(
+                sourceWidth: sourceWidth, sourceHeight: sourceHeight, maximumSide: maximumSide),
+            layout.coverCrop == nil, layout.canvas == nil, (layout.scaledWidth, layout.scaledHeight) == (width, height)
+        {
             return input  // decoded at the size the recipe gives: nothing left to do to any frame
         }
         let strip = try Vips.apply(input) { imagery_vips_copy_memory($0, $1) }  // read once per frame, out of order
@@ -88,7 +96,9 @@ public struct VipsImageProcessor: ImageProcessing {
                 let frame = try Vips.apply(strip, releasingInput: false) {
                     imagery_vips_extract($0, $1, 0, Int32(index) * frameHeight, stripWidth, frameHeight)
                 }
-                processed.append(try apply(recipe, to: frame, sourceWidth: sourceWidth, sourceHeight: sourceHeight, choices: &choices))
+                processed.append(
+                    try apply(
+                        recipe, to: frame, sourceWidth: sourceWidth, sourceHeight: sourceHeight, choices: &choices))
             }
         } catch {
             processed.forEach { imagery_vips_unref($0) }
@@ -108,7 +118,8 @@ public struct VipsImageProcessor: ImageProcessing {
 
     /// `recipe` applied to one frame: ``apply(_:to:sourceWidth:sourceHeight:)``, reusing and recording `choices`.
     private func apply(
-        _ recipe: ImageRecipe, to input: UnsafeMutablePointer<VipsImage>, sourceWidth: Int, sourceHeight: Int, choices: inout PixelChoices
+        _ recipe: ImageRecipe, to input: UnsafeMutablePointer<VipsImage>, sourceWidth: Int, sourceHeight: Int,
+        choices: inout PixelChoices
     ) throws -> UnsafeMutablePointer<VipsImage> {
         var image = input
         // Source pixels to the decoded image's pixels, per side.
@@ -142,12 +153,14 @@ public struct VipsImageProcessor: ImageProcessing {
                 trimmed = try recipe.trim.flatMap { try trimmedRect(of: image, $0) }.map { rect in
                     ImageRecipe.Rect(  // back to source pixels (a trimmed source is decoded at full size: the same)
                         x: Int(Double(rect.x) / scaleX), y: Int(Double(rect.y) / scaleY),
-                        width: Int((Double(rect.width) / scaleX).rounded()), height: Int((Double(rect.height) / scaleY).rounded())
+                        width: Int((Double(rect.width) / scaleX).rounded()),
+                        height: Int((Double(rect.height) / scaleY).rounded())
                     )
                 }
                 choices.trimmed = .some(trimmed)
             }
-            layout = try recipe.layout(sourceWidth: sourceWidth, sourceHeight: sourceHeight, trimmed: trimmed, maximumSide: maximumSide)
+            layout = try recipe.layout(
+                sourceWidth: sourceWidth, sourceHeight: sourceHeight, trimmed: trimmed, maximumSide: maximumSide)
         } catch {
             imagery_vips_unref(image)
             throw error
@@ -158,7 +171,8 @@ public struct VipsImageProcessor: ImageProcessing {
         if let strategy = layout.smartRegion {
             if let trimmed { image = try extract(image, mapped(trimmed)) }
             let size = mapped(layout.region)
-            image = try smartCropped(image, width: size.width, height: size.height, strategy, decided: &choices.smartRegion)
+            image = try smartCropped(
+                image, width: size.width, height: size.height, strategy, decided: &choices.smartRegion)
         } else if layout.region != whole {
             image = try extract(image, mapped(layout.region))
         }
@@ -174,12 +188,16 @@ public struct VipsImageProcessor: ImageProcessing {
         if recipe.flop { image = try Vips.apply(image) { imagery_vips_flip($0, $1, VIPS_DIRECTION_HORIZONTAL) } }
 
         // Resize, then the cover crop, then the box of contain or extend.
-        if (Int(vips_image_get_width(image)), Int(vips_image_get_height(image))) != (layout.scaledWidth, layout.scaledHeight) {
-            image = try Vips.resized(image, width: layout.scaledWidth, height: layout.scaledHeight, linear: recipe.resizesInLinearLight)
+        if (Int(vips_image_get_width(image)), Int(vips_image_get_height(image))) != (
+            layout.scaledWidth, layout.scaledHeight
+        ) {
+            image = try Vips.resized(
+                image, width: layout.scaledWidth, height: layout.scaledHeight, linear: recipe.resizesInLinearLight)
         }
         if let crop = layout.coverCrop {
             if let strategy = layout.smartCover {
-                image = try smartCropped(image, width: crop.width, height: crop.height, strategy, decided: &choices.smartCover)
+                image = try smartCropped(
+                    image, width: crop.width, height: crop.height, strategy, decided: &choices.smartCover)
             } else if (crop.width, crop.height) != (layout.scaledWidth, layout.scaledHeight) {
                 image = try extract(image, crop)
             }
@@ -188,14 +206,21 @@ public struct VipsImageProcessor: ImageProcessing {
             let side = min(size, max(Int(vips_image_get_width(image)), Int(vips_image_get_height(image))))
             if side > 1 { image = try Vips.apply(image) { imagery_vips_pixelate($0, $1, Int32(side)) } }
         }
-        if let canvas = layout.canvas, (canvas.width, canvas.height) != (Int(vips_image_get_width(image)), Int(vips_image_get_height(image))) {
+        if let canvas = layout.canvas,
+            (canvas.width, canvas.height) != (Int(vips_image_get_width(image)), Int(vips_image_get_height(image)))
+        {
             switch recipe.boxFill {
             case .background:
-                image = try embed(image, x: canvas.x, y: canvas.y, width: canvas.width, height: canvas.height, in: recipe.background)
+                image = try embed(
+                    image, x: canvas.x, y: canvas.y, width: canvas.width, height: canvas.height, in: recipe.background)
             case .median:
                 let color: ImageRecipe.Color
-                do { color = try medianColor(of: image) } catch { imagery_vips_unref(image); throw error }
-                image = try embed(image, x: canvas.x, y: canvas.y, width: canvas.width, height: canvas.height, in: color)
+                do { color = try medianColor(of: image) } catch {
+                    imagery_vips_unref(image)
+                    throw error
+                }
+                image = try embed(
+                    image, x: canvas.x, y: canvas.y, width: canvas.width, height: canvas.height, in: color)
             case .blur:
                 image = try onBlurredCopy(image, canvas)
             }
@@ -204,7 +229,8 @@ public struct VipsImageProcessor: ImageProcessing {
             let (width, height) = (Int(vips_image_get_width(image)), Int(vips_image_get_height(image)))
             image = try embed(
                 image, x: padding.left, y: padding.top,
-                width: width + padding.left + padding.right, height: height + padding.top + padding.bottom, in: recipe.background
+                width: width + padding.left + padding.right, height: height + padding.top + padding.bottom,
+                in: recipe.background
             )
         }
 

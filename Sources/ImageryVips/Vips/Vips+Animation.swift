@@ -27,20 +27,27 @@ extension Vips {
     }
 
     /// Marks `image` (fresh, not shared) as `animation`'s frames, each `frameHeight` rows.
-    static func setAnimation(_ animation: Image.Animation, on image: UnsafeMutablePointer<VipsImage>, frameHeight: Int) {
+    static func setAnimation(_ animation: Image.Animation, on image: UnsafeMutablePointer<VipsImage>, frameHeight: Int)
+    {
         let delays = animation.frameDelays.map { Int32(clamping: $0) }
         delays.withUnsafeBufferPointer { buffer in
-            imagery_vips_set_animation(image, Int32(frameHeight), buffer.baseAddress, Int32(buffer.count), Int32(clamping: animation.loopCount))
+            imagery_vips_set_animation(
+                image, Int32(frameHeight), buffer.baseAddress, Int32(buffer.count), Int32(clamping: animation.loopCount)
+            )
         }
     }
 
     /// `frames` (all one width; consumed, released on failure too) stacked into one animated image
     /// with `animation`'s timing.
-    static func stack(_ frames: [UnsafeMutablePointer<VipsImage>], animation: Image.Animation) throws -> UnsafeMutablePointer<VipsImage> {
+    static func stack(_ frames: [UnsafeMutablePointer<VipsImage>], animation: Image.Animation) throws
+        -> UnsafeMutablePointer<VipsImage>
+    {
         defer { frames.forEach { imagery_vips_unref($0) } }
         var inputs: [UnsafeMutablePointer<VipsImage>?] = frames
         var joined: UnsafeMutablePointer<VipsImage>?
-        guard imagery_vips_stack(&inputs, Int32(inputs.count), &joined) == 0, let joined else { throw VipsError(message: takeError()) }
+        guard imagery_vips_stack(&inputs, Int32(inputs.count), &joined) == 0, let joined else {
+            throw VipsError(message: takeError())
+        }
         let result = try apply(joined) { imagery_vips_copy($0, $1) }  // its own header, to set the timing on
         setAnimation(animation, on: result, frameHeight: Int(vips_image_get_height(frames[0])))
         return result

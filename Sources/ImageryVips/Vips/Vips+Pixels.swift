@@ -8,10 +8,13 @@ extension Vips {
     /// An animated image's frames stay stacked, with their timing (``setAnimation(_:on:frameHeight:)``).
     static func wrap(_ image: Image, _ buffer: UnsafeRawBufferPointer) throws -> UnsafeMutablePointer<VipsImage> {
         let format = image.pixelFormat
-        guard let wrapped = imagery_vips_wrap_pixels(
-            buffer.baseAddress, buffer.count, Int32(image.width), Int32(image.height * image.frameCount), Int32(format.channels),
-            format.isHighBitDepth ? 1 : 0
-        ) else { throw VipsError(message: takeError()) }
+        guard
+            let wrapped = imagery_vips_wrap_pixels(
+                buffer.baseAddress, buffer.count, Int32(image.width), Int32(image.height * image.frameCount),
+                Int32(format.channels),
+                format.isHighBitDepth ? 1 : 0
+            )
+        else { throw VipsError(message: takeError()) }
         let tagged = try apply(wrapped) { imagery_vips_set_interpretation($0, $1, interpretation(of: format)) }
         if let profile = image.metadata.iccProfile {
             profile.withUnsafeBytes { imagery_vips_set_icc(tagged, $0.baseAddress, $0.count) }
@@ -106,7 +109,9 @@ extension Vips {
     /// `image` resized to exactly `width` × `height` at its own bit depth (libvips' thumbnail makes 8-bit
     /// sRGB of anything: 8-bit images take it, 16-bit ones a Lanczos resize of premultiplied pixels);
     /// `linear`: in linear light (scRGB floats, then back to `image`'s interpretation and depth). Consumes `image`.
-    static func resized(_ image: UnsafeMutablePointer<VipsImage>, width: Int, height: Int, linear: Bool = false) throws -> UnsafeMutablePointer<VipsImage> {
+    static func resized(_ image: UnsafeMutablePointer<VipsImage>, width: Int, height: Int, linear: Bool = false) throws
+        -> UnsafeMutablePointer<VipsImage>
+    {
         if linear {
             let (interpretation, deep) = (vips_image_get_interpretation(image), isHighBitDepth(image))
             var light = try apply(image) { imagery_vips_colourspace($0, $1, VIPS_INTERPRETATION_scRGB) }
@@ -117,7 +122,9 @@ extension Vips {
         if isHighBitDepth(image) {
             return try apply(image) { imagery_vips_resize_exact($0, $1, Int32(width), Int32(height)) }
         }
-        return try apply(image) { imagery_vips_thumbnail_image($0, $1, Int32(width), Int32(height), VIPS_SIZE_FORCE, VIPS_INTERESTING_NONE) }
+        return try apply(image) {
+            imagery_vips_thumbnail_image($0, $1, Int32(width), Int32(height), VIPS_SIZE_FORCE, VIPS_INTERESTING_NONE)
+        }
     }
 
     /// The most pixels ``makeImage(consuming:format:computedHere:)`` computes on the calling thread: every
@@ -131,7 +138,9 @@ extension Vips {
     ///   pipelines of plain per-pixel operations (a decoded base: wrap, crop, rotate, colour), never for
     ///   processing (a filter such as thumbor's `sharpen` asked for all of its image at once grew to 1 GB
     ///   and past the request's time limit in a debug build).
-    static func makeImage(consuming image: UnsafeMutablePointer<VipsImage>, format: ImageFormat, computedHere: Bool = false) throws -> Image {
+    static func makeImage(
+        consuming image: UnsafeMutablePointer<VipsImage>, format: ImageFormat, computedHere: Bool = false
+    ) throws -> Image {
         defer { imagery_vips_unref(image) }
         let width = Int(vips_image_get_width(image))
         let height = Int(vips_image_get_height(image))
@@ -143,16 +152,19 @@ extension Vips {
         var length = 0
         // A small image is computed on this thread (libvips' pool would hand it to a worker and wait);
         // a large one through the pool, which computes it a tile at a time (region buffers stay small).
-        let computed = computedHere && width * height <= renderedHereMaximumPixels
+        let computed =
+            computedHere && width * height <= renderedHereMaximumPixels
             ? imagery_vips_render_here(image, &length) : vips_image_write_to_memory(image, &length)
         guard let pixels = computed else {
             throw VipsError(message: takeError())
         }
         guard length == width * height * pixelFormat.bytesPerPixel else {
             imagery_vips_free(pixels)
-            throw VipsError(message: "pixel buffer is \(length) bytes, expected \(width * height * pixelFormat.bytesPerPixel)")
+            throw VipsError(
+                message: "pixel buffer is \(length) bytes, expected \(width * height * pixelFormat.bytesPerPixel)")
         }
-        let data = Data(bytesNoCopy: pixels, count: length, deallocator: .custom { pointer, _ in imagery_vips_free(pointer) })
+        let data = Data(
+            bytesNoCopy: pixels, count: length, deallocator: .custom { pointer, _ in imagery_vips_free(pointer) })
         var metadata = ImageMetadata()
         var profile: UnsafeRawPointer?
         var profileLength = 0
@@ -161,7 +173,8 @@ extension Vips {
         }
         let animation = animation(of: image)
         return Image(
-            width: width, height: animation.map { _ in Int(imagery_vips_page_height(image)) } ?? height, pixelFormat: pixelFormat,
+            width: width, height: animation.map { _ in Int(imagery_vips_page_height(image)) } ?? height,
+            pixelFormat: pixelFormat,
             pixels: data, sourceFormat: format, metadata: metadata, animation: animation
         )
     }
@@ -189,7 +202,8 @@ extension Vips {
 
     /// `color` as values for `image`'s pixels with `bands` bands: ``values(of:bands:)``, scaled to
     /// 0...65535 when `image` has 16-bit samples.
-    static func values(of color: ImageRecipe.Color, bands: Int, for image: UnsafeMutablePointer<VipsImage>) -> [Double] {
+    static func values(of color: ImageRecipe.Color, bands: Int, for image: UnsafeMutablePointer<VipsImage>) -> [Double]
+    {
         let values = values(of: color, bands: bands)
         return isHighBitDepth(image) ? values.map { $0 * 257 } : values
     }
@@ -202,7 +216,9 @@ extension Vips {
         case 1: return [grey.rounded()]
         case 2: return [grey.rounded(), alpha]
         case 3: return [Double(color.red), Double(color.green), Double(color.blue)]
-        default: return [Double(color.red), Double(color.green), Double(color.blue), alpha] + Array(repeating: alpha, count: max(0, bands - 4))
+        default:
+            return [Double(color.red), Double(color.green), Double(color.blue), alpha]
+                + Array(repeating: alpha, count: max(0, bands - 4))
         }
     }
 }

@@ -23,7 +23,9 @@ enum Vips {
     static func takeError() -> String {
         let message = String(cString: imagery_vips_error_message())
         vips_error_clear()
-        let lines = message.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        let lines = message.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }.filter {
+            !$0.isEmpty
+        }
         return lines.last ?? "libvips could not read it"
     }
 
@@ -51,7 +53,9 @@ struct VipsError: Error, CustomStringConvertible {
     ///   error codes, only text: its allocator says "out of memory", libjpeg "Insufficient memory".
     init(message: String, outOfMemory: Bool? = nil) {
         self.message = message
-        isOutOfMemory = outOfMemory ?? (message.localizedCaseInsensitiveContains("out of memory") || message.contains("Insufficient memory"))
+        isOutOfMemory =
+            outOfMemory
+            ?? (message.localizedCaseInsensitiveContains("out of memory") || message.contains("Insufficient memory"))
     }
 
     /// What a decoder reports for it: ``ImageDecodingError/outOfMemory(reason:)`` when an allocation

@@ -33,7 +33,8 @@ struct AdmissionTests {
     static func withHTTPClient(connections: Int, _ body: (HTTPClient) async throws -> Void) async throws {
         var pool = HTTPClient.Configuration.ConnectionPool()
         pool.concurrentHTTP1ConnectionsPerHostSoftLimit = connections
-        let http = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: .init(connectionPool: pool))
+        let http = HTTPClient(
+            eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: .init(connectionPool: pool))
         do {
             try await body(http)
         } catch {
@@ -63,13 +64,16 @@ struct AdmissionTests {
     /// for each 503.)
     @Test func aPageOfNewImagesIsServedInFullAtTheDefaults() async throws {
         try await Self.withHTTPClient(connections: 64) { http in
-            try await withServer(.live, configure: {
-                Self.small(&$0)
-                ($0.admissionTimeout, $0.admissionQueueLength) = (nil, 64)
-                // The default admission waits as long as the request timeout leaves (less the request's
-                // own work at the pace measured): an hour, which no loaded machine's pace uses up.
-                $0.requestTimeout = .seconds(3600)
-            }) { client, origin in
+            try await withServer(
+                .live,
+                configure: {
+                    Self.small(&$0)
+                    ($0.admissionTimeout, $0.admissionQueueLength) = (nil, 64)
+                    // The default admission waits as long as the request timeout leaves (less the request's
+                    // own work at the pace measured): an hour, which no loaded machine's pace uses up.
+                    $0.requestTimeout = .seconds(3600)
+                }
+            ) { client, origin in
                 let port = try #require(client.port)
                 let names = ["chelsea.png", "rocket.jpg", "camera-gray.jpg", "chelsea.webp"]
                 let uris = (0..<12).map {
@@ -95,7 +99,9 @@ struct AdmissionTests {
                 let figures = try await metrics(client)
                 #expect(figures[Self.refusedOverloaded] == 0)
                 let peak = figures["imagery_inflight_memory_peak_bytes"] ?? .infinity
-                #expect(peak <= Double(3 << 20) + 1.5 * Double(1 << 20), "the limit and at most one decode's estimate past it: \(peak)")
+                #expect(
+                    peak <= Double(3 << 20) + 1.5 * Double(1 << 20),
+                    "the limit and at most one decode's estimate past it: \(peak)")
             }
         }
     }
@@ -143,7 +149,8 @@ struct AdmissionTests {
                     let settled = try await waitFor("every request of the burst admitted, waiting or refused") {
                         () async throws -> [String: Double]? in
                         let figures = try await metrics(client)
-                        let asked = delta(figures, "imagery_admission_admitted")
+                        let asked =
+                            delta(figures, "imagery_admission_admitted")
                             + (figures["imagery_admission_queue_length"] ?? 0) + delta(figures, Self.refusedOverloaded)
                         return asked == Double(burstSize) ? figures : nil
                     }
@@ -198,11 +205,14 @@ struct AdmissionTests {
     }
 
     @Test func aSourceLargerThanTheWholeBudgetIs413() async throws {
-        try await withServer(.live, configure: {
-            Self.small(&$0)
-            $0.maximumInflightMemory = 100_000  // chelsea.png is 240 KB
-            // (The refusal must not wait: were it put in line, the client would give up at the hang guard.)
-        }) { client, origin in
+        try await withServer(
+            .live,
+            configure: {
+                Self.small(&$0)
+                $0.maximumInflightMemory = 100_000  // chelsea.png is 240 KB
+                // (The refusal must not wait: were it put in line, the client would give up at the hang guard.)
+            }
+        ) { client, origin in
             let (status, headers, body) = try await get(client, imageURI(origin, "chelsea.png", "w=64"))
             #expect(status == .contentTooLarge)
             #expect(headers[.retryAfter] == nil)
@@ -224,7 +234,8 @@ struct AdmissionTests {
         defer { held.deallocate() }
         let origin = try await TestOrigin.serving(directory: Fixtures.directory)
         do {
-            try await serve(.live, origin: origin, logger: log.logger, configure: { $0.memoryLimit = 2 << 20 }) { client in
+            try await serve(.live, origin: origin, logger: log.logger, configure: { $0.memoryLimit = 2 << 20 }) {
+                client in
                 // (The trim before it may have been another server's, just before: it is not counted here.)
                 let lines = try await log.waitForLines(withMetadata: "memory_pressure", "started")
                 #expect(lines.first?.contains("stays over its ceiling after a trim") == true, "\(lines)")

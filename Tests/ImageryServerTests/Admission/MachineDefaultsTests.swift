@@ -1,7 +1,8 @@
 import Foundation
 import Imagery
-@testable import ImageryServer
 import Testing
+
+@testable import ImageryServer
 
 /// The defaults that follow the machine: their rules, the files they read, and this machine's.
 @Suite("Machine defaults")
@@ -28,7 +29,8 @@ struct MachineDefaultsTests {
     @Test func theMemoryLimitStaysWithinHalfOfWhatTheProcessMayUse() {
         #expect(MachineDefaults(processors: 2, memory: 512 * Self.mebibyte).memoryLimit == 256 * Self.mebibyte)
         #expect(MachineDefaults(processors: 16, memory: 1224 * Self.mebibyte).memoryLimit == 612 * Self.mebibyte)
-        #expect(MachineDefaults(processors: 2, memory: 64 * Self.mebibyte).memoryLimit == 64 * Self.mebibyte)  // a floor
+        // a floor
+        #expect(MachineDefaults(processors: 2, memory: 64 * Self.mebibyte).memoryLimit == 64 * Self.mebibyte)
         #expect(MachineDefaults(processors: 8, memory: nil).memoryLimit == Self.gibibyte)
         #expect(MachineDefaults(processors: 0, memory: nil).processors == 1)
     }
@@ -44,7 +46,8 @@ struct MachineDefaultsTests {
         // A limit on a parent counts too; no cgroup file: the machine's memory.
         let parent = files.merging(["/sys/fs/cgroup/system.slice/memory.max": "1073741824"]) { $1 }
         #expect(MachineDefaults.usableMemory(readingFile: { parent[$0] }) == Self.gibibyte)
-        #expect(MachineDefaults.usableMemory(readingFile: { $0 == "/proc/meminfo" ? files[$0] : nil }) == 24_576_000 * 1024)
+        #expect(
+            MachineDefaults.usableMemory(readingFile: { $0 == "/proc/meminfo" ? files[$0] : nil }) == 24_576_000 * 1024)
         #expect(MachineDefaults.usableMemory(readingFile: { _ in nil }) == nil)
     }
 

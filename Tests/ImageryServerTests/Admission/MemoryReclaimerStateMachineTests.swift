@@ -1,7 +1,8 @@
 import Foundation
 import Imagery
-@testable import ImageryServer
 import Testing
+
+@testable import ImageryServer
 
 /// The memory reclaimer's decisions without memory or clocks: pressure only over the ceiling after a trim,
 /// trims when they can help, and the rate-limited lines that say so.
@@ -21,10 +22,12 @@ struct MemoryReclaimerStateMachineTests {
 
     /// A reading at `milliseconds` after the start: `resident` MiB, of which `inUse` are the allocator's in use.
     static func reading(
-        _ resident: Int, inUse: Int? = nil, free: Int? = nil, at milliseconds: Int, _ admission: Machine.Admission = .init()
+        _ resident: Int, inUse: Int? = nil, free: Int? = nil, at milliseconds: Int,
+        _ admission: Machine.Admission = .init()
     ) -> Machine.Reading {
         Machine.Reading(
-            resident: resident * mebibyte, allocatorInUse: inUse.map { $0 * mebibyte }, allocatorFree: free.map { $0 * mebibyte },
+            resident: resident * mebibyte, allocatorInUse: inUse.map { $0 * mebibyte },
+            allocatorFree: free.map { $0 * mebibyte },
             admission: admission, now: start + .milliseconds(milliseconds)
         )
     }
@@ -55,13 +58,16 @@ struct MemoryReclaimerStateMachineTests {
         #expect(machine.underPressure && machine.episodes == 1)
 
         // Still over, nothing the allocator keeps could bring it under: held, no trim.
-        #expect(machine.look(Self.reading(695, inUse: 645, at: 140, admission)) == Machine.Step(pressure: true, trimsHeapTops: true))
+        #expect(
+            machine.look(Self.reading(695, inUse: 645, at: 140, admission))
+                == Machine.Step(pressure: true, trimsHeapTops: true))
 
         // Under at the next look: it ends, with what waited and was refused meanwhile.
         let later = Machine.Admission(used: 100 * Self.mebibyte, queued: 0, admitted: 52, waited: 12, refused: 3)
         let end = machine.look(Self.reading(600, inUse: 550, at: 2_090, later))
         let ended = Machine.End(
-            resident: 600 * Self.mebibyte, ceiling: Self.ceiling, lasted: .seconds(2), waited: 7, refused: 2, logged: true
+            resident: 600 * Self.mebibyte, ceiling: Self.ceiling, lasted: .seconds(2), waited: 7, refused: 2,
+            logged: true
         )
         #expect(end == Machine.Step(pressure: false, events: [.ended(ended)]))
         #expect(!machine.underPressure && machine.episodes == 1 && machine.held == .seconds(2))
@@ -75,12 +81,16 @@ struct MemoryReclaimerStateMachineTests {
         #expect(machine.lookAfterTrim(Self.reading(700, inUse: 650, at: 20), trimmed: true).pressure)  // floor 50 MiB
         // 50 MiB freed and kept since (retained 100, floor 50; within the retained limit): 610 without
         // them, under the ceiling; but the last trim was 100 ms ago.
-        #expect(machine.look(Self.reading(660, inUse: 560, at: 120)) == Machine.Step(pressure: true, trimsHeapTops: true))
+        #expect(
+            machine.look(Self.reading(660, inUse: 560, at: 120)) == Machine.Step(pressure: true, trimsHeapTops: true))
         #expect(machine.look(Self.reading(660, inUse: 560, at: 270)).trim == .ceiling)
         // The trim brought it under: pressure ends.
         let after = machine.lookAfterTrim(Self.reading(605, inUse: 560, at: 300), trimmed: true)
         #expect(!after.pressure && !after.trimsHeapTops && after.events.count == 1)
-        guard case .ended(let end)? = after.events.first else { Issue.record("no end"); return }
+        guard case .ended(let end)? = after.events.first else {
+            Issue.record("no end")
+            return
+        }
         #expect(end.lasted == .milliseconds(280))
     }
 
@@ -102,7 +112,9 @@ struct MemoryReclaimerStateMachineTests {
         #expect(machine.look(Self.reading(300, at: 50)).trim == nil)
         // 560 resident, 400 in use: 160 kept, 120 past the floor (over 64).
         #expect(machine.look(Self.reading(560, inUse: 400, at: 100)).trim == .retained)
-        #expect(machine.lookAfterTrim(Self.reading(450, inUse: 400, at: 120), trimmed: true) == Machine.Step(pressure: false))
+        #expect(
+            machine.lookAfterTrim(Self.reading(450, inUse: 400, at: 120), trimmed: true)
+                == Machine.Step(pressure: false))
         #expect(machine.look(Self.reading(560, inUse: 480, at: 150)).trim == nil)  // 80 kept, 30 past the new floor
     }
 
@@ -145,11 +157,14 @@ struct MemoryReclaimerStateMachineTests {
     @Test func aFlappingStateCannotFloodTheLog() {
         var machine = Self.machine()
         var lines: [Machine.Event] = []
-        var starts = 0, ends = 0
+        var starts = 0
+        var ends = 0
         // An episode every second for 25 s: 400 ms over the ceiling, then under.
         for second in 0..<25 {
             let at = second * 1000
-            for event in machine.look(Self.reading(700, inUse: 660, at: at)).events { Issue.record("unexpected \(event)") }
+            for event in machine.look(Self.reading(700, inUse: 660, at: at)).events {
+                Issue.record("unexpected \(event)")
+            }
             for event in machine.lookAfterTrim(Self.reading(700, inUse: 660, at: at + 20), trimmed: true).events {
                 starts += 1
                 if case .started(let start) = event, start.logged { lines.append(event) }
@@ -176,7 +191,10 @@ struct MemoryReclaimerStateMachineTests {
         _ = machine.look(Self.reading(700, inUse: 660, at: 29_000))
         _ = machine.lookAfterTrim(Self.reading(700, inUse: 660, at: 29_020), trimmed: true)
         let tail = machine.look(Self.reading(500, inUse: 460, at: 30_500)).events
-        guard case .ended(let end)? = tail.first else { Issue.record("no end"); return }
+        guard case .ended(let end)? = tail.first else {
+            Issue.record("no end")
+            return
+        }
         #expect(end.logged && end.unlogged?.episodes == 6)
     }
 }

@@ -3,11 +3,12 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Imagery
-import NIOConcurrencyHelpers
-@testable import ImageryServer
 import ImageryTestSupport
 import ImageryVips
+import NIOConcurrencyHelpers
 import Testing
+
+@testable import ImageryServer
 
 /// nginx's ring as the instances compute it, and requests for another instance's source sent there.
 @Suite("Cluster: the owner of a source")
@@ -21,11 +22,14 @@ struct ClusterForwardingTests {
         ("x", ["127.0.0.1:8081", "127.0.0.1:8082", "127.0.0.1:8083"]),
     ])
     func ringOrderIsNginxs(key: String, owners: [String]) {
-        #expect(SourceRing(instances: ["127.0.0.1:8081", "127.0.0.1:8082", "127.0.0.1:8083"]).owners(of: key) == owners)
+        #expect(
+            SourceRing(instances: ["127.0.0.1:8081", "127.0.0.1:8082", "127.0.0.1:8083"]).owners(of: key) == owners)
     }
 
     @Test func crc32IsZlibs() {
-        #expect(CRC32.final(CRC32.update(CRC32.initial, Array("The quick brown fox jumps over the lazy dog".utf8))) == 0x414F_A339)
+        #expect(
+            CRC32.final(CRC32.update(CRC32.initial, Array("The quick brown fox jumps over the lazy dog".utf8)))
+                == 0x414F_A339)
         #expect(SourceRing.hostAndPort("10.0.0.1:8080") == (Array("10.0.0.1".utf8), Array("8080".utf8)))
         #expect(SourceRing.hostAndPort("backend") == (Array("backend".utf8), []))
     }
@@ -44,7 +48,8 @@ struct ClusterForwardingTests {
             // on the ring (A's is never dialled); B's address, known once it listens, is dialled by A.
             let (a, bLabel) = ("127.0.0.1:1", "127.0.0.1:2")
             let ringOfB = SourceRing(instances: [a, bLabel])
-            let cluster: @Sendable (inout ServerConfiguration, [String], String) -> Void = { configuration, instances, this in
+            let cluster: @Sendable (inout ServerConfiguration, [String], String) -> Void = {
+                configuration, instances, this in
                 configuration.clusterInstances = instances
                 configuration.clusterSelf = this
             }
@@ -54,8 +59,13 @@ struct ClusterForwardingTests {
                     let b = "127.0.0.1:\(try #require(clientB.port))"
                     let ringOfA = SourceRing(instances: [a, b])
                     // A source A's ring gives B and B's ring gives A: B must not send it back.
-                    let source = try #require(names.first { ringOfA.owners(of: origin.url($0).absoluteString).first == b && ringOfB.owners(of: origin.url($0).absoluteString).first == a })
-                    let ownedByA = try #require(names.first { ringOfA.owners(of: origin.url($0).absoluteString).first == a })
+                    let source = try #require(
+                        names.first {
+                            ringOfA.owners(of: origin.url($0).absoluteString).first == b
+                                && ringOfB.owners(of: origin.url($0).absoluteString).first == a
+                        })
+                    let ownedByA = try #require(
+                        names.first { ringOfA.owners(of: origin.url($0).absoluteString).first == a })
                     try await serve(.live, origin: origin, configure: { cluster(&$0, [a, b], a) }) { clientA in
                         for uri in Self.spellings(of: origin.url(source)) {
                             let (status, _, body) = try await get(clientA, uri)
@@ -67,10 +77,13 @@ struct ClusterForwardingTests {
                         let countedA = try await metrics(clientA)
                         #expect(countedA[#"imagery_cluster_forwards_total{outcome="forwarded"}"#] == 5)
                         let countedB = try await metrics(clientB)
-                        #expect(countedB.keys.filter { $0.hasPrefix("imagery_cluster_forwards_total") }.isEmpty, "a forwarded request is not sent on")
+                        #expect(
+                            countedB.keys.filter { $0.hasPrefix("imagery_cluster_forwards_total") }.isEmpty,
+                            "a forwarded request is not sent on")
                         // A's own source: served by A, not forwarded.
                         #expect(try await get(clientA, imageURI(origin, ownedByA, "w=64")).status == .ok)
-                        #expect(try await metrics(clientA)[#"imagery_cluster_forwards_total{outcome="forwarded"}"#] == 5)
+                        #expect(
+                            try await metrics(clientA)[#"imagery_cluster_forwards_total{outcome="forwarded"}"#] == 5)
                     }
                     stopped.withLockedValue { $0 = b }
                 }
@@ -79,7 +92,11 @@ struct ClusterForwardingTests {
                 // however slow the machine, the other spellings come within it).
                 let deadOwner = stopped.withLockedValue { $0 }
                 let ringOfA = SourceRing(instances: [a, deadOwner])
-                let source = try #require(names.first { ringOfA.owners(of: origin.url($0).absoluteString).first == deadOwner && origin.requestCount(path: $0) == 0 })
+                let source = try #require(
+                    names.first {
+                        ringOfA.owners(of: origin.url($0).absoluteString).first == deadOwner
+                            && origin.requestCount(path: $0) == 0
+                    })
                 let time = stillTime()
                 let configureA = { (configuration: inout ServerConfiguration) in
                     cluster(&configuration, [a, deadOwner], a)
@@ -121,7 +138,8 @@ struct ClusterForwardingTests {
         let base64 = Data(text.utf8).base64EncodedString().replacingOccurrences(of: "+", with: "-")
             .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
         return [
-            "/image?w=64&url=\(text)", "/image?w=64&url=\(encoded)", "/unsafe/64x0/\(text.replacingOccurrences(of: "http://", with: ""))",
+            "/image?w=64&url=\(text)", "/image?w=64&url=\(encoded)",
+            "/unsafe/64x0/\(text.replacingOccurrences(of: "http://", with: ""))",
             "/insecure/w:64/plain/\(text)", "/insecure/w:64/\(base64)",
         ]
     }

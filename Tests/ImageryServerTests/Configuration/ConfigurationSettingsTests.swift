@@ -1,8 +1,9 @@
 import Configuration
 import Foundation
 import Imagery
-@testable import ImageryServer
 import Testing
+
+@testable import ImageryServer
 
 /// The one key namespace: every setting read the same from every provider, under its key and under the
 /// names it had before (flat file keys, `imagery serve` options and their variables).
@@ -47,7 +48,9 @@ import Testing
         sample.autoQuality.formatMaximums = [.avif: 80]
         sample.autoQuality.tolerance = 1.5
         sample.autoQuality.maximumPixels = 4000
-        sample.watermarkFiles = ["logo": URL(fileURLWithPath: "/etc/logo.png"), "imgproxy": URL(string: "https://example.com/w.png")!]
+        sample.watermarkFiles = [
+            "logo": URL(fileURLWithPath: "/etc/logo.png"), "imgproxy": URL(string: "https://example.com/w.png")!,
+        ]
         sample.s3Endpoint = URL(string: "http://127.0.0.1:8333")
         sample.s3Region = "eu-west-1"
         sample.s3Bucket = "shared"
@@ -113,11 +116,15 @@ import Testing
         // A key's own variable may be its option's (`IMAGERY_S3_REGION`), never another key's.
         let variables = settings.flatMap { Set([$0.variable] + ($0.optionVariable.map { [$0] } ?? [])) }
         #expect(Set(variables).count == variables.count)
-        #expect(ServerConfiguration.settingParts == [
-            "listener", "limits", "caching", "origins", "requests", "rendering", "s3", "cluster", "gallery", "fallback", "imgproxy", "thumbor",
-        ])
+        #expect(
+            ServerConfiguration.settingParts == [
+                "listener", "limits", "caching", "origins", "requests", "rendering", "s3", "cluster", "gallery",
+                "fallback", "imgproxy", "thumbor",
+            ])
         #expect(ServerConfiguration.settingsByKey["limits.memoryLimit"]?.variable == "IMAGERY_LIMITS_MEMORY_LIMIT")
-        #expect(ServerConfiguration.settingsByKey["imgproxy.base64URLIncludesFilename"]?.variable == "IMAGERY_IMGPROXY_BASE64_URL_INCLUDES_FILENAME")
+        #expect(
+            ServerConfiguration.settingsByKey["imgproxy.base64URLIncludesFilename"]?.variable
+                == "IMAGERY_IMGPROXY_BASE64_URL_INCLUDES_FILENAME")
     }
 
     /// The sample differs from the defaults in every setting, so that each test below shows each key is read.
@@ -188,7 +195,8 @@ import Testing
             }
         let expected = setting.show(Self.sample)
         for variable in [setting.variable] + (setting.optionVariable.map { [$0] } ?? []) {
-            let loaded = try ConfigurationLoader.load(ConfigurationLayer.environment([variable: text]), validating: false)
+            let loaded = try ConfigurationLoader.load(
+                ConfigurationLayer.environment([variable: text]), validating: false)
             #expect(setting.show(loaded.configuration) == expected, "\(variable)")
             #expect(loaded.sources[key] == ConfigurationLoader.Source(layer: "environment", origin: variable))
         }
@@ -196,9 +204,13 @@ import Testing
 
     /// The first layer that has a key wins; the others keep theirs.
     @Test func theFirstLayerThatSetsAKeyWins() throws {
-        let commandLine = ConfigurationLayer.values(name: "command line", ["listener.port": .string("9001")], origins: ["listener.port": "--port"])
-        let environment = ConfigurationLayer.environment(["IMAGERY_LISTENER_PORT": "9002", "IMAGERY_MEMORY_LIMIT": "1G", "IMAGERY_HOST": "0.0.0.0"])
-        let (file, _) = try ConfigurationFile.layer(Data(#"{"port": 9003, "memoryLimit": "2G", "diskLimit": "1G"}"#.utf8), name: "imagery.json")
+        let commandLine = ConfigurationLayer.values(
+            name: "command line", ["listener.port": .string("9001")], origins: ["listener.port": "--port"])
+        let environment = ConfigurationLayer.environment([
+            "IMAGERY_LISTENER_PORT": "9002", "IMAGERY_MEMORY_LIMIT": "1G", "IMAGERY_HOST": "0.0.0.0",
+        ])
+        let (file, _) = try ConfigurationFile.layer(
+            Data(#"{"port": 9003, "memoryLimit": "2G", "diskLimit": "1G"}"#.utf8), name: "imagery.json")
         let loaded = try ConfigurationLoader.load([commandLine] + environment + [file])
         #expect(loaded.configuration.port == 9001)
         #expect(loaded.configuration.memoryLimit == 1 << 30)
@@ -218,21 +230,27 @@ import Testing
                 == "limits.memoryLimit (IMAGERY_LIMITS_MEMORY_LIMIT, environment): takes a byte count such as 268435456 or 256M, not 'lots'"
         }
         #expect {
-            try ConfigurationLoader.load([ConfigurationFile.layer(Data("listener:\n  port: 70000\n".utf8), name: "imagery.yaml", yaml: true).layer])
+            try ConfigurationLoader.load([
+                ConfigurationFile.layer(Data("listener:\n  port: 70000\n".utf8), name: "imagery.yaml", yaml: true).layer
+            ])
         } throws: { error in
-            (error as? ConfigurationFileError)?.message == "listener.port (listener.port, imagery.yaml): must be from 0 to 65535"
+            (error as? ConfigurationFileError)?.message
+                == "listener.port (listener.port, imagery.yaml): must be from 0 to 65535"
         }
     }
 
     @Test func keysThatAreNoSettingAreReported() throws {
         let (_, notes) = try ConfigurationFile.layer(
-            Data(#"{"limits": {"memoryLimit": "1G", "memoryLimt": "1G"}, "prot": 1, "autoQuality": {"tagret": 1}}"#.utf8), name: "imagery.json"
+            Data(
+                #"{"limits": {"memoryLimit": "1G", "memoryLimt": "1G"}, "prot": 1, "autoQuality": {"tagret": 1}}"#.utf8),
+            name: "imagery.json"
         )
-        #expect(notes == [
-            "imagery.json: autoQuality.tagret is no configuration key: not read",
-            "imagery.json: limits.memoryLimt is no configuration key: not read",
-            "imagery.json: prot is no configuration key: not read",
-        ])
+        #expect(
+            notes == [
+                "imagery.json: autoQuality.tagret is no configuration key: not read",
+                "imagery.json: limits.memoryLimt is no configuration key: not read",
+                "imagery.json: prot is no configuration key: not read",
+            ])
     }
 
     @Test func thePrintedConfigurationRedactsSecretsAndSaysWhereEachValueCameFrom() throws {
@@ -243,20 +261,28 @@ import Testing
         let printed = try ConfigurationLoader.load([commandLine]).printed()
         #expect(!printed.contains("hunter2"))
         let lines = printed.split(separator: "\n").map(String.init)
-        #expect(lines.contains { $0.hasPrefix("requests.signingKey ") && $0.hasSuffix("<redacted>  # --signing-key, command line") })
+        #expect(
+            lines.contains {
+                $0.hasPrefix("requests.signingKey ") && $0.hasSuffix("<redacted>  # --signing-key, command line")
+            })
         #expect(lines.contains { $0.hasPrefix("listener.port ") && $0.hasSuffix("9001  # --port, command line") })
         #expect(lines.contains { $0.hasPrefix("listener.host ") && $0.hasSuffix("127.0.0.1  # default") })
         #expect(lines.filter { $0.hasPrefix("# ") }.count == ServerConfiguration.settingParts.count)
         // Secrets are secret to swift-configuration too (its access logs redact them).
         let environment = ConfigurationLayer.environment(["IMAGERY_SIGNING_KEY": "hunter2"])
-        let value = try environment[1].provider.value(forKey: AbsoluteConfigKey(ConfigKey("requests.signingKey")), type: .string).value
+        let value = try environment[1].provider.value(
+            forKey: AbsoluteConfigKey(ConfigKey("requests.signingKey")), type: .string
+        ).value
         #expect(value?.isSecret == true)
     }
 
     /// imgproxy's variables and a `thumbor.conf` are layers under Imagery's keys: Imagery's own settings win.
     @Test func thePeersSettingsAreLayersUnderImagerysKeys() throws {
-        let (imgproxy, _) = try ImgproxyEnvironment.layer(["IMGPROXY_QUALITY": "70", "IMGPROXY_BIND": ":9100", "IMGPROXY_MAX_SRC_RESOLUTION": "20"])
-        let (thumbor, _) = try ThumborConfigurationFile.layer("QUALITY = 60\nMAX_PIXELS = 1000\nRESPECT_ORIENTATION = True\n", name: "thumbor.conf")
+        let (imgproxy, _) = try ImgproxyEnvironment.layer([
+            "IMGPROXY_QUALITY": "70", "IMGPROXY_BIND": ":9100", "IMGPROXY_MAX_SRC_RESOLUTION": "20",
+        ])
+        let (thumbor, _) = try ThumborConfigurationFile.layer(
+            "QUALITY = 60\nMAX_PIXELS = 1000\nRESPECT_ORIENTATION = True\n", name: "thumbor.conf")
         let environment = ConfigurationLayer.environment(["IMAGERY_PORT": "9200"])
         let loaded = try ConfigurationLoader.load(environment + [imgproxy, thumbor])
         #expect(loaded.configuration.port == 9200)
@@ -282,10 +308,14 @@ import Testing
 extension ConfigurationSettingsTests {
     /// The README's table is `imagery serve --print-settings`: regenerated whenever a setting changes.
     @Test func theREADMEHoldsTheSettingsTableOfToday() throws {
-        let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../../README.md").standardized
+        let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+            "../../../README.md"
+        ).standardized
         let text = try String(contentsOf: readme, encoding: .utf8)
         let begin = try #require(text.range(of: "<!-- settings:begin -->\n"))
         let end = try #require(text.range(of: "<!-- settings:end -->"))
-        #expect(String(text[begin.upperBound..<end.lowerBound]) == ServerConfiguration.settingsTable(), "run imagery serve --print-settings")
+        #expect(
+            String(text[begin.upperBound..<end.lowerBound]) == ServerConfiguration.settingsTable(),
+            "run imagery serve --print-settings")
     }
 }

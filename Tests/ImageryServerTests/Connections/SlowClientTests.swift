@@ -8,7 +8,7 @@ import Synchronization
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Slow and hostile clients against the real server on 127.0.0.1, through raw sockets.
@@ -64,12 +64,14 @@ struct SlowClientTests {
             let counted = try await waitFor("the budget given back, the download aborted, the answer counted") {
                 () async throws -> [String: Double]? in
                 let counted = try await metrics(client)
-                let settled = counted["imagery_inflight_memory_bytes"] == 0 && origin.abortedCount == 1
+                let settled =
+                    counted["imagery_inflight_memory_bytes"] == 0 && origin.abortedCount == 1
                     && counted[Self.clientClosed] != nil
                 return settled ? counted : nil
             }
             // Its answer, which nobody reads, is counted as the client's leaving (nginx's 499), not as a server error.
-            #expect(counted[Self.clientClosed] == 1, "\(counted.keys.filter { $0.hasPrefix("imagery_requests_total") })")
+            #expect(
+                counted[Self.clientClosed] == 1, "\(counted.keys.filter { $0.hasPrefix("imagery_requests_total") })")
             #expect(counted["imagery_requests_total{route=\"/image\",status=\"500\"}"] == nil)
             #expect(counted["imagery_origin_fetches_in_flight"] == 0)
             #expect(origin.abortedCount == 1, "the download is aborted, not read to its end")
@@ -118,7 +120,8 @@ struct SlowClientTests {
     @Test func oversizedHeadersAreRefused() async throws {
         try await withServer(.live, configure: { $0.maximumHeaderBytes = 4096 }) { client, _ in
             let connection = try RawConnection(port: try #require(client.port))
-            try connection.send("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: \(String(repeating: "a", count: 8192))\r\n\r\n")
+            try connection.send(
+                "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: \(String(repeating: "a", count: 8192))\r\n\r\n")
             let answer = try await connection.receive()
             #expect(answer.hasPrefix("HTTP/1.1 4"), "\(answer.prefix(40))")
         }
@@ -137,7 +140,9 @@ final class RawConnection: Sendable {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard descriptor >= 0, connected == 0 else { throw POSIXError(.ECONNREFUSED) }
     }
@@ -172,7 +177,8 @@ final class RawConnection: Sendable {
     /// connection closed).
     func receiveBytes(within wait: Duration = hangGuard) async throws -> Data {
         let descriptor = self.descriptor
-        let milliseconds = Int32(clamping: wait.components.seconds * 1000 + wait.components.attoseconds / 1_000_000_000_000_000)
+        let milliseconds = Int32(
+            clamping: wait.components.seconds * 1000 + wait.components.attoseconds / 1_000_000_000_000_000)
         return try await runBlocking {
             var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
             guard poll(&poller, 1, max(milliseconds, 0)) > 0 else { return Data() }

@@ -1,8 +1,9 @@
 import HTTPTypes
-@testable import ImageryServer
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
+
+@testable import ImageryServer
 
 /// What the server's HTTP decoder (NIO's `HTTPRequestDecoder`, llhttp) reads from a connection's
 /// bytes, with the limits ``RequestHead`` is given: the oracle ``RequestHead`` must agree with on
@@ -28,7 +29,8 @@ struct DecoderReading {
         decoderLimits.maxHeaderFieldCount = limits.maximumFieldCount
         do {
             try channel.pipeline.syncOperations.addHandler(
-                ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes, limitConfiguration: decoderLimits))
+                ByteToMessageHandler(
+                    HTTPRequestDecoder(leftOverBytesStrategy: .dropBytes, limitConfiguration: decoderLimits))
             )
             try channel.writeInbound(ByteBuffer(bytes: Array(bytes)))
         } catch {
@@ -57,13 +59,17 @@ struct DecoderReading {
     static func disagreement(with head: RequestHead, on bytes: [UInt8], limits: RequestHead.Limits) -> String? {
         let decoded = DecoderReading.of(bytes.prefix(head.length), limits: limits)
         if let error = decoded.error { return "the decoder refused it: \(error)" }
-        guard decoded.heads.count == 1, decoded.ends == 1, decoded.bodyBytes == 0, let request = decoded.heads.first else {
-            return "the decoder read \(decoded.heads.count) heads, \(decoded.ends) ends, \(decoded.bodyBytes) body bytes"
+        guard decoded.heads.count == 1, decoded.ends == 1, decoded.bodyBytes == 0, let request = decoded.heads.first
+        else {
+            return
+                "the decoder read \(decoded.heads.count) heads, \(decoded.ends) ends, \(decoded.bodyBytes) body bytes"
         }
         if request.uri != head.target { return "target \(head.target) read as \(request.uri)" }
         if request.version != .http1_1 { return "version read as \(request.version)" }
         if request.method != (head.method == .get ? .GET : .HEAD) { return "\(head.method) read as \(request.method)" }
-        let fields = [("accept", head.accept), ("if-none-match", head.ifNoneMatch), ("if-modified-since", head.ifModifiedSince)]
+        let fields = [
+            ("accept", head.accept), ("if-none-match", head.ifNoneMatch), ("if-modified-since", head.ifModifiedSince),
+        ]
         for (name, value) in fields {
             let values = values(of: name, in: request)
             if values.last != value { return "\(name): \(value ?? "none") read as \(values)" }

@@ -1,13 +1,15 @@
 import Foundation
+import Glibc
 import HTTPTypes
 import Hummingbird
-import struct HummingbirdCore.URI
 import HummingbirdTesting
-@testable import ImageryServer
-import Glibc
 import ImageryTestSupport
 import Synchronization
 import Testing
+
+import struct HummingbirdCore.URI
+
+@testable import ImageryServer
 
 /// Hits answered on the event loop (`HitHandler`), through raw connections: pipelined hits and
 /// misses in order, the very answers the router gives (200, 304, `HEAD`, imgproxy's headers), a client
@@ -26,7 +28,8 @@ import Testing
             let requests: [(method: String, target: String)] = [
                 ("GET", hit), ("GET", miss), ("GET", hit), ("GET", "/nothing/here"), ("HEAD", hit), ("GET", hit),
             ]
-            try connection.send(requests.map { "\($0.method) \($0.target) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" }.joined())
+            try connection.send(
+                requests.map { "\($0.method) \($0.target) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n" }.joined())
             let answers = try await connection.receive(responsesTo: requests.map(\.method))
             try #require(answers.count == requests.count, "\(answers.map(\.status))")
             #expect(answers.map(\.status) == [200, 200, 200, 404, 200, 200])
@@ -57,7 +60,8 @@ import Testing
             }
             try await serve(.live, origin: origin, configure: configure) { client in
                 let native = imageURI(origin, "rocket.jpg", "w=64")
-                let thumbor = "/unsafe/64x0/filters:max_age(120)/\(origin.url("rocket.jpg").absoluteString.dropFirst(7))"
+                let thumbor =
+                    "/unsafe/64x0/filters:max_age(120)/\(origin.url("rocket.jpg").absoluteString.dropFirst(7))"
                 let expiry = Int(time.date.timeIntervalSince1970) + 600
                 let imgproxy = "/_/w:64/fn:hello/att:1/exp:\(expiry)/plain/\(origin.url("rocket.jpg").absoluteString)"
                 for target in [native, thumbor, imgproxy] { _ = try await get(client, target) }
@@ -73,13 +77,15 @@ import Testing
                 for pass in 0..<2 {
                     var answers: [RawResponse] = []
                     for request in requests {
-                        try connection.send("\(request.method) \(request.target) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(request.fields)\r\n")
+                        try connection.send(
+                            "\(request.method) \(request.target) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(request.fields)\r\n")
                         answers += try await connection.receive(responsesTo: [request.method])
                     }
                     if pass == 1 { transcripts.withLock { $0.append(answers) } }
                 }
                 let counted = try await metrics(client)["imagery_event_loop_hits_total"] ?? 0
-                #expect(onLoop ? counted >= Double(requests.count) : counted == 0, "\(counted) answered on the event loop")
+                #expect(
+                    onLoop ? counted >= Double(requests.count) : counted == 0, "\(counted) answered on the event loop")
             }
         }
         try await origin.shutdown()
@@ -104,7 +110,8 @@ import Testing
 
     /// The event loop reads a target's path and query as a route's `URI` does, whatever it holds.
     @Test(arguments: [
-        "/image?url=a&w=1", "/image", "/image?", "/image?#x", "/image?a=1#frag", "/unsafe/64x0/a.jpg", "/a#b?c", "/a?b?c", "/?", "/",
+        "/image?url=a&w=1", "/image", "/image?", "/image?#x", "/image?a=1#frag", "/unsafe/64x0/a.jpg", "/a#b?c",
+        "/a?b?c", "/?", "/",
     ])
     func targetsSplitAsTheRoutersURI(_ target: String) {
         let (path, query) = StoredHits.pathAndQuery(of: target)
@@ -117,7 +124,8 @@ import Testing
     @Test func hitRequestIDsAreUnique() {
         let ids = (0..<1000).map { _ in HitRequestID.next() }
         #expect(Set(ids).count == ids.count)
-        #expect(ids.allSatisfy { $0.count > 16 && $0.allSatisfy(\.isHexDigit) && $0.dropLast(16) == ids[0].dropLast(16) })
+        #expect(
+            ids.allSatisfy { $0.count > 16 && $0.allSatisfy(\.isHexDigit) && $0.dropLast(16) == ids[0].dropLast(16) })
     }
 
     /// Clients that ask for a large stored image and leave before reading it, or halfway: the server
@@ -154,7 +162,9 @@ import Testing
                 configuration.time = time.source
             }
             let first = Box<Data>()
-            try await serve(.live, origin: origin, configure: configure) { client in first.value = try await get(client, uri).body }
+            try await serve(.live, origin: origin, configure: configure) { client in
+                first.value = try await get(client, uri).body
+            }
             let body = try #require(first.value)
             try await serve(.live, origin: origin, configure: configure) { client in
                 for _ in 0..<2 {
@@ -163,7 +173,8 @@ import Testing
                 }
                 var counters = try await metrics(client)
                 #expect(lookups(counters, "response_disk", "hit") == 2)
-                #expect(counters["imagery_event_loop_hits_total"] == 1)  // the first after the restart is parsed by the router
+                // the first after the restart is parsed by the router
+                #expect(counters["imagery_event_loop_hits_total"] == 1)
                 #expect(counters["imagery_response_cache_bytes"] == 0)  // sent from the file once: not kept in memory
                 // Cut short on disk: not sent from the file; the router finds it damaged, and it is made again whole.
                 let file = try #require(Self.entryFiles(in: directory, size: body.count).first)
@@ -181,7 +192,9 @@ import Testing
                     try await metrics(client)["imagery_disk_cache_bytes_written"] ?? 0 >= written + Double(body.count)
                 }
                 #expect(try await get(client, uri).body == body)
-                for file in Self.entryFiles(in: directory, size: body.count) { try FileManager.default.removeItem(at: file) }
+                for file in Self.entryFiles(in: directory, size: body.count) {
+                    try FileManager.default.removeItem(at: file)
+                }
                 let afterRemoval = try await get(client, uri)
                 #expect(afterRemoval.status == .ok && afterRemoval.body == body)
                 // That was the new entry's second answer from its file: now hot, kept in memory.
@@ -197,7 +210,10 @@ import Testing
     /// The disk cache's entry files of `size` bytes under `directory`.
     static func entryFiles(in directory: URL, size: Int) -> [URL] {
         let blobs = directory.appendingPathComponent("blobs")
-        let files = FileManager.default.enumerator(at: blobs, includingPropertiesForKeys: [.fileSizeKey])?.compactMap { $0 as? URL } ?? []
+        let files =
+            FileManager.default.enumerator(at: blobs, includingPropertiesForKeys: [.fileSizeKey])?.compactMap {
+                $0 as? URL
+            } ?? []
         return files.filter { (try? $0.resourceValues(forKeys: [.fileSizeKey]).fileSize) == size }
     }
 
@@ -245,7 +261,9 @@ extension RawConnection {
         var responses: [RawResponse] = []
         let deadline = ContinuousClock.now + hangGuard
         while responses.count < methods.count, ContinuousClock.now < deadline {
-            while responses.count < methods.count, let (response, used) = RawResponse.parse(buffer, head: methods[responses.count] == "HEAD") {
+            while responses.count < methods.count,
+                let (response, used) = RawResponse.parse(buffer, head: methods[responses.count] == "HEAD")
+            {
                 responses.append(response)
                 buffer.removeFirst(used)
             }
@@ -278,6 +296,9 @@ extension RawResponse {
         let bodyStart = end.upperBound
         guard data.endIndex - bodyStart >= length else { return nil }
         let body = Data(data[bodyStart..<(bodyStart + length)])
-        return (RawResponse(status: status, headers: headers, order: order, body: body), bodyStart + length - data.startIndex)
+        return (
+            RawResponse(status: status, headers: headers, order: order, body: body),
+            bodyStart + length - data.startIndex
+        )
     }
 }

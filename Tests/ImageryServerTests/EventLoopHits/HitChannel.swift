@@ -1,10 +1,11 @@
 import Foundation
 import HTTPTypes
 import Imagery
-@testable import ImageryServer
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
+
+@testable import ImageryServer
 
 /// Result storage held in memory (or on disk in a temporary directory), with the ``StoredHits`` that
 /// ``HitHandler`` answers from: a server's routes without a server.
@@ -28,16 +29,19 @@ final class StoredHitsFixture {
     /// and an imgproxy or thumbor path) with `accept`, fresh until `freshUntil`.
     @discardableResult
     func store(
-        _ body: [UInt8], text: String, accept: String? = nil, contentType: String = "image/jpeg", terms: ResponseTerms = ResponseTerms(),
+        _ body: [UInt8], text: String, accept: String? = nil, contentType: String = "image/jpeg",
+        terms: ResponseTerms = ResponseTerms(),
         freshUntil: Date = Date().addingTimeInterval(3600)
     ) -> StoredResponse {
         let response = StoredResponse(
-            data: Data(body), contentType: contentType, source: CacheMetadata(contentType: contentType), freshUntil: freshUntil,
+            data: Data(body), contentType: contentType, source: CacheMetadata(contentType: contentType),
+            freshUntil: freshUntil,
             policy: service.cachePolicy
         )
         let memoryKey = "memory:" + text + "|" + (accept ?? "")
         service.responses.remember(
-            ResponseStore.requestKey(rawQuery: text, accept: accept), as: .init(memoryKey: memoryKey, diskKey: nil, negotiated: false, terms: terms)
+            ResponseStore.requestKey(rawQuery: text, accept: accept),
+            as: .init(memoryKey: memoryKey, diskKey: nil, negotiated: false, terms: terms)
         )
         service.responses.keepInMemory(response, memoryKey: memoryKey)
         return response
@@ -45,14 +49,18 @@ final class StoredHitsFixture {
 
     /// The fields a route sends with `stored` (all but `Content-Length`, `Date`, `Server`), as `name: value`
     /// lines, but those that change with the clock (``WrittenResponse/timeless(_:)``).
-    func routeFields(of stored: StoredResponse, terms: ResponseTerms = ResponseTerms(), requestHeaders: HTTPFields = [:]) -> [String] {
+    func routeFields(
+        of stored: StoredResponse, terms: ResponseTerms = ResponseTerms(), requestHeaders: HTTPFields = [:]
+    ) -> [String] {
         let answer = controller.answer(stored, terms: terms, negotiated: false, requestHeaders: requestHeaders)
         return WrittenResponse.timeless(answer.headers.map { "\($0.name.rawName): \($0.value)" })
     }
 
     /// `imagery_event_loop_hits_total`.
     var eventLoopHits: Int {
-        let line = metrics.exposition(of: service).split(separator: "\n").first { $0.hasPrefix("imagery_event_loop_hits_total ") }
+        let line = metrics.exposition(of: service).split(separator: "\n").first {
+            $0.hasPrefix("imagery_event_loop_hits_total ")
+        }
         return line.flatMap { Int(Double($0.split(separator: " ").last ?? "") ?? -1) } ?? 0
     }
 
@@ -72,7 +80,10 @@ final class HitChannel {
     let route = Route()
 
     /// - Parameter idleTimeout: `nil`: no idle check scheduled.
-    init(_ fixture: StoredHitsFixture, idleTimeout: TimeAmount? = nil, limits: RequestHead.Limits = RequestHeadTests.limits) throws {
+    init(
+        _ fixture: StoredHitsFixture, idleTimeout: TimeAmount? = nil,
+        limits: RequestHead.Limits = RequestHeadTests.limits
+    ) throws {
         let handler = HitHandler(hits: fixture.hits, limits: limits, idleTimeout: idleTimeout)
         let pipeline = channel.pipeline.syncOperations
         try pipeline.addHandler(wire)
@@ -178,7 +189,9 @@ struct WrittenResponse: Equatable {
     var body: [UInt8]
 
     func field(_ name: String) -> String? {
-        fields.last { $0.lowercased().hasPrefix(name.lowercased() + ":") }.map { String($0.dropFirst(name.count + 1)).trimmingCharacters(in: .whitespaces) }
+        fields.last { $0.lowercased().hasPrefix(name.lowercased() + ":") }.map {
+            String($0.dropFirst(name.count + 1)).trimmingCharacters(in: .whitespaces)
+        }
     }
 
     /// The fields but those that change with the clock (`Date`, `Age`, the seconds of `max-age`).
@@ -195,7 +208,8 @@ struct WrittenResponse: Equatable {
         guard let headEnd = bytes.indices.first(where: { bytes[$0...].starts(with: end) }) else { return nil }
         let lines = String(decoding: bytes[bytes.startIndex..<headEnd], as: UTF8.self).components(separatedBy: "\r\n")
         var response = WrittenResponse(statusLine: lines[0], fields: Array(lines.dropFirst()), body: [])
-        let length = head || response.statusLine.contains(" 304 ") ? 0 : Int(response.field("content-length") ?? "0") ?? 0
+        let length =
+            head || response.statusLine.contains(" 304 ") ? 0 : Int(response.field("content-length") ?? "0") ?? 0
         let bodyStart = headEnd + 4
         guard bytes.endIndex - bodyStart >= length else { return nil }
         response.body = Array(bytes[bodyStart..<(bodyStart + length)])
@@ -243,7 +257,8 @@ final class HTTPTypesRequestParts: ChannelInboundHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
-            let request = HTTPRequest(method: HTTPRequest.Method(head.method.rawValue)!, scheme: nil, authority: nil, path: head.uri)
+            let request = HTTPRequest(
+                method: HTTPRequest.Method(head.method.rawValue)!, scheme: nil, authority: nil, path: head.uri)
             context.fireChannelRead(wrapInboundOut(.head(request)))
         case .body(let body): context.fireChannelRead(wrapInboundOut(.body(body)))
         case .end: context.fireChannelRead(wrapInboundOut(.end(nil)))

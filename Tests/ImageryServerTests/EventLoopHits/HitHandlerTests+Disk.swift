@@ -1,9 +1,10 @@
 import Foundation
 import Glibc
 import Imagery
-@testable import ImageryServer
 import NIOCore
 import Testing
+
+@testable import ImageryServer
 
 /// Hits on result storage's disk (a cache directory of the test's own): a small body read in and
 /// written with its head, a large one sent from its file, never a file cut short.
@@ -14,19 +15,22 @@ extension HitHandlerTests {
     static func withDiskHit(
         size: Int, _ body: (StoredHitsFixture, [UInt8], URL) throws -> Void
     ) async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("hit-handler-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "hit-handler-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let fixture = try StoredHitsFixture { $0.cacheDirectory = directory }
         let bytes = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 8) }
         let response = StoredResponse(
-            data: Data(bytes), contentType: "image/webp", source: CacheMetadata(contentType: "image/webp"), freshUntil: nil,
+            data: Data(bytes), contentType: "image/webp", source: CacheMetadata(contentType: "image/webp"),
+            freshUntil: nil,
             policy: fixture.service.cachePolicy
         )
         let diskKey = "response:hit-handler-test|webp"
         await fixture.service.responses.keep(response, data: Data(bytes), memoryKey: "written-with", diskKey: diskKey)
         await fixture.service.diskCache?.flush()
         fixture.service.responses.remember(
-            ResponseStore.requestKey(rawQuery: diskText, accept: nil), as: .init(memoryKey: "not-in-memory", diskKey: diskKey, negotiated: false)
+            ResponseStore.requestKey(rawQuery: diskText, accept: nil),
+            as: .init(memoryKey: "not-in-memory", diskKey: diskKey, negotiated: false)
         )
         do {
             try body(fixture, bytes, directory)
@@ -39,11 +43,15 @@ extension HitHandlerTests {
 
     /// The files of `size` bytes under `directory` (the disk cache's entry files).
     static func files(in directory: URL, size: Int) -> [URL] {
-        let all = FileManager.default.enumerator(at: directory, includingPropertiesForKeys: [.fileSizeKey])?.compactMap { $0 as? URL } ?? []
+        let all =
+            FileManager.default.enumerator(at: directory, includingPropertiesForKeys: [.fileSizeKey])?.compactMap {
+                $0 as? URL
+            } ?? []
         return all.filter { (try? $0.resourceValues(forKeys: [.fileSizeKey]).fileSize) == size }
     }
 
-    static let cork = ChannelOptions.Types.SocketOption(level: SocketOptionLevel(IPPROTO_TCP), name: SocketOptionName(TCP_CORK))
+    static let cork = ChannelOptions.Types.SocketOption(
+        level: SocketOptionLevel(IPPROTO_TCP), name: SocketOptionName(TCP_CORK))
 
     @Test func aSmallBodyOnDiskIsWrittenWithItsHeadInOneWrite() async throws {
         try await Self.withDiskHit(size: 5000) { fixture, bytes, _ in
@@ -54,7 +62,9 @@ extension HitHandlerTests {
             let response = try #require(connection.wire.responses().first)
             #expect(response.statusLine == "HTTP/1.1 200 OK" && response.body == bytes)
             #expect(response.field("content-type") == "image/webp" && response.field("content-length") == "5000")
-            #expect(fixture.metrics.exposition(of: fixture.service).contains(#"imagery_cache_lookups_total{tier="response_disk",result="hit"} 1"#))
+            #expect(
+                fixture.metrics.exposition(of: fixture.service).contains(
+                    #"imagery_cache_lookups_total{tier="response_disk",result="hit"} 1"#))
         }
     }
 
@@ -67,7 +77,9 @@ extension HitHandlerTests {
             try connection.send(request)
             #expect(fixture.service.responses.inMemory("not-in-memory") == nil)
             try connection.send(request)
-            #expect(fixture.service.responses.inMemory("not-in-memory")?.body.readableBytesView.elementsEqual(bytes) == true)
+            #expect(
+                fixture.service.responses.inMemory("not-in-memory")?.body.readableBytesView.elementsEqual(bytes) == true
+            )
             try connection.send(request)
             // Memory's now: its head and its body in two writes.
             #expect(connection.wire.written.count == 1 + 1 + 2)

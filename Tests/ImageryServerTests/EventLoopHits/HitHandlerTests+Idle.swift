@@ -1,7 +1,8 @@
 import Foundation
-@testable import ImageryServer
 import NIOCore
 import Testing
+
+@testable import ImageryServer
 
 /// The idle timeout ``HitHandler`` keeps for the server: a connection with no whole request and no
 /// answer ending for that long is closed, never while a route answers a request read whole.

@@ -1,7 +1,8 @@
 import Foundation
-@testable import ImageryServer
 import NIOCore
 import Testing
+
+@testable import ImageryServer
 
 /// What ``HitHandler`` does not answer goes on to the decoder, byte for byte, and the router answers
 /// it; hits behind it wait their turn.
@@ -10,10 +11,13 @@ extension HitHandlerTests {
         try await Self.withStoredHit { fixture, _ in
             let connection = try HitChannel(fixture)
             defer { connection.finish() }
-            let miss = Self.request("/image?url=http%3A%2F%2Forigin%2Fb.jpg&w=64", fields: "Host: imagery\r\nAccept: */*\r\nX-Other: 1\r\n")
+            let miss = Self.request(
+                "/image?url=http%3A%2F%2Forigin%2Fb.jpg&w=64", fields: "Host: imagery\r\nAccept: */*\r\nX-Other: 1\r\n")
             try connection.send(miss)
             #expect(connection.passedOn.bytes == Array(miss.utf8))
-            #expect(connection.route.requests == ["GET /image?url=http%3A%2F%2Forigin%2Fb.jpg&w=64"] && connection.route.ends == 1)
+            #expect(
+                connection.route.requests == ["GET /image?url=http%3A%2F%2Forigin%2Fb.jpg&w=64"]
+                    && connection.route.ends == 1)
             #expect(connection.wire.written.isEmpty)
             #expect(fixture.eventLoopHits == 0)
         }
@@ -42,7 +46,8 @@ extension HitHandlerTests {
     @Test func requestsStorageDoesNotAnswerArePassedOn() async throws {
         try await Self.withStoredHit { fixture, _ in
             fixture.store([1], text: "url=stale", freshUntil: Date().addingTimeInterval(-1))
-            fixture.store([2], text: "#/expired", terms: ResponseTerms(expiresAt: Int(Date().timeIntervalSince1970) - 1))
+            fixture.store(
+                [2], text: "#/expired", terms: ResponseTerms(expiresAt: Int(Date().timeIntervalSince1970) - 1))
             fixture.store([3], text: "")  // `/health` has no query: the text of `/image` alone, never `/health`'s
             let connection = try HitChannel(fixture)
             defer { connection.finish() }
@@ -53,7 +58,9 @@ extension HitHandlerTests {
             }
             #expect(connection.route.requests == targets.map { "GET \($0)" })
             #expect(connection.passedOn.bytes == Array(targets.map { Self.request($0) }.joined().utf8))
-            #expect(connection.wire.written == Array(repeating: [.routeHead(200), .routeEnd], count: targets.count).flatMap { $0 })
+            #expect(
+                connection.wire.written
+                    == Array(repeating: [.routeHead(200), .routeEnd], count: targets.count).flatMap { $0 })
         }
     }
 

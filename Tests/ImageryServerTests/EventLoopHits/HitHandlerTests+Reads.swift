@@ -1,25 +1,31 @@
 import Foundation
-@testable import ImageryServer
 import NIOCore
 import Testing
+
+@testable import ImageryServer
 
 /// Heads in pieces: whatever the reads, the same answers and the same bytes passed on.
 extension HitHandlerTests {
     /// The connection's bytes given in reads that end at `offsets`: what is written (answers, with
     /// their `Date` taken out) and what is passed on.
-    static func outcome(of bytes: [UInt8], splitAt offsets: [Int], fixture: StoredHitsFixture) throws -> (written: [String], passedOn: [UInt8]) {
+    static func outcome(of bytes: [UInt8], splitAt offsets: [Int], fixture: StoredHitsFixture) throws -> (
+        written: [String], passedOn: [UInt8]
+    ) {
         let connection = try HitChannel(fixture)
         defer { connection.finish() }
         for (start, end) in zip([0] + offsets, offsets + [bytes.count]) where end > start {
             try connection.send(Array(bytes[start..<end]))
         }
-        let written = connection.wire.responses(toHEAD: []).map { $0.timelessFields.joined(separator: "\n") + "\n\n" + "\($0.body)" }
+        let written = connection.wire.responses(toHEAD: []).map {
+            $0.timelessFields.joined(separator: "\n") + "\n\n" + "\($0.body)"
+        }
         return (written, connection.passedOn.bytes)
     }
 
     @Test func aHeadSplitAtEveryOffsetIsAnsweredAsInOneRead() async throws {
         try await Self.withStoredHit { fixture, _ in
-            let bytes = Array(Self.request(fields: "Host: imagery\r\nUser-Agent: test/1.0\r\nIf-None-Match: \"other\"\r\n").utf8)
+            let bytes = Array(
+                Self.request(fields: "Host: imagery\r\nUser-Agent: test/1.0\r\nIf-None-Match: \"other\"\r\n").utf8)
             let whole = try Self.outcome(of: bytes, splitAt: [], fixture: fixture)
             try #require(whole.written.count == 1 && whole.passedOn.isEmpty)
             for offset in 1..<bytes.count {
@@ -57,7 +63,9 @@ extension HitHandlerTests {
                 try connection.send(Array(post[..<offset]))
                 try connection.send(Array(post[offset...]))
                 #expect(connection.passedOn.bytes == post, "split at \(offset)")
-                #expect(connection.route.requests == ["POST /image?url=a"] && connection.route.bodyBytes == 2, "split at \(offset)")
+                #expect(
+                    connection.route.requests == ["POST /image?url=a"] && connection.route.bodyBytes == 2,
+                    "split at \(offset)")
             }
         }
     }

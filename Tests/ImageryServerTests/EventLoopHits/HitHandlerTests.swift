@@ -1,26 +1,31 @@
 import Foundation
 import HTTPTypes
 import Imagery
-@testable import ImageryServer
 import NIOCore
 import NIOEmbedded
 import Testing
 
+@testable import ImageryServer
+
 /// ``HitHandler`` in an `EmbeddedChannel` over result storage in memory (``HitChannel``): hits answered
 /// with the stored bytes, everything else passed on whole, in order, to the decoder and the router.
 @Suite struct HitHandlerTests {
-    static let body: [UInt8] = Array("stored image bytes \u{0}\u{1}\u{2}\r\n\r\nHTTP/1.1 200 OK".utf8) + (0...255).map { UInt8($0) }
+    static let body: [UInt8] =
+        Array("stored image bytes \u{0}\u{1}\u{2}\r\n\r\nHTTP/1.1 200 OK".utf8) + (0...255).map { UInt8($0) }
     static let text = "url=http%3A%2F%2Forigin%2Fa.jpg&w=64"
     static let target = "/image?" + text
 
     /// `GET target` (or `method`) with `fields`, as a client writes it.
-    static func request(_ target: String = target, method: String = "GET", fields: String = "Host: imagery\r\n") -> String {
+    static func request(_ target: String = target, method: String = "GET", fields: String = "Host: imagery\r\n")
+        -> String
+    {
         "\(method) \(target) HTTP/1.1\r\n\(fields)\r\n"
     }
 
     /// Runs `body` with result storage holding ``body`` for ``text``.
     static func withStoredHit(
-        configure: (inout ServerConfiguration) -> Void = { _ in }, _ body: (StoredHitsFixture, StoredResponse) throws -> Void
+        configure: (inout ServerConfiguration) -> Void = { _ in },
+        _ body: (StoredHitsFixture, StoredResponse) throws -> Void
     ) async throws {
         let fixture = try StoredHitsFixture(configure: configure)
         let stored = fixture.store(Self.body, text: Self.text)
@@ -48,7 +53,10 @@ import Testing
             // The route's fields, in the route's order, then the server's.
             let routeFields = fixture.routeFields(of: stored)
             #expect(Array(response.timelessFields.prefix(routeFields.count)) == routeFields)
-            #expect(Array(response.timelessFields.dropFirst(routeFields.count)) == ["Content-Length: \(Self.body.count)", "Server: imagery"])
+            #expect(
+                Array(response.timelessFields.dropFirst(routeFields.count)) == [
+                    "Content-Length: \(Self.body.count)", "Server: imagery",
+                ])
             #expect(response.field("etag") == stored.etag && response.field("content-type") == "image/jpeg")
             #expect(response.field("date").flatMap(HTTPDate.parse) != nil)
             // Answered here: nothing passed on, nothing routed; counted, and logged as a route's answer is.
@@ -152,7 +160,10 @@ import Testing
     /// imgproxy's and thumbor's paths are texts of their own (`#` + the path), when those syntaxes are on.
     @Test(arguments: [true, false])
     func pathSyntaxesAreHitsWhenTheyAreOn(_ on: Bool) async throws {
-        try await Self.withStoredHit(configure: { $0.imgproxyURLs = on; $0.thumborURLs = on }) { fixture, _ in
+        try await Self.withStoredHit(configure: {
+            $0.imgproxyURLs = on
+            $0.thumborURLs = on
+        }) { fixture, _ in
             let path = "/_/w:64/plain/http://origin/a.jpg"
             fixture.store([7, 7], text: "#" + path)
             let connection = try HitChannel(fixture)

@@ -1,5 +1,6 @@
-@testable import ImageryServer
 import Testing
+
+@testable import ImageryServer
 
 /// ``RequestHead`` over a connection's bytes: pipelined requests in one buffer, heads arriving in
 /// pieces, and the limits the server's decoder has.

@@ -1,5 +1,6 @@
-@testable import ImageryServer
 import Testing
+
+@testable import ImageryServer
 
 /// Heads ``RequestHead`` does not read (the decoder's from there on: it answers, or refuses, as it
 /// always has).
@@ -48,7 +49,8 @@ extension RequestHeadTests {
         Unsupported("a backslash in the target", "GET /a\\b HTTP/1.1\r\n\r\n"),
         Unsupported("a tab in the target", "GET /a\tb HTTP/1.1\r\n\r\n"),
         Unsupported("UTF-8 in the target", "GET /caf\u{E9} HTTP/1.1\r\n\r\n"),
-        Unsupported("a control byte in the target", bytes: Array("GET /a".utf8) + [0x01] + Array(" HTTP/1.1\r\n\r\n".utf8)),
+        Unsupported(
+            "a control byte in the target", bytes: Array("GET /a".utf8) + [0x01] + Array(" HTTP/1.1\r\n\r\n".utf8)),
         // Line ends: CRLF only.
         Unsupported("bare LF after the request line", "GET /image HTTP/1.1\nHost: h\r\n\r\n"),
         Unsupported("bare LF after a field", "GET /image HTTP/1.1\r\nHost: h\n\r\n"),
@@ -59,21 +61,29 @@ extension RequestHeadTests {
         Unsupported("an empty name", "GET /image HTTP/1.1\r\n: value\r\n\r\n"),
         Unsupported("a space before the colon", "GET /image HTTP/1.1\r\nAccept : image/webp\r\n\r\n"),
         Unsupported("a space in a name", "GET /image HTTP/1.1\r\nX Y: z\r\n\r\n"),
-        Unsupported("a folded line (obs-fold, space)", "GET /image HTTP/1.1\r\nAccept: image/webp,\r\n image/avif\r\n\r\n"),
-        Unsupported("a folded line (obs-fold, tab)", "GET /image HTTP/1.1\r\nAccept: image/webp,\r\n\timage/avif\r\n\r\n"),
+        Unsupported(
+            "a folded line (obs-fold, space)", "GET /image HTTP/1.1\r\nAccept: image/webp,\r\n image/avif\r\n\r\n"),
+        Unsupported(
+            "a folded line (obs-fold, tab)", "GET /image HTTP/1.1\r\nAccept: image/webp,\r\n\timage/avif\r\n\r\n"),
         Unsupported("a separator in a name", "GET /image HTTP/1.1\r\nX(Y): z\r\n\r\n"),
         Unsupported("UTF-8 in a name", "GET /image HTTP/1.1\r\nX-\u{E9}: z\r\n\r\n"),
         Unsupported("UTF-8 in a value", "GET /image HTTP/1.1\r\nX-Name: caf\u{E9}\r\n\r\n"),
-        Unsupported("a NUL in a value", bytes: Array("GET /image HTTP/1.1\r\nX: a".utf8) + [0x00] + Array("\r\n\r\n".utf8)),
-        Unsupported("DEL in a value", bytes: Array("GET /image HTTP/1.1\r\nX: a".utf8) + [0x7F] + Array("\r\n\r\n".utf8)),
-        Unsupported("a control byte in a value", bytes: Array("GET /image HTTP/1.1\r\nX: a".utf8) + [0x1B] + Array("\r\n\r\n".utf8)),
+        Unsupported(
+            "a NUL in a value", bytes: Array("GET /image HTTP/1.1\r\nX: a".utf8) + [0x00] + Array("\r\n\r\n".utf8)),
+        Unsupported(
+            "DEL in a value", bytes: Array("GET /image HTTP/1.1\r\nX: a".utf8) + [0x7F] + Array("\r\n\r\n".utf8)),
+        Unsupported(
+            "a control byte in a value",
+            bytes: Array("GET /image HTTP/1.1\r\nX: a".utf8) + [0x1B] + Array("\r\n\r\n".utf8)),
         // Bodies: where a request ends is the decoder's to find.
         Unsupported("Content-Length of a body", "GET /image HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello"),
         Unsupported("Content-Length: 00", "GET /image HTTP/1.1\r\nContent-Length: 00\r\n\r\n"),
         Unsupported("content-length: -1", "GET /image HTTP/1.1\r\ncontent-length: -1\r\n\r\n"),
         Unsupported("Transfer-Encoding: chunked", "GET /image HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"),
         Unsupported("transfer-encoding: identity", "GET /image HTTP/1.1\r\ntransfer-encoding: identity\r\n\r\n"),
-        Unsupported("a body after Content-Length: 0", "GET /image HTTP/1.1\r\nContent-Length: 0\r\nContent-Length: 4\r\n\r\nbody"),
+        Unsupported(
+            "a body after Content-Length: 0",
+            "GET /image HTTP/1.1\r\nContent-Length: 0\r\nContent-Length: 4\r\n\r\nbody"),
     ]
 
     @Test(arguments: unsupportedHeads)
@@ -85,7 +95,9 @@ extension RequestHeadTests {
     @Test(arguments: unsupportedHeads)
     func moreBytesNeverMakeAWholeHeadOfWhatItPassedOn(_ head: Unsupported) {
         for following in ["\r\n", "\r\n\r\n", "GET / HTTP/1.1\r\n\r\n"] {
-            #expect(Self.read(head.bytes + Array(following.utf8)) == .unsupported, "followed by \(following.debugDescription)")
+            #expect(
+                Self.read(head.bytes + Array(following.utf8)) == .unsupported,
+                "followed by \(following.debugDescription)")
         }
     }
 

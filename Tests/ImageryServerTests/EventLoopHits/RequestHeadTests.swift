@@ -1,5 +1,6 @@
-@testable import ImageryServer
 import Testing
+
+@testable import ImageryServer
 
 /// ``RequestHead``, the reader of request heads before the server's HTTP decoder: what it reads from
 /// a whole head (and the decoder reads the same), what it leaves to the decoder, and that a head it
@@ -23,13 +24,15 @@ import Testing
         let expected: RequestHead
 
         init(
-            _ description: String, _ text: String, method: RequestHead.Method = .get, target: String = "/image?url=a&w=1",
+            _ description: String, _ text: String, method: RequestHead.Method = .get,
+            target: String = "/image?url=a&w=1",
             accept: String? = nil, ifNoneMatch: String? = nil, ifModifiedSince: String? = nil, needsRoute: Bool = false
         ) {
             testDescription = description
             self.text = text
             expected = RequestHead(
-                method: method, target: target, accept: accept, ifNoneMatch: ifNoneMatch, ifModifiedSince: ifModifiedSince,
+                method: method, target: target, accept: accept, ifNoneMatch: ifNoneMatch,
+                ifModifiedSince: ifModifiedSince,
                 needsRoute: needsRoute, length: text.utf8.count
             )
         }
@@ -48,23 +51,37 @@ import Testing
             "GET /image?url=https%3A%2F%2Fexample.com%2Fa.jpg&w=64 HTTP/1.1\r\nHost: h\r\n\r\n",
             target: "/image?url=https%3A%2F%2Fexample.com%2Fa.jpg&w=64"
         ),
-        Whole("an imgproxy path", "GET /_/w:64/plain/http://o/a.jpg HTTP/1.1\r\n\r\n", target: "/_/w:64/plain/http://o/a.jpg"),
+        Whole(
+            "an imgproxy path", "GET /_/w:64/plain/http://o/a.jpg HTTP/1.1\r\n\r\n",
+            target: "/_/w:64/plain/http://o/a.jpg"),
         Whole("Accept", "GET /image?url=a&w=1 HTTP/1.1\r\nAccept: image/webp,*/*\r\n\r\n", accept: "image/webp,*/*"),
-        Whole("accept in lower case", "GET /image?url=a&w=1 HTTP/1.1\r\naccept: image/avif\r\n\r\n", accept: "image/avif"),
-        Whole("ACCEPT in capitals", "GET /image?url=a&w=1 HTTP/1.1\r\nACCEPT: image/avif\r\n\r\n", accept: "image/avif"),
-        Whole("aCcEpT in mixed case", "GET /image?url=a&w=1 HTTP/1.1\r\naCcEpT: image/avif\r\n\r\n", accept: "image/avif"),
+        Whole(
+            "accept in lower case", "GET /image?url=a&w=1 HTTP/1.1\r\naccept: image/avif\r\n\r\n", accept: "image/avif"),
+        Whole(
+            "ACCEPT in capitals", "GET /image?url=a&w=1 HTTP/1.1\r\nACCEPT: image/avif\r\n\r\n", accept: "image/avif"),
+        Whole(
+            "aCcEpT in mixed case", "GET /image?url=a&w=1 HTTP/1.1\r\naCcEpT: image/avif\r\n\r\n", accept: "image/avif"),
         Whole(
             "white space around a value trimmed", "GET /image?url=a&w=1 HTTP/1.1\r\nAccept: \t image/webp \t \r\n\r\n",
             accept: "image/webp"
         ),
-        Whole("no space after the colon", "GET /image?url=a&w=1 HTTP/1.1\r\nAccept:image/png\r\n\r\n", accept: "image/png"),
+        Whole(
+            "no space after the colon", "GET /image?url=a&w=1 HTTP/1.1\r\nAccept:image/png\r\n\r\n", accept: "image/png"
+        ),
         Whole("an empty value", "GET /image?url=a&w=1 HTTP/1.1\r\nAccept:\r\n\r\n", accept: ""),
         Whole("a tab inside a value", "GET /image?url=a&w=1 HTTP/1.1\r\nAccept: a\tb\r\n\r\n", accept: "a\tb"),
-        Whole("If-None-Match", "GET /image?url=a&w=1 HTTP/1.1\r\nIf-None-Match: \"abc-12\"\r\n\r\n", ifNoneMatch: "\"abc-12\""),
-        Whole("If-None-Match, weak, in lower case", "GET /image?url=a&w=1 HTTP/1.1\r\nif-none-match: W/\"a\"\r\n\r\n", ifNoneMatch: "W/\"a\""),
-        Whole("If-None-Match: *", "HEAD /image?url=a&w=1 HTTP/1.1\r\nIf-None-Match: *\r\n\r\n", method: .head, ifNoneMatch: "*"),
         Whole(
-            "If-Modified-Since", "GET /image?url=a&w=1 HTTP/1.1\r\nIf-Modified-Since: Fri, 01 Jan 2100 00:00:00 GMT\r\n\r\n",
+            "If-None-Match", "GET /image?url=a&w=1 HTTP/1.1\r\nIf-None-Match: \"abc-12\"\r\n\r\n",
+            ifNoneMatch: "\"abc-12\""),
+        Whole(
+            "If-None-Match, weak, in lower case", "GET /image?url=a&w=1 HTTP/1.1\r\nif-none-match: W/\"a\"\r\n\r\n",
+            ifNoneMatch: "W/\"a\""),
+        Whole(
+            "If-None-Match: *", "HEAD /image?url=a&w=1 HTTP/1.1\r\nIf-None-Match: *\r\n\r\n", method: .head,
+            ifNoneMatch: "*"),
+        Whole(
+            "If-Modified-Since",
+            "GET /image?url=a&w=1 HTTP/1.1\r\nIf-Modified-Since: Fri, 01 Jan 2100 00:00:00 GMT\r\n\r\n",
             ifModifiedSince: "Fri, 01 Jan 2100 00:00:00 GMT"
         ),
         Whole(
@@ -76,27 +93,38 @@ import Testing
         Whole("a name of every token character", "GET /image?url=a&w=1 HTTP/1.1\r\nX-!#$%&'*+-.^_`|~09az: v\r\n\r\n"),
         Whole("Content-Length: 0", "GET /image?url=a&w=1 HTTP/1.1\r\nContent-Length: 0\r\n\r\n"),
         Whole("Content-Length: 0 with white space", "GET /image?url=a&w=1 HTTP/1.1\r\nContent-Length: \t0 \r\n\r\n"),
-        Whole("a lone percent sign in the target", "GET /image?url=%zz&w=1% HTTP/1.1\r\n\r\n", target: "/image?url=%zz&w=1%"),
+        Whole(
+            "a lone percent sign in the target", "GET /image?url=%zz&w=1% HTTP/1.1\r\n\r\n",
+            target: "/image?url=%zz&w=1%"),
         Whole("a double slash and dots in the target", "GET //a/../b/./c HTTP/1.1\r\n\r\n", target: "//a/../b/./c"),
-        Whole("Connection: closed (close in a word)", "GET /image?url=a&w=1 HTTP/1.1\r\nConnection: closed\r\n\r\n", needsRoute: true),
+        Whole(
+            "Connection: closed (close in a word)", "GET /image?url=a&w=1 HTTP/1.1\r\nConnection: closed\r\n\r\n",
+            needsRoute: true),
         Whole("Host given twice (not a field it keeps)", "GET /image?url=a&w=1 HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n"),
         Whole("Connection: keep-alive", "GET /image?url=a&w=1 HTTP/1.1\r\nConnection: keep-alive\r\n\r\n"),
         Whole("Connection: close", "GET /image?url=a&w=1 HTTP/1.1\r\nConnection: close\r\n\r\n", needsRoute: true),
         Whole("connection: CLOSE", "GET /image?url=a&w=1 HTTP/1.1\r\nconnection: CLOSE\r\n\r\n", needsRoute: true),
-        Whole("close in a list", "GET /image?url=a&w=1 HTTP/1.1\r\nConnection: keep-alive, close\r\n\r\n", needsRoute: true),
-        Whole("Upgrade", "GET /image?url=a&w=1 HTTP/1.1\r\nConnection: upgrade\r\nUpgrade: websocket\r\n\r\n", needsRoute: true),
+        Whole(
+            "close in a list", "GET /image?url=a&w=1 HTTP/1.1\r\nConnection: keep-alive, close\r\n\r\n",
+            needsRoute: true),
+        Whole(
+            "Upgrade", "GET /image?url=a&w=1 HTTP/1.1\r\nConnection: upgrade\r\nUpgrade: websocket\r\n\r\n",
+            needsRoute: true),
         Whole("Expect", "GET /image?url=a&w=1 HTTP/1.1\r\nExpect: 100-continue\r\n\r\n", needsRoute: true),
         Whole(
-            "Accept given twice: the last kept, a route answers", "GET /image?url=a&w=1 HTTP/1.1\r\nAccept: a/b\r\nAccept: c/d\r\n\r\n",
+            "Accept given twice: the last kept, a route answers",
+            "GET /image?url=a&w=1 HTTP/1.1\r\nAccept: a/b\r\nAccept: c/d\r\n\r\n",
             accept: "c/d", needsRoute: true
         ),
         Whole(
-            "If-None-Match given twice", "GET /image?url=a&w=1 HTTP/1.1\r\nIf-None-Match: \"a\"\r\nif-none-match: \"b\"\r\n\r\n",
+            "If-None-Match given twice",
+            "GET /image?url=a&w=1 HTTP/1.1\r\nIf-None-Match: \"a\"\r\nif-none-match: \"b\"\r\n\r\n",
             ifNoneMatch: "\"b\"", needsRoute: true
         ),
         Whole(
             "If-Modified-Since given twice",
-            "GET /image?url=a&w=1 HTTP/1.1\r\nIf-Modified-Since: a\r\nIf-Modified-Since: b\r\n\r\n", ifModifiedSince: "b", needsRoute: true
+            "GET /image?url=a&w=1 HTTP/1.1\r\nIf-Modified-Since: a\r\nIf-Modified-Since: b\r\n\r\n",
+            ifModifiedSince: "b", needsRoute: true
         ),
     ]
 
@@ -123,8 +151,12 @@ import Testing
     /// What follows a head (the next request, a half of one, anything) does not change it.
     @Test(arguments: wholeHeads)
     func whatFollowsAHeadDoesNotChangeIt(_ head: Whole) {
-        for following in ["GET / HTTP/1.1\r\n\r\n", "GE", "\u{0}\u{1}garbage\n", "POST /x HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc"] {
-            #expect(Self.read(head.text + following) == .complete(head.expected), "followed by \(following.debugDescription)")
+        for following in [
+            "GET / HTTP/1.1\r\n\r\n", "GE", "\u{0}\u{1}garbage\n", "POST /x HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc",
+        ] {
+            #expect(
+                Self.read(head.text + following) == .complete(head.expected),
+                "followed by \(following.debugDescription)")
         }
     }
 

@@ -56,16 +56,22 @@ struct GalleryTests {
                 #expect(response.data == (try Fixtures.data("rocket.jpg")))
                 return try #require(response.headers[.eTag])
             }
-            try await client.execute(uri: "/files/rocket.jpg", method: .get, headers: [.ifNoneMatch: etag]) { response in
+            try await client.execute(uri: "/files/rocket.jpg", method: .get, headers: [.ifNoneMatch: etag]) {
+                response in
                 #expect(response.status == .notModified)
             }
-            for path in ["/files/README.md", "/files/nope.jpg", "/files/..%2F..%2FPackage.swift", "/files/%2Fetc%2Fpasswd", "/files/.hidden.jpg"] {
+            for path in [
+                "/files/README.md", "/files/nope.jpg", "/files/..%2F..%2FPackage.swift", "/files/%2Fetc%2Fpasswd",
+                "/files/.hidden.jpg",
+            ] {
                 try await client.execute(uri: path, method: .get) { response in
                     #expect(response.status == .notFound, "\(path)")
                 }
             }
-            for source in ["/files/../Package.swift", "/files/../../etc/passwd", "/files/README.md", "/files/nope.png"] {
-                let uri = "/image?w=64&url=" + (source.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
+            for source in ["/files/../Package.swift", "/files/../../etc/passwd", "/files/README.md", "/files/nope.png"]
+            {
+                let uri =
+                    "/image?w=64&url=" + (source.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
                 try await client.execute(uri: uri, method: .get) { response in
                     #expect(response.status == .notFound, "\(source)")
                     #expect(response.errorBody?.error == "not_found")
@@ -83,7 +89,9 @@ struct GalleryTests {
                 #expect(response.status == .contentTooLarge)
                 #expect(response.errorBody?.error == "source_too_large")
             }
-            try await client.execute(uri: "/image?w=64&url=%2Ffiles%2Frocket.jpg", method: .get) { #expect($0.status == .contentTooLarge) }
+            try await client.execute(uri: "/image?w=64&url=%2Ffiles%2Frocket.jpg", method: .get) {
+                #expect($0.status == .contentTooLarge)
+            }
         }
     }
 
@@ -94,7 +102,9 @@ struct GalleryTests {
                 #expect(String(buffer: response.body).contains("--gallery-dir"))
             }
             try await client.execute(uri: "/files/rocket.jpg", method: .get) { #expect($0.status == .notFound) }
-            try await client.execute(uri: "/image?w=64&url=%2Ffiles%2Frocket.jpg", method: .get) { #expect($0.status == .notFound) }
+            try await client.execute(uri: "/image?w=64&url=%2Ffiles%2Frocket.jpg", method: .get) {
+                #expect($0.status == .notFound)
+            }
         }
     }
 
@@ -124,10 +134,13 @@ struct GalleryTests {
             }
         }
         let origin = try await TestOrigin.serving(directory: Fixtures.directory)
-        try await withServer(origin: origin, configure: { configuration in
-            configuration.galleryURLs = [origin.url("chelsea.webp"), origin.url("rocket.jpg")]
-            configuration.galleryDirectory = Fixtures.directory
-        }) { client, origin in
+        try await withServer(
+            origin: origin,
+            configure: { configuration in
+                configuration.galleryURLs = [origin.url("chelsea.webp"), origin.url("rocket.jpg")]
+                configuration.galleryDirectory = Fixtures.directory
+            }
+        ) { client, origin in
             let html = try await client.execute(uri: "/", method: .get) { String(buffer: $0.body) }
             let urls = Self.imageURLs(in: html)
             #expect(urls.count == 22)  // 2 configured URLs and 9 fixtures, src and srcset each

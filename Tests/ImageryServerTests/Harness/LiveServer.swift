@@ -1,10 +1,11 @@
 import Hummingbird
 import HummingbirdCore
-@testable import HummingbirdTesting
 import ImageryTestSupport
 import Logging
 import NIOCore
 import ServiceLifecycle
+
+@testable import HummingbirdTesting
 
 /// A live server for tests: `application` served on 127.0.0.1 (a port of its own), a client on one
 /// keep-alive connection to it. HummingbirdTesting's `.live` does the same with a fixed 20 s read
@@ -24,7 +25,10 @@ func runLive<App: ApplicationProtocol, Value: Sendable>(
     return try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask {
             // A server that stops (or never binds) before it listens fails the wait for its port.
-            do { try await services.run() } catch { reporting.port.fail(error); throw error }
+            do { try await services.run() } catch {
+                reporting.port.fail(error)
+                throw error
+            }
             reporting.port.fail(ChannelError.ioOnClosedChannel)
         }
         let port = try await reporting.port.futureResult.get()
@@ -49,11 +53,15 @@ func runLive<App: ApplicationProtocol, Value: Sendable>(
 private struct LiveClient: TestClientProtocol {
     let client: TestClient
 
-    func executeRequest(uri: String, method: HTTPRequest.Method, headers: HTTPFields, body: ByteBuffer?) async throws -> TestResponse {
+    func executeRequest(uri: String, method: HTTPRequest.Method, headers: HTTPFields, body: ByteBuffer?) async throws
+        -> TestResponse
+    {
         var headers = headers
         headers[.connection] = "keep-alive"
-        let response = try await client.execute(TestClient.Request(uri, method: method, authority: "localhost", headers: headers, body: body))
-        return TestResponse(head: response.head, body: response.body ?? ByteBuffer(), trailerHeaders: response.trailerHeaders)
+        let response = try await client.execute(
+            TestClient.Request(uri, method: method, authority: "localhost", headers: headers, body: body))
+        return TestResponse(
+            head: response.head, body: response.body ?? ByteBuffer(), trailerHeaders: response.trailerHeaders)
     }
 
     var port: Int? { client.port }
@@ -79,6 +87,10 @@ private struct PortReportingApplication<Base: ApplicationProtocol>: ApplicationP
 
     func onServerRunning(_ channel: any Channel) async {
         await base.onServerRunning(channel)
-        if let port = channel.localAddress?.port { self.port.succeed(port) } else { self.port.fail(ChannelError.unknownLocalAddress) }
+        if let port = channel.localAddress?.port {
+            self.port.succeed(port)
+        } else {
+            self.port.fail(ChannelError.unknownLocalAddress)
+        }
     }
 }

@@ -67,14 +67,17 @@ func serve(
     configuration.answersHitsOnEventLoop = hitsOnEventLoop
     configure(&configuration)
     do {  // the application (and its cache) is released at the end of this block
-        let application = try await whenDirectoryIsFree(configuration.cacheDirectory) { try buildApplication(configuration: configuration, logger: logger) }
+        let application = try await whenDirectoryIsFree(configuration.cacheDirectory) {
+            try buildApplication(configuration: configuration, logger: logger)
+        }
         switch setup {
         case .live: try await runLive(application) { client in try await body(client) }
         case .router: try await application.test(.router) { client in try await body(client) }
         }
     }
     if let directory = configuration.cacheDirectory {
-        _ = try await whenDirectoryIsFree(directory) { try DiskCache(directory: directory) }  // the run's cache has closed
+        // the run's cache has closed
+        _ = try await whenDirectoryIsFree(directory) { try DiskCache(directory: directory) }
     }
 }
 
@@ -111,7 +114,9 @@ func withOriginAndDirectory(time: TimeSource = .system, _ body: (TestOrigin, URL
 }
 
 /// `GET uri`: status, headers and body.
-func get(_ client: any TestClientProtocol, _ uri: String, headers: HTTPFields = [:]) async throws -> (status: HTTPResponse.Status, headers: HTTPFields, body: Data) {
+func get(_ client: any TestClientProtocol, _ uri: String, headers: HTTPFields = [:]) async throws -> (
+    status: HTTPResponse.Status, headers: HTTPFields, body: Data
+) {
     try await client.execute(uri: uri, method: .get, headers: headers) { ($0.status, $0.headers, $0.data) }
 }
 

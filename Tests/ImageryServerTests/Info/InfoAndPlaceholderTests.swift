@@ -17,7 +17,11 @@ struct InfoAndPlaceholderTests {
     }
 
     static func info(_ client: any TestClientProtocol, _ origin: TestOrigin, _ name: String) async throws -> Info {
-        try await client.execute(uri: "/info?url=" + (origin.url(name).absoluteString.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""), method: .get) { response in
+        try await client.execute(
+            uri: "/info?url="
+                + (origin.url(name).absoluteString.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""),
+            method: .get
+        ) { response in
             #expect(response.status == .ok, "\(name): \(String(buffer: response.body))")
             #expect(response.headers[.contentType] == "application/json; charset=utf-8")
             #expect(response.headers[.eTag] != nil && response.headers[.cacheControl]?.contains("max-age") == true)
@@ -28,8 +32,12 @@ struct InfoAndPlaceholderTests {
     @Test func describesTheFixtures() async throws {
         try await withServer { client, origin in
             let rocket = try await Self.info(client, origin, "rocket.jpg")
-            #expect((rocket.width, rocket.height, rocket.format, rocket.orientation, rocket.frames) == (640, 427, "jpeg", 1, 1))
-            #expect(!rocket.alpha && rocket.colorSpace == "srgb" && rocket.bitsPerChannel == 8 && rocket.bytes == 112_525)
+            #expect(
+                (rocket.width, rocket.height, rocket.format, rocket.orientation, rocket.frames) == (
+                    640, 427, "jpeg", 1, 1
+                ))
+            #expect(
+                !rocket.alpha && rocket.colorSpace == "srgb" && rocket.bitsPerChannel == 8 && rocket.bytes == 112_525)
             #expect(rocket.blurhash.count == 28 && rocket.dominantColor?.count == 7)
             let rotated = try await Self.info(client, origin, "rocket-exif6.jpg")
             #expect((rotated.width, rotated.height, rotated.orientation) == (640, 427, 6))
@@ -46,7 +54,9 @@ struct InfoAndPlaceholderTests {
 
     @Test func placeholdersComeFromTheSameFraming() async throws {
         try await withServer { client, origin in
-            let blurhash = try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=400&h=200&placeholder=blurhash"), method: .get) { response in
+            let blurhash = try await client.execute(
+                uri: imageURI(origin, "rocket.jpg", "w=400&h=200&placeholder=blurhash"), method: .get
+            ) { response in
                 #expect(response.status == .ok)
                 #expect(response.headers[.contentType] == "text/plain; charset=utf-8")
                 #expect(response.headers[.vary] == nil)
@@ -54,13 +64,17 @@ struct InfoAndPlaceholderTests {
             }
             #expect(blurhash.count == 28)
             // Decoded back, it is close to the thumbnail it stands for (mean difference bound: 40 levels).
-            let thumbnail = try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=32&h=16&fit=fill&format=png"), method: .get) {
+            let thumbnail = try await client.execute(
+                uri: imageURI(origin, "rocket.jpg", "w=32&h=16&fit=fill&format=png"), method: .get
+            ) {
                 try VipsImageDecoder().decode($0.data, thumbnail: nil)
             }
             let expanded = try #require(BlurHash.decode(blurhash, width: 32, height: 16))
             #expect(GeneratedImages.meanDifference(expanded, thumbnail) < 40)
 
-            let thumbhash = try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=400&h=200&placeholder=thumbhash"), method: .get) {
+            let thumbhash = try await client.execute(
+                uri: imageURI(origin, "rocket.jpg", "w=400&h=200&placeholder=thumbhash"), method: .get
+            ) {
                 String(buffer: $0.body)
             }
             let bytes = try #require(Data(base64Encoded: thumbhash))
@@ -68,13 +82,17 @@ struct InfoAndPlaceholderTests {
             let preview = try #require(ThumbHash.decode([UInt8](bytes)))
             #expect(preview.width == 32)
 
-            let lqip = try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=400&h=200&placeholder=lqip&format=webp"), method: .get) { response in
+            let lqip = try await client.execute(
+                uri: imageURI(origin, "rocket.jpg", "w=400&h=200&placeholder=lqip&format=webp"), method: .get
+            ) { response in
                 #expect(response.headers[.contentType] == "image/webp")
                 return response.data
             }
             let tiny = try VipsImageDecoder().decode(lqip, thumbnail: nil)
             #expect((tiny.width, tiny.height) == (32, 16) && lqip.count < 1000)
-            try await client.execute(uri: imageURI(origin, "rocket.jpg", "placeholder=blurhash&format=png"), method: .get) { response in
+            try await client.execute(
+                uri: imageURI(origin, "rocket.jpg", "placeholder=blurhash&format=png"), method: .get
+            ) { response in
                 #expect(response.status == .badRequest)
             }
         }

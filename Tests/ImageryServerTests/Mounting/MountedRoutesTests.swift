@@ -14,7 +14,9 @@ import Testing
 struct MountedRoutesTests {
     /// The host's middleware: refuses a request without its token, stamps its header on every answer.
     struct HostAuthentication<Context: RequestContext>: RouterMiddleware {
-        func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response)
+            async throws -> Response
+        {
             guard request.headers[.authorization] == "Bearer host-token" else { return Response(status: .unauthorized) }
             var response = try await next(request, context)
             response.headers[HTTPField.Name("X-Host")!] = "1"
@@ -55,11 +57,15 @@ struct MountedRoutesTests {
                     #expect((image.width, image.height) == (width, height), "\(uri): \(image.width)x\(image.height)")
                 }
                 // The host's middleware applies to Imagery's routes too.
-                #expect(try await get(client, "/media" + imageURI(origin, "rocket.jpg", "w=64")).status == .unauthorized)
+                #expect(
+                    try await get(client, "/media" + imageURI(origin, "rocket.jpg", "w=64")).status == .unauthorized)
                 // Nothing at the root but the host's: Imagery's routes are under the prefix only.
-                #expect(try await get(client, imageURI(origin, "rocket.jpg", "w=64"), headers: Self.token).status == .notFound)
+                #expect(
+                    try await get(client, imageURI(origin, "rocket.jpg", "w=64"), headers: Self.token).status
+                        == .notFound)
                 // Not asked for: /metrics and /health (the standard selection is /image, /info and the syntaxes).
-                let info = try await get(client, "/media/info?url=\(origin.url("rocket.jpg").absoluteString)", headers: Self.token)
+                let info = try await get(
+                    client, "/media/info?url=\(origin.url("rocket.jpg").absoluteString)", headers: Self.token)
                 #expect(info.status == .ok && info.headers[.contentType]?.hasPrefix("application/json") == true)
                 #expect(try await get(client, "/media/health", headers: Self.token).status == .notFound)
             }

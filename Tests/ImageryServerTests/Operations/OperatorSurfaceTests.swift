@@ -1,9 +1,10 @@
 import Foundation
 import Imagery
-@testable import ImageryServer
 import ImageryTestSupport
 import Logging
 import Testing
+
+@testable import ImageryServer
 
 /// What an operator configures and reads: `IMAGERY_*` variables (the real executable), JSON log lines,
 /// and the nginx configuration of a cluster.
@@ -17,10 +18,13 @@ struct OperatorSurfaceTests {
 
     /// Runs `imagery ARGUMENTS` with `environment` added to this process's, until it exits or
     /// `until` says so (then it is sent SIGTERM; waited for under the hang guard).
-    static func imagery(_ arguments: [String], environment: [String: String], until: (@Sendable (String) -> Bool)? = nil) async throws -> Run {
+    static func imagery(
+        _ arguments: [String], environment: [String: String], until: (@Sendable (String) -> Bool)? = nil
+    ) async throws -> Run {
         try await runBlocking {
             let process = try ChildProcess(
-                ServerCrashTests.executable.path, arguments, environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
+                ServerCrashTests.executable.path, arguments,
+                environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
                 output: .pipe, error: .pipe
             )
             let (stdout, stderr) = (process.standardOutput!, process.standardError!)
@@ -35,7 +39,9 @@ struct OperatorSurfaceTests {
             }
             output += stdout.readDataToEndOfFile()
             let errors = stderr.readDataToEndOfFile()
-            return Run(status: process.wait().status, output: String(decoding: output, as: UTF8.self), errors: String(decoding: errors, as: UTF8.self))
+            return Run(
+                status: process.wait().status, output: String(decoding: output, as: UTF8.self),
+                errors: String(decoding: errors, as: UTF8.self))
         }
     }
 
@@ -44,13 +50,18 @@ struct OperatorSurfaceTests {
         // A bad value is reported under its key and the variable that gave it.
         let bad = try await Self.imagery(["serve"], environment: ["IMAGERY_MEMORY_LIMIT": "lots"])
         #expect(bad.status != 0)
-        #expect(bad.errors.contains("limits.memoryLimit (IMAGERY_MEMORY_LIMIT, environment): takes a byte count"), "\(bad.errors)")
+        #expect(
+            bad.errors.contains("limits.memoryLimit (IMAGERY_MEMORY_LIMIT, environment): takes a byte count"),
+            "\(bad.errors)")
         let flag = try await Self.imagery(["serve"], environment: ["IMAGERY_NO_DISK_CACHE": "maybe"])
         #expect(flag.status != 0)
         #expect(flag.errors.contains("IMAGERY_NO_DISK_CACHE must be true or false"), "\(flag.errors)")
         // The command line wins over the environment.
-        let overridden = try await Self.imagery(["serve", "--memory-limit", "lots-too"], environment: ["IMAGERY_MEMORY_LIMIT": "1G"])
-        #expect(overridden.errors.contains("limits.memoryLimit (--memory-limit, command line): takes a byte count"), "\(overridden.errors)")
+        let overridden = try await Self.imagery(
+            ["serve", "--memory-limit", "lots-too"], environment: ["IMAGERY_MEMORY_LIMIT": "1G"])
+        #expect(
+            overridden.errors.contains("limits.memoryLimit (--memory-limit, command line): takes a byte count"),
+            "\(overridden.errors)")
         // A whole server from the environment: port, no disk cache, repeatable hosts, JSON logs; an unknown name is reported.
         // Below the ports other tests' stores take (SeaweedFS: 12 000 to 32 003) and Linux's ephemeral
         // range (32 768 and up), where the suite's own servers listen: 30 000-40 000 met one in CI.
@@ -58,23 +69,30 @@ struct OperatorSurfaceTests {
         let run = try await Self.imagery(
             ["serve"],
             environment: [
-                "IMAGERY_PORT": "\(port)", "IMAGERY_NO_DISK_CACHE": "true", "IMAGERY_ALLOW_HOST": "a.example, *.b.example",
+                "IMAGERY_PORT": "\(port)", "IMAGERY_NO_DISK_CACHE": "true",
+                "IMAGERY_ALLOW_HOST": "a.example, *.b.example",
                 "IMAGERY_LOG_FORMAT": "json", "IMAGERY_MEMORY_LIMT": "1G",
             ],
             until: { $0.contains("\"startup\":\"settings\"") }
         )
         #expect(run.errors.contains("ignoring IMAGERY_MEMORY_LIMT"), "\(run.errors)")
-        let line = try #require(run.output.split(separator: "\n").first { $0.contains("Server started") }, "\(run.output)\(run.errors)")
+        let line = try #require(
+            run.output.split(separator: "\n").first { $0.contains("Server started") }, "\(run.output)\(run.errors)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
         #expect(object["level"] as? String == "info")
         #expect((object["message"] as? String)?.contains("127.0.0.1:\(port)") == true, "\(line)")
         // Then what it derived: its event loops sized before NIO's first use (NIO stops a process that resizes them later).
         let settings = try #require(run.output.split(separator: "\n").first { $0.contains("\"startup\":\"settings\"") })
-        let message = try #require(try JSONSerialization.jsonObject(with: Data(settings.utf8)) as? [String: Any])["message"] as? String
+        let message =
+            try #require(try JSONSerialization.jsonObject(with: Data(settings.utf8)) as? [String: Any])["message"]
+            as? String
         let processors = UsableProcessors.current.count
-        #expect(message?.contains("at once: \(processors) decodes, \(processors) encodes, \(processors) event loops") == true, "\(settings)")
+        #expect(
+            message?.contains("at once: \(processors) decodes, \(processors) encodes, \(processors) event loops")
+                == true, "\(settings)")
         let defaults = ServerConfiguration()
-        let memory = "memory limit \(defaults.memoryLimit >> 20) MiB (in flight \(defaults.inflightMemory >> 20) MiB; "
+        let memory =
+            "memory limit \(defaults.memoryLimit >> 20) MiB (in flight \(defaults.inflightMemory >> 20) MiB; "
             + "admission held back over \(defaults.residentCeiling >> 20) MiB"
         #expect(message?.contains(memory) == true, "\(settings)")
         #expect(message?.contains("at most \(defaults.maximumConnections) connections") == true, "\(settings)")
@@ -97,8 +115,13 @@ struct OperatorSurfaceTests {
                 let line = lines.first ?? ""
                 #expect(line.contains("usable processors: \(UsableProcessors.current);"), "\(line)")
                 #expect(line.contains("at once: \(UsableProcessors.current.count) decodes"), "\(line)")
-                #expect(line.contains("memory limit 4096 MiB (in flight 2048 MiB; admission held back over 4196 MiB"), "\(line)")
-                #expect(line.contains("at most 77 connections, \(ServerConfiguration().maximumConcurrentFetches) origin fetches at once"), "\(line)")
+                #expect(
+                    line.contains("memory limit 4096 MiB (in flight 2048 MiB; admission held back over 4196 MiB"),
+                    "\(line)")
+                #expect(
+                    line.contains(
+                        "at most 77 connections, \(ServerConfiguration().maximumConcurrentFetches) origin fetches at once"
+                    ), "\(line)")
                 let figures = try await metrics(client)
                 #expect(figures["imagery_admission_resident_pressure_total"] == 0)
                 #expect(figures["imagery_admission_resident_pressure_seconds_total"] == 0)
@@ -112,12 +135,16 @@ struct OperatorSurfaceTests {
 
     @Test func jsonLogLinesAreOneObjectEach() throws {
         let pipe = Pipe()
-        var handler = ServerLogHandler(label: "imagery.server", descriptor: pipe.fileHandleForWriting.fileDescriptor, metadataProvider: nil, format: .json)
+        var handler = ServerLogHandler(
+            label: "imagery.server", descriptor: pipe.fileHandleForWriting.fileDescriptor, metadataProvider: nil,
+            format: .json)
         handler.metadata["instance"] = "a"
-        handler.log(event: LogEvent(
-            level: .info, message: "request \"quoted\"\n", metadata: ["status": "200", "ms": "1.5", "path": "/image", "odd": "007", "tab": "a\tb\u{1}"],
-            source: "test", file: #fileID, function: #function, line: #line
-        ))
+        handler.log(
+            event: LogEvent(
+                level: .info, message: "request \"quoted\"\n",
+                metadata: ["status": "200", "ms": "1.5", "path": "/image", "odd": "007", "tab": "a\tb\u{1}"],
+                source: "test", file: #fileID, function: #function, line: #line
+            ))
         try pipe.fileHandleForWriting.close()
         let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(text.hasSuffix("}\n"))
@@ -137,14 +164,16 @@ struct OperatorSurfaceTests {
     @Test func textLogLinesSortMetadataAndLaterSourcesWin() throws {
         let pipe = Pipe()
         let provider = Logger.MetadataProvider { ["trace": "p", "zone": "provided"] }
-        var handler = ServerLogHandler(label: "imagery.server", descriptor: pipe.fileHandleForWriting.fileDescriptor, metadataProvider: provider)
+        var handler = ServerLogHandler(
+            label: "imagery.server", descriptor: pipe.fileHandleForWriting.fileDescriptor, metadataProvider: provider)
         handler.metadata["zone"] = "handler"
         handler.metadata["instance"] = "a"
         handler.metadata["status"] = "0"
-        handler.log(event: LogEvent(
-            level: .info, message: "request", metadata: ["status": "200", "method": "GET", "bytes": "12"],
-            source: "test", file: #fileID, function: #function, line: #line
-        ))
+        handler.log(
+            event: LogEvent(
+                level: .info, message: "request", metadata: ["status": "200", "method": "GET", "bytes": "12"],
+                source: "test", file: #fileID, function: #function, line: #line
+            ))
         try pipe.fileHandleForWriting.close()
         let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         let fields = try #require(text.split(separator: ": ", maxSplits: 1).last)
@@ -158,7 +187,10 @@ struct OperatorSurfaceTests {
         ("/info?url=https://example.com/b.jpg", "$arg_url"),
         ("/unsafe/300x200/smart/example.com/a.jpg", "http://example.com/a.jpg"),  // as the instances key it
         ("/unsafe/fit-in/300x200/filters:quality(80)/https://example.com/a%20b.jpg", "https://example.com/a%20b.jpg"),
-        ("/unsafe/meta/trim/10x10:200x200/-300x-200/left/top/smart/filters:blur(2):format(webp)/example.com/c.png", "http://example.com/c.png"),
+        (
+            "/unsafe/meta/trim/10x10:200x200/-300x-200/left/top/smart/filters:blur(2):format(webp)/example.com/c.png",
+            "http://example.com/c.png"
+        ),
         ("/AbCdEfGhIjKlMnOpQrStUvWxYz0=/300x0/example.com/a.jpg", "http://example.com/a.jpg"),
         ("/unsafe/300x200/localhost:8000/a.jpg", "http://localhost:8000/a.jpg"),  // a port is not a scheme
         ("/unsafe/300x200/https%3A%2F%2Fexample.com/a.jpg", "https%3A%2F%2Fexample.com/a.jpg"),
@@ -170,7 +202,9 @@ struct OperatorSurfaceTests {
         var found = "$request_uri"
         for (_, pattern, value) in NginxClusterConfiguration.sourcePatterns {
             let expression = try NSRegularExpression(pattern: pattern)
-            guard let match = expression.firstMatch(in: uri, range: NSRange(uri.startIndex..., in: uri)) else { continue }
+            guard let match = expression.firstMatch(in: uri, range: NSRange(uri.startIndex..., in: uri)) else {
+                continue
+            }
             if let variable = value.range(of: #"\$imagery[a-z]+"#, options: .regularExpression) {
                 let group = match.range(withName: String(value[variable].dropFirst()))
                 found = value.replacingCharacters(in: variable, with: uri[Range(group, in: uri)!])
@@ -183,17 +217,23 @@ struct OperatorSurfaceTests {
     }
 
     @Test func theGeneratedConfigurationIsOneNginxTakes() async throws {
-        var configuration = NginxClusterConfiguration(instances: ["127.0.0.1:8081", "127.0.0.1:8082"], listen: "127.0.0.1:8080")
+        var configuration = NginxClusterConfiguration(
+            instances: ["127.0.0.1:8081", "127.0.0.1:8082"], listen: "127.0.0.1:8080")
         #expect(configuration.renderServerBlocks().contains("hash $imagery_source consistent;"))
         configuration.balance = .roundRobin
         #expect(!configuration.renderServerBlocks().contains("hash "))
-        guard let nginx = ["/usr/sbin/nginx", "/usr/local/sbin/nginx"].first(where: FileManager.default.isExecutableFile(atPath:)) else { return }
+        guard
+            let nginx = ["/usr/sbin/nginx", "/usr/local/sbin/nginx"].first(
+                where: FileManager.default.isExecutableFile(atPath:))
+        else { return }
         try await withTemporaryDirectory { directory in
             configuration.balance = .consistent
             let file = directory.appendingPathComponent("nginx.conf")
-            try configuration.renderStandalone(directory: directory.path).write(to: file, atomically: true, encoding: .utf8)
+            try configuration.renderStandalone(directory: directory.path).write(
+                to: file, atomically: true, encoding: .utf8)
             let check = try await runBlocking { () -> (Int32, String) in
-                let (status, output) = try ChildProcess.run(nginx, ["-t", "-c", file.path, "-p", directory.path], mergingErrors: true)
+                let (status, output) = try ChildProcess.run(
+                    nginx, ["-t", "-c", file.path, "-p", directory.path], mergingErrors: true)
                 return (status, String(decoding: output, as: UTF8.self))
             }
             #expect(check.0 == 0, "\(check.1)")

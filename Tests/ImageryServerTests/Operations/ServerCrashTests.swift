@@ -47,7 +47,9 @@ struct ServerCrashTests {
             }
             // What a fresh cache answers.
             let expected = Box<[String: Data]>()
-            try await serve(origin: origin, configure: { $0.cacheDirectory = directory.appendingPathComponent("fresh") }) { client in
+            try await serve(
+                origin: origin, configure: { $0.cacheDirectory = directory.appendingPathComponent("fresh") }
+            ) { client in
                 var bodies: [String: Data] = [:]
                 for uri in uris { bodies[uri] = try await get(client, uri).body }
                 expected.value = bodies
@@ -142,7 +144,7 @@ final class ServerProcess: Sendable {
                 seen += String(decoding: chunk, as: UTF8.self)
             }
             guard let line = seen.split(separator: "\n").first(where: { $0.contains("listening on") }),
-                  let port = line.split(separator: ":").last.flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) })
+                let port = line.split(separator: ":").last.flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) })
             else {
                 process.send(SIGTERM)
                 process.wait()

@@ -28,10 +28,12 @@ struct SourceGuardTests {
     @Test func anAllowedHostRedirectingToAPrivateAddressIsRefused() async throws {
         let origin = try await TestOrigin.start { request in
             // 127.0.0.1 is allowed; "localhost" (which resolves to it) is not.
-            TestOrigin.Response(status: 302, headers: [("Location", "http://localhost:\(request.query["port"] ?? "1")/rocket.jpg")])
+            TestOrigin.Response(
+                status: 302, headers: [("Location", "http://localhost:\(request.query["port"] ?? "1")/rocket.jpg")])
         }
         try await withServer(origin: origin) { client, origin in
-            try await client.execute(uri: imageURI(origin, "redirect?port=\(origin.port)", "w=64"), method: .get) { response in
+            try await client.execute(uri: imageURI(origin, "redirect?port=\(origin.port)", "w=64"), method: .get) {
+                response in
                 #expect(response.status == .forbidden)
                 #expect(response.errorBody?.message.contains("localhost") == true)
             }
@@ -41,7 +43,8 @@ struct SourceGuardTests {
 
     @Test func anAllowedNameRedirectingToTheLoopbackAddressIsRefused() async throws {
         let origin = try await TestOrigin.start { request in
-            TestOrigin.Response(status: 302, headers: [("Location", "http://127.0.0.1:\(request.query["port"] ?? "1")/rocket.jpg")])
+            TestOrigin.Response(
+                status: 302, headers: [("Location", "http://127.0.0.1:\(request.query["port"] ?? "1")/rocket.jpg")])
         }
         // "localhost" is allowed into private networks; the literal 127.0.0.1 is not.
         try await withServer(origin: origin, configure: { $0.privateNetworkHosts = ["localhost"] }) { client, origin in
@@ -56,7 +59,8 @@ struct SourceGuardTests {
     }
 
     @Test func theAllowListRefusesOtherHosts() async throws {
-        try await withServer(configure: { $0.allowedHosts = ["images.example.com", "*.cdn.example.org"] }) { client, origin in
+        try await withServer(configure: { $0.allowedHosts = ["images.example.com", "*.cdn.example.org"] }) {
+            client, origin in
             try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=64"), method: .get) { response in
                 #expect(response.status == .forbidden)
                 #expect(response.errorBody?.message.contains("allow-list") == true)
@@ -106,7 +110,10 @@ struct ServerConfigurationFileTests {
     @Test func aFileOverridesTheDefaultsItNames() async throws {
         try await withTemporaryDirectory { directory in
             let file = directory.appendingPathComponent("imagery.json")
-            try Data(#"{"port": 9000, "allowedHosts": ["images.example.com"], "originTimeoutSeconds": 2.5, "signingKey": "k"}"#.utf8).write(to: file)
+            try Data(
+                #"{"port": 9000, "allowedHosts": ["images.example.com"], "originTimeoutSeconds": 2.5, "signingKey": "k"}"#
+                    .utf8
+            ).write(to: file)
             let configuration = try ServerConfiguration(contentsOf: file)
             #expect(configuration.port == 9000)
             #expect(configuration.allowedHosts == ["images.example.com"])
@@ -118,22 +125,33 @@ struct ServerConfigurationFileTests {
     }
 
     @Test(arguments: [
-        (#"{"admissionTimeoutSeconds": 1e300}"#, "limits.admissionTimeoutSeconds (admissionTimeoutSeconds, imagery.json)"),
+        (
+            #"{"admissionTimeoutSeconds": 1e300}"#,
+            "limits.admissionTimeoutSeconds (admissionTimeoutSeconds, imagery.json)"
+        ),
         (#"{"idleTimeoutSeconds": -1}"#, "listener.idleTimeoutSeconds (idleTimeoutSeconds, imagery.json)"),
         (#"{"requestTimeoutSeconds": 0}"#, "limits.requestTimeoutSeconds (requestTimeoutSeconds, imagery.json)"),
         (#"{"port": 70000}"#, "listener.port (port, imagery.json)"),
         (#"{"memoryLimit": 9223372036854775807}"#, "limits.memoryLimit (memoryLimit, imagery.json)"),
-        (#"{"maximumInflightMemory": 600000000}"#, "limits.maximumInflightMemory (maximumInflightMemory, imagery.json)"),
+        (
+            #"{"maximumInflightMemory": 600000000}"#,
+            "limits.maximumInflightMemory (maximumInflightMemory, imagery.json)"
+        ),
         (#"{"maximumHeaderBytes": 0}"#, "listener.maximumHeaderBytes (maximumHeaderBytes, imagery.json)"),
         (#"{"signingKey": ""}"#, "requests.signingKey (signingKey, imagery.json)"),
-        (#"{"maximumConcurrentFetches": 0}"#, "origins.maximumConcurrentFetches (maximumConcurrentFetches, imagery.json)"),
+        (
+            #"{"maximumConcurrentFetches": 0}"#,
+            "origins.maximumConcurrentFetches (maximumConcurrentFetches, imagery.json)"
+        ),
         (#"{"formatQualities": {"bmp": 50}}"#, "rendering.formatQualities (formatQualities, imagery.json): bmp"),
         (#"{"formatQualities": {"avif": 0}}"#, "rendering.formatQualities (formatQualities, imagery.json): avif"),
     ])
     func aValueTheServerCannotRunWithIsRefusedByName(json: String, key: String) throws {
         // Before validation, 1e300 seconds trapped converting to Duration; the rest started a broken server.
         // The message names the key, the name the file gave it, and the file.
-        #expect(throws: ConfigurationFileError.self) { try ServerConfiguration(json: Data(json.utf8), name: "imagery.json") }
+        #expect(throws: ConfigurationFileError.self) {
+            try ServerConfiguration(json: Data(json.utf8), name: "imagery.json")
+        }
         do {
             _ = try ServerConfiguration(json: Data(json.utf8), name: "imagery.json")
         } catch {
@@ -151,7 +169,9 @@ struct ServerConfigurationFileTests {
             } catch {
                 #expect("\(error)".contains("port"))
             }
-            #expect(throws: ConfigurationFileError.self) { try ServerConfiguration(contentsOf: directory.appendingPathComponent("missing.json")) }
+            #expect(throws: ConfigurationFileError.self) {
+                try ServerConfiguration(contentsOf: directory.appendingPathComponent("missing.json"))
+            }
         }
     }
 }

@@ -17,20 +17,24 @@ struct FormatCalibrationTests {
     static let table: [(format: ImageFormat, quality: Int)] = [(.jpeg, 80), (.webp, 81), (.avif, 67), (.jxl, 81)]
 
     @Test func theDefaultsAreTheTable() {
-        #expect(ServerConfiguration().formatQualities == Dictionary(uniqueKeysWithValues: Self.table.map { ($0.format, $0.quality) }))
+        #expect(
+            ServerConfiguration().formatQualities
+                == Dictionary(uniqueKeysWithValues: Self.table.map { ($0.format, $0.quality) }))
     }
 
     /// On the fixtures (photos, a grey image, at 256 px), each format at its default scores within 5 %
     /// of JPEG at its default by SSIMULACRA2, on average (when calibrated: WebP 1.016, AVIF 1.003).
     /// JPEG XL is not measured here: libvips' JPEG XL loader is blocked in this process (untrusted).
     @Test func eachDefaultLooksLikeJPEGs() throws {
-        let decoder = VipsImageDecoder(), encoder = VipsImageEncoder()
+        let decoder = VipsImageDecoder()
+        let encoder = VipsImageEncoder()
         let images = try ["chelsea.png", "rocket.jpg", "camera-gray.jpg", "rocket-portrait.jpg"].map {
             try decoder.decode(Fixtures.data($0), thumbnail: .init(width: 256, height: 256, fit: .inside))
         }
         func meanScore(_ format: ImageFormat, _ quality: Int) throws -> Double {
             try images.map { image in
-                let decoded = try decoder.decode(try encoder.encode(image, as: format, quality: quality), thumbnail: nil)
+                let decoded = try decoder.decode(
+                    try encoder.encode(image, as: format, quality: quality), thumbnail: nil)
                 return try #require(PerceivedDifference.ssimulacra2(image, decoded))
             }.reduce(0, +) / Double(images.count)
         }

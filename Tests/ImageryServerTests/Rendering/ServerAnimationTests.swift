@@ -19,13 +19,17 @@ struct ServerAnimationTests {
     ) async throws {
         try await withTemporaryDirectory { directory in
             let colors: [[UInt8]] = [[255, 0, 0, 255], [0, 255, 0, 255], [0, 0, 255, 255], [255, 255, 0, 255]]
-            let animation = GeneratedImages.animation(width: 120, height: 80, delays: [100, 200, 300, 400], loopCount: 3) { frame, _, _ in
+            let animation = GeneratedImages.animation(
+                width: 120, height: 80, delays: [100, 200, 300, 400], loopCount: 3
+            ) { frame, _, _ in
                 colors[frame]
             }
             var lossless = EncodingOptions(quality: 90)
             lossless.lossless = true
-            try VipsImageEncoder().encode(animation, as: .gif, quality: 90).write(to: directory.appendingPathComponent("anim.gif"))
-            try VipsImageEncoder().encode(animation, as: .webp, options: lossless).write(to: directory.appendingPathComponent("anim.webp"))
+            try VipsImageEncoder().encode(animation, as: .gif, quality: 90).write(
+                to: directory.appendingPathComponent("anim.gif"))
+            try VipsImageEncoder().encode(animation, as: .webp, options: lossless).write(
+                to: directory.appendingPathComponent("anim.webp"))
             try Fixtures.data("no-time-for-that.gif").write(to: directory.appendingPathComponent("tiny.gif"))
             let origin = try await TestOrigin.serving(directory: directory)
             try await withServer(origin: origin, configure: configure, body)
@@ -36,20 +40,23 @@ struct ServerAnimationTests {
         try VipsImageDecoder(rejectsCorruptData: true).decode(body, recipe: ImageRecipe())
     }
 
-    @Test(arguments: [
-        // source, query, content type, frames, size
-        ("anim.gif", "w=60", "image/gif", 4, 60, 40),
-        ("anim.gif", "w=60&format=gif", "image/gif", 4, 60, 40),
-        ("anim.gif", "w=60&format=webp", "image/webp", 4, 60, 40),
-        ("anim.webp", "w=60", "image/webp", 4, 60, 40),
-        ("anim.webp", "w=60&h=60&format=gif&pad=5&bg=ffffff", "image/gif", 4, 70, 70),
-        ("anim.gif", "w=60&format=png", "image/png", 1, 60, 40),
-        ("anim.gif", "w=60&format=jpeg", "image/jpeg", 1, 60, 40),
-        ("anim.gif", "w=60&frame=2", "image/png", 1, 60, 40),
-        ("anim.gif", "w=60&frame=2&format=gif", "image/gif", 1, 60, 40),
-        ("tiny.gif", "w=28&enlarge=1", "image/gif", 24, 28, 50),
-    ] as [(String, String, String, Int, Int, Int)])
-    func keepsTheFramesWhereTheOutputCanAnimate(source: String, query: String, type: String, frames: Int, width: Int, height: Int) async throws {
+    @Test(
+        arguments: [
+            // source, query, content type, frames, size
+            ("anim.gif", "w=60", "image/gif", 4, 60, 40),
+            ("anim.gif", "w=60&format=gif", "image/gif", 4, 60, 40),
+            ("anim.gif", "w=60&format=webp", "image/webp", 4, 60, 40),
+            ("anim.webp", "w=60", "image/webp", 4, 60, 40),
+            ("anim.webp", "w=60&h=60&format=gif&pad=5&bg=ffffff", "image/gif", 4, 70, 70),
+            ("anim.gif", "w=60&format=png", "image/png", 1, 60, 40),
+            ("anim.gif", "w=60&format=jpeg", "image/jpeg", 1, 60, 40),
+            ("anim.gif", "w=60&frame=2", "image/png", 1, 60, 40),
+            ("anim.gif", "w=60&frame=2&format=gif", "image/gif", 1, 60, 40),
+            ("tiny.gif", "w=28&enlarge=1", "image/gif", 24, 28, 50),
+        ] as [(String, String, String, Int, Int, Int)])
+    func keepsTheFramesWhereTheOutputCanAnimate(
+        source: String, query: String, type: String, frames: Int, width: Int, height: Int
+    ) async throws {
         try await Self.withAnimatedOrigin { client, origin in
             let (status, headers, body) = try await get(client, imageURI(origin, source, query))
             #expect(status == .ok, "\(query): \(String(decoding: body, as: UTF8.self))")
@@ -57,7 +64,9 @@ struct ServerAnimationTests {
             let image = try Self.decode(body)
             #expect(image.frameCount == frames, "\(source)?\(query)")
             #expect((image.width, image.height) == (width, height), "\(source)?\(query)")
-            if frames == 4 { #expect(image.animation == Image.Animation(frameDelays: [100, 200, 300, 400], loopCount: 3)) }
+            if frames == 4 {
+                #expect(image.animation == Image.Animation(frameDelays: [100, 200, 300, 400], loopCount: 3))
+            }
             if query.contains("frame=2") {
                 let pixel = GeneratedImages.pixel(image, 30, 20)
                 #expect(pixel[2] > 200 && pixel[0] < 40, "frame 2 is blue: \(pixel)")
@@ -93,7 +102,8 @@ struct ServerAnimationTests {
             #expect(try Self.decode(one.body).frameCount == 1)
             // A still output needs one frame only: within the budget; so does /info.
             #expect(try await get(client, imageURI(origin, "anim.gif", "w=60&format=png")).status == .ok)
-            let source = origin.url("anim.gif").absoluteString.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+            let source =
+                origin.url("anim.gif").absoluteString.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
             #expect(try await get(client, "/info?url=\(source)").status == .ok)
         }
     }
@@ -114,7 +124,8 @@ struct ServerAnimationTests {
     /// `/info` counts the frames; a placeholder is made from the first.
     @Test func infoAndPlaceholdersOfAnAnimation() async throws {
         try await Self.withAnimatedOrigin { client, origin in
-            let source = origin.url("anim.gif").absoluteString.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+            let source =
+                origin.url("anim.gif").absoluteString.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
             let info = try await get(client, "/info?url=\(source)")
             #expect(info.status == .ok)
             let fields = try JSONSerialization.jsonObject(with: info.body) as? [String: Any]

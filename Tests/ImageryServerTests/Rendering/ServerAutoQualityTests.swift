@@ -3,10 +3,11 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Imagery
-@testable import ImageryServer
 import ImageryTestSupport
 import ImageryVips
 import Testing
+
+@testable import ImageryServer
 
 /// Qualities chosen per image through the server: `q=auto`, imgproxy's `autoquality`, a configured
 /// default; the chosen quality sent and kept with the stored response.
@@ -29,7 +30,9 @@ struct ServerAutoQualityTests {
                 let quality = try #require(first.headers[Self.quality].flatMap { Int($0) })
                 #expect((70...80).contains(quality))
                 let again = try await get(client, uri)
-                #expect(again.headers[.eTag] == first.headers[.eTag] && again.headers[Self.quality] == first.headers[Self.quality])
+                #expect(
+                    again.headers[.eTag] == first.headers[.eTag]
+                        && again.headers[Self.quality] == first.headers[Self.quality])
                 let fixed = try await get(client, imageURI(origin, "rocket.jpg", "w=256&format=jpeg&q=80"))
                 #expect(fixed.headers[Self.quality] == nil)
                 #expect(fixed.body.count >= first.body.count)
@@ -48,7 +51,9 @@ struct ServerAutoQualityTests {
     @Test func imgproxysOption() async throws {
         try await withServer(configure: { $0.autoQuality.isDefault = true }) { client, origin in
             func get(_ options: String) async throws -> (status: HTTPResponse.Status, quality: Int?, body: Data) {
-                let response = try await ImageryServerTests.get(client, "/insecure/rs:fit:256:256/\(options)/\(ServerImgproxyTests.plain(origin, "rocket.jpg"))@jpg")
+                let response = try await ImageryServerTests.get(
+                    client, "/insecure/rs:fit:256:256/\(options)/\(ServerImgproxyTests.plain(origin, "rocket.jpg"))@jpg"
+                )
                 return (response.status, response.headers[Self.quality].flatMap { Int($0) }, response.body)
             }
             let wide = try await get("aq:ssimulacra2:60:30:90")
@@ -67,7 +72,8 @@ struct ServerAutoQualityTests {
             let none = try await get("aq:none")
             #expect(none.status == .ok && none.quality == nil)
             for refused in ["aq:dssim:0.02:70:80:0.001", "aq:ml", "aq:best"] {
-                let response = try await ImageryServerTests.get(client, "/insecure/\(refused)/\(ServerImgproxyTests.plain(origin, "rocket.jpg"))")
+                let response = try await ImageryServerTests.get(
+                    client, "/insecure/\(refused)/\(ServerImgproxyTests.plain(origin, "rocket.jpg"))")
                 #expect(response.status == .badRequest, "\(refused)")
                 #expect(String(decoding: response.body, as: UTF8.self).contains("aq"), "\(refused)")
             }
@@ -77,7 +83,10 @@ struct ServerAutoQualityTests {
     /// A configured default applies to thumbor's URLs without `quality()`; the filter fixes the quality.
     /// (A request that names a quality gets it, in every syntax.)
     @Test func configuredDefaultForThumborURLs() async throws {
-        try await withServer(configure: { $0.autoQuality.isDefault = true; $0.autoQuality.minimum = 50 }) { client, origin in
+        try await withServer(configure: {
+            $0.autoQuality.isDefault = true
+            $0.autoQuality.minimum = 50
+        }) { client, origin in
             let source = ServerThumborTests.source(origin, "rocket.jpg")
             let automatic = try await get(client, "/unsafe/256x0/\(source)")
             #expect((50...80).contains(try #require(automatic.headers[Self.quality].flatMap { Int($0) })))
@@ -98,13 +107,19 @@ struct ServerAutoQualityTests {
     /// `IMGPROXY_AUTOQUALITY_*` with imgproxy's names and syntax; DSSIM and ML refused at start.
     @Test func imgproxyVariables() throws {
         var configuration = ServerConfiguration()
-        let report = try ImgproxyEnvironment.apply([
-            "IMGPROXY_AUTOQUALITY_METHOD": "ssimulacra2", "IMGPROXY_AUTOQUALITY_TARGET": "75", "IMGPROXY_AUTOQUALITY_MIN": "60",
-            "IMGPROXY_AUTOQUALITY_MAX": "85", "IMGPROXY_AUTOQUALITY_FORMAT_MIN": "avif=40", "IMGPROXY_AUTOQUALITY_FORMAT_MAX": "avif=50,webp=70",
-            "IMGPROXY_AUTOQUALITY_ALLOWED_ERROR": "1.5", "IMGPROXY_AUTOQUALITY_MAX_RESOLUTION": "2", "IMGPROXY_AUTOQUALITY_JPEG_NET": "/x.pb",
-        ], to: &configuration)
+        let report = try ImgproxyEnvironment.apply(
+            [
+                "IMGPROXY_AUTOQUALITY_METHOD": "ssimulacra2", "IMGPROXY_AUTOQUALITY_TARGET": "75",
+                "IMGPROXY_AUTOQUALITY_MIN": "60",
+                "IMGPROXY_AUTOQUALITY_MAX": "85", "IMGPROXY_AUTOQUALITY_FORMAT_MIN": "avif=40",
+                "IMGPROXY_AUTOQUALITY_FORMAT_MAX": "avif=50,webp=70",
+                "IMGPROXY_AUTOQUALITY_ALLOWED_ERROR": "1.5", "IMGPROXY_AUTOQUALITY_MAX_RESOLUTION": "2",
+                "IMGPROXY_AUTOQUALITY_JPEG_NET": "/x.pb",
+            ], to: &configuration)
         let settings = configuration.autoQuality
-        #expect(settings.isDefault && settings.target == .ssimulacra2(75) && settings.minimum == 60 && settings.maximum == 85)
+        #expect(
+            settings.isDefault && settings.target == .ssimulacra2(75) && settings.minimum == 60
+                && settings.maximum == 85)
         #expect(settings.formatMinimums == [.avif: 40] && settings.formatMaximums == [.avif: 50, .webp: 70])
         #expect(settings.tolerance == 1.5 && settings.maximumPixels == 2_000_000)
         #expect(report.unsupported == ["IMGPROXY_AUTOQUALITY_JPEG_NET"])
@@ -113,11 +128,17 @@ struct ServerAutoQualityTests {
         #expect(settings.autoQuality(.fixed, for: .jpeg) == nil)
 
         var sized = ServerConfiguration()
-        _ = try ImgproxyEnvironment.apply(["IMGPROXY_AUTOQUALITY_METHOD": "size", "IMGPROXY_AUTOQUALITY_TARGET": "10240"], to: &sized)
+        _ = try ImgproxyEnvironment.apply(
+            ["IMGPROXY_AUTOQUALITY_METHOD": "size", "IMGPROXY_AUTOQUALITY_TARGET": "10240"], to: &sized)
         #expect(sized.autoQuality.target == .bytes(10240))
-        for environment in [["IMGPROXY_AUTOQUALITY_METHOD": "dssim"], ["IMGPROXY_AUTOQUALITY_METHOD": "size"], ["IMGPROXY_AUTOQUALITY_TARGET": "120"]] {
+        for environment in [
+            ["IMGPROXY_AUTOQUALITY_METHOD": "dssim"], ["IMGPROXY_AUTOQUALITY_METHOD": "size"],
+            ["IMGPROXY_AUTOQUALITY_TARGET": "120"],
+        ] {
             var refused = ServerConfiguration()
-            #expect(throws: ConfigurationFileError.self, "\(environment)") { try ImgproxyEnvironment.apply(environment, to: &refused) }
+            #expect(throws: ConfigurationFileError.self, "\(environment)") {
+                try ImgproxyEnvironment.apply(environment, to: &refused)
+            }
         }
     }
 }

@@ -19,7 +19,9 @@ struct ServerCorpusTests {
             var refused: [String] = []
             for name in files {
                 try await client.execute(uri: imageURI(origin, name, "w=256"), method: .get) { response in
-                    if response.status != .ok { refused.append("\(name): \(response.status.code) \(String(buffer: response.body))") }
+                    if response.status != .ok {
+                        refused.append("\(name): \(response.status.code) \(String(buffer: response.body))")
+                    }
                 }
             }
             #expect(refused.isEmpty, "\(refused)")
@@ -45,7 +47,9 @@ struct ServerHostileSourceTests {
             let before = Self.residentBytes()
             var statuses: [String: Int] = [:]
             for name in files {
-                let status = try await client.execute(uri: imageURI(origin, name, "w=128&h=128"), method: .get) { $0.status.code }
+                let status = try await client.execute(uri: imageURI(origin, name, "w=128&h=128"), method: .get) {
+                    $0.status.code
+                }
                 statuses[name] = status
                 #expect([200, 413, 415, 422].contains(status), "\(name): \(status)")
             }
@@ -55,7 +59,10 @@ struct ServerHostileSourceTests {
             #expect(statuses["bomb-header-65500x65500.jpg"] == 413)
             #expect(statuses["text-named.jpg"] == 415)
             #expect(statuses["png-named.jpg"] == 200)
-            for name in ["truncated-half.jpg", "truncated-half.png", "truncated-header.jpg", "corrupt-dht.jpg", "corrupt-scan.jpg", "bad-crc.png"] {
+            for name in [
+                "truncated-half.jpg", "truncated-half.png", "truncated-header.jpg", "corrupt-dht.jpg",
+                "corrupt-scan.jpg", "bad-crc.png",
+            ] {
                 #expect(statuses[name] == 422, "\(name)")
             }
             // Decoding any bomb would take 1.25 to 40 GB. Resident memory is the whole process's, and

@@ -12,11 +12,15 @@ import Testing
 @Suite("Disk faults through the server")
 struct DiskFaultServerTests {
     /// Sources of 240 KB (a fixture under 12 names) on an origin, and a 2 MB filesystem for the cache.
-    static func withSourcesAndSmallDisk(_ body: @escaping @Sendable (TestOrigin, SmallFilesystem, [String]) async throws -> Void) async throws {
+    static func withSourcesAndSmallDisk(
+        _ body: @escaping @Sendable (TestOrigin, SmallFilesystem, [String]) async throws -> Void
+    ) async throws {
         try await withTemporaryDirectory { sources in
             let names = (0..<12).map { "copy-\($0).png" }
             for name in names {
-                try FileManager.default.copyItem(at: Fixtures.directory.appendingPathComponent("chelsea.png"), to: sources.appendingPathComponent(name))
+                try FileManager.default.copyItem(
+                    at: Fixtures.directory.appendingPathComponent("chelsea.png"),
+                    to: sources.appendingPathComponent(name))
             }
             let origin = try await TestOrigin.serving(directory: sources)
             do {
@@ -37,9 +41,12 @@ struct DiskFaultServerTests {
         try await Self.withSourcesAndSmallDisk { origin, filesystem, names in
             let directory = filesystem.mountPoint.appendingPathComponent("cache")
             let log = CapturedLog()
-            try await serve(origin: origin, logger: log.logger, configure: { $0.cacheDirectory = directory }) { client in
+            try await serve(origin: origin, logger: log.logger, configure: { $0.cacheDirectory = directory }) {
+                client in
                 for name in names {
-                    for width in [64, 96] { #expect(try await get(client, imageURI(origin, name, "w=\(width)&format=jpeg")).status == .ok) }
+                    for width in [64, 96] {
+                        #expect(try await get(client, imageURI(origin, name, "w=\(width)&format=jpeg")).status == .ok)
+                    }
                 }
                 let figures = try await metrics(client)
                 #expect((figures["imagery_disk_cache_limit_bytes"] ?? .infinity) < Double(2 << 20))
@@ -69,7 +76,10 @@ struct DiskFaultServerTests {
         try await Self.withSourcesAndSmallDisk { origin, filesystem, names in
             let directory = filesystem.mountPoint.appendingPathComponent("cache")
             let log = CapturedLog()
-            try await serve(origin: origin, logger: log.logger, configure: { ($0.cacheDirectory, $0.diskLimit) = (directory, 1 << 20) }) { client in
+            try await serve(
+                origin: origin, logger: log.logger,
+                configure: { ($0.cacheDirectory, $0.diskLimit) = (directory, 1 << 20) }
+            ) { client in
                 #expect(try await get(client, imageURI(origin, names[0], "w=64")).status == .ok)
                 filesystem.fill()
                 #expect(try await get(client, imageURI(origin, names[1], "w=64")).status == .ok)
@@ -87,7 +97,9 @@ struct DiskFaultServerTests {
                 #expect(log.lines(withMetadata: "disk_recovered", "no_space").count == 1)
                 let before = try await metrics(client)["imagery_disk_cache_entries"] ?? 0
                 #expect(try await get(client, imageURI(origin, names[3], "w=64")).status == .ok)
-                try await waitUntil("it stores again") { (try await metrics(client)["imagery_disk_cache_entries"] ?? 0) > before }
+                try await waitUntil("it stores again") {
+                    (try await metrics(client)["imagery_disk_cache_entries"] ?? 0) > before
+                }
             }
         }
     }
@@ -102,7 +114,8 @@ struct DiskFaultServerTests {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             try filesystem.setReadOnly(true)
             let log = CapturedLog()
-            try await serve(origin: origin, logger: log.logger, configure: { $0.cacheDirectory = directory }) { client in
+            try await serve(origin: origin, logger: log.logger, configure: { $0.cacheDirectory = directory }) {
+                client in
                 #expect(try await get(client, imageURI(origin, names[0], "w=64")).status == .ok)
                 var figures = try await metrics(client)
                 #expect(figures["imagery_disk_cache_writable"] == 0)
@@ -117,8 +130,12 @@ struct DiskFaultServerTests {
                     #expect(try await get(client, imageURI(origin, names[0], "w=\(64 + width.value)")).status == .ok)
                     return try await metrics(client)["imagery_disk_cache_writable"] == 1
                 }
-                for name in names[1...2] { #expect(try await get(client, imageURI(origin, name, "w=64")).status == .ok) }
-                try await waitUntil("what it answers is stored again") { (try await metrics(client)["imagery_disk_cache_entries"] ?? 0) >= 2 }
+                for name in names[1...2] {
+                    #expect(try await get(client, imageURI(origin, name, "w=64")).status == .ok)
+                }
+                try await waitUntil("what it answers is stored again") {
+                    (try await metrics(client)["imagery_disk_cache_entries"] ?? 0) >= 2
+                }
                 figures = try await metrics(client)
                 #expect(figures["imagery_disk_cache_writable"] == 1)
                 #expect(log.lines(withMetadata: "disk_recovered", "read_only").count == 1)
@@ -131,12 +148,17 @@ struct DiskFaultServerTests {
     @Test func aRemovedDirectoryIsSaidAndCreatedAgain() async throws {
         try await Self.withFixturesAndDirectory { origin, directory in
             let log = CapturedLog()
-            try await serve(origin: origin, logger: log.logger, configure: { $0.cacheDirectory = directory }) { client in
-                for width in [40, 50, 60] { #expect(try await get(client, imageURI(origin, "rocket.jpg", "w=\(width)")).status == .ok) }
+            try await serve(origin: origin, logger: log.logger, configure: { $0.cacheDirectory = directory }) {
+                client in
+                for width in [40, 50, 60] {
+                    #expect(try await get(client, imageURI(origin, "rocket.jpg", "w=\(width)")).status == .ok)
+                }
                 let remove = try Process.run(URL(fileURLWithPath: "/bin/rm"), arguments: ["-rf", directory.path])
                 remove.waitUntilExit()
                 #expect(!FileManager.default.fileExists(atPath: directory.path))
-                for width in [70, 80] { #expect(try await get(client, imageURI(origin, "rocket.jpg", "w=\(width)")).status == .ok) }
+                for width in [70, 80] {
+                    #expect(try await get(client, imageURI(origin, "rocket.jpg", "w=\(width)")).status == .ok)
+                }
                 // The next write finds the directory gone, and creates it again (on the disk's writer thread).
                 let index = directory.appendingPathComponent("index.sqlite").path
                 try await waitUntil("the directory is created again") {
@@ -162,7 +184,8 @@ struct DiskFaultServerTests {
             let index = directory.appendingPathComponent("index.sqlite")
             try Data("not an index".utf8).write(to: index)
             let log = CapturedLog()
-            try await serve(origin: origin, logger: log.logger, configure: { $0.cacheDirectory = directory }) { client in
+            try await serve(origin: origin, logger: log.logger, configure: { $0.cacheDirectory = directory }) {
+                client in
                 let status = try await get(client, imageURI(origin, "rocket.jpg", "w=64")).status
                 #expect(status == .ok)
             }
@@ -171,10 +194,13 @@ struct DiskFaultServerTests {
         }
     }
 
-    static func withFixturesAndDirectory(_ body: @escaping @Sendable (TestOrigin, URL) async throws -> Void) async throws {
+    static func withFixturesAndDirectory(_ body: @escaping @Sendable (TestOrigin, URL) async throws -> Void)
+        async throws
+    {
         let origin = try await TestOrigin.serving(directory: Fixtures.directory)
         do {
-            try await withTemporaryDirectory { parent in try await body(origin, parent.appendingPathComponent("cache")) }
+            try await withTemporaryDirectory { parent in try await body(origin, parent.appendingPathComponent("cache"))
+            }
         } catch {
             try? await origin.shutdown()
             throw error

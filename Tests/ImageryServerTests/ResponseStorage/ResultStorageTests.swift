@@ -2,9 +2,10 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Imagery
-@testable import ImageryServer
 import ImageryTestSupport
 import Testing
+
+@testable import ImageryServer
 
 /// Result storage: a response's bytes are stored as first sent and answered as they are,
 /// after a restart too, with no decode and no origin request.
@@ -133,7 +134,9 @@ struct ResultStorageTests {
     @Test func withinStaleWhileRevalidateTheStaleResponseIsAnsweredAtOnceAndRevalidatedBehind() async throws {
         let time = stillTime()
         try await withOriginAndDirectory(time: time.source) { origin, directory in
-            let uri = imageURI(origin, "rocket.jpg?cc=max-age%3D1%2C%20stale-while-revalidate%3D60&etag=v1&cc304=max-age%3D600", "w=100")
+            let uri = imageURI(
+                origin, "rocket.jpg?cc=max-age%3D1%2C%20stale-while-revalidate%3D60&etag=v1&cc304=max-age%3D600",
+                "w=100")
             let configure = { (configuration: inout ServerConfiguration) in
                 (configuration.cacheDirectory, configuration.time) = (directory, time.source)
             }
@@ -174,7 +177,8 @@ struct ResultStorageTests {
         configuration.privateNetworkHosts = ["127.0.0.1"]
         configuration.originTimeout = hangGuard  // as `serve` sets it
         let service = try ImageService(configuration: configuration)
-        let parameters = try ImageParameters(query: ["url": origin.url("rocket.jpg").absoluteString, "w": "100"], maximumSide: 1000)
+        let parameters = try ImageParameters(
+            query: ["url": origin.url("rocket.jpg").absoluteString, "w": "100"], maximumSide: 1000)
         let first = RequestText("url=a&w=100", accept: "*/*")
         guard case .missing(let missing) = await service.lookUp(parameters, accept: "*/*", text: first) else {
             Issue.record("nothing was stored yet")
@@ -194,14 +198,15 @@ struct ResultStorageTests {
         try await origin.shutdown()
     }
 
-    @Test(arguments: [
-        ("cc=max-age%3D60", "public", 60, nil),
-        ("cc=private%2C%20max-age%3D600", "private", 600, nil),
-        ("cc=max-age%3D600&age=100", "public", 500, 100),
-        ("cc=max-age%3D9999999", "public", 86_400, nil),
-        ("lm=864000", "public", 86_400, nil),  // heuristic: a tenth of ten days since Last-Modified
-        ("etag=a", "public", 3600, nil),  // nothing useful: the operator's floor
-    ] as [(String, String, Int, Int?)])
+    @Test(
+        arguments: [
+            ("cc=max-age%3D60", "public", 60, nil),
+            ("cc=private%2C%20max-age%3D600", "private", 600, nil),
+            ("cc=max-age%3D600&age=100", "public", 500, 100),
+            ("cc=max-age%3D9999999", "public", 86_400, nil),
+            ("lm=864000", "public", 86_400, nil),  // heuristic: a tenth of ten days since Last-Modified
+            ("etag=a", "public", 3600, nil),  // nothing useful: the operator's floor
+        ] as [(String, String, Int, Int?)])
     /// `remaining`: the freshness a client or CDN downstream is given (`max-age` less `Age`). Time
     /// stands still (the server's and the origin's), so the fetch's own time adds nothing to the age.
     func cacheControlFollowsTheSource(query: String, visibility: String, remaining: Int, age: Int?) async throws {
@@ -234,7 +239,9 @@ extension ResultStorageTests {
                 #expect(try await get(client, uri, headers: [.ifModifiedSince: modified]).status == .notModified)
                 let earlier = HTTPDate.format(HTTPDate.parse(modified)!.addingTimeInterval(-60))
                 #expect(try await get(client, uri, headers: [.ifModifiedSince: earlier]).status == .ok)
-                #expect(try await get(client, uri, headers: [.ifModifiedSince: modified, .ifNoneMatch: "\"other\""]).status == .ok)
+                #expect(
+                    try await get(client, uri, headers: [.ifModifiedSince: modified, .ifNoneMatch: "\"other\""]).status
+                        == .ok)
             }
         }
     }
@@ -245,4 +252,3 @@ final class Box<Value: Sendable>: @unchecked Sendable {
     // @unchecked: set inside one closure run, read after it returned.
     var value: Value?
 }
-

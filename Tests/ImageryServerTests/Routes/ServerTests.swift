@@ -36,7 +36,8 @@ struct ServerTests {
             try await client.execute(uri: imageURI(origin, "rocket.jpg", query), method: .get) { response in
                 #expect(response.status == .ok)
                 let image = try VipsImageDecoder().decode(response.data, thumbnail: nil)
-                #expect(abs(image.width - width) <= 1 && abs(image.height - height) <= 1, "\(image.width)x\(image.height)")
+                #expect(
+                    abs(image.width - width) <= 1 && abs(image.height - height) <= 1, "\(image.width)x\(image.height)")
             }
         }
     }
@@ -63,7 +64,9 @@ struct ServerTests {
                     #expect(response.body.readableBytes == 0)
                 }
             }
-            for (path, allowed) in [("/image?url=x", "GET, HEAD"), ("/health", "GET, HEAD"), ("/files/a.jpg", "GET, HEAD")] {
+            for (path, allowed) in [
+                ("/image?url=x", "GET, HEAD"), ("/health", "GET, HEAD"), ("/files/a.jpg", "GET, HEAD"),
+            ] {
                 try await client.execute(uri: path, method: .delete) { response in
                     #expect(response.status == .methodNotAllowed, "DELETE \(path)")
                     #expect(response.headers[.allow] == allowed)
@@ -81,14 +84,19 @@ struct ServerTests {
     @Test func aWeightOfZeroRefusesAFormatAndACommaBeforeACombiningMarkStillSeparatesETags() async throws {
         try await withServer { client, origin in
             let uri = imageURI(origin, "rocket.jpg", "w=64")
-            try await client.execute(uri: uri, method: .get, headers: [.accept: "image/webp;q=0, image/avif;q=0, */*"]) { response in
+            try await client.execute(uri: uri, method: .get, headers: [.accept: "image/webp;q=0, image/avif;q=0, */*"])
+            { response in
                 #expect(response.headers[.contentType] == "image/jpeg")
             }
             try await client.execute(uri: uri, method: .get, headers: [.accept: "IMAGE/WEBP; Q=0.5"]) { response in
                 #expect(response.headers[.contentType] == "image/webp")
             }
-            let tag = try #require(try await client.execute(uri: uri, method: .get, headers: [.accept: "image/webp"]) { $0.headers[.eTag] })
-            try await client.execute(uri: uri, method: .get, headers: [.accept: "image/webp", .ifNoneMatch: "\(tag),\u{353}\"x\""]) { response in
+            let tag = try #require(
+                try await client.execute(uri: uri, method: .get, headers: [.accept: "image/webp"]) { $0.headers[.eTag] }
+            )
+            try await client.execute(
+                uri: uri, method: .get, headers: [.accept: "image/webp", .ifNoneMatch: "\(tag),\u{353}\"x\""]
+            ) { response in
                 #expect(response.status == .notModified)
             }
         }
@@ -113,17 +121,27 @@ struct ServerTests {
     @Test func theFormatIsNegotiatedFromAcceptUnlessAsked() async throws {
         try await withServer { client, origin in
             // AVIF first (the fewest bytes at the same perceived quality), then WebP, then JPEG XL.
-            for (accept, format) in [("image/avif,image/webp,*/*", ImageFormat.avif), ("image/webp,image/jxl", .webp), ("image/jxl,*/*", .jxl)] {
-                try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=64"), method: .get, headers: [.accept: accept]) { response in
+            for (accept, format) in [
+                ("image/avif,image/webp,*/*", ImageFormat.avif), ("image/webp,image/jxl", .webp),
+                ("image/jxl,*/*", .jxl),
+            ] {
+                try await client.execute(
+                    uri: imageURI(origin, "rocket.jpg", "w=64"), method: .get, headers: [.accept: accept]
+                ) { response in
                     #expect(response.headers[.contentType] == format.mimeType, "\(accept)")
                     #expect(response.headers[.vary] == "Accept")
                     #expect(ImageFormat(sniffing: response.data) == format, "\(accept)")
                 }
             }
-            try await client.execute(uri: imageURI(origin, "chelsea.gif", "w=64"), method: .get, headers: [.accept: "image/*"]) { response in
+            try await client.execute(
+                uri: imageURI(origin, "chelsea.gif", "w=64"), method: .get, headers: [.accept: "image/*"]
+            ) { response in
                 #expect(response.headers[.contentType] == "image/png")
             }
-            try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=64&format=png&q=50"), method: .get, headers: [.accept: "image/webp"]) { response in
+            try await client.execute(
+                uri: imageURI(origin, "rocket.jpg", "w=64&format=png&q=50"), method: .get,
+                headers: [.accept: "image/webp"]
+            ) { response in
                 #expect(response.headers[.contentType] == "image/png")
                 #expect(response.headers[.vary] == nil)
                 #expect(ImageFormat(sniffing: response.data) == .png)
@@ -132,23 +150,26 @@ struct ServerTests {
     }
 
     @Test(arguments: [
-        ("", "url is required"), ("url=ftp%3A%2F%2Fexample.com%2Fa.jpg", "http or https"), ("url=not%20a%20url", "http or https"),
+        ("", "url is required"), ("url=ftp%3A%2F%2Fexample.com%2Fa.jpg", "http or https"),
+        ("url=not%20a%20url", "http or https"),
         ("W", "w must be"), ("w=0", "w must be"), ("w=99999", "w must be"), ("h=abc", "h must be"),
         ("fit=squash", "fit must be"), ("format=svg", "format must be"), ("q=0", "q must be"), ("q=101", "q must be"),
     ])
     func badParametersAre400WithAMessage(query: String, message: String) async throws {
         try await withServer { client, origin in
-            let uri: String = switch query {
-            case "": "/image"
-            case "W": imageURI(origin, "rocket.jpg", "w=-5")
-            case let query where query.hasPrefix("url="): "/image?" + query
-            default: imageURI(origin, "rocket.jpg", query)
-            }
+            let uri: String =
+                switch query {
+                case "": "/image"
+                case "W": imageURI(origin, "rocket.jpg", "w=-5")
+                case let query where query.hasPrefix("url="): "/image?" + query
+                default: imageURI(origin, "rocket.jpg", query)
+                }
             try await client.execute(uri: uri, method: .get) { response in
                 #expect(response.status == .badRequest)
                 #expect(response.headers[.contentType] == "application/json; charset=utf-8")
                 #expect(response.errorBody?.error == "bad_parameter")
-                #expect(response.errorBody?.message.contains(message) == true, "\(String(describing: response.errorBody))")
+                #expect(
+                    response.errorBody?.message.contains(message) == true, "\(String(describing: response.errorBody))")
             }
         }
     }
@@ -176,13 +197,15 @@ struct ServerTests {
     }
 
     @Test func outOfMemoryIsA503WithRetryAfterNotACorruptSource() {
-        let error = ServerError.from(ImageDecodingError.outOfMemory(reason: "vips__malloc: out of memory --- size == 2048MB"))
+        let error = ServerError.from(
+            ImageDecodingError.outOfMemory(reason: "vips__malloc: out of memory --- size == 2048MB"))
         #expect(error.status == .serviceUnavailable)
         #expect(error.retryAfter == 5)
         let response = error.response()
         #expect(response.headers[.retryAfter] == "5")
         #expect(!error.message.contains("vips"))  // no internals
-        #expect(ServerError.from(ImageDecodingError.corrupt(format: .jpeg, reason: "x")).status == .unprocessableContent)
+        #expect(
+            ServerError.from(ImageDecodingError.corrupt(format: .jpeg, reason: "x")).status == .unprocessableContent)
     }
 
     @Test func badImagesGet415Or422Or413AndNoInternals() async throws {
@@ -200,7 +223,9 @@ struct ServerTests {
                 try await client.execute(uri: imageURI(origin, name, "w=64&h=64"), method: .get) { response in
                     #expect(response.status == status, "\(name)")
                     let text = String(buffer: response.body)
-                    #expect(!text.contains("/work") && !text.contains("Sources/") && !text.contains("libvips"), "\(name): \(text)")
+                    #expect(
+                        !text.contains("/work") && !text.contains("Sources/") && !text.contains("libvips"),
+                        "\(name): \(text)")
                 }
             }
         }
@@ -230,7 +255,9 @@ struct ServerTests {
         try await withTemporaryDirectory { directory in
             try await withServer(.live, configure: { $0.cacheDirectory = directory }) { client, origin in
                 for _ in 0..<2 {
-                    try await client.execute(uri: imageURI(origin, "chelsea.png", "w=100&h=100&fit=cover"), method: .get) { response in
+                    try await client.execute(
+                        uri: imageURI(origin, "chelsea.png", "w=100&h=100&fit=cover"), method: .get
+                    ) { response in
                         #expect(response.status == .ok)
                         #expect(response.headers[.contentType] == "image/png")
                     }
@@ -255,7 +282,9 @@ struct ServerMetricsTests {
     @Test func metricsCountRequestsByStatusInPrometheusFormat() async throws {
         try await withTemporaryDirectory { directory in
             try await withServer(configure: { $0.cacheDirectory = directory }) { client, origin in
-                try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=32"), method: .get) { #expect($0.status == .ok) }
+                try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=32"), method: .get) {
+                    #expect($0.status == .ok)
+                }
                 try await client.execute(uri: "/image", method: .get) { #expect($0.status == .badRequest) }
                 try await client.execute(uri: "/metrics", method: .get) { response in
                     #expect(response.status == .ok)
@@ -277,19 +306,29 @@ struct ServerMetricsTests {
             try await withServer(configure: { $0.cacheDirectory = directory }) { client, origin in
                 var sent = 0
                 // 1: nothing cached: every tier misses, one fetch, one decode.
-                try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=32"), method: .get) { sent += $0.data.count }
+                try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=32"), method: .get) {
+                    sent += $0.data.count
+                }
                 // 2: the same response again, from the response cache.
-                try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=32"), method: .get) { sent += $0.data.count }
+                try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=32"), method: .get) {
+                    sent += $0.data.count
+                }
                 // 3: a new size the kept base (rocket.jpg at 1/8) has pixels for: resized from it.
-                try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=48"), method: .get) { sent += $0.data.count }
+                try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=48"), method: .get) {
+                    sent += $0.data.count
+                }
                 // 4: a size the base is too small for: the original is in memory, one more decode.
-                try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=400"), method: .get) { sent += $0.data.count }
+                try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=400"), method: .get) {
+                    sent += $0.data.count
+                }
                 // 5: not an image: fetched, then the decode fails.
                 try await client.execute(uri: imageURI(origin, "README.md", "w=48"), method: .get) {
                     #expect($0.status == .unsupportedMediaType)
                     sent += $0.data.count  // error bodies count as bytes sent too
                 }
-                let metrics = try await client.execute(uri: "/metrics", method: .get) { Metric.parse(String(buffer: $0.body)) }
+                let metrics = try await client.execute(uri: "/metrics", method: .get) {
+                    Metric.parse(String(buffer: $0.body))
+                }
                 let lookups = { (tier: String, result: String) in
                     metrics[#"imagery_cache_lookups_total{tier="\#(tier)",result="\#(result)"}"#] ?? 0
                 }
@@ -321,77 +360,11 @@ enum Metric {
     static func parse(_ text: String) -> [String: Double] {
         var values: [String: Double] = [:]
         for line in text.split(separator: "\n") where !line.hasPrefix("#") {
-            guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else { continue }
+            guard let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else {
+                continue
+            }
             values[String(line[..<space])] = value
         }
         return values
-    }
-}
-
-@Suite("Server log handler")
-struct ServerLogHandlerTests {
-    @Test func writesOneWholeLinePerEventWithSortedMetadata() throws {
-        var descriptors: [Int32] = [0, 0]
-        #expect(pipe(&descriptors) == 0)
-        defer { close(descriptors[0]) }
-        var logger = Logger(label: "imagery.test") { _ in
-            ServerLogHandler.standardOutput(label: "imagery.test", metadataProvider: nil).writing(to: descriptors[1])
-        }
-        logger[metadataKey: "hb.request.id"] = "7"
-        logger.info("request", metadata: ["status": "200", "method": "GET"])
-        logger.debug("not at the default level")
-        close(descriptors[1])
-        let output = try #require(String(data: FileHandle(fileDescriptor: descriptors[0]).readDataToEndOfFile(), encoding: .utf8))
-        let lines = output.split(separator: "\n")
-        #expect(lines.count == 1)
-        #expect(lines.first?.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ info imagery\.test: request hb\.request\.id=7 method=GET status=200/) != nil, "\(output)")
-    }
-
-    /// A request's line written straight from its fields is the line swift-log's event makes, in both formats.
-    @Test func aRequestLineIsTheEventsLine() throws {
-        for format in ServerLogHandler.Format.allCases {
-            for requestID in ["8857e393a5080a68", "12345", nil] as [String?] {
-                var descriptors: [Int32] = [0, 0]
-                #expect(pipe(&descriptors) == 0)
-                defer { close(descriptors[0]) }
-                var handler = ServerLogHandler.standardOutput(label: "imagery.test", metadataProvider: nil, format: format).writing(to: descriptors[1])
-                var metadata: Logger.Metadata = [
-                    "method": "HEAD", "path": "/a \"b\"\u{1}", "status": "304", "ms": "12.5", "bytes": "0",
-                ]
-                if let requestID { metadata["hb.request.id"] = .string(requestID) } else { handler.metadata["hb.request.id"] = "99" }
-                let line = ServerLogHandler.RequestLine(
-                    bytes: "0", requestID: requestID, method: "HEAD", milliseconds: "12.5", path: "/a \"b\"\u{1}", status: "304"
-                )
-                for _ in 0..<2 {  // the second pair if the first straddled a second
-                    Logger(label: "imagery.test") { _ in handler }.info("request", metadata: metadata)
-                    #expect(handler.logRequest(line))
-                }
-                close(descriptors[1])
-                let output = try #require(String(data: FileHandle(fileDescriptor: descriptors[0]).readDataToEndOfFile(), encoding: .utf8))
-                let lines = output.split(separator: "\n")
-                try #require(lines.count == 4)
-                #expect(lines[0] == lines[1] || lines[2] == lines[3], "\(output)")
-            }
-        }
-        var handler = ServerLogHandler.standardOutput(label: "imagery.test", metadataProvider: nil)
-        handler.metadata["other"] = "1"
-        #expect(!handler.logRequest(.init(bytes: "0", requestID: nil, method: "GET", milliseconds: "0.1", path: "/", status: "200")))
-    }
-
-    @Test func anEventsMetadataReplacesTheLoggersAndThenTheProvidersForTheSameKey() throws {
-        var descriptors: [Int32] = [0, 0]
-        #expect(pipe(&descriptors) == 0)
-        defer { close(descriptors[0]) }
-        let provider = Logger.MetadataProvider { ["b": "provided", "c": "provided"] }
-        var logger = Logger(label: "imagery.test") { _ in
-            ServerLogHandler.standardOutput(label: "imagery.test", metadataProvider: provider).writing(to: descriptors[1])
-        }
-        logger[metadataKey: "a"] = "logger"
-        logger[metadataKey: "b"] = "logger"
-        logger[metadataKey: "d"] = "logger"
-        logger.info("event", metadata: ["c": "event", "d": "event", "e": "event"])
-        close(descriptors[1])
-        let output = try #require(String(data: FileHandle(fileDescriptor: descriptors[0]).readDataToEndOfFile(), encoding: .utf8))
-        #expect(output.hasSuffix(" event a=logger b=provided c=event d=event e=event\n"), "\(output)")
     }
 }

@@ -3,12 +3,15 @@ import Hummingbird
 import HummingbirdTesting
 import Imagery
 import ImageryS3
-@testable import ImageryServer
 import ImageryTestSupport
 import Testing
 
+@testable import ImageryServer
+
 /// The tier every instance shares (a real S3 store: SeaweedFS on 127.0.0.1), and `s3://` sources.
-@Suite("Shared S3 tier and S3 sources", .enabled(if: SeaweedFS.isAvailable, "needs weed (scripts/install-dependencies installs it)"))
+@Suite(
+    "Shared S3 tier and S3 sources",
+    .enabled(if: SeaweedFS.isAvailable, "needs weed (scripts/install-dependencies installs it)"))
 struct SharedTierTests {
     /// The run's bucket (one for every test: a store makes room for each new bucket on its first
     /// write), a credentials file for it, and a client. Each test keeps to keys and prefixes of its own.
@@ -17,14 +20,17 @@ struct SharedTierTests {
         let credentials = S3Credentials(accessKeyID: store.accessKeyID, secretAccessKey: store.secretAccessKey)
         // The test's own client waits as long as the hang guard (the store runs niced with the tests).
         var configuration = S3Client.Configuration(endpoint: store.endpoint, credentials: credentials)
-        (configuration.timeout, configuration.writeTimeout, configuration.connectTimeout) = (hangGuard, hangGuard, hangGuard)
+        (configuration.timeout, configuration.writeTimeout, configuration.connectTimeout) = (
+            hangGuard, hangGuard, hangGuard
+        )
         let client = try S3Client(configuration: configuration)
         let bucket = "imagery-tests"
         do {
             try await client.createBucket(bucket)
             try await withTemporaryDirectory { directory in
                 let file = directory.appendingPathComponent("credentials")
-                try "[default]\naws_access_key_id = \(store.accessKeyID)\naws_secret_access_key = \(store.secretAccessKey)\n"
+                try
+                    "[default]\naws_access_key_id = \(store.accessKeyID)\naws_secret_access_key = \(store.secretAccessKey)\n"
                     .write(to: file, atomically: true, encoding: .utf8)
                 try await body(store, bucket, file, client)
             }
@@ -38,7 +44,8 @@ struct SharedTierTests {
     /// Waits until the server's shared store has stored `count` objects (its writes run in the background).
     static func waitForSharedWrites(_ client: any TestClientProtocol, count: Double) async throws {
         try await waitUntil("the shared store has stored \(count) objects") {
-            (try await metrics(client)[#"imagery_shared_store_requests_total{operation="put",outcome="stored"}"#] ?? 0) >= count
+            (try await metrics(client)[#"imagery_shared_store_requests_total{operation="put",outcome="stored"}"#] ?? 0)
+                >= count
         }
     }
 
@@ -48,7 +55,9 @@ struct SharedTierTests {
             try await withOriginAndDirectory { origin, directory in
                 let configure = { (instance: String) in
                     { (configuration: inout ServerConfiguration) in
-                        configuration.useSharedTier(store.endpoint, bucket: bucket, credentials: credentials, cache: directory.appendingPathComponent(instance))
+                        configuration.useSharedTier(
+                            store.endpoint, bucket: bucket, credentials: credentials,
+                            cache: directory.appendingPathComponent(instance))
                         configuration.s3Prefix = prefix
                     }
                 }
@@ -93,7 +102,9 @@ struct SharedTierTests {
                 let prefix = "no-store-\(UUID().uuidString)/"
                 let configure = { (instance: String) in
                     { (configuration: inout ServerConfiguration) in
-                        configuration.useSharedTier(store.endpoint, bucket: bucket, credentials: credentials, cache: directory.appendingPathComponent(instance))
+                        configuration.useSharedTier(
+                            store.endpoint, bucket: bucket, credentials: credentials,
+                            cache: directory.appendingPathComponent(instance))
                         configuration.s3Prefix = prefix
                     }
                 }
@@ -101,7 +112,8 @@ struct SharedTierTests {
                     #expect(try await get(client, imageURI(origin, "rocket.jpg?cc=no-store", "w=90")).status == .ok)
                     #expect(try await get(client, imageURI(origin, "rocket.jpg?cc=max-age%3D60", "w=91")).status == .ok)
                     try await Self.waitForSharedWrites(client, count: 2)
-                    let stored = try await metrics(client)[#"imagery_shared_store_requests_total{operation="put",outcome="stored"}"#]
+                    let stored = try await metrics(client)[
+                        #"imagery_shared_store_requests_total{operation="put",outcome="stored"}"#]
                     #expect(stored == 2, "the max-age source's original and response; nothing of the no-store one")
                 }
                 // The first instance has stopped, its shared writes done: a second one finds nothing of the
@@ -120,25 +132,39 @@ struct SharedTierTests {
     @Test func aStoreThatIsDownDegradesToTheOrigin() async throws {
         try await withTemporaryDirectory { directory in
             let credentials = directory.appendingPathComponent("credentials")
-            try "[default]\naws_access_key_id = a\naws_secret_access_key = b\n".write(to: credentials, atomically: true, encoding: .utf8)
+            try "[default]\naws_access_key_id = a\naws_secret_access_key = b\n".write(
+                to: credentials, atomically: true, encoding: .utf8)
             let log = CapturedLog()
             try await withOriginAndDirectory { origin, cache in
-                try await serve(origin: origin, logger: log.logger, configure: {
-                    // Nothing listens on port 9 (discard): every connection is refused.
-                    $0.useSharedTier(URL(string: "http://127.0.0.1:9")!, bucket: "shared", credentials: credentials, cache: cache)
-                    // What is tested is the fall back to the origin, not admission: a machine loaded by the
-                    // rest of the suite must not turn the refused connects' waits into a 503.
-                    $0.admissionTimeout = .seconds(60)
-                }) { client in
+                try await serve(
+                    origin: origin, logger: log.logger,
+                    configure: {
+                        // Nothing listens on port 9 (discard): every connection is refused.
+                        $0.useSharedTier(
+                            URL(string: "http://127.0.0.1:9")!, bucket: "shared", credentials: credentials, cache: cache
+                        )
+                        // What is tested is the fall back to the origin, not admission: a machine loaded by the
+                        // rest of the suite must not turn the refused connects' waits into a 503.
+                        $0.admissionTimeout = .seconds(60)
+                    }
+                ) { client in
                     for width in 100..<106 {
-                        let response = try await get(client, imageURI(origin, "rocket.jpg?cc=max-age%3D600", "w=\(width)"))
-                        #expect(response.status == .ok, "w=\(width): \(String(decoding: response.body, as: UTF8.self).prefix(200))")
+                        let response = try await get(
+                            client, imageURI(origin, "rocket.jpg?cc=max-age%3D600", "w=\(width)"))
+                        #expect(
+                            response.status == .ok,
+                            "w=\(width): \(String(decoding: response.body, as: UTF8.self).prefix(200))")
                     }
                     let counters = try await metrics(client)
-                    #expect((counters[#"imagery_shared_store_requests_total{operation="get",outcome="failed"}"#] ?? 0) >= 1)
-                    #expect((counters[#"imagery_shared_store_requests_total{operation="get",outcome="skipped"}"#] ?? 0) >= 1, "paused after failures in a row")
+                    #expect(
+                        (counters[#"imagery_shared_store_requests_total{operation="get",outcome="failed"}"#] ?? 0) >= 1)
+                    #expect(
+                        (counters[#"imagery_shared_store_requests_total{operation="get",outcome="skipped"}"#] ?? 0)
+                            >= 1, "paused after failures in a row")
                     let check = try await log.waitForLines(withMetadata: "shared_store", "check_failed")
-                    #expect(check.count == 1 && check.first?.contains("bucket shared at http://127.0.0.1:9") == true, "\(check)")
+                    #expect(
+                        check.count == 1 && check.first?.contains("bucket shared at http://127.0.0.1:9") == true,
+                        "\(check)")
                     #expect(log.lines(withMetadata: "shared_store", "paused").count == 1)
                 }
                 #expect(origin.requestCount == 1, "the original on local disk served the other sizes")
@@ -152,20 +178,27 @@ struct SharedTierTests {
         try await Self.withBucket { store, bucket, _, _ in
             try await withTemporaryDirectory { directory in
                 let credentials = directory.appendingPathComponent("credentials")
-                try "[default]\naws_access_key_id = \(store.accessKeyID)\naws_secret_access_key = wrong\n".write(to: credentials, atomically: true, encoding: .utf8)
+                try "[default]\naws_access_key_id = \(store.accessKeyID)\naws_secret_access_key = wrong\n".write(
+                    to: credentials, atomically: true, encoding: .utf8)
                 let log = CapturedLog()
                 try await withOriginAndDirectory { origin, cache in
-                    try await serve(origin: origin, logger: log.logger, configure: {
-                        $0.useSharedTier(store.endpoint, bucket: bucket, credentials: credentials, cache: cache)
-                        $0.admissionTimeout = .seconds(60)
-                    }) { client in
+                    try await serve(
+                        origin: origin, logger: log.logger,
+                        configure: {
+                            $0.useSharedTier(store.endpoint, bucket: bucket, credentials: credentials, cache: cache)
+                            $0.admissionTimeout = .seconds(60)
+                        }
+                    ) { client in
                         let check = try await log.waitForLines(withMetadata: "shared_store", "check_failed")
                         #expect(check.count == 1, "\(check)")
                         let line = check.first ?? ""
                         #expect(line.contains("403") && line.contains("SignatureDoesNotMatch"), "\(line)")
-                        #expect(line.contains("bucket \(bucket)") && line.contains(store.endpoint.absoluteString), "\(line)")
+                        #expect(
+                            line.contains("bucket \(bucket)") && line.contains(store.endpoint.absoluteString), "\(line)"
+                        )
                         for width in 100..<110 {
-                            let response = try await get(client, imageURI(origin, "rocket.jpg?cc=max-age%3D600", "w=\(width)"))
+                            let response = try await get(
+                                client, imageURI(origin, "rocket.jpg?cc=max-age%3D600", "w=\(width)"))
                             #expect(response.status == .ok)
                         }
                         let paused = log.lines(withMetadata: "shared_store", "paused")
@@ -184,14 +217,19 @@ struct SharedTierTests {
             let bucket = "imagery-missing-\(UInt32.random(in: 0...UInt32.max))"
             let log = CapturedLog()
             try await withOriginAndDirectory { origin, cache in
-                try await serve(origin: origin, logger: log.logger, configure: {
-                    $0.useSharedTier(store.endpoint, bucket: bucket, credentials: credentials, cache: cache)
-                    $0.admissionTimeout = .seconds(60)
-                }) { client in
+                try await serve(
+                    origin: origin, logger: log.logger,
+                    configure: {
+                        $0.useSharedTier(store.endpoint, bucket: bucket, credentials: credentials, cache: cache)
+                        $0.admissionTimeout = .seconds(60)
+                    }
+                ) { client in
                     let check = try await log.waitForLines(withMetadata: "shared_store", "check_failed")
                     #expect(check.first?.contains("NoSuchBucket") == true, "\(check)")
                     for width in 100..<104 {
-                        #expect(try await get(client, imageURI(origin, "rocket.jpg?cc=max-age%3D600", "w=\(width)")).status == .ok)
+                        #expect(
+                            try await get(client, imageURI(origin, "rocket.jpg?cc=max-age%3D600", "w=\(width)")).status
+                                == .ok)
                     }
                     #expect(log.lines(withMetadata: "shared_store", "paused").count == 1)
                     try await s3.createBucket(bucket)
@@ -200,7 +238,8 @@ struct SharedTierTests {
                     let width = Counter()
                     try await waitUntil("the tier answers again", every: .milliseconds(200)) {
                         width.increment()
-                        let response = try await get(client, imageURI(origin, "rocket.jpg?cc=max-age%3D600", "w=\(120 + width.value)"))
+                        let response = try await get(
+                            client, imageURI(origin, "rocket.jpg?cc=max-age%3D600", "w=\(120 + width.value)"))
                         #expect(response.status == .ok)
                         return !log.lines(withMetadata: "shared_store", "recovered").isEmpty
                     }
@@ -213,7 +252,8 @@ struct SharedTierTests {
 
     @Test func aDamagedSharedObjectIsAMissAndIsDeleted() async throws {
         try await Self.withBucket { store, bucket, _, client in
-            let shared = SharedStore(client: client, bucket: bucket, prefix: "damaged-\(UUID().uuidString)/", observer: nil)
+            let shared = SharedStore(
+                client: client, bucket: bucket, prefix: "damaged-\(UUID().uuidString)/", observer: nil)
             let data = try Fixtures.data("chelsea.webp")
             shared.store(data, for: "original:x", metadata: CacheMetadata(contentType: "image/webp"))
             await shared.waitUntilIdle()
@@ -225,7 +265,9 @@ struct SharedTierTests {
             damaged[damaged.count / 2] ^= 0xFF
             try await client.put(bucket: bucket, key: name, data: damaged, metadata: head.metadata)
             #expect(await shared.checkedEntry(for: "original:x") == nil)
-            try await waitUntil("the damaged object is deleted (in the background)") { try await client.head(bucket: bucket, key: name) == nil }
+            try await waitUntil("the damaged object is deleted (in the background)") {
+                try await client.head(bucket: bucket, key: name) == nil
+            }
         }
     }
 
@@ -234,13 +276,16 @@ struct SharedTierTests {
     @Test func concurrentWritesAndReadsKeepTheCountsRight() async throws {
         try await Self.withBucket { _, bucket, _, client in
             let shared = SharedStore(
-                client: client, bucket: bucket, prefix: "stress-\(UUID().uuidString)/", maximumPendingBytes: 256 << 10, observer: nil
+                client: client, bucket: bucket, prefix: "stress-\(UUID().uuidString)/", maximumPendingBytes: 256 << 10,
+                observer: nil
             )
             let data = try Fixtures.data("chelsea.webp")  // ~20 KB: about 12 fit in the bound at once
             await withTaskGroup(of: Void.self) { group in
                 for index in 0..<200 {
                     group.addTask {
-                        shared.store(data + Data([UInt8(index % 256)]), for: "k\(index % 50)", metadata: CacheMetadata(contentType: "image/webp"))
+                        shared.store(
+                            data + Data([UInt8(index % 256)]), for: "k\(index % 50)",
+                            metadata: CacheMetadata(contentType: "image/webp"))
                         _ = await shared.checkedEntry(for: "k\((index + 25) % 50)")
                     }
                 }
@@ -251,7 +296,8 @@ struct SharedTierTests {
             for index in 0..<50 {
                 guard let entry = await shared.checkedEntry(for: "k\(index)")?.entry else { continue }
                 found += 1
-                #expect(entry.data.count == data.count + 1 && entry.data.prefix(data.count) == data, "whole, never torn")
+                #expect(
+                    entry.data.count == data.count + 1 && entry.data.prefix(data.count) == data, "whole, never torn")
             }
             #expect(found > 0)
         }
@@ -260,7 +306,8 @@ struct SharedTierTests {
     @Test func s3SourcesFromListedBucketsOnly() async throws {
         try await Self.withBucket { store, bucket, credentials, client in
             let key = "sources-\(UUID().uuidString)/chelsea.png"
-            try await client.put(bucket: bucket, key: key, data: try Fixtures.data("chelsea.png"), contentType: "image/png")
+            try await client.put(
+                bucket: bucket, key: key, data: try Fixtures.data("chelsea.png"), contentType: "image/png")
             try await withServer(configure: {
                 ($0.s3Endpoint, $0.s3CredentialsFile, $0.s3SourceBuckets) = (store.endpoint, credentials, [bucket])
             }) { client, _ in
@@ -293,15 +340,19 @@ struct SharedStorePauseTests {
                 : TestOrigin.Response(status: 404, body: Data("<Error><Code>NoSuchKey</Code></Error>".utf8))
         }
         var configuration = S3Client.Configuration(
-            endpoint: URL(string: "http://127.0.0.1:\(origin.port)")!, credentials: S3Credentials(accessKeyID: "a", secretAccessKey: "b")
+            endpoint: URL(string: "http://127.0.0.1:\(origin.port)")!,
+            credentials: S3Credentials(accessKeyID: "a", secretAccessKey: "b")
         )
         configuration.maximumAttempts = 1
-        (configuration.timeout, configuration.writeTimeout, configuration.connectTimeout) = (hangGuard, hangGuard, hangGuard)
+        (configuration.timeout, configuration.writeTimeout, configuration.connectTimeout) = (
+            hangGuard, hangGuard, hangGuard
+        )
         let client = try S3Client(configuration: configuration)
         let time = ManualTime()
         let log = CapturedLog()
         let store = SharedStore(
-            client: client, bucket: "shared", prefix: "pause/", observer: nil, logger: log.logger, pause: .seconds(5), time: time.source
+            client: client, bucket: "shared", prefix: "pause/", observer: nil, logger: log.logger, pause: .seconds(5),
+            time: time.source
         )
         let paused = { log.lines(withMetadata: "shared_store", "paused").count }
         #expect(await store.checkedEntry(for: "a") == nil)

@@ -7,7 +7,9 @@ import Testing
 struct HTTPCachePolicyTests {
     let t0 = Date(timeIntervalSince1970: 1_700_000_000)
 
-    func stored(_ headers: [String: String], requestHeaders: [String: String] = [:], delay: TimeInterval = 0) -> CacheMetadata {
+    func stored(_ headers: [String: String], requestHeaders: [String: String] = [:], delay: TimeInterval = 0)
+        -> CacheMetadata
+    {
         var headers = headers
         if headers["Date"] == nil { headers["Date"] = HTTPDate.format(t0) }
         let info = HTTPResponseInfo(
@@ -41,7 +43,8 @@ struct HTTPCachePolicyTests {
 
     @Test func aDateWithNonASCIIBytesIsNotADate() {
         // Foundation's DateFormatter trapped on this one (the fuzzer's find): it never reaches it now.
-        let hostile = "Tue, 15 \u{591}\u{FFFD}\u{FFFD}\u{FFFD}\u{FFFD}\u{FFFD}\u{FFFD}\u{FFFD}\u{FFFD}\u{FFFD}#\u{FFFD}\u{FFFD}r\u{FFFD}"
+        let hostile =
+            "Tue, 15 \u{591}\u{FFFD}\u{FFFD}\u{FFFD}\u{FFFD}\u{FFFD}\u{FFFD}\u{FFFD}\u{FFFD}\u{FFFD}#\u{FFFD}\u{FFFD}r\u{FFFD}"
         #expect(HTTPDate.parse(hostile) == nil)
         #expect(HTTPDate.parse("Sun Nov  6 08:49:37 1994") == Date(timeIntervalSince1970: 784_111_777))
         #expect(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT") == Date(timeIntervalSince1970: 784_111_777))
@@ -58,29 +61,43 @@ struct HTTPCachePolicyTests {
         let cases: [[String: String]] = [
             ["Cache-Control": "max-age=600"], ["Cache-Control": "private, max-age=60", "Age": "20"],
             ["Cache-Control": "no-store"], ["Cache-Control": "no-cache", "ETag": "\"a\""], ["Pragma": "no-cache"],
-            ["Expires": HTTPDate.format(t0.addingTimeInterval(90))], ["Expires": "0"], ["Vary": "*", "Cache-Control": "max-age=5"],
+            ["Expires": HTTPDate.format(t0.addingTimeInterval(90))], ["Expires": "0"],
+            ["Vary": "*", "Cache-Control": "max-age=5"],
             ["Last-Modified": HTTPDate.format(t0.addingTimeInterval(-86_400))], [:],
-            ["Cache-Control": "max-age=60, stale-while-revalidate=30", "Date": HTTPDate.format(t0.addingTimeInterval(-10))],
+            [
+                "Cache-Control": "max-age=60, stale-while-revalidate=30",
+                "Date": HTTPDate.format(t0.addingTimeInterval(-10)),
+            ],
         ]
-        for policy in [HTTPCachePolicy(), HTTPCachePolicy(minimumHeuristicLifetime: 300), HTTPCachePolicy(mode: .aggressive(ttl: 50))] {
+        for policy in [
+            HTTPCachePolicy(), HTTPCachePolicy(minimumHeuristicLifetime: 300),
+            HTTPCachePolicy(mode: .aggressive(ttl: 50)),
+        ] {
             for headers in cases {
                 for metadata in [stored(headers), stored(headers, delay: 3)] {
                     let assessment = policy.assess(metadata)
                     #expect(assessment.freshUntil == policy.freshUntil(metadata), "\(headers)")
                     #expect(assessment.isStorable == policy.isStorable(metadata), "\(headers)")
-                    #expect(assessment.directives == HTTPCachePolicy.cacheControl(metadata.http?.headers["cache-control"]), "\(headers)")
-                    let age = policy.mode == .http ? metadata.http.map { policy.currentAge($0, now: $0.responseTime) } : nil
+                    #expect(
+                        assessment.directives == HTTPCachePolicy.cacheControl(metadata.http?.headers["cache-control"]),
+                        "\(headers)")
+                    let age =
+                        policy.mode == .http ? metadata.http.map { policy.currentAge($0, now: $0.responseTime) } : nil
                     #expect(assessment.initialAge == age, "\(headers)")
                 }
             }
             let local = policy.assess(CacheMetadata(storedAt: t0))
-            #expect(local.freshUntil == policy.freshUntil(CacheMetadata(storedAt: t0)) && local.isStorable && local.initialAge == nil)
+            #expect(
+                local.freshUntil == policy.freshUntil(CacheMetadata(storedAt: t0)) && local.isStorable
+                    && local.initialAge == nil)
         }
     }
 
     @Test func maxAgeDecidesFreshnessAndWinsOverExpires() {
         let policy = HTTPCachePolicy()
-        let metadata = stored(["Cache-Control": "public, max-age=100", "Expires": HTTPDate.format(t0.addingTimeInterval(10))])
+        let metadata = stored([
+            "Cache-Control": "public, max-age=100", "Expires": HTTPDate.format(t0.addingTimeInterval(10)),
+        ])
         #expect(policy.evaluate(metadata, now: t0.addingTimeInterval(99)) == .fresh)
         #expect(policy.evaluate(metadata, now: t0.addingTimeInterval(101)) == .stale(conditionalHeaders: [:]))
     }
@@ -88,7 +105,10 @@ struct HTTPCachePolicyTests {
     @Test func expiresIsMeasuredFromDateAndAnInvalidExpiresIsAlreadyStale() {
         let policy = HTTPCachePolicy()
         // The origin's clock is an hour behind: Expires - Date still gives 60 s.
-        let skewed = stored(["Date": HTTPDate.format(t0.addingTimeInterval(-3600)), "Expires": HTTPDate.format(t0.addingTimeInterval(-3540))])
+        let skewed = stored([
+            "Date": HTTPDate.format(t0.addingTimeInterval(-3600)),
+            "Expires": HTTPDate.format(t0.addingTimeInterval(-3540)),
+        ])
         #expect(policy.freshnessLifetime(skewed.http!) == 60)
         #expect(policy.evaluate(stored(["Expires": "0"]), now: t0) == .stale(conditionalHeaders: [:]))
     }
@@ -112,11 +132,18 @@ struct HTTPCachePolicyTests {
 
     @Test func revalidationSendsTheValidatorsItHas() {
         let policy = HTTPCachePolicy()
-        let metadata = stored(["Cache-Control": "no-cache", "ETag": "\"abc\"", "Last-Modified": "Tue, 14 Nov 2023 22:13:20 GMT"])
-        #expect(policy.evaluate(metadata, now: t0) == .stale(conditionalHeaders: [
-            "If-None-Match": "\"abc\"", "If-Modified-Since": "Tue, 14 Nov 2023 22:13:20 GMT",
-        ]))
-        #expect(policy.evaluate(stored(["Pragma": "no-cache", "Expires": HTTPDate.format(t0.addingTimeInterval(60))]), now: t0) != .fresh)
+        let metadata = stored([
+            "Cache-Control": "no-cache", "ETag": "\"abc\"", "Last-Modified": "Tue, 14 Nov 2023 22:13:20 GMT",
+        ])
+        #expect(
+            policy.evaluate(metadata, now: t0)
+                == .stale(conditionalHeaders: [
+                    "If-None-Match": "\"abc\"", "If-Modified-Since": "Tue, 14 Nov 2023 22:13:20 GMT",
+                ]))
+        #expect(
+            policy.evaluate(
+                stored(["Pragma": "no-cache", "Expires": HTTPDate.format(t0.addingTimeInterval(60))]), now: t0)
+                != .fresh)
     }
 
     @Test func noStoreAndVaryStarAreNotStorable() {
@@ -129,10 +156,14 @@ struct HTTPCachePolicyTests {
 
     @Test func varyMatchesOnlyTheSameRequestHeaderValues() {
         let policy = HTTPCachePolicy()
-        let metadata = stored(["Cache-Control": "max-age=60", "Vary": "Accept, Accept-Language"], requestHeaders: ["Accept": "image/webp"])
+        let metadata = stored(
+            ["Cache-Control": "max-age=60", "Vary": "Accept, Accept-Language"], requestHeaders: ["Accept": "image/webp"]
+        )
         #expect(policy.evaluate(metadata, requestHeaders: ["accept": "image/webp"], now: t0) == .fresh)
         #expect(policy.evaluate(metadata, requestHeaders: ["Accept": "image/png"], now: t0) == .mismatch)
-        #expect(policy.evaluate(metadata, requestHeaders: ["Accept": "image/webp", "Accept-Language": "fr"], now: t0) == .mismatch)
+        #expect(
+            policy.evaluate(metadata, requestHeaders: ["Accept": "image/webp", "Accept-Language": "fr"], now: t0)
+                == .mismatch)
     }
 
     @Test func staleIfErrorHasAWindowAndMustRevalidateForbidsIt() {
@@ -140,7 +171,10 @@ struct HTTPCachePolicyTests {
         let tolerant = stored(["Cache-Control": "max-age=10, stale-if-error=60"])
         #expect(policy.allowsStaleOnError(tolerant, now: t0.addingTimeInterval(50)))
         #expect(!policy.allowsStaleOnError(tolerant, now: t0.addingTimeInterval(80)))
-        #expect(!policy.allowsStaleOnError(stored(["Cache-Control": "max-age=10, must-revalidate, stale-if-error=60"]), now: t0.addingTimeInterval(20)))
+        #expect(
+            !policy.allowsStaleOnError(
+                stored(["Cache-Control": "max-age=10, must-revalidate, stale-if-error=60"]),
+                now: t0.addingTimeInterval(20)))
         #expect(!policy.allowsStaleOnError(stored(["Cache-Control": "max-age=10"]), now: t0.addingTimeInterval(20)))
     }
 
@@ -148,7 +182,9 @@ struct HTTPCachePolicyTests {
         let policy = HTTPCachePolicy(mode: .aggressive(ttl: 600))
         let metadata = stored(["Cache-Control": "no-cache, max-age=0", "ETag": "\"e\""])
         #expect(policy.evaluate(metadata, now: t0.addingTimeInterval(599)) == .fresh)
-        #expect(policy.evaluate(metadata, now: t0.addingTimeInterval(601)) == .stale(conditionalHeaders: ["If-None-Match": "\"e\""]))
+        #expect(
+            policy.evaluate(metadata, now: t0.addingTimeInterval(601))
+                == .stale(conditionalHeaders: ["If-None-Match": "\"e\""]))
         #expect(policy.allowsStaleOnError(metadata, now: t0.addingTimeInterval(10_000)))
     }
 
@@ -156,8 +192,9 @@ struct HTTPCachePolicyTests {
         let policy = HTTPCachePolicy()
         let metadata = stored(["Cache-Control": "max-age=0", "ETag": "\"1\"", "Content-Type": "image/png"])
         let later = t0.addingTimeInterval(1000)
-        let notModified = HTTPResponseInfo(statusCode: 304, headers: ["Cache-Control": "max-age=300", "Date": HTTPDate.format(later)],
-                                           requestTime: later, responseTime: later, requestHeaders: [:])
+        let notModified = HTTPResponseInfo(
+            statusCode: 304, headers: ["Cache-Control": "max-age=300", "Date": HTTPDate.format(later)],
+            requestTime: later, responseTime: later, requestHeaders: [:])
         let refreshed = policy.refreshed(metadata, notModified: notModified)
         #expect(refreshed.http?.headers["cache-control"] == "max-age=300")
         #expect(refreshed.http?.headers["etag"] == "\"1\"")
@@ -180,15 +217,27 @@ struct HTTPCachePolicyTests {
         #expect(policy.evaluate(swr, now: t0.addingTimeInterval(10)) == .fresh)
         #expect(policy.allowsStaleWhileRevalidate(swr, now: t0.addingTimeInterval(80)))
         #expect(!policy.allowsStaleWhileRevalidate(swr, now: t0.addingTimeInterval(95)))
-        #expect(!policy.allowsStaleWhileRevalidate(stored(["Cache-Control": "max-age=60, stale-while-revalidate=30, must-revalidate"]), now: t0.addingTimeInterval(80)))
-        #expect(!policy.allowsStaleWhileRevalidate(stored(["Cache-Control": "no-cache, stale-while-revalidate=30"]), now: t0.addingTimeInterval(1)))
-        #expect(!policy.allowsStaleWhileRevalidate(stored(["Cache-Control": "max-age=60"]), now: t0.addingTimeInterval(80)))
+        #expect(
+            !policy.allowsStaleWhileRevalidate(
+                stored(["Cache-Control": "max-age=60, stale-while-revalidate=30, must-revalidate"]),
+                now: t0.addingTimeInterval(80)))
+        #expect(
+            !policy.allowsStaleWhileRevalidate(
+                stored(["Cache-Control": "no-cache, stale-while-revalidate=30"]), now: t0.addingTimeInterval(1)))
+        #expect(
+            !policy.allowsStaleWhileRevalidate(stored(["Cache-Control": "max-age=60"]), now: t0.addingTimeInterval(80)))
     }
 
     @Test func parsesCacheControlDirectives() {
         #expect(HTTPCachePolicy.cacheControl("max-age=60, private") == ["max-age": "60", "private": String?.none])
-        #expect(HTTPCachePolicy.cacheControl(" No-Cache ,\tMAX-AGE = \"120\" ") == ["no-cache": String?.none, "max-age": "120"])
-        #expect(HTTPCachePolicy.cacheControl("stale-if-error=30,,must-revalidate,") == ["stale-if-error": "30", "must-revalidate": String?.none])
+        #expect(
+            HTTPCachePolicy.cacheControl(" No-Cache ,\tMAX-AGE = \"120\" ") == [
+                "no-cache": String?.none, "max-age": "120",
+            ])
+        #expect(
+            HTTPCachePolicy.cacheControl("stale-if-error=30,,must-revalidate,") == [
+                "stale-if-error": "30", "must-revalidate": String?.none,
+            ])
         #expect(HTTPCachePolicy.cacheControl("=x, private=\"set-cookie\"") == ["private": "set-cookie"])
         #expect(HTTPCachePolicy.cacheControl("") == [:])
         #expect(HTTPCachePolicy.cacheControl(nil) == [:])
@@ -197,13 +246,17 @@ struct HTTPCachePolicyTests {
     @Test func theHandWrittenIMFFixdateParserAgreesWithDateFormatter() {
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<5000 {  // 1900 to 2100, whole seconds
-            let date = Date(timeIntervalSince1970: TimeInterval(Int64.random(in: -2_208_988_800...4_102_444_800, using: &generator)))
+            let date = Date(
+                timeIntervalSince1970: TimeInterval(Int64.random(in: -2_208_988_800...4_102_444_800, using: &generator))
+            )
             let text = HTTPDate.format(date)
             #expect(HTTPDate.parseIMFFixdate(text) == date, "\(text)")
         }
         #expect(HTTPDate.parse(" Thu, 29 Feb 2024 23:59:59 GMT ") == Date(timeIntervalSince1970: 1_709_251_199))
-        for bad in ["Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 06 Nox 1994 08:49:37 GMT", "Sun, 0x Nov 1994 08:49:37 GMT",
-                    "Sun, 06 Nov 1994 25:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 GMT!", ""] {
+        for bad in [
+            "Sun, 06 Nov 1994 08:49:37 UTC", "Sun, 06 Nox 1994 08:49:37 GMT", "Sun, 0x Nov 1994 08:49:37 GMT",
+            "Sun, 06 Nov 1994 25:49:37 GMT", "Sun, 06 Nov 1994 08:49:37 GMT!", "",
+        ] {
             #expect(HTTPDate.parseIMFFixdate(bad) == nil, "\(bad)")
         }
     }

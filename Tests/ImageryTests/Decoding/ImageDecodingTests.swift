@@ -96,7 +96,8 @@ struct ImageDecodingTests {
             width: 1, height: 1, format: .png, orientation: 1, frames: 3, hasAlpha: false, colorSpace: "b-w",
             bitsPerChannel: 16, profile: nil)
         #expect(try JSONDecoder().decode(ImageHeader.self, from: JSONEncoder().encode(noProfile)) == noProfile)
-        let unknownFormat = #"{"width":1,"height":1,"format":"tga","orientation":1,"frames":1,"alpha":false,"#
+        let unknownFormat =
+            #"{"width":1,"height":1,"format":"tga","orientation":1,"frames":1,"alpha":false,"#
             + #""colorSpace":"x","bitsPerChannel":8}"#
         #expect(throws: DecodingError.self) {
             try JSONDecoder().decode(ImageHeader.self, from: Data(unknownFormat.utf8))

@@ -11,8 +11,9 @@ struct ImagePipelineConfigurationTests {
         #expect(configuration.dataLoader is FileDataLoader)
         #expect(configuration.imageCache is MemoryCache<ImageCacheKey, ImageResponse>)
         #expect(configuration.dataCache is MemoryCache<String, CacheEntry>)
-        #expect((configuration.imageCache as? MemoryCache<ImageCacheKey, ImageResponse>)?.costLimit
-            == ImagePipeline.Configuration.defaultImageCacheCostLimit)
+        #expect(
+            (configuration.imageCache as? MemoryCache<ImageCacheKey, ImageResponse>)?.costLimit
+                == ImagePipeline.Configuration.defaultImageCacheCostLimit)
         #expect(configuration.baseImageCacheCostLimit == ImagePipeline.Configuration.defaultImageCacheCostLimit / 4)
         #expect(configuration.baseImageCacheTTL == nil)
         #expect(configuration.diskCache == nil && configuration.encoder == nil)
@@ -30,11 +31,13 @@ struct ImagePipelineConfigurationTests {
     @Test func limitsBelowOneAreReadAsOne() async throws {
         let gate = Gate()
         let loader = MockDataLoader(fallback: { _ in MockDataLoader.Stub(data: TestImage.data(), gate: gate) })
-        let test = TestPipeline(loader: loader, configure: {
-            $0.maximumConcurrentDownloads = 0
-            $0.maximumConcurrentPrefetches = -1
-            $0.maximumConcurrentDecodes = 0
-        })
+        let test = TestPipeline(
+            loader: loader,
+            configure: {
+                $0.maximumConcurrentDownloads = 0
+                $0.maximumConcurrentPrefetches = -1
+                $0.maximumConcurrentDecodes = 0
+            })
         #expect(test.pipeline.decodingPool.threadCount == 1)
         let tasks = (0..<3).map { test.pipeline.imageTask(for: ImageRequest(url: testURL("\($0).jpg"))) }
         try await loader.waitForLoads(1)
@@ -76,7 +79,10 @@ struct ImagePipelineConfigurationTests {
 
     /// The pipeline's own configuration, as given.
     @Test func thePipelineKeepsItsConfiguration() {
-        let test = TestPipeline(configure: { $0.maximumConcurrentDownloads = 3; $0.memoryFreshness = .ignored })
+        let test = TestPipeline(configure: {
+            $0.maximumConcurrentDownloads = 3
+            $0.memoryFreshness = .ignored
+        })
         #expect(test.pipeline.configuration.maximumConcurrentDownloads == 3)
         #expect(test.pipeline.configuration.memoryFreshness == .ignored)
         #expect(test.pipeline.configuration.time.date() == TestPipeline.epoch)

@@ -13,10 +13,12 @@ struct ImageTaskTests {
         let start = Gate()
         let gates = (0..<4).map { _ in Gate() }
         let loader = MockDataLoader()
-        loader.stub(url, MockDataLoader.Stub(
-            data: TestImage.data(size: 4000), chunks: 4, announcesSize: announcesSize, gate: start,
-            pauses: Dictionary(uniqueKeysWithValues: gates.enumerated().map { ($0.offset + 1, $0.element) })
-        ))
+        loader.stub(
+            url,
+            MockDataLoader.Stub(
+                data: TestImage.data(size: 4000), chunks: 4, announcesSize: announcesSize, gate: start,
+                pauses: Dictionary(uniqueKeysWithValues: gates.enumerated().map { ($0.offset + 1, $0.element) })
+            ))
         return (loader, start, gates)
     }
 
@@ -125,7 +127,10 @@ struct ImageTaskTests {
         }
         #expect(completions == 1)
         for await event in task.events {
-            guard case .completed(.failure) = event else { Issue.record("late stream: \(event)"); continue }
+            guard case .completed(.failure) = event else {
+                Issue.record("late stream: \(event)")
+                continue
+            }
         }
     }
 

@@ -150,7 +150,10 @@ struct PipelineCoalescingTests {
 
     /// The download job ends with the download: a request after it that misses every cache loads again.
     @Test func aRequestAfterTheJobEndedStartsANewOne() async throws {
-        let test = TestPipeline(configure: { $0.dataCache = nil; $0.imageCache = nil })
+        let test = TestPipeline(configure: {
+            $0.dataCache = nil
+            $0.imageCache = nil
+        })
         let url = test.serve("a.jpg")
         _ = try await test.pipeline.image(for: ImageRequest(url: url))
         _ = try await test.pipeline.image(for: ImageRequest(url: url))
@@ -160,9 +163,10 @@ struct PipelineCoalescingTests {
 
     /// Many sources at once: one load and one decode each, never more.
     @Test func manySourcesAtOnceLoadEachOnce() async throws {
-        let test = TestPipeline(loader: MockDataLoader(fallback: { request in
-            MockDataLoader.Stub(data: TestImage.data(tag: UInt8(request.url.lastPathComponent.count)))
-        }))
+        let test = TestPipeline(
+            loader: MockDataLoader(fallback: { request in
+                MockDataLoader.Stub(data: TestImage.data(tag: UInt8(request.url.lastPathComponent.count)))
+            }))
         try await withThrowingTaskGroup(of: Void.self) { group in
             for index in 0..<120 {
                 group.addTask {

@@ -69,14 +69,15 @@ struct PipelineDiskCacheTests {
     }
 
     /// An entry is fresh for exactly its lifetime: one second before, no request; one after, a revalidation.
-    @Test(arguments: [
-        (["cache-control": "max-age=600"], 600),
-        (["cache-control": "max-age=60", "age": "30"], 30),
-        (["expires": httpDate(3600), "date": httpDate()], 3600),
-        (["last-modified": httpDate(-864_000)], 86_400),  // 10% of ten days
-        (["last-modified": httpDate(-100 * 86_400)], 86_400),  // capped at a day
-        (["last-modified": httpDate(-1000)], 100),
-    ] as [([String: String], Int)])
+    @Test(
+        arguments: [
+            (["cache-control": "max-age=600"], 600),
+            (["cache-control": "max-age=60", "age": "30"], 30),
+            (["expires": httpDate(3600), "date": httpDate()], 3600),
+            (["last-modified": httpDate(-864_000)], 86_400),  // 10% of ten days
+            (["last-modified": httpDate(-100 * 86_400)], 86_400),  // capped at a day
+            (["last-modified": httpDate(-1000)], 100),
+        ] as [([String: String], Int)])
     func freshForItsLifetimeThenRevalidated(headers: [String: String], lifetime: Int) async throws {
         var withValidator = headers
         withValidator["etag"] = "\"t\""

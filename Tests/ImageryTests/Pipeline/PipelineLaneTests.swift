@@ -42,7 +42,10 @@ struct PipelineLaneTests {
     /// Urgent work that only waits for a slot (all slots busy) pauses prefetching too.
     @Test func aWaitingUrgentDownloadKeepsPrefetchesWaiting() async throws {
         let gate = Gate()
-        let test = TestPipeline(configure: { $0.maximumConcurrentDownloads = 1; $0.maximumConcurrentPrefetches = 2 })
+        let test = TestPipeline(configure: {
+            $0.maximumConcurrentDownloads = 1
+            $0.maximumConcurrentPrefetches = 2
+        })
         let blocker = Self.task(test, "blocker.jpg", .normal, gate: gate)
         try await test.loader.waitForLoads(1)
         let waitingUrgent = Self.task(test, "urgent.jpg", .normal)
@@ -125,10 +128,12 @@ struct PipelineLaneTests {
     @Test func loweredRunningDownloadsStayWithinBothLimits() async throws {
         let gate = Gate()
         let loader = MockDataLoader(fallback: { _ in MockDataLoader.Stub(data: TestImage.data(), gate: gate) })
-        let test = TestPipeline(loader: loader, configure: {
-            $0.maximumConcurrentDownloads = 2
-            $0.maximumConcurrentPrefetches = 1
-        })
+        let test = TestPipeline(
+            loader: loader,
+            configure: {
+                $0.maximumConcurrentDownloads = 2
+                $0.maximumConcurrentPrefetches = 1
+            })
         var tasks: [ImageTask] = []
         for index in 0..<2 { tasks.append(test.pipeline.imageTask(for: ImageRequest(url: testURL("\(index).jpg")))) }
         try await loader.waitForLoads(2)
@@ -155,10 +160,12 @@ struct PipelineLaneTests {
             let held = request.url.lastPathComponent.hasPrefix("0")
             return MockDataLoader.Stub(data: TestImage.data(), chunks: 3, gate: held ? gate : nil)
         })
-        let test = TestPipeline(loader: loader, configure: {
-            $0.maximumConcurrentDownloads = 3
-            $0.maximumConcurrentPrefetches = 1
-        })
+        let test = TestPipeline(
+            loader: loader,
+            configure: {
+                $0.maximumConcurrentDownloads = 3
+                $0.maximumConcurrentPrefetches = 1
+            })
         try await withThrowingTaskGroup(of: Bool.self) { group in
             for index in 0..<200 {
                 group.addTask {

@@ -144,10 +144,12 @@ struct PipelineMemoryBudgetTests {
             let pauses = request.url.lastPathComponent == "first.jpg" ? [1: pause] : [:]
             return MockDataLoader.Stub(data: TestImage.data(size: 4000), chunks: 2, pauses: pauses)
         })
-        let test = TestPipeline(loader: loader, configure: {
-            $0.memoryBudget = budget
-            $0.maximumConcurrentDownloads = 1
-        })
+        let test = TestPipeline(
+            loader: loader,
+            configure: {
+                $0.memoryBudget = budget
+                $0.maximumConcurrentDownloads = 1
+            })
         let first = test.pipeline.imageTask(for: ImageRequest(url: testURL("first.jpg")))
         try await eventually("the first source holds its bytes") { budget.snapshot.used == 4000 }
         await #expect {

@@ -38,13 +38,14 @@ struct PipelineMemoryCacheTests {
 
     /// The freshness a decoded image gets from its source's headers, by the default policy (300 s
     /// for a source that states no expiry), or none at all when memory ignores freshness.
-    @Test(arguments: [
-        ([:], ImagePipeline.MemoryFreshness.http, 300.0),
-        (["cache-control": "max-age=60"], .http, 60),
-        (["cache-control": "max-age=6000"], .http, 6000),
-        (["cache-control": "max-age=60"], .ignored, .infinity),
-        (["cache-control": "no-cache"], .http, -.infinity),
-    ] as [([String: String], ImagePipeline.MemoryFreshness, TimeInterval)])
+    @Test(
+        arguments: [
+            ([:], ImagePipeline.MemoryFreshness.http, 300.0),
+            (["cache-control": "max-age=60"], .http, 60),
+            (["cache-control": "max-age=6000"], .http, 6000),
+            (["cache-control": "max-age=60"], .ignored, .infinity),
+            (["cache-control": "no-cache"], .http, -.infinity),
+        ] as [([String: String], ImagePipeline.MemoryFreshness, TimeInterval)])
     func aDecodedImageIsFreshForItsSourcesLifetime(
         headers: [String: String], freshness: ImagePipeline.MemoryFreshness, lifetime: TimeInterval
     ) async throws {

@@ -25,18 +25,20 @@ struct PipelineObserverTests {
     @Test func aColdLoadLooksInMemoryThenFetchesThenDecodes() async throws {
         let test = TestPipeline()
         _ = try await test.pipeline.image(for: thumbnailRequest(test.serve("a.jpg"), 8, 8))
-        #expect(Self.sequence(test) == [
-            "memory_image miss", "memory_data miss", "fetched \(Self.bytes)", "decoded 8x8",
-        ])
+        #expect(
+            Self.sequence(test) == [
+                "memory_image miss", "memory_data miss", "fetched \(Self.bytes)", "decoded 8x8",
+            ])
     }
 
     @Test func aColdLoadWithADiskCacheLooksThereToo() async throws {
         let test = TestPipeline(disk: MockDataCache())
         _ = try await test.pipeline.image(for: thumbnailRequest(test.serve("a.jpg"), 8, 8))
-        #expect(Self.sequence(test) == [
-            "memory_image miss", "disk_variant miss", "memory_data miss", "disk_data miss",
-            "fetched \(Self.bytes)", "decoded 8x8",
-        ])
+        #expect(
+            Self.sequence(test) == [
+                "memory_image miss", "disk_variant miss", "memory_data miss", "disk_data miss",
+                "fetched \(Self.bytes)", "decoded 8x8",
+            ])
     }
 
     @Test func aMemoryHitIsOneLookup() async throws {
@@ -54,9 +56,10 @@ struct PipelineObserverTests {
         _ = try await test.pipeline.image(for: thumbnailRequest(url, 8, 8))
         let before = test.recorder.all.count
         _ = try await test.pipeline.image(for: thumbnailRequest(url, 4, 4))
-        #expect(test.recorder.all.dropFirst(before).map(Self.describe) == [
-            "memory_image miss", "memory_data hit", "decoded 4x4",
-        ])
+        #expect(
+            test.recorder.all.dropFirst(before).map(Self.describe) == [
+                "memory_image miss", "memory_data hit", "decoded 4x4",
+            ])
     }
 
     @Test func aRevalidationIsA304WithNoBytes() async throws {
@@ -82,11 +85,12 @@ struct PipelineObserverTests {
         try await test.loader.waitForLoads(3)
         task.cancel()
         try await test.loader.waitForCancellations(1)
-        #expect(Self.sequence(test) == [
-            "memory_image miss", "memory_data miss", "fetch failed",
-            "memory_image miss", "memory_data miss", "fetched 12", "decode failed",
-            "memory_image miss", "memory_data miss",
-        ])
+        #expect(
+            Self.sequence(test) == [
+                "memory_image miss", "memory_data miss", "fetch failed",
+                "memory_image miss", "memory_data miss", "fetched 12", "decode failed",
+                "memory_image miss", "memory_data miss",
+            ])
     }
 
     @Test func theObserverIsToldWhichPipelineRecorded() async throws {
@@ -99,11 +103,12 @@ struct PipelineObserverTests {
         let identity = Identity()
         let loader = MockDataLoader()
         loader.stub(testURL("a.jpg"), data: TestImage.data())
-        let pipeline = ImagePipeline(configuration: {
-            var configuration = ImagePipeline.Configuration(decoder: MockImageDecoder(), dataLoader: loader)
-            configuration.observer = identity
-            return configuration
-        }())
+        let pipeline = ImagePipeline(
+            configuration: {
+                var configuration = ImagePipeline.Configuration(decoder: MockImageDecoder(), dataLoader: loader)
+                configuration.observer = identity
+                return configuration
+            }())
         _ = try await pipeline.image(for: ImageRequest(url: testURL("a.jpg")))
         #expect(identity.pipelines.count == 4)
         #expect(Set(identity.pipelines.all) == [ObjectIdentifier(pipeline)])
@@ -115,7 +120,7 @@ struct PipelineObserverTests {
         for event in test.recorder.all {
             switch event {
             case .fetched(let duration, _, _), .fetchFailed(let duration), .decoded(let duration, _, _),
-                 .decodeFailed(let duration), .derived(let duration, _, _):
+                .decodeFailed(let duration), .derived(let duration, _, _):
                 #expect(duration >= .zero)
             case .cacheLookup: break
             }
@@ -123,8 +128,9 @@ struct PipelineObserverTests {
     }
 
     @Test func cacheTiersHaveStableNames() {
-        #expect(ImagePipelineEvent.CacheTier.allCases.map(\.rawValue) == [
-            "memory_image", "memory_base", "memory_data", "disk_variant", "disk_data",
-        ])
+        #expect(
+            ImagePipelineEvent.CacheTier.allCases.map(\.rawValue) == [
+                "memory_image", "memory_base", "memory_data", "disk_variant", "disk_data",
+            ])
     }
 }

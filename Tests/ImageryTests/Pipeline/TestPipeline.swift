@@ -65,9 +65,12 @@ struct TestPipeline {
         chunks: Int = 1, gate: Gate? = nil
     ) -> URL {
         let url = testURL(name)
-        loader.stub(url, MockDataLoader.Stub(
-            data: TestImage.data(width: width, height: height, tag: tag), headers: headers, chunks: chunks, gate: gate
-        ))
+        loader.stub(
+            url,
+            MockDataLoader.Stub(
+                data: TestImage.data(width: width, height: height, tag: tag), headers: headers, chunks: chunks,
+                gate: gate
+            ))
         return url
     }
 

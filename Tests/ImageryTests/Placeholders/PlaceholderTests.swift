@@ -14,11 +14,17 @@ struct PlaceholderTests {
     static func image(_ name: String) -> Image {
         switch name {
         case "A":
-            return Self.generate(32, 24) { x, y in [UInt8((x * 8) % 256), UInt8((y * 10) % 256), UInt8(((x + y) * 5) % 256), 255] }
+            return Self.generate(32, 24) { x, y in
+                [UInt8((x * 8) % 256), UInt8((y * 10) % 256), UInt8(((x + y) * 5) % 256), 255]
+            }
         case "B":
-            return Self.generate(20, 30) { x, y in [UInt8((x * 13) % 256), UInt8((y * 7) % 256), 200, UInt8(((x + y) * 9) % 256)] }
+            return Self.generate(20, 30) { x, y in
+                [UInt8((x * 13) % 256), UInt8((y * 7) % 256), 200, UInt8(((x + y) * 9) % 256)]
+            }
         default:
-            return Self.generate(64, 40) { x, y in [UInt8((x * 4) % 256), UInt8((255 - y * 6 + 512) % 256), UInt8((x * y) % 256), 255] }
+            return Self.generate(64, 40) { x, y in
+                [UInt8((x * 4) % 256), UInt8((255 - y * 6 + 512) % 256), UInt8((x * y) % 256), 255]
+            }
         }
     }
 
@@ -46,7 +52,9 @@ struct PlaceholderTests {
         ("B", "6335861b0e178093986889809309d79776770a74104d5e", 19, 32, "5d4fcd1c5f4ecd1f", "c793c391"),
         ("C", "9fe809449a7076777c7787778777948f090787", 32, 18, "00ff0fff00ff11ff", "ff1680ff"),
     ])
-    func thumbHashMatchesTheReference(name: String, expected: String, width: Int, height: Int, firstPixels: String, lastPixel: String) throws {
+    func thumbHashMatchesTheReference(
+        name: String, expected: String, width: Int, height: Int, firstPixels: String, lastPixel: String
+    ) throws {
         let hash = ThumbHash.encode(Self.image(name))
         #expect(Self.hex(hash) == expected)
         let decoded = try #require(ThumbHash.decode(hash))
@@ -60,10 +68,14 @@ struct PlaceholderTests {
     }
 
     @Test func garbageIsNotAHash() {
-        for text in ["", "L", "LxH27+2jwzX7m9WYjvf5gIflfOf", "LxH27+2jwzX7m9WYjvf5gIflfOf\u{e9}", "\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}"] {
+        for text in [
+            "", "L", "LxH27+2jwzX7m9WYjvf5gIflfOf", "LxH27+2jwzX7m9WYjvf5gIflfOf\u{e9}",
+            "\u{0}\u{0}\u{0}\u{0}\u{0}\u{0}",
+        ] {
             #expect(BlurHash.decode(text, width: 8, height: 8) == nil, "\(text)")
         }
         #expect(ThumbHash.decode([]) == nil)
-        #expect(ThumbHash.decode([0x9f, 0x17, 0x0e, 0x0d, 0x9a]) == nil)  // the header promises AC bytes that are missing
+        // the header promises AC bytes that are missing
+        #expect(ThumbHash.decode([0x9f, 0x17, 0x0e, 0x0d, 0x9a]) == nil)
     }
 }

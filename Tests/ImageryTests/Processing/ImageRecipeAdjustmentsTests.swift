@@ -192,7 +192,9 @@ struct ImageRecipeAdjustmentsTests {
         let paste = ImageRecipe.Watermark.Paste(x: .repeat, y: .repeat, widthRatio: 0.15)
         #expect(paste.size(width: 80, height: 40, outputWidth: 300, outputHeight: 200) == (45, 22))
         #expect(paste.size(width: 80, height: 40, outputWidth: 400, outputHeight: 267) == (60, 30))
-        #expect(ImageRecipe.Watermark.Paste(x: .repeat, y: .repeat, heightRatio: 0.25).size(width: 50, height: 20, outputWidth: 100, outputHeight: 50) == (31, 12))
+        #expect(
+            ImageRecipe.Watermark.Paste(x: .repeat, y: .repeat, heightRatio: 0.25).size(
+                width: 50, height: 20, outputWidth: 100, outputHeight: 50) == (31, 12))
         #expect(paste.origins(width: 45, height: 22, outputWidth: 300, outputHeight: 200).count == 6 * 9)
     }
 

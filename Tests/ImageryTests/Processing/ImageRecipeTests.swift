@@ -205,7 +205,8 @@ struct ImageRecipeTests {
         #expect(ImageRecipe.Watermark.Text(text, font: font).problem == problem)
     }
 
-    static let fontProblem = "a watermark font is a family, a style and a size (sans bold 32): "
+    static let fontProblem =
+        "a watermark font is a family, a style and a size (sans bold 32): "
         + "letters, digits, spaces, commas, dots and hyphens"
 
     @Test func aRectDescribesItselfAsSizeAtOrigin() {

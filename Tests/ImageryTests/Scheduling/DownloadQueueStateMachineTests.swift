@@ -8,7 +8,9 @@ struct DownloadQueueStateMachineTests {
 
     /// Enqueues `payload` under a new ticket; returns the ticket and whether it runs at once.
     @discardableResult
-    static func add(_ machine: inout Machine, _ payload: String, _ priority: ImageRequest.Priority = .normal) -> (Machine.TicketID, Bool) {
+    static func add(_ machine: inout Machine, _ payload: String, _ priority: ImageRequest.Priority = .normal) -> (
+        Machine.TicketID, Bool
+    ) {
         let id = machine.makeTicketID()
         return (id, machine.enqueue(id, priority: priority, payload: payload).runs == payload)
     }
@@ -29,7 +31,9 @@ struct DownloadQueueStateMachineTests {
         var machine = Machine(limit: 1)
         var (running, _) = Self.add(&machine, "running")
         var ids: [String: Machine.TicketID] = [:]
-        for (payload, priority) in [("low", ImageRequest.Priority.low), ("high1", .high), ("veryLow", .veryLow), ("high2", .high)] {
+        for (payload, priority) in [
+            ("low", ImageRequest.Priority.low), ("high1", .high), ("veryLow", .veryLow), ("high2", .high),
+        ] {
             ids[payload] = Self.add(&machine, payload, priority).0
         }
         #expect(machine.pendingInOrder == ["high1", "high2", "low", "veryLow"])

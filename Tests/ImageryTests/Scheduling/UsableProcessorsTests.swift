@@ -6,18 +6,20 @@ import Testing
 /// The processors the process may use: cgroup files parsed from their text, the least limit counted.
 @Suite("Usable processors")
 struct UsableProcessorsTests {
-    @Test(arguments: [
-        ("max 100000", nil), ("150000 100000", 1.5), ("200000 100000\n", 2.0), ("50000 100000", 0.5),
-        ("max", nil), ("", nil), ("garbage", nil), ("0 100000", nil), ("100000", 1.0),
-    ] as [(String, Double?)])
+    @Test(
+        arguments: [
+            ("max 100000", nil), ("150000 100000", 1.5), ("200000 100000\n", 2.0), ("50000 100000", 0.5),
+            ("max", nil), ("", nil), ("garbage", nil), ("0 100000", nil), ("100000", 1.0),
+        ] as [(String, Double?)])
     func readsTheCgroupV2Quota(text: String, processors: Double?) {
         #expect(UsableProcessors.cgroupV2Quota(cpuMax: text) == processors)
     }
 
-    @Test(arguments: [
-        ("-1", "100000", nil), ("150000\n", "100000\n", 1.5), ("400000", "100000", 4.0), ("", "100000", nil),
-        ("100000", "0", nil),
-    ] as [(String, String, Double?)])
+    @Test(
+        arguments: [
+            ("-1", "100000", nil), ("150000\n", "100000\n", 1.5), ("400000", "100000", 4.0), ("", "100000", nil),
+            ("100000", "0", nil),
+        ] as [(String, String, Double?)])
     func readsTheCgroupV1Quota(quota: String, period: String, processors: Double?) {
         #expect(UsableProcessors.cgroupV1Quota(quota: quota, period: period) == processors)
     }
@@ -27,8 +29,12 @@ struct UsableProcessorsTests {
         #expect(UsableProcessors(affinity: 1, quota: 4, active: 2).count == 1)  // taskset -c 0 on 2 cores
         #expect(UsableProcessors(affinity: nil, quota: nil, active: 8).count == 8)
         #expect(UsableProcessors(affinity: 0, quota: 0.1, active: 8).count == 1)  // at least one
-        #expect(UsableProcessors(affinity: 2, quota: 1.5, active: 4).description == "2 (affinity 2, cgroup quota 1.5, 4 active)")
-        #expect(UsableProcessors(affinity: nil, quota: nil, active: 4).description == "4 (affinity unknown, no cgroup quota, 4 active)")
+        #expect(
+            UsableProcessors(affinity: 2, quota: 1.5, active: 4).description
+                == "2 (affinity 2, cgroup quota 1.5, 4 active)")
+        #expect(
+            UsableProcessors(affinity: nil, quota: nil, active: 4).description
+                == "4 (affinity unknown, no cgroup quota, 4 active)")
     }
 
     @Test func findsTheCgroupPathsOfBothVersions() {
@@ -84,7 +90,7 @@ struct UsableProcessorsTests {
         #expect(processors.count <= ProcessInfo.processInfo.activeProcessorCount)
         #expect(processors.active == ProcessInfo.processInfo.activeProcessorCount)
         #if os(Linux)
-        #expect(processors.affinity != nil)
+            #expect(processors.affinity != nil)
         #endif
     }
 }

@@ -15,7 +15,10 @@ struct CoalescingStateMachineTests {
         }
         #expect(machine.attach("task", to: "k", job: job).isKeep)
         for index in 2...5 {
-            guard case .joined(let joinedJob, nil) = machine.join("k", waiter: "w\(index)", id: machine.makeWaiterID(), priority: .normal) else {
+            guard
+                case .joined(let joinedJob, nil) = machine.join(
+                    "k", waiter: "w\(index)", id: machine.makeWaiterID(), priority: .normal)
+            else {
                 Issue.record("later waiters join")
                 return
             }

@@ -1,8 +1,9 @@
 import Foundation
 import Imagery
 import ImageryTestSupport
-@testable import ImageryVips
 import Testing
+
+@testable import ImageryVips
 
 /// Qualities chosen per image (`AutoQuality`, `QualitySearch`): within their bounds, meeting their
 /// target, the same bytes every time.
@@ -27,15 +28,22 @@ struct AutoQualityTests {
     @Test(arguments: [60.0, 70.0, 80.0])
     func choosesTheLowestQualityThatMeetsTheTarget(target: Double) throws {
         for (name, image) in try thumbnails() {
-            let options = EncodingOptions(quality: 80, autoQuality: AutoQuality(target: .ssimulacra2(target), tolerance: 0))
+            let options = EncodingOptions(
+                quality: 80, autoQuality: AutoQuality(target: .ssimulacra2(target), tolerance: 0))
             let chosen = try encoder.encoded(image, as: .jpeg, options: options)
             let quality = try #require(chosen.quality)
             #expect((70...80).contains(quality), "\(name): \(quality)")
             let scores = try (70...80).map { try score(encoder.encode(image, as: .jpeg, quality: $0), against: image) }
             let lowest = (70...80).first { scores[$0 - 70] >= target } ?? 80
-            #expect(abs(quality - lowest) <= 1, "\(name) at \(target): chose \(quality), the lowest is \(lowest); scores \(scores)")
-            if quality < 80 { #expect(scores[quality - 70] >= target - 0.1, "\(name): \(scores[quality - 70]) at \(quality)") }
-            #expect(chosen.data == (try encoder.encode(image, as: .jpeg, quality: quality)), "\(name): not the bytes of quality \(quality)")
+            #expect(
+                abs(quality - lowest) <= 1,
+                "\(name) at \(target): chose \(quality), the lowest is \(lowest); scores \(scores)")
+            if quality < 80 {
+                #expect(scores[quality - 70] >= target - 0.1, "\(name): \(scores[quality - 70]) at \(quality)")
+            }
+            #expect(
+                chosen.data == (try encoder.encode(image, as: .jpeg, quality: quality)),
+                "\(name): not the bytes of quality \(quality)")
         }
     }
 
@@ -54,7 +62,9 @@ struct AutoQualityTests {
         for target in [40.0, 65.0, 85.0] {
             let chosen = try #require(try quality(AutoQuality(target: .ssimulacra2(target), minimum: 20, maximum: 95)))
             #expect((20...95).contains(chosen))
-            if chosen < 95 { #expect(try score(encoder.encode(image, as: .jpeg, quality: chosen), against: image) >= target - 0.1) }
+            if chosen < 95 {
+                #expect(try score(encoder.encode(image, as: .jpeg, quality: chosen), against: image) >= target - 0.1)
+            }
         }
     }
 
@@ -73,11 +83,13 @@ struct AutoQualityTests {
         let image = try thumbnails()[1].1
         let full = try encoder.encode(image, as: .jpeg, quality: 80)
         let limit = full.count * 2 / 3
-        let chosen = try encoder.encoded(image, as: .jpeg, options: EncodingOptions(autoQuality: AutoQuality(target: .bytes(limit), minimum: 10)))
+        let chosen = try encoder.encoded(
+            image, as: .jpeg, options: EncodingOptions(autoQuality: AutoQuality(target: .bytes(limit), minimum: 10)))
         let quality = try #require(chosen.quality)
         #expect(chosen.data.count <= limit && (10..<80).contains(quality))
         #expect(try encoder.encode(image, as: .jpeg, quality: quality + 1).count > limit)
-        let tiny = try encoder.encoded(image, as: .jpeg, options: EncodingOptions(autoQuality: AutoQuality(target: .bytes(10), minimum: 50)))
+        let tiny = try encoder.encoded(
+            image, as: .jpeg, options: EncodingOptions(autoQuality: AutoQuality(target: .bytes(10), minimum: 50)))
         #expect(tiny.quality == 50)
     }
 
@@ -86,17 +98,22 @@ struct AutoQualityTests {
     @Test func otherFormatsAndLimits() throws {
         let image = try thumbnails()[0].1
         for format in [ImageFormat.webp, .avif] {
-            let chosen = try encoder.encoded(image, as: format, options: EncodingOptions(quality: 80, autoQuality: AutoQuality(target: .ssimulacra2(60), minimum: 30)))
+            let chosen = try encoder.encoded(
+                image, as: format,
+                options: EncodingOptions(quality: 80, autoQuality: AutoQuality(target: .ssimulacra2(60), minimum: 30)))
             let quality = try #require(chosen.quality)
             #expect((30...80).contains(quality), "\(format): \(quality)")
             if quality < 80 { #expect(try score(chosen.data, against: image) >= 60 - 0.1, "\(format) at \(quality)") }
         }
         // JPEG XL cannot be read back here (libvips' loader is blocked): its maximum, no search.
-        let jxl = try encoder.encoded(image, as: .jxl, options: EncodingOptions(quality: 82, autoQuality: AutoQuality(target: .ssimulacra2(1))))
+        let jxl = try encoder.encoded(
+            image, as: .jxl, options: EncodingOptions(quality: 82, autoQuality: AutoQuality(target: .ssimulacra2(1))))
         #expect(jxl.quality == 82)
         let png = try encoder.encoded(image, as: .png, options: EncodingOptions(autoQuality: AutoQuality()))
         #expect(png.quality == nil)
-        let capped = try encoder.encoded(image, as: .jpeg, options: EncodingOptions(autoQuality: AutoQuality(target: .ssimulacra2(1), maximumPixels: 100)))
+        let capped = try encoder.encoded(
+            image, as: .jpeg,
+            options: EncodingOptions(autoQuality: AutoQuality(target: .ssimulacra2(1), maximumPixels: 100)))
         #expect(capped.quality == 80)
     }
 
@@ -104,10 +121,14 @@ struct AutoQualityTests {
     @Test func greyAndAlpha() throws {
         let grey = try thumbnails()[2].1
         #expect(grey.pixelFormat.isGray)
-        let chosen = try encoder.encoded(grey, as: .jpeg, options: EncodingOptions(autoQuality: AutoQuality(target: .ssimulacra2(50), minimum: 20)))
+        let chosen = try encoder.encoded(
+            grey, as: .jpeg, options: EncodingOptions(autoQuality: AutoQuality(target: .ssimulacra2(50), minimum: 20)))
         #expect((20...80).contains(try #require(chosen.quality)))
-        let alpha = GeneratedImages.image(width: 96, height: 64, format: .rgba8) { x, y in [UInt8(x * 2), UInt8(y * 3), 90, UInt8((x + y) % 256)] }
-        let flattened = try encoder.encoded(alpha, as: .jpeg, options: EncodingOptions(autoQuality: AutoQuality(minimum: 30)))
+        let alpha = GeneratedImages.image(width: 96, height: 64, format: .rgba8) { x, y in
+            [UInt8(x * 2), UInt8(y * 3), 90, UInt8((x + y) % 256)]
+        }
+        let flattened = try encoder.encoded(
+            alpha, as: .jpeg, options: EncodingOptions(autoQuality: AutoQuality(minimum: 30)))
         #expect((30...80).contains(try #require(flattened.quality)))
     }
 

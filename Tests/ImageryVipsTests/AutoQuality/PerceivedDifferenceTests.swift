@@ -22,14 +22,16 @@ struct PerceivedDifferenceTests {
 
     /// Identical images score 100; a JPEG scores higher as its quality rises; sizes must match.
     @Test func ordersQualities() throws {
-        let image = try decoder.decode(Fixtures.data("rocket.jpg"), thumbnail: .init(width: 256, height: 256, fit: .inside))
+        let image = try decoder.decode(
+            Fixtures.data("rocket.jpg"), thumbnail: .init(width: 256, height: 256, fit: .inside))
         #expect(PerceivedDifference.ssimulacra2(image, image) == 100)
         let scores = try [30, 60, 90].map { quality in
             let jpeg = try decoder.decode(VipsImageEncoder().encode(image, as: .jpeg, quality: quality), thumbnail: nil)
             return try #require(PerceivedDifference.ssimulacra2(image, jpeg))
         }
         #expect(scores[0] < scores[1] && scores[1] < scores[2] && scores[2] < 100, "\(scores)")
-        let smaller = try decoder.decode(Fixtures.data("rocket.jpg"), thumbnail: .init(width: 100, height: 100, fit: .inside))
+        let smaller = try decoder.decode(
+            Fixtures.data("rocket.jpg"), thumbnail: .init(width: 100, height: 100, fit: .inside))
         #expect(PerceivedDifference.ssimulacra2(image, smaller) == nil)
     }
 
@@ -39,7 +41,9 @@ struct PerceivedDifferenceTests {
         let jpeg = try decoder.decode(VipsImageEncoder().encode(grey, as: .jpeg, quality: 40), thumbnail: nil)
         let score = try #require(PerceivedDifference.ssimulacra2(grey, jpeg))
         #expect(score < 100 && score > 0)
-        let tiny = GeneratedImages.image(width: 3, height: 2, format: .rgb8) { x, y in [UInt8(x * 80), UInt8(y * 100), 7] }
+        let tiny = GeneratedImages.image(width: 3, height: 2, format: .rgb8) { x, y in
+            [UInt8(x * 80), UInt8(y * 100), 7]
+        }
         #expect(PerceivedDifference.ssimulacra2(tiny, tiny) == 100)
     }
 }

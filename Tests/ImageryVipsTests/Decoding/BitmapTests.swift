@@ -14,7 +14,8 @@ struct BitmapTests {
 
     static let fixtures = [
         "rgb24.bmp", "gray8.bmp", "mono1.bmp", "palette8.bmp", "palette4.bmp", "core-palette8.bmp", "rgb555.bmp",
-        "rgb565-bitfields.bmp", "argb32-v5.bmp", "rgb24-topdown.bmp", "rle8.bmp", "rle4.bmp", "icon-png.ico", "icon-bitmap.ico",
+        "rgb565-bitfields.bmp", "argb32-v5.bmp", "rgb24-topdown.bmp", "rle8.bmp", "rle4.bmp", "icon-png.ico",
+        "icon-bitmap.ico",
     ]
 
     /// Every pixel as RGBA, whatever the format.
@@ -70,7 +71,9 @@ struct BitmapTests {
         #expect(max(decoded.width, decoded.height) == 256)
         #expect(decoded == (try decoder.decode(png, recipe: ImageRecipe())).withSourceFormat(.ico))
         // A small one keeps its size.
-        let small = try decoder.decode(try encoder.encode(HighBitDepthTests.gradient(width: 16, height: 16, format: .rgba8), as: .ico), recipe: ImageRecipe())
+        let small = try decoder.decode(
+            try encoder.encode(HighBitDepthTests.gradient(width: 16, height: 16, format: .rgba8), as: .ico),
+            recipe: ImageRecipe())
         #expect((small.width, small.height, small.pixelFormat) == (16, 16, .rgba8))
     }
 
@@ -95,9 +98,10 @@ struct BitmapTests {
         let runs: [UInt8] = [2, 1, 0, 0, /* row 1 */ 1, 1, 0, 2, 1, 0, 2, 1, 0, 0, 0, 1]
         let data = Self.bitmap(width: 4, height: 3, bits: 8, compression: 1, palette: palette, pixels: runs)
         let rows = Self.rgba(try decoder.decode(data, recipe: ImageRecipe()))
-        let red = [255, 0, 0, 255], none = [0, 0, 0, 0]
+        let red = [255, 0, 0, 255]
+        let none = [0, 0, 0, 0]
         #expect(Array(rows[0..<4]) == [none, none, none, none])  // the top row: never reached
-        #expect(Array(rows[4..<8]) == [red, none, red, red])    // row 1 (second from the bottom)
+        #expect(Array(rows[4..<8]) == [red, none, red, red])  // row 1 (second from the bottom)
         #expect(Array(rows[8..<12]) == [red, red, none, none])  // row 0 (the bottom)
     }
 
@@ -109,9 +113,14 @@ struct BitmapTests {
         #expect([UInt8](image.pixels) == [30, 20, 10, 60, 50, 40])
     }
 
-    @Test(arguments: ["a header of 200 bytes", "pixels cut short", "7 bits per pixel", "a JPEG inside", "a zero width", "a pixel offset past the end"])
+    @Test(arguments: [
+        "a header of 200 bytes", "pixels cut short", "7 bits per pixel", "a JPEG inside", "a zero width",
+        "a pixel offset past the end",
+    ])
     func damagedBitmapsAreRefusedWithAReason(damage: String) throws {
-        var bytes = [UInt8](Self.bitmap(width: 3, height: 2, bits: 24, compression: 0, palette: [], pixels: [UInt8](repeating: 9, count: 24)))
+        var bytes = [UInt8](
+            Self.bitmap(
+                width: 3, height: 2, bits: 24, compression: 0, palette: [], pixels: [UInt8](repeating: 9, count: 24)))
         switch damage {
         case "a header of 200 bytes": bytes[14] = 200
         case "pixels cut short": bytes.removeLast(3)
@@ -133,14 +142,28 @@ struct BitmapTests {
     }
 
     /// A BMP with a 40-byte header; `pixels` as stored (rows bottom first, padded).
-    static func bitmap(width: Int, height: Int, bits: Int, compression: Int, palette: [UInt8], pixels: [UInt8]) -> Data {
+    static func bitmap(width: Int, height: Int, bits: Int, compression: Int, palette: [UInt8], pixels: [UInt8]) -> Data
+    {
         var data = Data("BM".utf8)
-        func put32(_ value: Int) { withUnsafeBytes(of: UInt32(truncatingIfNeeded: value).littleEndian) { data.append(contentsOf: $0) } }
+        func put32(_ value: Int) {
+            withUnsafeBytes(of: UInt32(truncatingIfNeeded: value).littleEndian) { data.append(contentsOf: $0) }
+        }
         func put16(_ value: Int) { withUnsafeBytes(of: UInt16(value).littleEndian) { data.append(contentsOf: $0) } }
         let offset = 14 + 40 + palette.count
-        put32(offset + pixels.count); put32(0); put32(offset)
-        put32(40); put32(width); put32(height); put16(1); put16(bits); put32(compression); put32(pixels.count)
-        put32(2835); put32(2835); put32(palette.count / 4); put32(0)
+        put32(offset + pixels.count)
+        put32(0)
+        put32(offset)
+        put32(40)
+        put32(width)
+        put32(height)
+        put16(1)
+        put16(bits)
+        put32(compression)
+        put32(pixels.count)
+        put32(2835)
+        put32(2835)
+        put32(palette.count / 4)
+        put32(0)
         data.append(contentsOf: palette)
         data.append(contentsOf: pixels)
         return data
@@ -149,6 +172,8 @@ struct BitmapTests {
 
 extension Image {
     func withSourceFormat(_ format: ImageFormat) -> Image {
-        Image(width: width, height: height, pixelFormat: pixelFormat, pixels: pixels, sourceFormat: format, metadata: metadata, animation: animation)
+        Image(
+            width: width, height: height, pixelFormat: pixelFormat, pixels: pixels, sourceFormat: format,
+            metadata: metadata, animation: animation)
     }
 }

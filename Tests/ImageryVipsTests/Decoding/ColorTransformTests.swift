@@ -3,8 +3,9 @@ import CJPEG
 import Foundation
 import Imagery
 import ImageryTestSupport
-@testable import ImageryVips
 import Testing
+
+@testable import ImageryVips
 
 /// `CColorTransform`: ICC profiles to sRGB with kept little cms transforms. (That its pixels are
 /// libvips' own conversion, byte for byte, `JPEGScanSkippingTests` shows on every JPEG with a profile.)
@@ -14,7 +15,9 @@ struct ColorTransformTests {
     static func decoded(_ name: String) throws -> (pixels: [UInt8], profile: [UInt8]) {
         let data = try Fixtures.data(name)
         var image = imagery_jpeg_image()
-        let status = data.withUnsafeBytes { imagery_jpeg_decode_scaled($0.baseAddress, $0.count, 4, 1, 0, &image, nil, 0) }
+        let status = data.withUnsafeBytes {
+            imagery_jpeg_decode_scaled($0.baseAddress, $0.count, 4, 1, 0, &image, nil, 0)
+        }
         try #require(status == Int32(IMAGERY_JPEG_OK) && image.components == 3 && image.icc_profile != nil)
         defer { imagery_jpeg_free(&image) }
         return (
@@ -40,7 +43,8 @@ struct ColorTransformTests {
             profile.withUnsafeBytes { source in
                 pixels.withUnsafeMutableBufferPointer {
                     imagery_icc_transform_rgb8(
-                        source.baseAddress, source.count, destination.baseAddress, destination.count, $0.baseAddress, $0.count / bands,
+                        source.baseAddress, source.count, destination.baseAddress, destination.count, $0.baseAddress,
+                        $0.count / bands,
                         Int32(bands), &built
                     )
                 }
@@ -52,10 +56,12 @@ struct ColorTransformTests {
     @Test func aTransformIsBuiltOnceAndKept() throws {
         let (pixels, profile) = try Self.decoded("rocket.jpg")
         let unique = Self.variant(profile, 1_000_003)  // a profile no other test converts by
-        var first = pixels, second = pixels
+        var first = pixels
+        var second = pixels
         #expect(try Self.convert(&first, unique) == true)
         #expect(try Self.convert(&second, unique) == false)
-        #expect(first == second && first != pixels, "the same conversion both times, and not none (Adobe RGB is not sRGB)")
+        #expect(
+            first == second && first != pixels, "the same conversion both times, and not none (Adobe RGB is not sRGB)")
     }
 
     /// More profiles than are kept, converted from many threads at once: every conversion is the
@@ -89,11 +95,15 @@ struct ColorTransformTests {
         var rgb = pixels
         _ = try Self.convert(&rgb, profile)
         var rgba = [UInt8]()
-        for index in stride(from: 0, to: pixels.count, by: 3) { rgba += pixels[index..<index + 3] + [UInt8(index / 3 % 256)] }
+        for index in stride(from: 0, to: pixels.count, by: 3) {
+            rgba += pixels[index..<index + 3] + [UInt8(index / 3 % 256)]
+        }
         #expect(try Self.convert(&rgba, profile, bands: 4) != nil)
         for index in stride(from: 0, to: pixels.count, by: 3) where index / 3 < 5_000 {
             let pixel = index / 3
-            #expect(Array(rgba[pixel * 4..<pixel * 4 + 3]) == Array(rgb[index..<index + 3]) && rgba[pixel * 4 + 3] == UInt8(pixel % 256))
+            #expect(
+                Array(rgba[pixel * 4..<pixel * 4 + 3]) == Array(rgb[index..<index + 3])
+                    && rgba[pixel * 4 + 3] == UInt8(pixel % 256))
         }
     }
 

@@ -21,14 +21,17 @@ struct CorpusDecodingTests {
                 try decoder.decode(Data(contentsOf: file), thumbnail: .init(width: 256, height: 256, fit: .inside))
             }
             #expect(max(image.width, image.height) <= 256, "\(file.lastPathComponent)")
-            #expect(image.sourceFormat.rawValue == manifest[file.lastPathComponent]?.format, "\(file.lastPathComponent)")
+            #expect(
+                image.sourceFormat.rawValue == manifest[file.lastPathComponent]?.format, "\(file.lastPathComponent)")
             if let row = manifest[file.lastPathComponent], max(row.width, row.height) >= 256 {
-                #expect(max(image.width, image.height) == 256, "\(file.lastPathComponent): \(image.width)x\(image.height)")
+                #expect(
+                    max(image.width, image.height) == 256, "\(file.lastPathComponent): \(image.width)x\(image.height)")
                 // The aspect ratio survives (orientation 5-8 swaps the sides).
                 let source = Double(row.width) / Double(row.height)
                 let result = Double(image.width) / Double(image.height)
                 let swapped = file.lastPathComponent.contains("orient6")
-                #expect(abs((swapped ? 1 / source : source) - result) < 0.02 * max(1, result), "\(file.lastPathComponent)")
+                #expect(
+                    abs((swapped ? 1 / source : source) - result) < 0.02 * max(1, result), "\(file.lastPathComponent)")
             }
         }
     }
@@ -41,9 +44,15 @@ struct CorpusDecodingTests {
         let decoder = self.decoder
         for file in files {
             do {
-                let image = try await runBlocking { try decoder.decode(Data(contentsOf: file), thumbnail: .init(width: 128, height: 128)) }
-                #expect(image.pixels.count == image.width * image.height * image.pixelFormat.bytesPerPixel * image.frameCount)
-                outcomes[file.lastPathComponent] = "image \(image.width)x\(image.height)" + (image.animation.map { " \($0.frameDelays.count) frames" } ?? "")
+                let image = try await runBlocking {
+                    try decoder.decode(Data(contentsOf: file), thumbnail: .init(width: 128, height: 128))
+                }
+                #expect(
+                    image.pixels.count == image.width * image.height * image.pixelFormat.bytesPerPixel
+                        * image.frameCount)
+                outcomes[file.lastPathComponent] =
+                    "image \(image.width)x\(image.height)"
+                    + (image.animation.map { " \($0.frameDelays.count) frames" } ?? "")
             } catch let error as ImageDecodingError {
                 outcomes[file.lastPathComponent] = "\(error)"
             }
@@ -65,20 +74,25 @@ struct CorpusDecodingTests {
 /// Fit modes on a real landscape and a real portrait photo of the corpus.
 @Suite("Corpus fit modes", .enabled(if: Fixtures.corpus != nil))
 struct CorpusFitModeTests {
-    @Test(arguments: [
-        // mate-Aqua.jpg is 2560x1600 (landscape), lomiri16-Wine is 2560x3837 (portrait).
-        ("mate-Aqua.jpg", ImageRequest.Thumbnail.Fit.inside, 300, 188),
-        ("mate-Aqua.jpg", .cover, 300, 300),
-        ("mate-Aqua.jpg", .contain, 300, 300),
-        ("mate-Aqua.jpg", .fill, 300, 300),
-        ("lomiri16-Wine_by_Jakkub_Mede.jpg", .inside, 200, 300),
-        ("lomiri16-Wine_by_Jakkub_Mede.jpg", .cover, 300, 300),
-        ("lomiri16-Wine_by_Jakkub_Mede.jpg", .contain, 300, 300),
-        ("lomiri16-Wine_by_Jakkub_Mede.jpg", .fill, 300, 300),
-    ] as [(String, ImageRequest.Thumbnail.Fit, Int, Int)])
-    func aThreeHundredPixelBoxGivesTheExpectedSize(name: String, fit: ImageRequest.Thumbnail.Fit, width: Int, height: Int) async throws {
+    @Test(
+        arguments: [
+            // mate-Aqua.jpg is 2560x1600 (landscape), lomiri16-Wine is 2560x3837 (portrait).
+            ("mate-Aqua.jpg", ImageRequest.Thumbnail.Fit.inside, 300, 188),
+            ("mate-Aqua.jpg", .cover, 300, 300),
+            ("mate-Aqua.jpg", .contain, 300, 300),
+            ("mate-Aqua.jpg", .fill, 300, 300),
+            ("lomiri16-Wine_by_Jakkub_Mede.jpg", .inside, 200, 300),
+            ("lomiri16-Wine_by_Jakkub_Mede.jpg", .cover, 300, 300),
+            ("lomiri16-Wine_by_Jakkub_Mede.jpg", .contain, 300, 300),
+            ("lomiri16-Wine_by_Jakkub_Mede.jpg", .fill, 300, 300),
+        ] as [(String, ImageRequest.Thumbnail.Fit, Int, Int)])
+    func aThreeHundredPixelBoxGivesTheExpectedSize(
+        name: String, fit: ImageRequest.Thumbnail.Fit, width: Int, height: Int
+    ) async throws {
         let data = try Data(contentsOf: try #require(Fixtures.corpus).appendingPathComponent(name))
-        let image = try await runBlocking { try VipsImageDecoder().decode(data, thumbnail: .init(width: 300, height: 300, fit: fit)) }
+        let image = try await runBlocking {
+            try VipsImageDecoder().decode(data, thumbnail: .init(width: 300, height: 300, fit: fit))
+        }
         #expect(abs(image.width - width) <= 1 && abs(image.height - height) <= 1, "\(image.width)x\(image.height)")
     }
 }

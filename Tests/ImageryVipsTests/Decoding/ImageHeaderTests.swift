@@ -12,7 +12,9 @@ struct ImageHeaderTests {
     @Test(.enabled(if: FileManager.default.fileExists(atPath: "/usr/bin/vipsheader")))
     func agreesWithVipsheader() throws {
         let directories = [Fixtures.directory] + (Fixtures.corpus.map { [$0] } ?? [])
-        let files = directories.flatMap { Fixtures.files(in: $0) }.filter { ImageFormat(fileExtension: $0.pathExtension) != nil }
+        let files = directories.flatMap { Fixtures.files(in: $0) }.filter {
+            ImageFormat(fileExtension: $0.pathExtension) != nil
+        }
         #expect(files.count >= 7)
         let decoder = VipsImageDecoder()
         for file in files {
@@ -28,13 +30,16 @@ struct ImageHeaderTests {
             #expect(info.frames == max(pages, storedHeight / max(1, pageHeight)), "\(file.lastPathComponent)")
             #expect(info.colorSpace == fields["interpretation"], "\(file.lastPathComponent)")
             let bands = Int(fields["bands"] ?? "") ?? 0
-            #expect(info.hasAlpha == (bands == 2 || (bands == 4 && fields["interpretation"] != "cmyk")), "\(file.lastPathComponent)")
+            #expect(
+                info.hasAlpha == (bands == 2 || (bands == 4 && fields["interpretation"] != "cmyk")),
+                "\(file.lastPathComponent)")
             #expect((info.profile != nil) == (fields["icc-profile-data"] != nil), "\(file.lastPathComponent)")
         }
     }
 
     /// `vipsheader`'s fields, each value's first word.
     static func vipsheader(_ file: URL) throws -> [String: String] {
-        try VipsHeader.fields(of: file).mapValues { value in value.split(separator: " ").first.map(String.init) ?? value }
+        try VipsHeader.fields(of: file).mapValues { value in value.split(separator: " ").first.map(String.init) ?? value
+        }
     }
 }

@@ -47,15 +47,21 @@ struct ThumbnailBaseTests {
             let reference = try decoder.resize(fullBase, to: thumbnail)
             #expect((image.width, image.height) == (reference.width, reference.height), "\(name)")
             #expect(image.pixelFormat == reference.pixelFormat, "\(name)")
-            #expect(image == (try decoder.decode(data, thumbnail: thumbnail)), "\(name): decode and decodeKeepingBase differ")
+            #expect(
+                image == (try decoder.decode(data, thumbnail: thumbnail)),
+                "\(name): decode and decodeKeepingBase differ")
             let kept = try #require(base, "\(name)")
             #expect(kept.image.width >= image.width || kept.image.height >= image.height, "\(name)")
             guard image.pixels.count == reference.pixels.count else { continue }
             let difference = Self.meanDifference(image, reference)
             #expect(difference < 2.5, "\(name): mean difference \(difference)")
-            report.append("\(thumbnail.width)x\(thumbnail.height) \(thumbnail.fit) 1/\(kept.scale): \(String(format: "%.2f", difference))")
+            report.append(
+                "\(thumbnail.width)x\(thumbnail.height) \(thumbnail.fit) 1/\(kept.scale): \(String(format: "%.2f", difference))"
+            )
         }
-        print("DCT-scaled vs full-size resize, mean |difference| per channel (0-255), \(source.lastPathComponent): \(report.joined(separator: ", "))")
+        print(
+            "DCT-scaled vs full-size resize, mean |difference| per channel (0-255), \(source.lastPathComponent): \(report.joined(separator: ", "))"
+        )
     }
 
     @Test(arguments: sources)
@@ -65,9 +71,12 @@ struct ThumbnailBaseTests {
         let kept = try #require(base)
         // Sizes a decode would make at the base's scale come from it, byte for byte what a decode gives.
         var derivedCount = 0
-        for thumbnail in [ImageRequest.Thumbnail(width: 128, height: 128, fit: .cover), .init(width: 100, height: 60, fit: .contain),
-                          .init(width: 120, height: 8192, fit: .inside), .init(width: 96, height: 96, fit: .cover)] {
-            let scale = VipsImageDecoder.decodeScale(sourceWidth: kept.sourceWidth, sourceHeight: kept.sourceHeight, for: thumbnail)
+        for thumbnail in [
+            ImageRequest.Thumbnail(width: 128, height: 128, fit: .cover), .init(width: 100, height: 60, fit: .contain),
+            .init(width: 120, height: 8192, fit: .inside), .init(width: 96, height: 96, fit: .cover),
+        ] {
+            let scale = VipsImageDecoder.decodeScale(
+                sourceWidth: kept.sourceWidth, sourceHeight: kept.sourceHeight, for: thumbnail)
             let derived = try decoder.thumbnail(thumbnail, from: kept)
             guard scale == kept.scale else {
                 #expect(derived == nil, "\(thumbnail): scale 1/\(scale), base 1/\(kept.scale)")
@@ -79,7 +88,8 @@ struct ThumbnailBaseTests {
         #expect(derivedCount >= 1)
         // Finer or coarser scales than the base's are refused: a decode at their own scale gives other pixels.
         if kept.scale > 1 {
-            let finer = ImageRequest.Thumbnail(width: kept.sourceWidth / kept.scale * 2, height: kept.sourceHeight / kept.scale * 2, fit: .cover)
+            let finer = ImageRequest.Thumbnail(
+                width: kept.sourceWidth / kept.scale * 2, height: kept.sourceHeight / kept.scale * 2, fit: .cover)
             #expect(try decoder.thumbnail(finer, from: kept) == nil)
         }
     }
@@ -105,12 +115,15 @@ struct ThumbnailBaseTests {
     }
 
     @Test func otherFormatsKeepNoBaseAndBrokenJPEGsAreTypedErrors() throws {
-        let (image, base) = try decoder.decodeKeepingBase(try Fixtures.data("chelsea.png"), thumbnail: .init(width: 40, height: 40))
+        let (image, base) = try decoder.decodeKeepingBase(
+            try Fixtures.data("chelsea.png"), thumbnail: .init(width: 40, height: 40))
         #expect(image.width == 40 && base == nil)
         let jpeg = try Fixtures.data("rocket.jpg")
         let truncated = jpeg.prefix(jpeg.count / 2)
         let strict = VipsImageDecoder(rejectsCorruptData: true)
-        #expect(throws: ImageDecodingError.self) { try strict.decodeKeepingBase(Data(truncated), thumbnail: .init(width: 40, height: 40)) }
+        #expect(throws: ImageDecodingError.self) {
+            try strict.decodeKeepingBase(Data(truncated), thumbnail: .init(width: 40, height: 40))
+        }
         #expect(throws: ImageDecodingError.self) {
             try VipsImageDecoder(maximumPixels: 1000).decodeKeepingBase(jpeg, thumbnail: .init(width: 40, height: 40))
         }

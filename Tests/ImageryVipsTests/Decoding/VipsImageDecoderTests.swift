@@ -11,11 +11,12 @@ struct VipsImageDecoderTests {
     @Test(arguments: ["rocket.jpg", "rocket-portrait.jpg", "chelsea.png", "chelsea.gif", "chelsea.webp"])
     func decodesFullSizeWithTheSourceDimensionsAndFormat(name: String) throws {
         let image = try decoder.decode(Fixtures.data(name), thumbnail: nil)
-        let expected: (Int, Int) = switch name {
-        case "rocket.jpg": (640, 427)
-        case "rocket-portrait.jpg": (427, 640)
-        default: (451, 300)
-        }
+        let expected: (Int, Int) =
+            switch name {
+            case "rocket.jpg": (640, 427)
+            case "rocket-portrait.jpg": (427, 640)
+            default: (451, 300)
+            }
         #expect((image.width, image.height) == expected)
         #expect(image.pixelFormat == .rgb8)
         #expect(image.pixels.count == image.width * image.height * 3)
@@ -24,34 +25,39 @@ struct VipsImageDecoderTests {
     }
 
     /// Box 200x100 and 100x200 on a landscape (640x427) and a portrait (427x640) source.
-    @Test(arguments: [
-        ("rocket.jpg", 200, 100, ImageRequest.Thumbnail.Fit.cover, 200, 100),
-        ("rocket.jpg", 200, 100, .contain, 200, 100),
-        ("rocket.jpg", 200, 100, .fill, 200, 100),
-        ("rocket.jpg", 200, 100, .inside, 150, 100),
-        ("rocket.jpg", 100, 200, .inside, 100, 67),
-        ("rocket-portrait.jpg", 200, 100, .cover, 200, 100),
-        ("rocket-portrait.jpg", 200, 100, .inside, 67, 100),
-        ("rocket-portrait.jpg", 100, 200, .inside, 100, 150),
-        ("rocket-portrait.jpg", 100, 200, .contain, 100, 200),
-        ("rocket-portrait.jpg", 1000, 1000, .inside, 427, 640),  // inside never enlarges
-        ("rocket.jpg", 1000, 1000, .cover, 640, 427),  // nothing is enlarged unless asked
-        ("rocket.jpg", 1000, 1000, .contain, 1000, 1000),  // contain's box is the result, the image not enlarged in it
-    ] as [(String, Int, Int, ImageRequest.Thumbnail.Fit, Int, Int)])
+    @Test(
+        arguments: [
+            ("rocket.jpg", 200, 100, ImageRequest.Thumbnail.Fit.cover, 200, 100),
+            ("rocket.jpg", 200, 100, .contain, 200, 100),
+            ("rocket.jpg", 200, 100, .fill, 200, 100),
+            ("rocket.jpg", 200, 100, .inside, 150, 100),
+            ("rocket.jpg", 100, 200, .inside, 100, 67),
+            ("rocket-portrait.jpg", 200, 100, .cover, 200, 100),
+            ("rocket-portrait.jpg", 200, 100, .inside, 67, 100),
+            ("rocket-portrait.jpg", 100, 200, .inside, 100, 150),
+            ("rocket-portrait.jpg", 100, 200, .contain, 100, 200),
+            ("rocket-portrait.jpg", 1000, 1000, .inside, 427, 640),  // inside never enlarges
+            ("rocket.jpg", 1000, 1000, .cover, 640, 427),  // nothing is enlarged unless asked
+            // contain's box is the result, the image not enlarged in it
+            ("rocket.jpg", 1000, 1000, .contain, 1000, 1000),
+        ] as [(String, Int, Int, ImageRequest.Thumbnail.Fit, Int, Int)])
     func thumbnailDimensionsFollowTheFitMode(
         name: String, boxWidth: Int, boxHeight: Int, fit: ImageRequest.Thumbnail.Fit, width: Int, height: Int
     ) throws {
         let thumbnail = ImageRequest.Thumbnail(width: boxWidth, height: boxHeight, fit: fit)
         let image = try decoder.decode(Fixtures.data(name), thumbnail: thumbnail)
         #expect(abs(image.width - width) <= 1 && abs(image.height - height) <= 1, "\(image.width)x\(image.height)")
-        if fit != .inside, fit == .contain || boxWidth < 640 { #expect((image.width, image.height) == (boxWidth, boxHeight)) }
+        if fit != .inside, fit == .contain || boxWidth < 640 {
+            #expect((image.width, image.height) == (boxWidth, boxHeight))
+        }
     }
 
     @Test func containPadsWithBlackAroundTheScaledImage() throws {
         // A landscape image in a square box: bands above and below.
-        let image = try decoder.decode(Fixtures.data("rocket.jpg"), thumbnail: .init(width: 100, height: 100, fit: .contain))
+        let image = try decoder.decode(
+            Fixtures.data("rocket.jpg"), thumbnail: .init(width: 100, height: 100, fit: .contain))
         let topLeft = image.pixels.prefix(3)
-        let centre = image.pixels[(50 * 100 + 50) * 3 ..< (50 * 100 + 50) * 3 + 3]
+        let centre = image.pixels[(50 * 100 + 50) * 3..<(50 * 100 + 50) * 3 + 3]
         #expect(Array(topLeft) == [0, 0, 0])
         #expect(Array(centre) != [0, 0, 0])
     }
@@ -81,7 +87,9 @@ struct VipsImageDecoderTests {
 
     @Test func refusesEmptyAndNonImageBytesAndBadSizes() throws {
         #expect(throws: ImageDecodingError.empty) { try decoder.decode(Data(), thumbnail: nil) }
-        #expect(throws: ImageDecodingError.unsupportedFormat) { try decoder.decode(Data("<html>".utf8), thumbnail: nil) }
+        #expect(throws: ImageDecodingError.unsupportedFormat) {
+            try decoder.decode(Data("<html>".utf8), thumbnail: nil)
+        }
         #expect(throws: ImageDecodingError.invalidSize(width: 0, height: 10)) {
             try decoder.decode(Fixtures.data("rocket.jpg"), thumbnail: .init(width: 0, height: 10))
         }
@@ -92,7 +100,8 @@ struct VipsImageDecoderTests {
             for thumbnail in [nil, ImageRequest.Thumbnail(width: 64, height: 64)] {
                 do {
                     let image = try decoder.decode(data, thumbnail: thumbnail)
-                    #expect(image.pixels.count == image.width * image.height * image.pixelFormat.bytesPerPixel, "\(name)")
+                    #expect(
+                        image.pixels.count == image.width * image.height * image.pixelFormat.bytesPerPixel, "\(name)")
                 } catch let error as ImageDecodingError {
                     #expect(!error.description.isEmpty, "\(name)")
                 }

@@ -73,7 +73,9 @@ struct AnimatedGIFWriterTests {
     @Test func transparentPixelsStayTransparentAsTheyComeAndGo() throws {
         // A transparent square that appears, moves, and goes: opaque pixels become transparent and back.
         let holes: [Range<Int>?] = [nil, 10..<30, 40..<60, nil, 0..<20]
-        let animation = GeneratedImages.animation(width: 80, height: 40, delays: [100, 100, 100, 100, 100], loopCount: 2) { frame, x, y in
+        let animation = GeneratedImages.animation(
+            width: 80, height: 40, delays: [100, 100, 100, 100, 100], loopCount: 2
+        ) { frame, x, y in
             if let hole = holes[frame], hole.contains(x), (10..<30).contains(y) { return [0, 0, 0, 0] }
             return [UInt8(3 * x), UInt8(6 * y), UInt8(60 * frame), 255]
         }
@@ -107,7 +109,8 @@ struct AnimatedGIFWriterTests {
         let pan = try photoPan()
         let first = Self.rgba(pan, frame: 0)
         func repeated(_ count: Int) -> Image {
-            GeneratedImages.animation(width: pan.width, height: pan.height, delays: Array(repeating: 80, count: count)) { _, x, y in
+            GeneratedImages.animation(width: pan.width, height: pan.height, delays: Array(repeating: 80, count: count))
+            { _, x, y in
                 first[y * pan.width + x].map(UInt8.init)
             }
         }

@@ -2,8 +2,9 @@ import CJPEG
 import Foundation
 import Imagery
 import ImageryTestSupport
-@testable import ImageryVips
 import Testing
+
+@testable import ImageryVips
 
 /// Imagery's JPEG encoder (`JPEGWriter` on `CJPEG`): what libjpeg reads back, the tables and scans it
 /// writes, the metadata it keeps.
@@ -12,7 +13,8 @@ struct JPEGWriterTests {
     let encoder = VipsImageEncoder()
 
     func photo(width: Int = 256, height: Int = 160) throws -> Image {
-        try VipsImageDecoder().decode(Fixtures.data("chelsea.png"), thumbnail: .init(width: width, height: height, fit: .fill))
+        try VipsImageDecoder().decode(
+            Fixtures.data("chelsea.png"), thumbnail: .init(width: width, height: height, fit: .fill))
     }
 
     /// Every quality and both chroma layouts decode with libjpeg in strict mode (no warning) to the
@@ -23,7 +25,8 @@ struct JPEGWriterTests {
         let jpeg = try encoder.encode(image, as: .jpeg, quality: quality)
         let decoded = try StrictJPEG(jpeg)
         #expect((decoded.width, decoded.height, decoded.components) == (image.width, image.height, 3))
-        let error = zip(decoded.pixels, image.pixels).reduce(0) { $0 + abs(Int($1.0) - Int($1.1)) } / decoded.pixels.count
+        let error =
+            zip(decoded.pixels, image.pixels).reduce(0) { $0 + abs(Int($1.0) - Int($1.1)) } / decoded.pixels.count
         #expect(error <= (quality >= 90 ? 2 : quality >= 60 ? 4 : 20), "mean error \(error) at q\(quality)")
     }
 
@@ -31,10 +34,13 @@ struct JPEGWriterTests {
     /// them): libjpeg reads each back at its size, close to the pixels.
     @Test func oddSizesAreWhole() throws {
         for (width, height) in [(1, 1), (7, 5), (9, 17), (16, 16), (17, 8), (33, 31)] {
-            let image = GeneratedImages.image(width: width, height: height, format: .rgb8) { x, y in [UInt8(x * 7 % 256), UInt8(y * 9 % 256), 128] }
+            let image = GeneratedImages.image(width: width, height: height, format: .rgb8) { x, y in
+                [UInt8(x * 7 % 256), UInt8(y * 9 % 256), 128]
+            }
             let decoded = try StrictJPEG(try encoder.encode(image, as: .jpeg, quality: 90))
             #expect((decoded.width, decoded.height) == (width, height))
-            let error = zip(decoded.pixels, image.pixels).reduce(0) { $0 + abs(Int($1.0) - Int($1.1)) } / decoded.pixels.count
+            let error =
+                zip(decoded.pixels, image.pixels).reduce(0) { $0 + abs(Int($1.0) - Int($1.1)) } / decoded.pixels.count
             #expect(error <= 6, "\(width)x\(height): mean error \(error)")
         }
     }
@@ -43,12 +49,15 @@ struct JPEGWriterTests {
     /// at the same tables and quality, on every committed photo fixture.
     @Test func trellisIsNeverLargerThanRounding() throws {
         for name in ["chelsea.png", "rocket.jpg", "rocket-portrait.jpg", "camera-gray.jpg", "Colour/chelsea-p3.png"] {
-            let image = try VipsImageDecoder().decode(Fixtures.data(name), thumbnail: .init(width: 320, height: 320, fit: .inside))
+            let image = try VipsImageDecoder().decode(
+                Fixtures.data(name), thumbnail: .init(width: 320, height: 320, fit: .inside))
             for tables in [IMAGERY_JPEG_TABLES_STANDARD, IMAGERY_JPEG_TABLES_TUNED] {
                 for quality in [20, 50, 80, 95] {
                     let plain = try CJPEGEncode(image, quality: quality, tables: Int32(tables), trellis: false)
                     let trellis = try CJPEGEncode(image, quality: quality, tables: Int32(tables), trellis: true)
-                    #expect(trellis.count <= plain.count, "\(name) q\(quality) tables \(tables): \(trellis.count) > \(plain.count)")
+                    #expect(
+                        trellis.count <= plain.count,
+                        "\(name) q\(quality) tables \(tables): \(trellis.count) > \(plain.count)")
                     #expect(try StrictJPEG(trellis).width == image.width)
                 }
             }
@@ -62,14 +71,18 @@ struct JPEGWriterTests {
     @Test func qualityHundredIsAlmostLossless() throws {
         let image = try photo()
         for trellis in [false, true] {
-            let decoded = try StrictJPEG(try CJPEGEncode(image, quality: 100, tables: Int32(IMAGERY_JPEG_TABLES_TUNED), trellis: trellis, fullChroma: true))
+            let decoded = try StrictJPEG(
+                try CJPEGEncode(
+                    image, quality: 100, tables: Int32(IMAGERY_JPEG_TABLES_TUNED), trellis: trellis, fullChroma: true))
             let errors = zip(decoded.pixels, image.pixels).map { abs(Int($0) - Int($1)) }
-            #expect(errors.max()! <= 5 && Double(errors.reduce(0, +)) / Double(errors.count) < 0.6, "trellis \(trellis)")
+            #expect(
+                errors.max()! <= 5 && Double(errors.reduce(0, +)) / Double(errors.count) < 0.6, "trellis \(trellis)")
         }
     }
 
     @Test func greyStaysOneComponent() throws {
-        let grey = try VipsImageDecoder().decode(Fixtures.data("camera-gray.jpg"), thumbnail: .init(width: 100, height: 100))
+        let grey = try VipsImageDecoder().decode(
+            Fixtures.data("camera-gray.jpg"), thumbnail: .init(width: 100, height: 100))
         #expect(grey.pixelFormat == .gray8)
         let decoded = try StrictJPEG(try encoder.encode(grey, as: .jpeg, quality: 80))
         #expect(decoded.components == 1 && (decoded.width, decoded.height) == (grey.width, grey.height))
@@ -103,7 +116,9 @@ struct JPEGWriterTests {
     @Test func scansAndChromaFollowSizeAndQuality() throws {
         let small = JPEGSegments(try encoder.encode(photo(), as: .jpeg, quality: 80))
         #expect(small.frameMarker == 0xC0 && small.lumaSampling == 0x22)
-        let big = GeneratedImages.image(width: 600, height: 400, format: .rgb8) { x, y in [UInt8(x % 256), UInt8(y % 256), UInt8((x + y) % 256)] }
+        let big = GeneratedImages.image(width: 600, height: 400, format: .rgb8) { x, y in
+            [UInt8(x % 256), UInt8(y % 256), UInt8((x + y) % 256)]
+        }
         let large = JPEGSegments(try encoder.encode(big, as: .jpeg, quality: 80))
         #expect(large.frameMarker == 0xC2 && large.scanCount > 1)
         let asked = JPEGSegments(try encoder.encode(photo(), as: .jpeg, options: .init(quality: 80, progressive: true)))
@@ -121,7 +136,13 @@ struct JPEGWriterTests {
 
     /// A kept ICC profile, XMP and EXIF read back through libvips; the EXIF orientation is 1.
     @Test func keptMetadataReadsBack() throws {
-        let source = try VipsImageDecoder().decode(Fixtures.data("rocket-exif6.jpg"), recipe: { var r = ImageRecipe(); r.keptMetadata = .all; return r }())
+        let source = try VipsImageDecoder().decode(
+            Fixtures.data("rocket-exif6.jpg"),
+            recipe: {
+                var r = ImageRecipe()
+                r.keptMetadata = .all
+                return r
+            }())
         #expect(source.metadata.exif != nil)
         var image = try photo()
         image.metadata = source.metadata
@@ -154,7 +175,8 @@ struct JPEGWriterTests {
         let jpeg = try encoder.encode(image, as: .jpeg, quality: 80)
         var keepingCopyright = ImageRecipe()
         keepingCopyright.keptMetadata = .copyright
-        #expect(try VipsImageDecoder().decode(jpeg, recipe: keepingCopyright).metadata.copyright == "© Imagery tests 2026")
+        #expect(
+            try VipsImageDecoder().decode(jpeg, recipe: keepingCopyright).metadata.copyright == "© Imagery tests 2026")
         let short = ExifBlock.copyright("ab")  // fits in its entry
         #expect(short.count == 6 + 8 + 2 + 12 + 4)
     }
@@ -171,14 +193,29 @@ struct ExifBlockTests {
             for index in 0..<size { bytes.append(UInt8(value >> (8 * (bigEndian ? size - 1 - index : index)) & 0xFF)) }
         }
         bytes += bigEndian ? [0x4D, 0x4D] : [0x49, 0x49]
-        put(42, 2); put(8, 4)
+        put(42, 2)
+        put(8, 4)
         put(2, 2)  // IFD0 at 8: two entries
-        put(0x0112, 2); put(3, 2); put(1, 4); put(orientation, 2); put(0, 2)
-        put(0x8769, 2); put(4, 2); put(1, 4); put(8 + 2 + 24 + 4, 4)
+        put(0x0112, 2)
+        put(3, 2)
+        put(1, 4)
+        put(orientation, 2)
+        put(0, 2)
+        put(0x8769, 2)
+        put(4, 2)
+        put(1, 4)
+        put(8 + 2 + 24 + 4, 4)
         put(0, 4)
         put(2, 2)  // Exif IFD at 38
-        put(0xA002, 2); put(4, 2); put(1, 4); put(4000, 4)
-        put(0xA003, 2); put(3, 2); put(1, 4); put(3000, 2); put(0, 2)
+        put(0xA002, 2)
+        put(4, 2)
+        put(1, 4)
+        put(4000, 4)
+        put(0xA003, 2)
+        put(3, 2)
+        put(1, 4)
+        put(3000, 2)
+        put(0, 2)
         put(0, 4)
         return Data(Array("Exif".utf8) + [0, 0] + bytes)
     }
@@ -187,14 +224,16 @@ struct ExifBlockTests {
     func orientationAndSizeAreUpdated(bigEndian: Bool) throws {
         let original = Self.block(bigEndian: bigEndian, orientation: 6)
         let updated = try #require(ExifBlock.oriented(original, width: 300, height: 200))
-        #expect(updated == Self.block(bigEndian: bigEndian, orientation: 1).replacingSize(bigEndian: bigEndian, 300, 200))
+        #expect(
+            updated == Self.block(bigEndian: bigEndian, orientation: 1).replacingSize(bigEndian: bigEndian, 300, 200))
         // Without its header it is the same block, header added.
         #expect(ExifBlock.oriented(original.dropFirst(6), width: 300, height: 200) == updated)
     }
 
     @Test func unreadableBlocksAreDropped() {
         #expect(ExifBlock.oriented(Data("Exif\0\0garbage".utf8), width: 1, height: 1) == nil)
-        #expect(ExifBlock.oriented(Data([0x49, 0x49, 42, 0, 0xFF, 0xFF, 0, 0]), width: 1, height: 1) == nil)  // IFD0 past the end
+        // IFD0 past the end
+        #expect(ExifBlock.oriented(Data([0x49, 0x49, 42, 0, 0xFF, 0xFF, 0, 0]), width: 1, height: 1) == nil)
         #expect(ExifBlock.oriented(Data(), width: 1, height: 1) == nil)
     }
 }
@@ -220,7 +259,8 @@ func CJPEGEncode(_ image: Image, quality: Int, tables: Int32, trellis: Bool, ful
     var message = [CChar](repeating: 0, count: 256)
     let status = image.pixels.withUnsafeBytes { pixels in
         imagery_jpeg_encode(
-            pixels.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(image.width), Int32(image.height), Int32(image.pixelFormat.channels),
+            pixels.baseAddress?.assumingMemoryBound(to: UInt8.self), Int32(image.width), Int32(image.height),
+            Int32(image.pixelFormat.channels),
             image.bytesPerRow, &settings, &output, &length, &message, message.count
         )
     }
@@ -238,10 +278,14 @@ struct StrictJPEG {
     init(_ data: Data) throws {
         var image = imagery_jpeg_image()
         var message = [CChar](repeating: 0, count: 256)
-        let status = data.withUnsafeBytes { imagery_jpeg_decode_scaled($0.baseAddress, $0.count, 1, 1, 0, &image, &message, message.count) }
+        let status = data.withUnsafeBytes {
+            imagery_jpeg_decode_scaled($0.baseAddress, $0.count, 1, 1, 0, &image, &message, message.count)
+        }
         defer { imagery_jpeg_free(&image) }
         guard status == Int32(IMAGERY_JPEG_OK) else {
-            throw ImageDecodingError.corrupt(format: .jpeg, reason: String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+            throw ImageDecodingError.corrupt(
+                format: .jpeg,
+                reason: String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }
         (width, height, components) = (Int(image.width), Int(image.height), Int(image.components))
         pixels = Array(UnsafeBufferPointer(start: image.pixels, count: width * height * components))
@@ -261,8 +305,10 @@ struct JPEGSegments {
     init(_ data: Data) {
         let bytes = [UInt8](data)
         let zigzag = [
-            0, 1, 8, 16, 9, 2, 3, 10, 17, 24, 32, 25, 18, 11, 4, 5, 12, 19, 26, 33, 40, 48, 41, 34, 27, 20, 13, 6, 7, 14, 21, 28,
-            35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51, 58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63,
+            0, 1, 8, 16, 9, 2, 3, 10, 17, 24, 32, 25, 18, 11, 4, 5, 12, 19, 26, 33, 40, 48, 41, 34, 27, 20, 13, 6, 7,
+            14, 21, 28,
+            35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23, 30, 37, 44, 51, 58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61,
+            54, 47, 55, 62, 63,
         ]
         var offset = 2
         while offset + 4 <= bytes.count, bytes[offset] == 0xFF {
@@ -293,8 +339,11 @@ struct JPEGSegments {
             default: break
             }
             offset += 2 + length
-            if marker == 0xDA {  // skip the entropy-coded data to the next marker that is not a restart or a stuffed byte
-                while offset + 1 < bytes.count, !(bytes[offset] == 0xFF && bytes[offset + 1] != 0 && !(0xD0...0xD7).contains(bytes[offset + 1])) {
+            // skip the entropy-coded data to the next marker that is not a restart or a stuffed byte
+            if marker == 0xDA {
+                while offset + 1 < bytes.count,
+                    !(bytes[offset] == 0xFF && bytes[offset + 1] != 0 && !(0xD0...0xD7).contains(bytes[offset + 1]))
+                {
                     offset += 1
                 }
             }

@@ -1,8 +1,9 @@
 import Foundation
 import Imagery
 import ImageryTestSupport
-@testable import ImageryVips
 import Testing
+
+@testable import ImageryVips
 
 /// ``ImageRecipe/Adjustment``s on generated images, each pixel checked against thumbor 7.8's
 /// arithmetic for it (its C filters, written out again here per pixel).
@@ -21,7 +22,8 @@ struct AdjustmentTests {
         var recipe = ImageRecipe()
         recipe.adjustments = adjustments
         return try VipsImageProcessor().process(
-            ThumbnailBase(image: source, scale: 1, sourceWidth: source.width, sourceHeight: source.height), recipe: recipe
+            ThumbnailBase(image: source, scale: 1, sourceWidth: source.width, sourceHeight: source.height),
+            recipe: recipe
         )
     }
 
@@ -66,7 +68,8 @@ struct AdjustmentTests {
 
     @Test func colorizeBlendsEachChannelByItsPercentage() throws {
         let source = Self.source(alpha: true)
-        let output = try Self.apply([.colorize(red: 10, green: 50, blue: 100, color: .init(red: 255, green: 0, blue: 64))], to: source)
+        let output = try Self.apply(
+            [.colorize(red: 10, green: 50, blue: 100, color: .init(red: 255, green: 0, blue: 64))], to: source)
         let blends: [(percent: Double, fill: Double)] = [(10, 255), (50, 0), (100, 64)]
         Self.expectEachPixel(output, from: source) { rgb, _, _ in
             (0..<3).map { band -> Int in
@@ -102,17 +105,24 @@ struct AdjustmentTests {
         var cumulative = Array(repeating: [Double](repeating: 0, count: 256), count: 3)
         for y in 0..<source.height {
             for x in 0..<source.width {
-                for (band, value) in GeneratedImages.pixel(source, x, y).enumerated() { cumulative[band][Int(value)] += 1 }
+                for (band, value) in GeneratedImages.pixel(source, x, y).enumerated() {
+                    cumulative[band][Int(value)] += 1
+                }
             }
         }
         for band in 0..<3 {
             var total = 0.0
-            cumulative[band] = cumulative[band].map { count in total += count; return count > 0 ? total : 0 }
+            cumulative[band] = cumulative[band].map { count in
+                total += count
+                return count > 0 ? total : 0
+            }
         }
         var minimum = [0.0, 0.0, 0.0]
         var value = 0
         while minimum == [0, 0, 0], value < 256 {
-            for band in 0..<3 where minimum[band] == 0 && cumulative[band][value] != 0 { minimum[band] = cumulative[band][value] }
+            for band in 0..<3 where minimum[band] == 0 && cumulative[band][value] != 0 {
+                minimum[band] = cumulative[band][value]
+            }
             value += 1
         }
         let area = Double(source.width * source.height)
@@ -141,7 +151,10 @@ struct AdjustmentTests {
     /// glibc's `random()` after `srandom(1)`: its documented first values.
     @Test func theGeneratorIsTheCLibrarys() {
         var generator = CRandom(seed: 1)
-        #expect((0..<5).map { _ in generator.next() } == [1_804_289_383, 846_930_886, 1_681_692_777, 1_714_636_915, 1_957_747_793])
+        #expect(
+            (0..<5).map { _ in generator.next() } == [
+                1_804_289_383, 846_930_886, 1_681_692_777, 1_714_636_915, 1_957_747_793,
+            ])
     }
 
     @Test func noiseIsThumborsForASeedAndTheSameEachTime() throws {
@@ -173,15 +186,20 @@ struct AdjustmentTests {
 
     @Test func roundCornersPaintOrCutTheCornersOnly() throws {
         let source = Self.source()
-        let painted = try Self.apply([.roundCorners(horizontal: 10, vertical: 8, color: .init(red: 255, green: 0, blue: 0), transparent: false)], to: source)
+        let painted = try Self.apply(
+            [.roundCorners(horizontal: 10, vertical: 8, color: .init(red: 255, green: 0, blue: 0), transparent: false)],
+            to: source)
         #expect(painted.pixelFormat == .rgb8)
         #expect(GeneratedImages.pixel(painted, 0, 0) == [255, 0, 0])
         #expect(GeneratedImages.pixel(painted, 63, 31) == [255, 0, 0])
         #expect(GeneratedImages.pixel(painted, 32, 16) == GeneratedImages.pixel(source, 32, 16))
         #expect(GeneratedImages.pixel(painted, 10, 0) == GeneratedImages.pixel(source, 10, 0))
-        let cut = try Self.apply([.roundCorners(horizontal: 10, vertical: 10, color: .black, transparent: true)], to: source)
+        let cut = try Self.apply(
+            [.roundCorners(horizontal: 10, vertical: 10, color: .black, transparent: true)], to: source)
         #expect(cut.pixelFormat == .rgba8)
-        #expect(GeneratedImages.pixel(cut, 0, 0)[3] == 0 && GeneratedImages.pixel(cut, 63, 0)[3] == 0 && GeneratedImages.pixel(cut, 0, 31)[3] == 0)
+        #expect(
+            GeneratedImages.pixel(cut, 0, 0)[3] == 0 && GeneratedImages.pixel(cut, 63, 0)[3] == 0
+                && GeneratedImages.pixel(cut, 0, 31)[3] == 0)
         #expect(GeneratedImages.pixel(cut, 32, 16) == GeneratedImages.pixel(source, 32, 16) + [255])
         let transparentCorners = GeneratedImages.count(cut) { $0[3] < 255 }
         let area = 4 * 100 - Int(Double.pi * 100)  // outside a quarter circle of radius 10, four times
@@ -215,12 +233,20 @@ struct AdjustmentTests {
     /// Wavelet sharpening: flat areas stay flat, an edge gets steeper (overshoot both sides), amount 0
     /// leaves the image as it is (each level's detail × 1, summed back).
     @Test func waveletSharpeningSteepensEdges() throws {
-        let edge = GeneratedImages.image(width: 64, height: 16, format: .rgb8) { x, _ in x < 32 ? [80, 80, 80] : [160, 160, 160] }
+        let edge = GeneratedImages.image(width: 64, height: 16, format: .rgb8) { x, _ in
+            x < 32 ? [80, 80, 80] : [160, 160, 160]
+        }
         for luminanceOnly in [false, true] {
-            let sharpened = try Self.apply([.waveletSharpen(amount: 2, radius: 1, luminanceOnly: luminanceOnly)], to: edge)
-            #expect(GeneratedImages.pixel(sharpened, 31, 8)[0] < 78 && GeneratedImages.pixel(sharpened, 32, 8)[0] > 162, "\(luminanceOnly)")
-            #expect(abs(Int(GeneratedImages.pixel(sharpened, 2, 8)[0]) - 80) <= 1 && abs(Int(GeneratedImages.pixel(sharpened, 61, 8)[0]) - 160) <= 1)
-            let none = try Self.apply([.waveletSharpen(amount: 0, radius: 1, luminanceOnly: luminanceOnly)], to: Self.source())
+            let sharpened = try Self.apply(
+                [.waveletSharpen(amount: 2, radius: 1, luminanceOnly: luminanceOnly)], to: edge)
+            #expect(
+                GeneratedImages.pixel(sharpened, 31, 8)[0] < 78 && GeneratedImages.pixel(sharpened, 32, 8)[0] > 162,
+                "\(luminanceOnly)")
+            #expect(
+                abs(Int(GeneratedImages.pixel(sharpened, 2, 8)[0]) - 80) <= 1
+                    && abs(Int(GeneratedImages.pixel(sharpened, 61, 8)[0]) - 160) <= 1)
+            let none = try Self.apply(
+                [.waveletSharpen(amount: 0, radius: 1, luminanceOnly: luminanceOnly)], to: Self.source())
             #expect(GeneratedImages.meanDifference(none, Self.source()) < 1, "\(luminanceOnly)")
         }
     }

@@ -22,7 +22,8 @@ struct ColourManagementTests {
         let unprofiled = try decoder.decode(Self.removingICC(Fixtures.data(p3)), recipe: box)
         let ignored = GeneratedImages.meanDifference(unprofiled, reference)
         #expect(difference < 2, "\(p3): \(difference) levels from the sRGB source")
-        #expect(ignored > 2 * difference, "\(p3): ignoring the profile is \(ignored) levels off, converting \(difference)")
+        #expect(
+            ignored > 2 * difference, "\(p3): ignoring the profile is \(ignored) levels off, converting \(difference)")
     }
 
     /// `data` without its ICC profile: a JPEG's APP2 `ICC_PROFILE` segments, or a PNG's `iCCP` chunk.
@@ -44,7 +45,9 @@ struct ColourManagementTests {
             output = Array(bytes[0..<8])
             var index = 8
             while index + 12 <= bytes.count {
-                let length = Int(bytes[index]) << 24 | Int(bytes[index + 1]) << 16 | Int(bytes[index + 2]) << 8 | Int(bytes[index + 3])
+                let length =
+                    Int(bytes[index]) << 24 | Int(bytes[index + 1]) << 16 | Int(bytes[index + 2]) << 8
+                    | Int(bytes[index + 3])
                 let chunk = bytes[index..<index + 12 + length]
                 if !bytes[(index + 4)...].starts(with: Array("iCCP".utf8)) { output += chunk }
                 index += 12 + length

@@ -25,7 +25,9 @@ struct DeepColourTests {
         // Not washed out or inverted: the mean of each channel is within a few levels of the reference's.
         func means(_ image: Image) -> [Double] {
             (0..<3).map { channel in
-                stride(from: channel, to: image.pixels.count, by: 3).reduce(0.0) { $0 + Double(image.pixels[image.pixels.startIndex + $1]) }
+                stride(from: channel, to: image.pixels.count, by: 3).reduce(0.0) {
+                    $0 + Double(image.pixels[image.pixels.startIndex + $1])
+                }
                     / Double(image.width * image.height)
             }
         }
@@ -35,12 +37,14 @@ struct DeepColourTests {
         // its own `vips colourspace` lands 15.1 levels from the original too (an inverted or
         // unconverted CMYK is over 100 off: 106.5 and 132.7 measured).
         let original = name.contains("cmyk") ? "mate-Dune.jpg" : "skimage-astronaut.png"
-        let originalImage = try decoder.decode(Data(contentsOf: try #require(Fixtures.corpus).appendingPathComponent(original)), recipe: box)
+        let originalImage = try decoder.decode(
+            Data(contentsOf: try #require(Fixtures.corpus).appendingPathComponent(original)), recipe: box)
         if (originalImage.width, originalImage.height) == (image.width, image.height) {
             let difference = GeneratedImages.meanDifference(image, originalImage)
             #expect(difference < 20, "\(name) is \(difference) levels from \(original)")
         } else {
-            Issue.record("\(original) is \(originalImage.width)x\(originalImage.height), \(name) \(image.width)x\(image.height)")
+            Issue.record(
+                "\(original) is \(originalImage.width)x\(originalImage.height), \(name) \(image.width)x\(image.height)")
         }
     }
 }

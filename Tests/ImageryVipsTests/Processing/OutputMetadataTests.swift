@@ -20,7 +20,8 @@ struct OutputMetadataTests {
         let kept = try decoder.decode(data, recipe: recipe)
         #expect(kept.metadata.iccProfile != nil)
         // The pixels stay P3 numbers: what the bytes give with the profile cut out.
-        let unprofiled = try decoder.decode(ColourManagementTests.removingICC(data), recipe: ImageRecipe(resize: recipe.resize))
+        let unprofiled = try decoder.decode(
+            ColourManagementTests.removingICC(data), recipe: ImageRecipe(resize: recipe.resize))
         #expect(GeneratedImages.meanDifference(kept, unprofiled) < 0.5)
         for format in [ImageFormat.jpeg, .png, .webp] {
             let output = try encoder.encode(kept, as: format)
@@ -35,7 +36,10 @@ struct OutputMetadataTests {
         var source = try decoder.decode(Fixtures.data("chelsea.png"), thumbnail: nil)
         source.metadata.copyright = "Jane Doe 2026"
         let jpeg = try encoder.encode(source, as: .jpeg)
-        for recipe in [ImageRecipe(resize: .init(width: 100, height: 100)), ImageRecipe(resize: .init(width: 300, height: 300, fit: .inside))] {
+        for recipe in [
+            ImageRecipe(resize: .init(width: 100, height: 100)),
+            ImageRecipe(resize: .init(width: 300, height: 300, fit: .inside)),
+        ] {
             let image = try decoder.decode(jpeg, recipe: recipe)
             #expect(image.metadata.copyright == "Jane Doe 2026")
             for format in [ImageFormat.jpeg, .webp] {
@@ -44,7 +48,8 @@ struct OutputMetadataTests {
             }
         }
         // The EXIF orientation of a source is applied, not carried: the output says nothing of it.
-        let rotated = try decoder.decode(Fixtures.data("rocket-exif6.jpg"), thumbnail: .init(width: 200, height: 200, fit: .inside))
+        let rotated = try decoder.decode(
+            Fixtures.data("rocket-exif6.jpg"), thumbnail: .init(width: 200, height: 200, fit: .inside))
         #expect(rotated.metadata == ImageMetadata())
         #expect(try decoder.inspect(encoder.encode(rotated, as: .jpeg)).orientation == 1)
     }

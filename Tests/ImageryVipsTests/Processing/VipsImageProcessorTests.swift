@@ -11,17 +11,23 @@ struct VipsImageProcessorTests {
     let encoder = VipsImageEncoder()
 
     /// A landscape, a portrait and an EXIF-rotated JPEG, a PNG, a WebP, a GIF, and a generated PNG with alpha.
-    static let sources = ["rocket.jpg", "rocket-portrait.jpg", "rocket-exif6.jpg", "chelsea.png", "chelsea.webp", "chelsea.gif", "alpha"]
+    static let sources = [
+        "rocket.jpg", "rocket-portrait.jpg", "rocket-exif6.jpg", "chelsea.png", "chelsea.webp", "chelsea.gif", "alpha",
+    ]
 
     static let recipes: [(String, ImageRecipe)] = {
-        func recipe(_ resize: ImageRequest.Thumbnail?, _ change: (inout ImageRecipe) -> Void = { _ in }) -> ImageRecipe {
+        func recipe(_ resize: ImageRequest.Thumbnail?, _ change: (inout ImageRecipe) -> Void = { _ in }) -> ImageRecipe
+        {
             var recipe = ImageRecipe(resize: resize)
             change(&recipe)
             return recipe
         }
         return [
             ("cover north", recipe(.init(width: 200, height: 100, gravity: .north))),
-            ("contain south, bars", recipe(.init(width: 200, height: 200, fit: .contain, gravity: .south)) { $0.background = .white }),
+            (
+                "contain south, bars",
+                recipe(.init(width: 200, height: 200, fit: .contain, gravity: .south)) { $0.background = .white }
+            ),
             ("fill", recipe(.init(width: 150, height: 150, fit: .fill))),
             ("inside", recipe(.init(width: 300, height: 300, fit: .inside))),
             ("outside", recipe(.init(width: 100, height: 100, fit: .outside))),
@@ -30,15 +36,51 @@ struct VipsImageProcessorTests {
             ("focal point", recipe(.init(width: 120, height: 120, gravity: .focalPoint(x: 0.8, y: 0.2)))),
             ("smart attention", recipe(.init(width: 150, height: 150, gravity: .smart(.attention)))),
             ("smart entropy", recipe(.init(width: 150, height: 60, gravity: .smart(.entropy)))),
-            ("crop fractions, cover", recipe(.init(width: 100, height: 100)) {
-                $0.crop = .init(width: .fraction(0.5), height: .fraction(0.5), placement: .origin(x: .fraction(0.25), y: .fraction(0.1)))
-            }),
-            ("crop pixels", recipe(nil) { $0.crop = .init(width: .pixels(200), height: .pixels(100), placement: .origin(x: .pixels(10), y: .pixels(20))) }),
-            ("smart crop, inside", recipe(.init(width: 120, height: 120, fit: .inside)) { $0.crop = .init(width: .pixels(160), height: .pixels(160), placement: .gravity(.smart(.attention))) }),
+            (
+                "crop fractions, cover",
+                recipe(.init(width: 100, height: 100)) {
+                    $0.crop = .init(
+                        width: .fraction(0.5), height: .fraction(0.5),
+                        placement: .origin(x: .fraction(0.25), y: .fraction(0.1)))
+                }
+            ),
+            (
+                "crop pixels",
+                recipe(nil) {
+                    $0.crop = .init(
+                        width: .pixels(200), height: .pixels(100), placement: .origin(x: .pixels(10), y: .pixels(20)))
+                }
+            ),
+            (
+                "smart crop, inside",
+                recipe(.init(width: 120, height: 120, fit: .inside)) {
+                    $0.crop = .init(width: .pixels(160), height: .pixels(160), placement: .gravity(.smart(.attention)))
+                }
+            ),
             ("rotate 90, inside", recipe(.init(width: 200, height: 1000, fit: .inside)) { $0.rotation = .quarter }),
-            ("rotate 270, flip, flop, cover", recipe(.init(width: 120, height: 80)) { $0.rotation = .threeQuarters; $0.flip = true; $0.flop = true }),
-            ("pad", recipe(.init(width: 100, height: 100)) { $0.padding = .init(top: 10, right: 20, bottom: 10, left: 20); $0.background = .init(hex: "ff0000") }),
-            ("effects", recipe(.init(width: 200, height: 200, fit: .inside)) { $0.blur = 2; $0.sharpen = 1; $0.grayscale = true }),
+            (
+                "rotate 270, flip, flop, cover",
+                recipe(.init(width: 120, height: 80)) {
+                    $0.rotation = .threeQuarters
+                    $0.flip = true
+                    $0.flop = true
+                }
+            ),
+            (
+                "pad",
+                recipe(.init(width: 100, height: 100)) {
+                    $0.padding = .init(top: 10, right: 20, bottom: 10, left: 20)
+                    $0.background = .init(hex: "ff0000")
+                }
+            ),
+            (
+                "effects",
+                recipe(.init(width: 200, height: 200, fit: .inside)) {
+                    $0.blur = 2
+                    $0.sharpen = 1
+                    $0.grayscale = true
+                }
+            ),
             ("trim", recipe(.init(width: 200, height: 200, fit: .inside)) { $0.trim = .init() }),
         ]
     }()
@@ -66,8 +108,10 @@ struct VipsImageProcessorTests {
         }
         let layout = try recipe.layout(sourceWidth: full.width, sourceHeight: full.height)
         #expect((image.width, image.height) == (layout.outputWidth, layout.outputHeight), "\(label) on \(source)")
-        #expect(image.pixelFormat.hasAlpha == (full.pixelFormat.hasAlpha || recipe.background.map { $0.alpha < 255 } ?? false)
-            || recipe.background != nil, "\(label) on \(source): \(image.pixelFormat)")
+        #expect(
+            image.pixelFormat.hasAlpha
+                == (full.pixelFormat.hasAlpha || recipe.background.map { $0.alpha < 255 } ?? false)
+                || recipe.background != nil, "\(label) on \(source): \(image.pixelFormat)")
     }
 
     /// The same recipe from a source decoded at its DCT scale and from the full-size decode: the same
@@ -82,7 +126,9 @@ struct VipsImageProcessorTests {
         )
         let image = try decoder.decode(data, recipe: recipe)
         #expect((image.width, image.height) == (reference.width, reference.height), "\(label)")
-        guard (image.width, image.height) == (reference.width, reference.height), image.pixelFormat == reference.pixelFormat else { return }
+        guard (image.width, image.height) == (reference.width, reference.height),
+            image.pixelFormat == reference.pixelFormat
+        else { return }
         #expect(GeneratedImages.meanDifference(image, reference) < 4, "\(label)")
     }
 
@@ -102,7 +148,8 @@ struct VipsImageProcessorTests {
         #expect((crop.width, crop.height) == (100, 100))
         #expect(GeneratedImages.count(crop, where: isObject) == 40 * 40, "\(strategy): the crop cut the object")
         // A cover crop of the resized image.
-        let cover = try decoder.decode(data, recipe: ImageRecipe(resize: .init(width: 150, height: 300, gravity: .smart(strategy))))
+        let cover = try decoder.decode(
+            data, recipe: ImageRecipe(resize: .init(width: 150, height: 300, gravity: .smart(strategy))))
         #expect((cover.width, cover.height) == (150, 300))
         #expect(GeneratedImages.count(cover, where: isObject) == 40 * 40, "\(strategy): the cover crop cut the object")
         // Centre gravity, for contrast, loses it.
@@ -130,15 +177,18 @@ struct VipsImageProcessorTests {
         x < 30 && y < 20 ? [255, 0, 0] : [255, 255, 255]
     }
 
-    @Test(arguments: [
-        (ImageRecipe.Rotation.quarter, false, false, 40, 60, 39, 0),  // clockwise: the red corner goes top-right
-        (.half, false, false, 60, 40, 59, 39),
-        (.threeQuarters, false, false, 40, 60, 0, 59),
-        (.none, true, false, 60, 40, 0, 39),  // flip: top and bottom
-        (.none, false, true, 60, 40, 59, 0),  // flop: left and right
-        (.quarter, true, false, 40, 60, 39, 59),  // rotated, then flipped
-    ] as [(ImageRecipe.Rotation, Bool, Bool, Int, Int, Int, Int)])
-    func rotationAndMirrorsMoveTheRedCorner(rotation: ImageRecipe.Rotation, flip: Bool, flop: Bool, width: Int, height: Int, redX: Int, redY: Int) throws {
+    @Test(
+        arguments: [
+            (ImageRecipe.Rotation.quarter, false, false, 40, 60, 39, 0),  // clockwise: the red corner goes top-right
+            (.half, false, false, 60, 40, 59, 39),
+            (.threeQuarters, false, false, 40, 60, 0, 59),
+            (.none, true, false, 60, 40, 0, 39),  // flip: top and bottom
+            (.none, false, true, 60, 40, 59, 0),  // flop: left and right
+            (.quarter, true, false, 40, 60, 39, 59),  // rotated, then flipped
+        ] as [(ImageRecipe.Rotation, Bool, Bool, Int, Int, Int, Int)])
+    func rotationAndMirrorsMoveTheRedCorner(
+        rotation: ImageRecipe.Rotation, flip: Bool, flop: Bool, width: Int, height: Int, redX: Int, redY: Int
+    ) throws {
         var recipe = ImageRecipe()
         (recipe.rotation, recipe.flip, recipe.flop) = (rotation, flip, flop)
         let image = try decoder.decode(try encoder.encode(Self.quarter, as: .png), recipe: recipe)
@@ -177,7 +227,10 @@ struct VipsImageProcessorTests {
         func edges(_ image: Image) -> Int {  // the sum of horizontal differences
             var total = 0
             for y in 0..<image.height {
-                for x in 1..<image.width { total += abs(Int(GeneratedImages.pixel(image, x, y)[0]) - Int(GeneratedImages.pixel(image, x - 1, y)[0])) }
+                for x in 1..<image.width {
+                    total += abs(
+                        Int(GeneratedImages.pixel(image, x, y)[0]) - Int(GeneratedImages.pixel(image, x - 1, y)[0]))
+                }
             }
             return total
         }
@@ -196,7 +249,8 @@ struct VipsImageProcessorTests {
     @Test func recipesThatDoNotFitTheImageAreTypedErrors() throws {
         let data = try Fixtures.data("rocket.jpg")
         var outside = ImageRecipe(resize: .init(width: 100, height: 100))
-        outside.crop = .init(width: .pixels(10), height: .pixels(10), placement: .origin(x: .pixels(700), y: .pixels(0)))
+        outside.crop = .init(
+            width: .pixels(10), height: .pixels(10), placement: .origin(x: .pixels(700), y: .pixels(0)))
         #expect(throws: ImageProcessingError.self) { try decoder.decode(data, recipe: outside) }
         var huge = ImageRecipe(resize: .init(width: 16_000, height: 16_000, fit: .contain))
         huge.padding = .init(all: 500)

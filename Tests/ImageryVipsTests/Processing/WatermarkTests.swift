@@ -12,12 +12,16 @@ struct WatermarkTests {
 
     /// A white canvas, and an opaque red 100x50 mark.
     func canvas(_ width: Int, _ height: Int) throws -> Data {
-        try encoder.encode(GeneratedImages.image(width: width, height: height, format: .rgb8) { _, _ in [255, 255, 255] }, as: .png)
+        try encoder.encode(
+            GeneratedImages.image(width: width, height: height, format: .rgb8) { _, _ in [255, 255, 255] }, as: .png)
     }
 
     func decoderWithMark() throws -> VipsImageDecoder {
         var decoder = VipsImageDecoder()
-        decoder.watermarks = ["mark": try encoder.encode(GeneratedImages.image(width: 100, height: 50) { _, _ in [255, 0, 0, 255] }, as: .png)]
+        decoder.watermarks = [
+            "mark": try encoder.encode(
+                GeneratedImages.image(width: 100, height: 50) { _, _ in [255, 0, 0, 255] }, as: .png)
+        ]
         return decoder
     }
 
@@ -74,7 +78,8 @@ struct WatermarkTests {
     @Test func textHasItsColourAndIsDrawnAsWritten() throws {
         var recipe = ImageRecipe()
         // Markup is not read: the angle brackets are letters too, and nothing is made bold or huge.
-        let text = ImageRecipe.Watermark.Text("<span size='900000'>x</span>", font: "sans 20", color: ImageRecipe.Color(red: 255, green: 0, blue: 0))
+        let text = ImageRecipe.Watermark.Text(
+            "<span size='900000'>x</span>", font: "sans 20", color: ImageRecipe.Color(red: 255, green: 0, blue: 0))
         recipe.watermark = .init(mark: .text(text), gravity: .northWest)
         let image = try decoder.decode(canvas(400, 100), recipe: recipe)
         let red = try #require(Self.bounds(image) { $0[0] > 200 && $0[1] < 80 && $0[2] < 80 })

@@ -15,7 +15,9 @@ struct AnimationTests {
 
     /// 4 frames of 120 × 80, each one colour with a black 20-pixel square moving right by 20 pixels
     /// a frame; delays 100 to 400 ms, played 3 times.
-    static let animation = GeneratedImages.animation(width: 120, height: 80, delays: [100, 200, 300, 400], loopCount: 3) { frame, x, y in
+    static let animation = GeneratedImages.animation(
+        width: 120, height: 80, delays: [100, 200, 300, 400], loopCount: 3
+    ) { frame, x, y in
         let inSquare = (30..<50).contains(y) && (10 + 20 * frame..<30 + 20 * frame).contains(x)
         return inSquare ? [0, 0, 0, 255] : colors[frame]
     }
@@ -32,7 +34,9 @@ struct AnimationTests {
             // The bottom-right corner is never under the square.
             let pixel = GeneratedImages.pixel(image.frame(frame), image.width - 2, image.height - 2)
             let expected = colors[frame]
-            #expect(zip(pixel.prefix(3), expected.prefix(3)).allSatisfy { abs(Int($0) - Int($1)) <= 8 }, "frame \(frame): \(pixel)")
+            #expect(
+                zip(pixel.prefix(3), expected.prefix(3)).allSatisfy { abs(Int($0) - Int($1)) <= 8 },
+                "frame \(frame): \(pixel)")
         }
     }
 
@@ -80,7 +84,9 @@ struct AnimationTests {
         #expect(image.frameCount == 4)
         #expect((image.width, image.height) == (50, 50))
         for frame in 0..<4 {
-            #expect(GeneratedImages.pixel(image.frame(frame), 1, 1).prefix(3).allSatisfy { $0 > 240 }, "padding of frame \(frame)")
+            #expect(
+                GeneratedImages.pixel(image.frame(frame), 1, 1).prefix(3).allSatisfy { $0 > 240 },
+                "padding of frame \(frame)")
         }
     }
 
@@ -97,7 +103,9 @@ struct AnimationTests {
         recipe.frame = 4
         #expect(throws: ImageProcessingError.self) { try decoder.decode(try Self.encoded(format), recipe: recipe) }
         recipe.frame = 1
-        #expect(throws: ImageProcessingError.self) { try decoder.decode(try Fixtures.data("chelsea.png"), recipe: recipe) }
+        #expect(throws: ImageProcessingError.self) {
+            try decoder.decode(try Fixtures.data("chelsea.png"), recipe: recipe)
+        }
         recipe.frame = 0
         #expect(try decoder.decode(try Fixtures.data("chelsea.png"), recipe: recipe).animation == nil)
     }
@@ -122,7 +130,8 @@ struct AnimationTests {
     /// followed each frame's content would make the picture jump).
     @Test func smartGravityChoosesOnceForAllFrames() throws {
         // A busy 40 × 40 patch on grey: at the left in frame 0, at the right in frame 1.
-        let animation = GeneratedImages.animation(width: 200, height: 80, delays: [100, 100], format: .rgb8) { frame, x, y in
+        let animation = GeneratedImages.animation(width: 200, height: 80, delays: [100, 100], format: .rgb8) {
+            frame, x, y in
             let left = frame == 0 ? 20 : 140
             guard (left..<left + 40).contains(x), (20..<60).contains(y) else { return [128, 128, 128] }
             return (x / 4 + y / 4) % 2 == 0 ? [255, 0, 0] : [0, 0, 255]
@@ -142,7 +151,10 @@ struct AnimationTests {
         let data = try Self.encoded(.gif)
         var limited = decoder
         limited.maximumFrames = 3
-        #expect(throws: ImageDecodingError.tooManyFrames(frames: 4, width: 120, height: 80, pixelLimit: 100_000_000, frameLimit: 3)) {
+        #expect(
+            throws: ImageDecodingError.tooManyFrames(
+                frames: 4, width: 120, height: 80, pixelLimit: 100_000_000, frameLimit: 3)
+        ) {
             try limited.decode(data, recipe: ImageRecipe(resize: .init(width: 60, height: 60, fit: .inside)))
         }
         limited.maximumFrames = 1_000
@@ -153,8 +165,10 @@ struct AnimationTests {
         one.frame = 3
         #expect(try limited.decode(data, recipe: one).animation == nil)
         // The memory estimate counts every frame.
-        let all = try decoder.estimatedDecodeMemory(data, recipe: ImageRecipe(resize: .init(width: 60, height: 60, fit: .inside)))
-        let single = try decoder.estimatedDecodeMemory(data, recipe: ImageRecipe(resize: .init(width: 60, height: 60, fit: .inside)).with(frame: 0))
+        let all = try decoder.estimatedDecodeMemory(
+            data, recipe: ImageRecipe(resize: .init(width: 60, height: 60, fit: .inside)))
+        let single = try decoder.estimatedDecodeMemory(
+            data, recipe: ImageRecipe(resize: .init(width: 60, height: 60, fit: .inside)).with(frame: 0))
         #expect(all > 4 * 60 * 40 * 4 && all > single)
     }
 
@@ -167,7 +181,9 @@ struct AnimationTests {
         #expect {
             try decoder.decode(data, recipe: ImageRecipe(resize: .init(width: 100, height: 100)))
         } throws: { error in
-            guard case ImageDecodingError.tooManyFrames(let frames, _, _, _, let frameLimit) = error else { return false }
+            guard case ImageDecodingError.tooManyFrames(let frames, _, _, _, let frameLimit) = error else {
+                return false
+            }
             return frames > frameLimit
         }
     }
@@ -177,7 +193,9 @@ struct AnimationTests {
     func refusesATruncatedAnimation(format: ImageFormat) throws {
         let data = try Self.encoded(format)
         let truncated = data.prefix(data.count * 2 / 3)
-        #expect(throws: ImageDecodingError.self) { try decoder.decode(Data(truncated), recipe: ImageRecipe(resize: .init(width: 60, height: 60))) }
+        #expect(throws: ImageDecodingError.self) {
+            try decoder.decode(Data(truncated), recipe: ImageRecipe(resize: .init(width: 60, height: 60)))
+        }
     }
 
     /// GIFs resize in 8 bits, their pixels taken as premultiplied (libnsgif gives transparent pixels
@@ -186,7 +204,9 @@ struct AnimationTests {
     @Test(arguments: [1, 3])
     func resizesGIFsLikeAPremultipliedResize(frames: Int) throws {
         // White and orange stripes, with transparent holes that have sharp edges.
-        let source = GeneratedImages.animation(width: 160, height: 120, delays: Array(repeating: 100, count: max(2, frames))) { frame, x, y in
+        let source = GeneratedImages.animation(
+            width: 160, height: 120, delays: Array(repeating: 100, count: max(2, frames))
+        ) { frame, x, y in
             if (x / 10 + y / 10 + frame) % 3 == 0 { return [0, 0, 0, 0] }
             return (x / 20) % 2 == 0 ? [255, 255, 255, 255] : [255, 128, 0, 255]
         }
@@ -196,8 +216,10 @@ struct AnimationTests {
         let fast = try decoder.decode(gif, recipe: recipe)
         let full = try decoder.decode(gif, recipe: ImageRecipe())
         // A still is resampled by libvips (Lanczos 3); an animation's frames are shrunk by area averaging.
-        let reference = frames == 1
-            ? try VipsImageProcessor().process(ThumbnailBase(image: full, scale: 1, sourceWidth: 160, sourceHeight: 120), recipe: recipe)
+        let reference =
+            frames == 1
+            ? try VipsImageProcessor().process(
+                ThumbnailBase(image: full, scale: 1, sourceWidth: 160, sourceHeight: 120), recipe: recipe)
             : Self.areaAverage(full, width: 64, height: 48)
         #expect(fast.frameCount == still.frameCount && (fast.width, fast.height) == (64, 48))
         for frame in 0..<fast.frameCount {
@@ -214,7 +236,9 @@ struct AnimationTests {
     /// covers, partly covered ones by their share, in doubles: what the GIF path's area averaging should give.
     static func areaAverage(_ image: Image, width: Int, height: Int) -> Image {
         let (sx, sy) = (Double(image.width) / Double(width), Double(image.height) / Double(height))
-        func share(_ i: Int, _ start: Double, _ end: Double) -> Double { max(0, min(Double(i + 1), end) - max(Double(i), start)) }
+        func share(_ i: Int, _ start: Double, _ end: Double) -> Double {
+            max(0, min(Double(i + 1), end) - max(Double(i), start))
+        }
         var pixels = Data()
         for frame in 0..<image.frameCount {
             let source = image.frame(frame)
@@ -231,7 +255,8 @@ struct AnimationTests {
                         }
                     }
                     let alpha = sum[3]
-                    pixels.append(contentsOf: (0..<3).map { alpha > 0 ? UInt8(min(255, (sum[$0] * 255 / alpha).rounded())) : 0 })
+                    pixels.append(
+                        contentsOf: (0..<3).map { alpha > 0 ? UInt8(min(255, (sum[$0] * 255 / alpha).rounded())) : 0 })
                     pixels.append(UInt8(alpha.rounded()))
                 }
             }
@@ -260,7 +285,8 @@ struct AnimationTests {
     /// A real animated GIF (24 frames of 14 × 25, 70 ms each): every frame kept, resized, timing kept.
     @Test func decodesTheFixtureGIF() throws {
         let data = try Fixtures.data("no-time-for-that.gif")
-        let image = try decoder.decode(data, recipe: ImageRecipe(resize: .init(width: 28, height: 50, fit: .inside, enlarge: true)))
+        let image = try decoder.decode(
+            data, recipe: ImageRecipe(resize: .init(width: 28, height: 50, fit: .inside, enlarge: true)))
         #expect(image.frameCount == 24)
         #expect((image.width, image.height) == (28, 50))
         #expect(image.animation?.frameDelays == Array(repeating: 70, count: 24))

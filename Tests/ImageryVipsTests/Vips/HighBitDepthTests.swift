@@ -69,7 +69,8 @@ struct HighBitDepthTests {
         // imgproxy's flatten table: a 16-bit grey source on a red background is RGB16.
         var recipe = keeping
         recipe.background = ImageRecipe.Color(red: 255, green: 0, blue: 0)
-        let flattened = try decoder.decode(try encoder.encode(Self.gradient(format: .grayAlpha16), as: .png), recipe: recipe)
+        let flattened = try decoder.decode(
+            try encoder.encode(Self.gradient(format: .grayAlpha16), as: .png), recipe: recipe)
         #expect(flattened.pixelFormat == .rgb16)
         let samples = Self.samples(flattened)
         let lastPixel = Array(samples.suffix(3))  // right half: transparent, so the background
@@ -78,7 +79,10 @@ struct HighBitDepthTests {
 
     @Test func anEightBitWatermarkOnASixteenBitImageKeepsSixteen() throws {
         var decoder = decoder
-        decoder.watermarks = ["mark": try encoder.encode(GeneratedImages.image(width: 20, height: 10) { _, _ in [0, 0, 255, 255] }, as: .png)]
+        decoder.watermarks = [
+            "mark": try encoder.encode(
+                GeneratedImages.image(width: 20, height: 10) { _, _ in [0, 0, 255, 255] }, as: .png)
+        ]
         var recipe = keeping
         recipe.watermark = ImageRecipe.Watermark(name: "mark", opacity: 0.5)
         let marked = try decoder.decode(try encoder.encode(Self.gradient(format: .gray16), as: .png), recipe: recipe)
@@ -107,7 +111,8 @@ struct HighBitDepthTests {
     func aFormatOfEightBitsGetsTheSamePictureAsFromEightBits(format: ImageFormat) throws {
         let source = Self.gradient(format: .rgba16)
         let fromSixteen = try decoder.decode(try encoder.encode(source, as: format), recipe: ImageRecipe())
-        let fromEight = try decoder.decode(try encoder.encode(source.withEightBitChannels(), as: format), recipe: ImageRecipe())
+        let fromEight = try decoder.decode(
+            try encoder.encode(source.withEightBitChannels(), as: format), recipe: ImageRecipe())
         #expect(fromSixteen.pixelFormat == fromEight.pixelFormat)
         #expect(GeneratedImages.meanDifference(fromSixteen, fromEight) < 1)
     }
@@ -140,7 +145,9 @@ struct HighBitDepthTests {
             let processed = try VipsImageProcessor().process(
                 ThumbnailBase(image: source, scale: 1, sourceWidth: 64, sourceHeight: 64), recipe: recipe
             )
-            #expect(abs(Int(GeneratedImages.pixel(processed.withEightBitChannels(), 16, 16)[0]) - (linear ? 188 : 128)) <= 3)
+            #expect(
+                abs(Int(GeneratedImages.pixel(processed.withEightBitChannels(), 16, 16)[0]) - (linear ? 188 : 128)) <= 3
+            )
         }
     }
 }

@@ -1,22 +1,27 @@
 import CGIFFrames
 import Imagery
-@testable import ImageryVips
 import Testing
+
+@testable import ImageryVips
 
 /// A failed allocation is reported as what it is, not as a corrupt source: the bytes may be fine and
 /// the same decode may succeed later (the server answers 503 with Retry-After, not 422).
 @Suite("Out of memory")
 struct OutOfMemoryTests {
     @Test func libvipsAndLibjpegMessagesOfFailedAllocationsAreOutOfMemory() {
-        for message in ["vips__malloc: out of memory --- size == 2048MB", "Out of memory", "Insufficient memory (case 4)"] {
+        for message in [
+            "vips__malloc: out of memory --- size == 2048MB", "Out of memory", "Insufficient memory (case 4)",
+        ] {
             #expect(VipsError(message: message).decodingError(format: .jpeg) == .outOfMemory(reason: message))
         }
         let broken = "VipsJpeg: Premature end of JPEG file"
         #expect(VipsError(message: broken).decodingError(format: .jpeg) == .corrupt(format: .jpeg, reason: broken))
         // What the caller knows wins over the text.
-        #expect(VipsError(message: "out of memory, says the file's comment", outOfMemory: false).decodingError(format: .png)
-            == .corrupt(format: .png, reason: "out of memory, says the file's comment"))
-        #expect(VipsError(message: "frame", outOfMemory: true).decodingError(format: .gif) == .outOfMemory(reason: "frame"))
+        #expect(
+            VipsError(message: "out of memory, says the file's comment", outOfMemory: false).decodingError(format: .png)
+                == .corrupt(format: .png, reason: "out of memory, says the file's comment"))
+        #expect(
+            VipsError(message: "frame", outOfMemory: true).decodingError(format: .gif) == .outOfMemory(reason: "frame"))
     }
 
     @Test func theAreaResizeTellsAFailedAllocationFromABadSize() {

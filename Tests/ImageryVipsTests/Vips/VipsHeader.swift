@@ -19,7 +19,8 @@ enum VipsHeader {
     /// The fields of encoded `data` (written to a temporary file named for `format`); `nil` without `vipsheader`.
     static func read(_ data: Data, format: ImageFormat) throws -> [String: String]? {
         guard isInstalled else { return nil }
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("vipsheader-\(UUID().uuidString).\(format.fileExtension)")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "vipsheader-\(UUID().uuidString).\(format.fileExtension)")
         try data.write(to: file)
         defer { try? FileManager.default.removeItem(at: file) }
         return try fields(of: file)

@@ -18,22 +18,29 @@ struct ImgproxyDialect: Sendable {
         if configuration.imgproxyKeys.isEmpty {
             signer = nil
         } else {
-            guard let signer = ImgproxySigner(
-                keys: configuration.imgproxyKeys, salts: configuration.imgproxySalts, size: configuration.imgproxySignatureSize
-            ) else {
+            guard
+                let signer = ImgproxySigner(
+                    keys: configuration.imgproxyKeys, salts: configuration.imgproxySalts,
+                    size: configuration.imgproxySignatureSize
+                )
+            else {
                 throw ConfigurationFileError(message: "imgproxy keys and salts must be hex, as many salts as keys")
             }
             self.signer = signer
         }
         let separator = configuration.imgproxyArgumentsSeparator
         syntax = ImgproxyURL.Syntax(
-            separator: separator, onlyPresets: configuration.onlyPresets, base64IncludesFilename: configuration.imgproxyBase64URLIncludesFilename
+            separator: separator, onlyPresets: configuration.onlyPresets,
+            base64IncludesFilename: configuration.imgproxyBase64URLIncludesFilename
         )
         var presets: [String: [ImgproxyURL.Option]] = [:]
         for (name, text) in configuration.imgproxyPresets {
             let segments = text.split(separator: "/")
-            guard !name.isEmpty, !name.contains(separator), !segments.isEmpty, segments.allSatisfy({ $0.contains(separator) }) else {
-                throw ConfigurationFileError(message: "imgproxyPresets: \(name) must be options written as in a URL (rs:fill:300:300/q:80)")
+            guard !name.isEmpty, !name.contains(separator), !segments.isEmpty,
+                segments.allSatisfy({ $0.contains(separator) })
+            else {
+                throw ConfigurationFileError(
+                    message: "imgproxyPresets: \(name) must be options written as in a URL (rs:fill:300:300/q:80)")
             }
             presets[name] = segments.map { segment in
                 let parts = segment.split(separator: separator, omittingEmptySubsequences: false)
@@ -48,9 +55,12 @@ struct ImgproxyDialect: Sendable {
             guard let equals = rule.firstIndex(of: "=") else {
                 throw ConfigurationFileError(message: "imgproxyURLReplacements: \(rule) is not PATTERN=REPLACEMENT")
             }
-            return .init(pattern: .init(String(rule[..<equals])), replacement: String(rule[rule.index(after: equals)...]))
+            return .init(
+                pattern: .init(String(rule[..<equals])), replacement: String(rule[rule.index(after: equals)...]))
         }
         self.sources = sources
-        allowedOptions = configuration.imgproxyAllowedOptions.isEmpty ? nil : Set(configuration.imgproxyAllowedOptions.map { Substring($0) })
+        allowedOptions =
+            configuration.imgproxyAllowedOptions.isEmpty
+            ? nil : Set(configuration.imgproxyAllowedOptions.map { Substring($0) })
     }
 }

@@ -17,12 +17,14 @@ extension ImgproxyOptions {
     ///   - watermark: The recipe name of imgproxy's watermark image, if the server has one, and what its opacity is multiplied by.
     ///   - defaults: What the server's `IMGPROXY_*` settings make of what the URL does not say.
     func parameters(
-        source: String, maximumSide: Int, negotiates: Bool, localFiles: Bool = false, watermark mark: (id: String, opacity: Double)? = nil,
+        source: String, maximumSide: Int, negotiates: Bool, localFiles: Bool = false,
+        watermark mark: (id: String, opacity: Double)? = nil,
         defaults: Defaults = Defaults()
     ) throws -> ImageParameters {
         let local = URL(string: source).flatMap { localFiles && LocalFiles.isLocal($0) ? $0 : nil }
         guard let url = local ?? ServerConfiguration.sourceURL(source) else {
-            throw ServerError.badParameter("the source of an imgproxy URL must be an http or https URL" + (localFiles ? " or local:///PATH" : ""))
+            throw ServerError.badParameter(
+                "the source of an imgproxy URL must be an http or https URL" + (localFiles ? " or local:///PATH" : ""))
         }
         var recipe = ImageRecipe()
         recipe.trim = trim
@@ -36,7 +38,8 @@ extension ImgproxyOptions {
             sizing.crop = crop
         }
         // imgproxy's own limit on the result (its `max_result_dimension`), within the server's.
-        sizing.maximumResultSide = sizing.maximumResultSide > 0 ? min(sizing.maximumResultSide, maximumSide) : maximumSide
+        sizing.maximumResultSide =
+            sizing.maximumResultSide > 0 ? min(sizing.maximumResultSide, maximumSide) : maximumSide
         recipe.sizing = sizing
         recipe.background = background
         recipe.pixelate = pixelate
@@ -46,7 +49,8 @@ extension ImgproxyOptions {
         }
         if let watermark, let mark {
             var laid = ImageRecipe.Watermark(name: mark.id, opacity: min(1, watermark.opacity * mark.opacity))
-            laid.placement = watermark.position == "re"
+            laid.placement =
+                watermark.position == "re"
                 ? .tiled(spacingX: watermark.x, spacingY: watermark.y)
                 : .offset(ImgproxyOptions.Reader.offsetGravity(watermark.position, x: watermark.x, y: watermark.y))
             laid.fraction = watermark.scale
@@ -56,11 +60,15 @@ extension ImgproxyOptions {
         if sharpen > 0 { recipe.sharpen = max(0.3, min(10, sharpen)) }
         recipe.keepsColorProfile = keepsColorProfile ?? !defaults.stripsColorProfile
         recipe.resizesInLinearLight = defaults.resizesInLinearLight
-        recipe.keptMetadata = !(stripsMetadata ?? defaults.stripsMetadata) ? .all : (keepsCopyright ?? defaults.keepsCopyright) ? .copyright : .none
+        recipe.keptMetadata =
+            !(stripsMetadata ?? defaults.stripsMetadata)
+            ? .all : (keepsCopyright ?? defaults.keepsCopyright) ? .copyright : .none
         // Only for a format that holds 16 bits (or one not known yet: the encoder reduces the others).
         recipe.keepsHighBitDepth = (preservesHDR ?? defaults.preservesHDR) && (format?.holdsHighBitDepth ?? true)
-        let encoding = EncodingOptions(quality: quality > 0 ? quality : nil, maximumBytes: maximumBytes > 0 ? maximumBytes : nil)
-        var parameters = ImageParameters(url: url, recipe: recipe, format: format, encoding: encoding, negotiates: negotiates)
+        let encoding = EncodingOptions(
+            quality: quality > 0 ? quality : nil, maximumBytes: maximumBytes > 0 ? maximumBytes : nil)
+        var parameters = ImageParameters(
+            url: url, recipe: recipe, format: format, encoding: encoding, negotiates: negotiates)
         parameters.autoQuality = autoQuality
         parameters.formatQualities = formatQualities.filter { $0.value > 0 }
         parameters.cacheBuster = cacheBuster
@@ -97,9 +105,15 @@ extension ImgproxyOptions {
         init(_ configuration: ServerConfiguration) {
             preservesHDR = configuration.imgproxyPreservesHDR
             skipProcessing = Set(configuration.imgproxySkipProcessingFormats)
-            (stripsMetadata, keepsCopyright) = (configuration.imgproxyStripsMetadata, configuration.imgproxyKeepsCopyright)
-            (stripsColorProfile, autoRotates) = (configuration.imgproxyStripsColorProfile, configuration.imgproxyAutoRotates)
-            (preferredFormats, enforcedFormats) = (configuration.imgproxyPreferredFormats, configuration.imgproxyEnforcedFormats)
+            (stripsMetadata, keepsCopyright) = (
+                configuration.imgproxyStripsMetadata, configuration.imgproxyKeepsCopyright
+            )
+            (stripsColorProfile, autoRotates) = (
+                configuration.imgproxyStripsColorProfile, configuration.imgproxyAutoRotates
+            )
+            (preferredFormats, enforcedFormats) = (
+                configuration.imgproxyPreferredFormats, configuration.imgproxyEnforcedFormats
+            )
             autoFormats = configuration.imgproxyAutoFormats
             rasterizesSVG = configuration.imgproxyAlwaysRasterizesSVG
             resizesInLinearLight = configuration.imgproxyUsesLinearColorspace

@@ -6,7 +6,8 @@ extension ImgproxyOptions {
     /// The format imgproxy names `name` (`jpg` or `jpeg`, `png`, ...), if it is one written here.
     static func format<Name: StringProtocol>(named name: Name) -> ImageFormat? {
         let formats: [String: ImageFormat] = [
-            "jpg": .jpeg, "jpeg": .jpeg, "png": .png, "webp": .webp, "avif": .avif, "gif": .gif, "jxl": .jxl, "tiff": .tiff,
+            "jpg": .jpeg, "jpeg": .jpeg, "png": .png, "webp": .webp, "avif": .avif, "gif": .gif, "jxl": .jxl,
+            "tiff": .tiff,
             "heic": .heic, "bmp": .bmp, "ico": .ico, "svg": .svg,
         ]
         return formats[name.lowercased()]
@@ -18,7 +19,10 @@ extension ImgproxyOptions {
         var formats: [ImageFormat] = []
         for name in names {
             guard let format = format(named: name) else {
-                throw ConfigurationFileError(message: "\(name) is not a format read here (jpeg, png, webp, avif, gif, jxl, tiff, heic, bmp, ico, svg)")
+                throw ConfigurationFileError(
+                    message:
+                        "\(name) is not a format read here (jpeg, png, webp, avif, gif, jxl, tiff, heic, bmp, ico, svg)"
+                )
             }
             formats.append(format)
         }
@@ -51,7 +55,9 @@ extension ImgproxyOptions {
 
         /// A whole number, 0 or more.
         func integer(_ index: Int) throws -> Int {
-            guard let value = Int(self[index]), value >= 0, value <= Int(Int32.max) else { throw invalid(index, "a whole number, 0 or more") }
+            guard let value = Int(self[index]), value >= 0, value <= Int(Int32.max) else {
+                throw invalid(index, "a whole number, 0 or more")
+            }
             return value
         }
 
@@ -67,18 +73,25 @@ extension ImgproxyOptions {
             func optional<T>(_ index: Int, _ read: (Int) throws -> T) rethrows -> T? {
                 index < arguments.count && !self[index].isEmpty ? try read(index) : nil
             }
-            let minimum = try optional(2) { try quality($0) }, maximum = try optional(3) { try quality($0) }
-            var auto = AutoQuality(minimum: minimum.flatMap { $0 > 0 ? $0 : nil }, maximum: maximum.flatMap { $0 > 0 ? $0 : nil })
+            let minimum = try optional(2) { try quality($0) }
+            let maximum = try optional(3) { try quality($0) }
+            var auto = AutoQuality(
+                minimum: minimum.flatMap { $0 > 0 ? $0 : nil }, maximum: maximum.flatMap { $0 > 0 ? $0 : nil })
             switch self[0] {
             case "none":
                 return .fixed
             case "size":
                 auto.target = try optional(1) { .bytes(max(1, try integer($0))) }
             case "ssimulacra2":
-                auto.target = try optional(1) { .ssimulacra2(try number($0, "a SSIMULACRA2 score from 0 to 100") { (0...100).contains($0) }) }
+                auto.target = try optional(1) {
+                    .ssimulacra2(try number($0, "a SSIMULACRA2 score from 0 to 100") { (0...100).contains($0) })
+                }
                 auto.tolerance = try optional(4) { try number($0, "a number, 0 or more") { $0 >= 0 && $0.isFinite } }
             case "dssim", "ml":
-                throw invalid(0, "a method measured here: size or ssimulacra2 (imgproxy Pro's DSSIM and ML are not; a SSIMULACRA2 target of 70 is about JPEG quality 80's)")
+                throw invalid(
+                    0,
+                    "a method measured here: size or ssimulacra2 (imgproxy Pro's DSSIM and ML are not; a SSIMULACRA2 target of 70 is about JPEG quality 80's)"
+                )
             default:
                 throw invalid(0, "an autoquality method (none, size, ssimulacra2)")
             }
@@ -87,12 +100,16 @@ extension ImgproxyOptions {
 
         /// 0 (the default) to 100.
         func quality(_ index: Int) throws -> Int {
-            guard let value = Int(self[index]), (0...100).contains(value) else { throw invalid(index, "a quality from 0 to 100") }
+            guard let value = Int(self[index]), (0...100).contains(value) else {
+                throw invalid(index, "a quality from 0 to 100")
+            }
             return value
         }
 
         func resizingType(_ index: Int) throws -> ImageRecipe.Sizing.Mode {
-            guard let type = ImageRecipe.Sizing.Mode(rawValue: String(self[index])) else { throw invalid(index, "fit, fill, fill-down, force or auto") }
+            guard let type = ImageRecipe.Sizing.Mode(rawValue: String(self[index])) else {
+                throw invalid(index, "fit, fill, fill-down, force or auto")
+            }
             return type
         }
 
@@ -100,13 +117,15 @@ extension ImgproxyOptions {
         func extend(from start: Int) throws -> ImageRecipe.OffsetGravity? {
             guard start < arguments.count, arguments.count - start <= 4 else { throw invalidCount() }
             guard bool(start) else { return nil }
-            return arguments.count > start + 1 ? try gravity(from: start + 1, smart: false) : ImageRecipe.OffsetGravity(.center)
+            return arguments.count > start + 1
+                ? try gravity(from: start + 1, smart: false) : ImageRecipe.OffsetGravity(.center)
         }
 
         /// imgproxy's format name at `index` (`svg` only passes an SVG source on: no raster is made a vector).
         func format(_ index: Int) throws -> ImageFormat {
             guard let format = ImgproxyOptions.format(named: self[index]) else {
-                throw invalid(index, "a format written here (jpg, png, webp, avif, gif, jxl, tiff, heic, bmp, ico, svg)")
+                throw invalid(
+                    index, "a format written here (jpg, png, webp, avif, gif, jxl, tiff, heic, bmp, ico, svg)")
             }
             return format
         }
@@ -126,12 +145,17 @@ extension ImgproxyOptions {
                 return ImageRecipe.OffsetGravity(.smart(.attention))
             case "fp":
                 guard rest == 3 else { throw invalidCount() }
-                let x = self[start + 1].isEmpty ? 0 : try number(start + 1, "a fraction from 0 to 1") { (0...1).contains($0) }
-                let y = self[start + 2].isEmpty ? 0 : try number(start + 2, "a fraction from 0 to 1") { (0...1).contains($0) }
+                let x =
+                    self[start + 1].isEmpty
+                    ? 0 : try number(start + 1, "a fraction from 0 to 1") { (0...1).contains($0) }
+                let y =
+                    self[start + 2].isEmpty
+                    ? 0 : try number(start + 2, "a fraction from 0 to 1") { (0...1).contains($0) }
                 return ImageRecipe.OffsetGravity(.focalPoint(x: x, y: y))
             default:
                 guard let gravity = named[self[start]] else {
-                    throw invalid(start, "a gravity (ce, no, so, ea, we, noea, nowe, soea, sowe\(smart ? ", sm" : ""), fp:X:Y)")
+                    throw invalid(
+                        start, "a gravity (ce, no, so, ea, we, noea, nowe, soea, sowe\(smart ? ", sm" : ""), fp:X:Y)")
                 }
                 guard rest <= 3 else { throw invalidCount() }
                 func offset(_ index: Int) throws -> Double {
@@ -156,7 +180,9 @@ extension ImgproxyOptions {
             switch arguments.count {
             case 1:
                 if self[0].isEmpty { return nil }
-                guard [3, 6].contains(self[0].count), !self[0].hasPrefix("#"), let color = ImageRecipe.Color(hex: String(self[0])) else {
+                guard [3, 6].contains(self[0].count), !self[0].hasPrefix("#"),
+                    let color = ImageRecipe.Color(hex: String(self[0]))
+                else {
                     throw invalid(0, "a hex colour (RGB or RRGGBB)")
                 }
                 return color

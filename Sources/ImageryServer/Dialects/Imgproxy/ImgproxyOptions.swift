@@ -50,13 +50,18 @@ struct ImgproxyOptions {
 
     /// Every option name and short form this reads (those that are refused included: they are imgproxy's).
     static let names: Set<String> = [
-        "resize", "rs", "size", "s", "resizing_type", "rt", "width", "w", "height", "h", "min-width", "mw", "min-height", "mh",
+        "resize", "rs", "size", "s", "resizing_type", "rt", "width", "w", "height", "h", "min-width", "mw",
+        "min-height", "mh",
         "zoom", "z", "dpr", "enlarge", "el", "extend", "ex", "extend_aspect_ratio", "extend_ar", "exar", "gravity", "g",
-        "crop", "c", "trim", "t", "padding", "pd", "auto_rotate", "ar", "rotate", "rot", "flip", "fl", "background", "bg",
-        "blur", "bl", "sharpen", "sh", "pixelate", "pix", "watermark", "wm", "strip_metadata", "sm", "keep_copyright", "kcr",
-        "strip_color_profile", "scp", "preserve_hdr", "ph", "enforce_thumbnail", "eth", "quality", "q", "format_quality", "fq",
+        "crop", "c", "trim", "t", "padding", "pd", "auto_rotate", "ar", "rotate", "rot", "flip", "fl", "background",
+        "bg",
+        "blur", "bl", "sharpen", "sh", "pixelate", "pix", "watermark", "wm", "strip_metadata", "sm", "keep_copyright",
+        "kcr",
+        "strip_color_profile", "scp", "preserve_hdr", "ph", "enforce_thumbnail", "eth", "quality", "q",
+        "format_quality", "fq",
         "max_bytes", "mb", "format", "f", "ext", "skip_processing", "skp", "raw", "cachebuster", "cb", "expires", "exp",
-        "filename", "fn", "return_attachment", "att", "preset", "pr", "max_src_resolution", "msr", "max_src_file_size", "msfs",
+        "filename", "fn", "return_attachment", "att", "preset", "pr", "max_src_resolution", "msr", "max_src_file_size",
+        "msfs",
         "max_animation_frames", "maf", "max_animation_frame_resolution", "mafr", "max_result_dimension", "mrd",
         "autoquality", "aq",
     ]
@@ -64,14 +69,21 @@ struct ImgproxyOptions {
     /// imgproxy Pro's option names and short forms (its documentation's), refused with a 400 that says
     /// so: a URL that starts with one is still read as imgproxy's.
     static let proNames: Set<String> = [
-        "resizing_algorithm", "ra", "objects_position", "obj_pos", "op", "crop_aspect_ratio", "crop_ar", "car", "crop_objects", "co",
-        "background_alpha", "bga", "adjust", "a", "brightness", "br", "contrast", "saturation", "sa", "monochrome", "mc",
-        "duotone", "dt", "colorize", "col", "gradient", "gr", "unsharp_masking", "ush", "blur_areas", "ba", "progressive_blur", "pbl",
-        "blur_detections", "bd", "draw_detections", "dd", "watermark_url", "wmu", "watermark_text", "wmt", "watermark_size", "wms",
-        "watermark_rotate", "wm_rot", "wmr", "watermark_shadow", "wmsh", "style", "st", "dpi", "color_profile", "cp", "icc",
+        "resizing_algorithm", "ra", "objects_position", "obj_pos", "op", "crop_aspect_ratio", "crop_ar", "car",
+        "crop_objects", "co",
+        "background_alpha", "bga", "adjust", "a", "brightness", "br", "contrast", "saturation", "sa", "monochrome",
+        "mc",
+        "duotone", "dt", "colorize", "col", "gradient", "gr", "unsharp_masking", "ush", "blur_areas", "ba",
+        "progressive_blur", "pbl",
+        "blur_detections", "bd", "draw_detections", "dd", "watermark_url", "wmu", "watermark_text", "wmt",
+        "watermark_size", "wms",
+        "watermark_rotate", "wm_rot", "wmr", "watermark_shadow", "wmsh", "style", "st", "dpi", "color_profile", "cp",
+        "icc",
         "jpeg_options", "jpgo", "png_options", "pngo", "webp_options", "webpo", "avif_options", "avifo",
-        "page", "pg", "pages", "pgs", "disable_animation", "da", "video_thumbnail_second", "vts", "video_thumbnail_keyframes", "vtk",
-        "video_thumbnail_tile", "vtt", "video_thumbnail_animation", "vta", "fallback_image_url", "fiu", "bypass_cache", "bc",
+        "page", "pg", "pages", "pgs", "disable_animation", "da", "video_thumbnail_second", "vts",
+        "video_thumbnail_keyframes", "vtk",
+        "video_thumbnail_tile", "vtt", "video_thumbnail_animation", "vta", "fallback_image_url", "fiu", "bypass_cache",
+        "bc",
         "cache_tags", "ct", "hashsum", "hs",
     ]
 
@@ -81,17 +93,25 @@ struct ImgproxyOptions {
     ///   - now: The time `expires` is compared with (seconds since 1970).
     /// - Throws: A 400 ``ServerError`` with imgproxy's option name for what is wrong or not supported;
     ///   404 for an expired URL (as imgproxy answers).
-    init(_ options: [ImgproxyURL.Option], presets: [String: [ImgproxyURL.Option]] = [:], now: Int = Int(Date().timeIntervalSince1970)) throws {
+    init(
+        _ options: [ImgproxyURL.Option], presets: [String: [ImgproxyURL.Option]] = [:],
+        now: Int = Int(Date().timeIntervalSince1970)
+    ) throws {
         if let defaults = presets["default"] { try apply(defaults, presets: presets, used: ["default"], now: now) }
         try apply(options, presets: presets, used: [], now: now)
     }
 
-    private mutating func apply(_ options: [ImgproxyURL.Option], presets: [String: [ImgproxyURL.Option]], used: Set<String>, now: Int) throws {
+    private mutating func apply(
+        _ options: [ImgproxyURL.Option], presets: [String: [ImgproxyURL.Option]], used: Set<String>, now: Int
+    ) throws {
         for option in options {
             if option.name == "preset" || option.name == "pr" {
-                for name in option.arguments.map(String.init) where !used.contains(name) {  // recursion is skipped, as imgproxy does
+                // recursion is skipped, as imgproxy does
+                for name in option.arguments.map(String.init) where !used.contains(name) {
                     guard let preset = presets[name] else {
-                        let known = presets.isEmpty ? "none are configured" : "one of \(presets.keys.sorted().joined(separator: ", "))"
+                        let known =
+                            presets.isEmpty
+                            ? "none are configured" : "one of \(presets.keys.sorted().joined(separator: ", "))"
                         throw ServerError.badParameter("imgproxy preset \(name) is unknown (\(known))")
                     }
                     try apply(preset, presets: presets, used: used.union([name]), now: now)
@@ -131,7 +151,8 @@ struct ImgproxyOptions {
         case "zoom", "z":
             try reader.count(1...2)
             sizing.zoomX = try reader.number(0, "a number above 0") { $0 > 0 }
-            sizing.zoomY = reader.arguments.count > 1 ? try reader.number(1, "a number above 0") { $0 > 0 } : sizing.zoomX
+            sizing.zoomY =
+                reader.arguments.count > 1 ? try reader.number(1, "a number above 0") { $0 > 0 } : sizing.zoomX
         case "dpr":
             try reader.count(1...1)
             sizing.dpr = try reader.number(0, "a number above 0, at most 100") { $0 > 0 && $0 <= 100 }
@@ -155,10 +176,15 @@ struct ImgproxyOptions {
             sizing.maximumResultSide = try reader.integer(0)
         case "trim", "t":
             try reader.count(1...4)
-            guard !reader[0].isEmpty else { trim = nil; return }
+            guard !reader[0].isEmpty else {
+                trim = nil
+                return
+            }
             var trim = ImageRecipe.Trim(threshold: min(255, try reader.number(0, "a number, 0 or more") { $0 >= 0 }))
             if reader.arguments.count > 1, !reader[1].isEmpty {
-                guard let color = ImageRecipe.Color(hex: String(reader[1])), [3, 6].contains(reader[1].count), !reader[1].hasPrefix("#") else {
+                guard let color = ImageRecipe.Color(hex: String(reader[1])), [3, 6].contains(reader[1].count),
+                    !reader[1].hasPrefix("#")
+                else {
                     throw reader.invalid(1, "a hex colour (RGB or RRGGBB)")
                 }
                 trim.color = color
@@ -197,7 +223,8 @@ struct ImgproxyOptions {
                 throw reader.invalid(1, "a watermark position (ce, no, so, ea, we, noea, nowe, soea, sowe, re)")
             }
             func number(_ index: Int) throws -> Double? {
-                index < reader.arguments.count && !reader[index].isEmpty ? try reader.number(index, "a number") { $0.isFinite } : nil
+                index < reader.arguments.count && !reader[index].isEmpty
+                    ? try reader.number(index, "a number") { $0.isFinite } : nil
             }
             let scale = try number(4)
             if let scale, scale <= 0 { throw reader.invalid(4, "a scale above 0") }
@@ -214,7 +241,8 @@ struct ImgproxyOptions {
         case "max_animation_frames", "maf":
             setsSourceLimits = true
             try reader.count(1...1)
-            sourceLimits.frames = Int(try reader.number(0, "a whole number above 0") { $0 >= 1 && $0 == $0.rounded() && $0 < 1e9 })
+            sourceLimits.frames = Int(
+                try reader.number(0, "a whole number above 0") { $0 >= 1 && $0 == $0.rounded() && $0 < 1e9 })
         case "max_animation_frame_resolution", "mafr":
             setsSourceLimits = true
             try reader.count(1...1)
@@ -242,7 +270,8 @@ struct ImgproxyOptions {
             autoQuality = try reader.autoQuality()
         case "format_quality", "fq":
             guard reader.arguments.count % 2 == 0 else {
-                throw ServerError.badParameter("imgproxy format_quality takes pairs of a format and a quality (fq:jpeg:80:webp:70)")
+                throw ServerError.badParameter(
+                    "imgproxy format_quality takes pairs of a format and a quality (fq:jpeg:80:webp:70)")
             }
             for index in stride(from: 0, to: reader.arguments.count, by: 2) {
                 formatQualities[try reader.format(index)] = try reader.quality(index + 1)

@@ -54,14 +54,17 @@ struct ImgproxySigner: Sendable {
         guard bytes.count % 2 == 0 else { return nil }
         var data = Data(capacity: bytes.count / 2)
         for index in stride(from: 0, to: bytes.count, by: 2) {
-            guard let byte = UInt8(String(decoding: bytes[index..<index + 2], as: UTF8.self), radix: 16) else { return nil }
+            guard let byte = UInt8(String(decoding: bytes[index..<index + 2], as: UTF8.self), radix: 16) else {
+                return nil
+            }
             data.append(byte)
         }
         return data
     }
 
     static func base64URL(_ data: Data) -> String {
-        var text = data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+        var text = data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(
+            of: "/", with: "_")
         while text.last == "=" { text.removeLast() }
         return text
     }

@@ -24,7 +24,9 @@ struct ImgproxySourceRules: Sendable {
                 // A wildcard: the longest run without `/` first.
                 var end = text[after...].firstIndex(of: "/") ?? text.endIndex
                 while true {
-                    if let (matched, captures) = match(part + 1, from: end) { return (matched, [text[after..<end]] + captures) }
+                    if let (matched, captures) = match(part + 1, from: end) {
+                        return (matched, [text[after..<end]] + captures)
+                    }
                     guard end > after else { return nil }
                     end = text.index(before: end)
                 }

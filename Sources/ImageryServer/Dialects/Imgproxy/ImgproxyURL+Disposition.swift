@@ -17,7 +17,8 @@ extension ImgproxyURL {
             default: continue
             }
         }
-        return ContentDisposition(attachment: attachment, stem: name.flatMap { $0.isEmpty ? nil : $0 } ?? sourceStem(url.source))
+        return ContentDisposition(
+            attachment: attachment, stem: name.flatMap { $0.isEmpty ? nil : $0 } ?? sourceStem(url.source))
     }
 
     /// The source's file name (after its last `/`, its query included, as imgproxy takes it) without

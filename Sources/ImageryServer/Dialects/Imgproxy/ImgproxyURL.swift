@@ -42,7 +42,10 @@ struct ImgproxyURL {
         var options: [Option] = []
         var segments = signed.dropFirst().split(separator: "/", omittingEmptySubsequences: false)[...]
         if syntax.onlyPresets, let names = segments.first, segments.count > 1 {
-            options.append(Option(name: "preset", arguments: names.split(separator: syntax.separator, omittingEmptySubsequences: false)))
+            options.append(
+                Option(
+                    name: "preset",
+                    arguments: names.split(separator: syntax.separator, omittingEmptySubsequences: false)))
             segments = segments.dropFirst()
         }
         while !syntax.onlyPresets, let segment = segments.first, segment.contains(syntax.separator) {
@@ -51,7 +54,9 @@ struct ImgproxyURL {
             segments = segments.dropFirst()
         }
         self.options = options
-        if syntax.base64IncludesFilename, segments.first != "plain", segments.count > 1 { segments = segments.dropLast() }
+        if syntax.base64IncludesFilename, segments.first != "plain", segments.count > 1 {
+            segments = segments.dropLast()
+        }
         (source, fileExtension) = try Self.source(segments)
     }
 
@@ -64,7 +69,8 @@ struct ImgproxyURL {
             let text = segments.dropFirst().joined(separator: "/")
             let parts = text.split(separator: "@", omittingEmptySubsequences: false)
             guard parts.count <= 2 else {
-                throw ServerError.badParameter("an imgproxy plain source has at most one @ (the extension): percent-encode the URL's own")
+                throw ServerError.badParameter(
+                    "an imgproxy plain source has at most one @ (the extension): percent-encode the URL's own")
             }
             guard !parts[0].isEmpty, let decoded = String(parts[0]).removingPercentEncoding else {
                 throw ServerError.badParameter("the imgproxy plain source is empty or wrongly percent-encoded")
@@ -73,8 +79,12 @@ struct ImgproxyURL {
         }
         let text = segments.joined()
         let parts = text.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count <= 2 else { throw ServerError.badParameter("an imgproxy base64 source has at most one . (the extension)") }
-        guard !parts[0].isEmpty, let data = ImgproxySigner.data(base64URL: parts[0]), let decoded = String(data: data, encoding: .utf8) else {
+        guard parts.count <= 2 else {
+            throw ServerError.badParameter("an imgproxy base64 source has at most one . (the extension)")
+        }
+        guard !parts[0].isEmpty, let data = ImgproxySigner.data(base64URL: parts[0]),
+            let decoded = String(data: data, encoding: .utf8)
+        else {
             throw ServerError.badParameter("the imgproxy source is not base64url of a URL (or plain/URL)")
         }
         return (decoded, parts.count == 2 && !parts[1].isEmpty ? String(parts[1]) : nil)
@@ -90,13 +100,16 @@ struct ImgproxyURL {
         guard segments.count >= 2 else { return false }
         if syntax.onlyPresets { return true }
         var rest = segments[...]
-        if let colon = rest.first?.firstIndex(of: syntax.separator), !names.contains(rest.first![..<colon]) { return false }
+        if let colon = rest.first?.firstIndex(of: syntax.separator), !names.contains(rest.first![..<colon]) {
+            return false
+        }
         while let segment = rest.first, segment.contains(syntax.separator) { rest = rest.dropFirst() }
         guard let first = rest.first, !first.isEmpty else { return false }
         if first == "plain" { return rest.count > 1 }
         if syntax.base64IncludesFilename, rest.count > 1 { rest = rest.dropLast() }
         let base64 = rest.joined()
-        return base64.utf8.allSatisfy { Self.base64URLBytes.contains($0) } && base64.utf8.filter({ $0 == UInt8(ascii: ".") }).count <= 1
+        return base64.utf8.allSatisfy { Self.base64URLBytes.contains($0) }
+            && base64.utf8.filter({ $0 == UInt8(ascii: ".") }).count <= 1
     }
 
     private static let names = Set(ImgproxyOptions.names.union(ImgproxyOptions.proNames).map { Substring($0) })
@@ -120,8 +133,10 @@ struct ImgproxyURL {
     /// it: ``normalized(_:)``), before anything else is read: a forged URL is refused before its options are.
     static func signature(of path: Substring) throws -> (signature: Substring, signed: Substring) {
         let path = path.drop { $0 == "/" }
-        guard let slash = path.firstIndex(of: "/"), slash > path.startIndex, path.index(after: slash) < path.endIndex else {
-            throw ServerError.badParameter("an imgproxy URL is /SIGNATURE/OPTIONS/plain/SOURCE_URL or /SIGNATURE/OPTIONS/BASE64URL_SOURCE")
+        guard let slash = path.firstIndex(of: "/"), slash > path.startIndex, path.index(after: slash) < path.endIndex
+        else {
+            throw ServerError.badParameter(
+                "an imgproxy URL is /SIGNATURE/OPTIONS/plain/SOURCE_URL or /SIGNATURE/OPTIONS/BASE64URL_SOURCE")
         }
         return (path[..<slash], normalized(path[slash...]))
     }

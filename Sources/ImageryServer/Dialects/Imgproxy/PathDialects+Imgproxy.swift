@@ -8,40 +8,58 @@ extension PathDialects {
     func imgproxyParameters(_ path: Substring) throws -> ImageParameters {
         let (signature, signed) = try ImgproxyURL.signature(of: path)
         if let signer = imgproxy.signer {
-            guard configuration.imgproxyTrustedSignatures.contains(String(signature)) || signer.isValid(signature, for: signed) else {
+            guard
+                configuration.imgproxyTrustedSignatures.contains(String(signature))
+                    || signer.isValid(signature, for: signed)
+            else {
                 throw ServerError(.forbidden, "bad_signature", "the imgproxy URL's signature is missing or wrong")
             }
         } else {
             guard !nativeSigned else {
-                throw ServerError(.forbidden, "bad_signature", "unsigned imgproxy URLs are off here: sign them with an imgproxy key and salt")
+                throw ServerError(
+                    .forbidden, "bad_signature",
+                    "unsigned imgproxy URLs are off here: sign them with an imgproxy key and salt")
             }
             guard !signature.contains(":") else {
-                throw ServerError(.forbidden, "bad_signature", "an imgproxy URL starts with its signature (any string without : when unsigned)")
+                throw ServerError(
+                    .forbidden, "bad_signature",
+                    "an imgproxy URL starts with its signature (any string without : when unsigned)")
             }
         }
         let url = try ImgproxyURL(path: path, syntax: imgproxy.syntax)
-        if let allowed = imgproxy.allowedOptions, let refused = url.options.first(where: { !allowed.contains($0.name) }) {
-            throw ServerError.badParameter("imgproxy option \(refused.name) is not allowed here (IMGPROXY_ALLOWED_PROCESSING_OPTIONS)")
+        if let allowed = imgproxy.allowedOptions, let refused = url.options.first(where: { !allowed.contains($0.name) })
+        {
+            throw ServerError.badParameter(
+                "imgproxy option \(refused.name) is not allowed here (IMGPROXY_ALLOWED_PROCESSING_OPTIONS)")
         }
         let now = Int(configuration.time.date().timeIntervalSince1970)
         var options = try ImgproxyOptions(url.options, presets: imgproxy.presets, now: now)
         if options.setsSourceLimits {
             guard configuration.imgproxyAllowsSecurityOptions else {
-                throw ServerError(.forbidden, "forbidden_option", "imgproxy's security options (max_src_*, max_animation_*) are off here (IMGPROXY_ALLOW_SECURITY_OPTIONS)")
+                throw ServerError(
+                    .forbidden, "forbidden_option",
+                    "imgproxy's security options (max_src_*, max_animation_*) are off here (IMGPROXY_ALLOW_SECURITY_OPTIONS)"
+                )
             }
             options.sourceLimits = options.sourceLimits.tightening(configuration)
         }
         if let fileExtension = url.fileExtension, !options.raw {  // raw: the source as it is, whatever the extension
-            options.format = try ImgproxyOptions.Reader(option: .init(name: "extension", arguments: [Substring(fileExtension)])).format(0)
+            options.format = try ImgproxyOptions.Reader(
+                option: .init(name: "extension", arguments: [Substring(fileExtension)])
+            ).format(0)
         }
         let source = imgproxy.sources.rewritten(url.source)
         guard imgproxy.sources.allows(source) else {
-            throw ServerError(.forbidden, "forbidden_source", "this imgproxy source is not among the allowed sources (IMGPROXY_ALLOWED_SOURCES)")
+            throw ServerError(
+                .forbidden, "forbidden_source",
+                "this imgproxy source is not among the allowed sources (IMGPROXY_ALLOWED_SOURCES)")
         }
         return try options.parameters(
             source: source, maximumSide: configuration.maximumOutputSide, negotiates: configuration.imgproxyAutoFormat,
             localFiles: configuration.localFilesystemRoot != nil,
-            watermark: watermarks[ImgproxyEnvironment.watermarkName].map { ($0, configuration.imgproxyWatermarkOpacity) },
+            watermark: watermarks[ImgproxyEnvironment.watermarkName].map {
+                ($0, configuration.imgproxyWatermarkOpacity)
+            },
             defaults: ImgproxyOptions.Defaults(configuration)
         )
     }
@@ -65,7 +83,9 @@ extension PathDialects {
 extension ImageRecipe.SourceLimits {
     /// Only the limits tighter than `configuration`'s own (a URL may not loosen the server's).
     func tightening(_ configuration: ServerConfiguration) -> Self {
-        func tighter(_ value: Int?, _ own: Int?) -> Int? { value.flatMap { value in own.map { value < $0 } ?? true ? value : nil } }
+        func tighter(_ value: Int?, _ own: Int?) -> Int? {
+            value.flatMap { value in own.map { value < $0 } ?? true ? value : nil }
+        }
         return Self(
             pixels: tighter(pixels, configuration.maximumSourcePixels),
             framePixels: tighter(framePixels, configuration.maximumFramePixels),

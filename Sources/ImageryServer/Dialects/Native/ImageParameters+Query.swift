@@ -13,15 +13,22 @@ extension ImageParameters {
     /// - Parameters:
     ///   - gallery: Resolves `url=/files/NAME` to a file of the gallery directory.
     ///   - watermarks: The configured watermarks' recipe names, by the names `watermark=` takes.
-    package init(query: [String: String], maximumSide: Int, gallery: Gallery? = nil, watermarks: [String: String] = [:]) throws {
+    package init(query: [String: String], maximumSide: Int, gallery: Gallery? = nil, watermarks: [String: String] = [:])
+        throws
+    {
         url = try Self.sourceURL(query, gallery: gallery)
         let reader = QueryReader(query)
-        placeholder = try reader.choice("placeholder", Dictionary(uniqueKeysWithValues: Placeholder.allCases.map { ($0.rawValue, $0) }))
-        format = try reader.choice("format", [
-            "jpeg": .jpeg, "jpg": .jpeg, "png": .png, "webp": .webp, "avif": .avif, "gif": .gif, "jxl": .jxl, "tiff": .tiff, "heic": .heic,
-            "bmp": .bmp, "ico": .ico,
-        ])
-        let recipe = Self.framed(try Self.recipe(from: reader, maximumSide: maximumSide, watermarks: watermarks), for: format)
+        placeholder = try reader.choice(
+            "placeholder", Dictionary(uniqueKeysWithValues: Placeholder.allCases.map { ($0.rawValue, $0) }))
+        format = try reader.choice(
+            "format",
+            [
+                "jpeg": .jpeg, "jpg": .jpeg, "png": .png, "webp": .webp, "avif": .avif, "gif": .gif, "jxl": .jxl,
+                "tiff": .tiff, "heic": .heic,
+                "bmp": .bmp, "ico": .ico,
+            ])
+        let recipe = Self.framed(
+            try Self.recipe(from: reader, maximumSide: maximumSide, watermarks: watermarks), for: format)
         self.recipe = placeholder?.recipe(from: recipe) ?? recipe
         if let placeholder, placeholder.isHash, format != nil {
             throw ServerError.badParameter("placeholder=\(placeholder.rawValue) is text: leave out format")
@@ -40,7 +47,8 @@ extension ImageParameters {
     private static func quality(_ text: String?) throws -> Int? {
         guard let text else { return nil }
         guard let value = Int(text), (1...100).contains(value) else {
-            throw ServerError.badParameter("q must be a whole number from 1 to 100, or auto (a quality chosen per image)")
+            throw ServerError.badParameter(
+                "q must be a whole number from 1 to 100, or auto (a quality chosen per image)")
         }
         return value
     }
@@ -55,21 +63,25 @@ extension ImageParameters {
             return try gallery.fileURL(forParameter: text)
         }
         guard let url = ServerConfiguration.sourceURL(text) else {
-            throw ServerError.badParameter("url must be an absolute http or https URL, s3://BUCKET/KEY, or /files/NAME for a gallery file")
+            throw ServerError.badParameter(
+                "url must be an absolute http or https URL, s3://BUCKET/KEY, or /files/NAME for a gallery file")
         }
         return url
     }
 
     /// The recipe a query asks for. Sizes (`w`, `h`, `pad`) are output pixels, multiplied by `dpr`;
     /// a box larger than `maximumSide` after `dpr` is scaled down to it (keeping its shape).
-    static func recipe(from query: QueryReader, maximumSide: Int, watermarks: [String: String] = [:]) throws -> ImageRecipe {
+    static func recipe(from query: QueryReader, maximumSide: Int, watermarks: [String: String] = [:]) throws
+        -> ImageRecipe
+    {
         var recipe = ImageRecipe()
         recipe.frame = try query.integer("frame", in: 0...99_999)
         let dpr = try query.number("dpr", in: 1...4) ?? 1
         let gravity = try query.gravity("gravity") ?? .center
         let width = try query.integer("w", in: 1...maximumSide)
         let height = try query.integer("h", in: 1...maximumSide)
-        let fit = try query.choice("fit", Dictionary(uniqueKeysWithValues: ImageRequest.Thumbnail.Fit.allCases.map { ($0.rawValue, $0) }))
+        let fit = try query.choice(
+            "fit", Dictionary(uniqueKeysWithValues: ImageRequest.Thumbnail.Fit.allCases.map { ($0.rawValue, $0) }))
         let enlarge = try query.bool("enlarge") ?? false
         if width != nil || height != nil {
             // One side: the other follows the aspect ratio (a box that does not bound it, fit inside).
@@ -84,14 +96,18 @@ extension ImageParameters {
             )
         }
         recipe.crop = try query.crop("crop", gravity: gravity)
-        if let threshold = try query.number("trim", in: 0...255) { recipe.trim = ImageRecipe.Trim(threshold: threshold) }
-        recipe.rotation = try query.choice("rotate", ["0": .none, "90": .quarter, "180": .half, "270": .threeQuarters]) ?? .none
+        if let threshold = try query.number("trim", in: 0...255) {
+            recipe.trim = ImageRecipe.Trim(threshold: threshold)
+        }
+        recipe.rotation =
+            try query.choice("rotate", ["0": .none, "90": .quarter, "180": .half, "270": .threeQuarters]) ?? .none
         recipe.flip = try query.bool("flip") ?? false
         recipe.flop = try query.bool("flop") ?? false
         if let padding = try query.insets("pad", in: 0...maximumSide) {
             func scaled(_ side: Int) -> Int { Int((Double(side) * dpr).rounded()) }
             recipe.padding = ImageRecipe.Insets(
-                top: scaled(padding.top), right: scaled(padding.right), bottom: scaled(padding.bottom), left: scaled(padding.left)
+                top: scaled(padding.top), right: scaled(padding.right), bottom: scaled(padding.bottom),
+                left: scaled(padding.left)
             )
         }
         recipe.background = try query.color("bg")
@@ -109,7 +125,9 @@ extension ImageParameters {
     /// `sans bold 32`, and `watermark_color`, default white), and their `watermark_gravity` (default
     /// `southeast`), `watermark_offset` (`X,Y` pixels, × `dpr`), `watermark_opacity` (0 to 1) and
     /// `watermark_scale` (its longer side as a fraction of the output's shorter side).
-    static func watermark(from query: QueryReader, dpr: Double, watermarks: [String: String]) throws -> ImageRecipe.Watermark? {
+    static func watermark(from query: QueryReader, dpr: Double, watermarks: [String: String]) throws -> ImageRecipe
+        .Watermark?
+    {
         let (name, text) = (query.query["watermark"], query.query["watermark_text"])
         for option in ["watermark_font", "watermark_color"] where query.query[option] != nil && text == nil {
             throw ServerError.badParameter("\(option) needs watermark_text=TEXT")
@@ -117,7 +135,8 @@ extension ImageParameters {
         var watermark: ImageRecipe.Watermark
         switch (name, text) {
         case (nil, nil):
-            for option in ["watermark_gravity", "watermark_offset", "watermark_opacity", "watermark_scale"] where query.query[option] != nil {
+            for option in ["watermark_gravity", "watermark_offset", "watermark_opacity", "watermark_scale"]
+            where query.query[option] != nil {
                 throw ServerError.badParameter("\(option) needs watermark=NAME or watermark_text=TEXT")
             }
             return nil
@@ -125,7 +144,9 @@ extension ImageParameters {
             throw ServerError.badParameter("watermark and watermark_text cannot both be given: one watermark per image")
         case (let name?, nil):
             guard let id = watermarks[name] else {
-                let known = watermarks.isEmpty ? "none are configured" : "one of \(watermarks.keys.sorted().joined(separator: ", "))"
+                let known =
+                    watermarks.isEmpty
+                    ? "none are configured" : "one of \(watermarks.keys.sorted().joined(separator: ", "))"
                 throw ServerError.badParameter("watermark must name a configured watermark (\(known))")
             }
             watermark = ImageRecipe.Watermark(name: id)
@@ -142,14 +163,20 @@ extension ImageParameters {
         }
         if let text = query.query["watermark_offset"] {
             let parts = text.split(separator: ",", omittingEmptySubsequences: false).map { Int($0) }
-            guard parts.count == 2, let x = parts[0], let y = parts[1], (0...100_000).contains(x), (0...100_000).contains(y) else {
+            guard parts.count == 2, let x = parts[0], let y = parts[1], (0...100_000).contains(x),
+                (0...100_000).contains(y)
+            else {
                 throw ServerError.badParameter("watermark_offset must be X,Y: whole pixels from 0 to 100000")
             }
-            (watermark.offsetX, watermark.offsetY) = (Int((Double(x) * dpr).rounded()), Int((Double(y) * dpr).rounded()))
+            (watermark.offsetX, watermark.offsetY) = (
+                Int((Double(x) * dpr).rounded()), Int((Double(y) * dpr).rounded())
+            )
         }
         watermark.opacity = try query.number("watermark_opacity", in: 0...1) ?? 1
         if let scale = try query.number("watermark_scale", in: 0...1) {
-            guard scale > 0 else { throw ServerError.badParameter("watermark_scale must be a number from 0 to 1, above 0") }
+            guard scale > 0 else {
+                throw ServerError.badParameter("watermark_scale must be a number from 0 to 1, above 0")
+            }
             watermark.scale = scale
         }
         return watermark

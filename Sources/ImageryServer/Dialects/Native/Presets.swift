@@ -19,10 +19,12 @@ struct Presets: Sendable {
         var parsed: [String: [String: String]] = [:]
         for (name, query) in definitions {
             guard !name.isEmpty, name.utf8.allSatisfy({ Self.nameBytes.contains($0) }) else {
-                throw ConfigurationFileError(message: "presets: \(name) is not a preset name (letters, digits, - and _)")
+                throw ConfigurationFileError(
+                    message: "presets: \(name) is not a preset name (letters, digits, - and _)")
             }
             let parameters = Dictionary(
-                URI("/?" + query).queryParameters.map { (String($0.key), String($0.value)) }, uniquingKeysWith: { first, _ in first }
+                URI("/?" + query).queryParameters.map { (String($0.key), String($0.value)) },
+                uniquingKeysWith: { first, _ in first }
             )
             for forbidden in ["url", "preset", "sig"] where parameters[forbidden] != nil {
                 throw ConfigurationFileError(message: "presets: \(name) cannot set \(forbidden)")
@@ -44,7 +46,9 @@ struct Presets: Sendable {
         if onlyPresets {
             let others = query.keys.filter { !Self.allowedWithOnlyPresets.contains($0) }.sorted()
             guard others.isEmpty else {
-                throw ServerError.badParameter("only presets are allowed here: use preset=NAME (one of \(names.joined(separator: ", "))), not \(others.joined(separator: ", "))")
+                throw ServerError.badParameter(
+                    "only presets are allowed here: use preset=NAME (one of \(names.joined(separator: ", "))), not \(others.joined(separator: ", "))"
+                )
             }
             guard query["preset"] != nil else {
                 throw ServerError.badParameter("preset is required: one of \(names.joined(separator: ", "))")

@@ -13,7 +13,8 @@ struct QueryReader {
     func integer(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
         guard let text = query[name] else { return nil }
         guard let value = Int(text), range.contains(value) else {
-            throw ServerError.badParameter("\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+            throw ServerError.badParameter(
+                "\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound)")
         }
         return value
     }
@@ -21,7 +22,8 @@ struct QueryReader {
     func number(_ name: String, in range: ClosedRange<Double>) throws -> Double? {
         guard let text = query[name] else { return nil }
         guard let value = Self.number(text), range.contains(value) else {
-            throw ServerError.badParameter("\(name) must be a number from \(Self.format(range.lowerBound)) to \(Self.format(range.upperBound))")
+            throw ServerError.badParameter(
+                "\(name) must be a number from \(Self.format(range.lowerBound)) to \(Self.format(range.upperBound))")
         }
         return value
     }
@@ -57,7 +59,9 @@ struct QueryReader {
         ]
         if let gravity = named[text] { return gravity }
         let parts = text.split(separator: ",", omittingEmptySubsequences: false)
-        if parts.count == 2, let x = Self.number(parts[0]), let y = Self.number(parts[1]), (0...1).contains(x), (0...1).contains(y) {
+        if parts.count == 2, let x = Self.number(parts[0]), let y = Self.number(parts[1]), (0...1).contains(x),
+            (0...1).contains(y)
+        {
             return .focalPoint(x: x, y: y)
         }
         throw ServerError.badParameter(
@@ -69,21 +73,28 @@ struct QueryReader {
     /// pixels or a fraction of the image's side (written with a point: `0.5`).
     func crop(_ name: String, gravity: ImageRecipe.Gravity) throws -> ImageRecipe.Crop? {
         guard let text = query[name] else { return nil }
-        let message = "\(name) must be X,Y,WIDTH,HEIGHT or WIDTH,HEIGHT: whole pixels, or fractions of the image written with a point (0.25); sizes above 0"
+        let message =
+            "\(name) must be X,Y,WIDTH,HEIGHT or WIDTH,HEIGHT: whole pixels, or fractions of the image written with a point (0.25); sizes above 0"
         let parts = text.split(separator: ",", omittingEmptySubsequences: false)
         func length(_ part: Substring, size: Bool) throws -> ImageRecipe.Length {
             if part.contains(".") {
-                guard let fraction = Self.number(part), size ? (fraction > 0 && fraction <= 1) : (0..<1).contains(fraction) else {
+                guard let fraction = Self.number(part),
+                    size ? (fraction > 0 && fraction <= 1) : (0..<1).contains(fraction)
+                else {
                     throw ServerError.badParameter(message)
                 }
                 return .fraction(fraction)
             }
-            guard let pixels = Int(part), size ? pixels > 0 : pixels >= 0 else { throw ServerError.badParameter(message) }
+            guard let pixels = Int(part), size ? pixels > 0 : pixels >= 0 else {
+                throw ServerError.badParameter(message)
+            }
             return .pixels(pixels)
         }
         switch parts.count {
         case 2:
-            return ImageRecipe.Crop(width: try length(parts[0], size: true), height: try length(parts[1], size: true), placement: .gravity(gravity))
+            return ImageRecipe.Crop(
+                width: try length(parts[0], size: true), height: try length(parts[1], size: true),
+                placement: .gravity(gravity))
         case 4:
             return ImageRecipe.Crop(
                 width: try length(parts[2], size: true), height: try length(parts[3], size: true),
@@ -99,7 +110,8 @@ struct QueryReader {
         guard let text = query[name] else { return nil }
         let values = text.split(separator: ",", omittingEmptySubsequences: false).map { Int($0) }
         guard values.allSatisfy({ $0.map(range.contains) ?? false }) else {
-            throw ServerError.badParameter("\(name) must be 1, 2 or 4 whole numbers from \(range.lowerBound) to \(range.upperBound) (CSS order)")
+            throw ServerError.badParameter(
+                "\(name) must be 1, 2 or 4 whole numbers from \(range.lowerBound) to \(range.upperBound) (CSS order)")
         }
         let sides = values.compactMap { $0 }
         switch sides.count {
@@ -107,7 +119,8 @@ struct QueryReader {
         case 2: return ImageRecipe.Insets(top: sides[0], right: sides[1], bottom: sides[0], left: sides[1])
         case 4: return ImageRecipe.Insets(top: sides[0], right: sides[1], bottom: sides[2], left: sides[3])
         default:
-            throw ServerError.badParameter("\(name) must be 1, 2 or 4 whole numbers from \(range.lowerBound) to \(range.upperBound) (CSS order)")
+            throw ServerError.badParameter(
+                "\(name) must be 1, 2 or 4 whole numbers from \(range.lowerBound) to \(range.upperBound) (CSS order)")
         }
     }
 
@@ -122,8 +135,9 @@ struct QueryReader {
 
     /// A finite decimal number (no exponent, no `nan` or `inf`).
     static func number<S: StringProtocol>(_ text: S) -> Double? {
-        guard !text.isEmpty, text.utf8.allSatisfy({ (48...57).contains($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") }),
-              let value = Double(text), value.isFinite
+        guard !text.isEmpty,
+            text.utf8.allSatisfy({ (48...57).contains($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") }),
+            let value = Double(text), value.isFinite
         else { return nil }
         return value
     }

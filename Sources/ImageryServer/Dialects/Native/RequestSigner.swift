@@ -21,9 +21,13 @@ public struct RequestSigner: Sendable {
     /// Whether the raw query carries a valid signature as its last parameter.
     /// The comparison takes the same time however many bytes match.
     public func isValid(rawQuery: String) -> Bool {
-        guard let range = rawQuery.range(of: "&sig=", options: .backwards) ?? (rawQuery.hasPrefix("sig=") ? rawQuery.range(of: "sig=") : nil)
+        guard
+            let range = rawQuery.range(of: "&sig=", options: .backwards)
+                ?? (rawQuery.hasPrefix("sig=") ? rawQuery.range(of: "sig=") : nil)
         else { return false }
-        let message = rawQuery.hasPrefix("sig=") && range.lowerBound == rawQuery.startIndex ? "" : String(rawQuery[..<range.lowerBound])
+        let message =
+            rawQuery.hasPrefix("sig=") && range.lowerBound == rawQuery.startIndex
+            ? "" : String(rawQuery[..<range.lowerBound])
         let signature = String(rawQuery[range.upperBound...])
         guard let code = Self.decodeBase64URL(signature) else { return false }
         return HMAC<SHA256>.isValidAuthenticationCode(code, authenticating: Data(message.utf8), using: key)

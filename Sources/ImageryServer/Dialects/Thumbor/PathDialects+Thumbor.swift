@@ -11,22 +11,29 @@ extension PathDialects {
         switch signature {
         case .unsafe:
             guard configuration.thumborAllowsUnsafeURLs ?? (thumborSigner == nil), !nativeSigned else {
-                throw ServerError(.forbidden, "bad_signature", "unsafe thumbor URLs are off here: sign them with the thumbor security key")
+                throw ServerError(
+                    .forbidden, "bad_signature",
+                    "unsafe thumbor URLs are off here: sign them with the thumbor security key")
             }
         case .hmac(let signature):
             guard let thumborSigner else {
-                throw ServerError(.forbidden, "bad_signature", "no thumbor security key is configured: thumbor URLs are /unsafe/ here")
+                throw ServerError(
+                    .forbidden, "bad_signature", "no thumbor security key is configured: thumbor URLs are /unsafe/ here"
+                )
             }
             guard thumborSigner.isValid(signature, for: signed) else {
                 throw ServerError(.forbidden, "bad_signature", "the thumbor URL's signature is wrong")
             }
         }
         guard !configuration.onlyPresets else {
-            throw ServerError.badParameter("only presets are allowed here: use /image?url=...&preset=NAME, not thumbor URLs")
+            throw ServerError.badParameter(
+                "only presets are allowed here: use /image?url=...&preset=NAME, not thumbor URLs")
         }
         return try ThumborURL(path: path).parameters(
-            maximumSide: configuration.maximumOutputSide, refusesUnknownFilters: configuration.thumborRefusesUnknownFilters,
-            negotiates: configuration.thumborAutoWebP, watermarks: watermarks, autoPNGToJPEG: configuration.thumborAutoPNGToJPEG,
+            maximumSide: configuration.maximumOutputSide,
+            refusesUnknownFilters: configuration.thumborRefusesUnknownFilters,
+            negotiates: configuration.thumborAutoWebP, watermarks: watermarks,
+            autoPNGToJPEG: configuration.thumborAutoPNGToJPEG,
             loadedFilters: configuration.thumborFilters, respectsOrientation: configuration.thumborRespectsOrientation,
             maximumWidth: configuration.thumborMaximumWidth, maximumHeight: configuration.thumborMaximumHeight,
             refusesBadFilterArguments: configuration.thumborRefusesBadFilterArguments
@@ -46,6 +53,9 @@ extension ThumborURL {
         let first = path.drop { $0 == "/" }.prefix { $0 != "/" }
         if first == "unsafe" { return true }
         return first.count == 28 && first.last == "="
-            && first.utf8.allSatisfy { $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "=") || (48...57).contains($0) || (65...90).contains($0) || (97...122).contains($0) }
+            && first.utf8.allSatisfy {
+                $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "=") || (48...57).contains($0)
+                    || (65...90).contains($0) || (97...122).contains($0)
+            }
     }
 }

@@ -30,11 +30,13 @@ struct PythonAssignments {
         while !parser.atEnd {
             parser.skipSpacesAndLines()
             guard !parser.atEnd else { break }
-            let start = parser.position, line = parser.line
+            let start = parser.position
+            let line = parser.line
             if let imported = parser.fromImport(importable), parser.endOfStatement() {
                 parser.symbols.merge(imported) { $1 }
             } else if let name = parser.identifier(), parser.skipSpaces(), parser.take("="), !parser.peek("="),
-               let value = parser.expression(), parser.endOfStatement() {
+                let value = parser.expression(), parser.endOfStatement()
+            {
                 values.append((name, value))
             } else {
                 parser.position = start
@@ -63,7 +65,8 @@ struct PythonAssignments {
 
         func peek(_ text: String) -> Bool {
             let wanted = Array(text.unicodeScalars)
-            return position + wanted.count <= scalars.count && Array(scalars[position..<position + wanted.count]) == wanted
+            return position + wanted.count <= scalars.count
+                && Array(scalars[position..<position + wanted.count]) == wanted
         }
 
         mutating func take(_ text: String) -> Bool {
@@ -81,12 +84,21 @@ struct PythonAssignments {
         /// Spaces, line breaks and comments (inside brackets).
         mutating func skipSpacesAndLines() {
             while let scalar = current {
-                if scalar == " " || scalar == "\t" || scalar == "\n" || scalar == "\r" { advance() } else if scalar == "#" { skipComment() } else { return }
+                if scalar == " " || scalar == "\t" || scalar == "\n" || scalar == "\r" {
+                    advance()
+                } else if scalar == "#" {
+                    skipComment()
+                } else {
+                    return
+                }
             }
         }
 
         mutating func skipComment() {
-            while let scalar = current, scalar != "\n" { _ = scalar; advance() }
+            while let scalar = current, scalar != "\n" {
+                _ = scalar
+                advance()
+            }
         }
 
         mutating func restOfLine() -> String {
@@ -113,7 +125,9 @@ struct PythonAssignments {
 
         mutating func identifier() -> String? {
             var name = ""
-            while let scalar = current, scalar == "_" || scalar.properties.isAlphabetic || (!name.isEmpty && ("0"..."9").contains(scalar)) {
+            while let scalar = current,
+                scalar == "_" || scalar.properties.isAlphabetic || (!name.isEmpty && ("0"..."9").contains(scalar))
+            {
                 name.unicodeScalars.append(scalar)
                 advance()
             }
@@ -122,7 +136,8 @@ struct PythonAssignments {
 
         /// `from MODULE import NAME[, NAME...]` where `importable` knows each name: their values.
         mutating func fromImport(_ importable: [String: [String: Value]]) -> [String: Value]? {
-            let start = position, startLine = line
+            let start = position
+            let startLine = line
             func fail() -> [String: Value]? {
                 (position, line) = (start, startLine)
                 return nil
@@ -172,7 +187,9 @@ struct PythonAssignments {
             case "(": return list(closing: ")")
             default: break
             }
-            if scalar == "r" || scalar == "R" || scalar == "u" || scalar == "U", position + 1 < scalars.count, ["'", "\""].contains(scalars[position + 1]) {
+            if scalar == "r" || scalar == "R" || scalar == "u" || scalar == "U", position + 1 < scalars.count,
+                ["'", "\""].contains(scalars[position + 1])
+            {
                 let raw = scalar == "r" || scalar == "R"
                 advance()
                 return string(raw: raw)
@@ -201,7 +218,9 @@ struct PythonAssignments {
                     case "n": text += "\n"
                     case "t": text += "\t"
                     case "\\", "'", "\"": text.unicodeScalars.append(escaped)
-                    default: text += "\\"; text.unicodeScalars.append(escaped)
+                    default:
+                        text += "\\"
+                        text.unicodeScalars.append(escaped)
                     }
                     advance()
                     continue
@@ -220,7 +239,8 @@ struct PythonAssignments {
 
         mutating func number() -> Value? {
             var text = ""
-            while let scalar = current, ("0"..."9").contains(scalar) || ["-", "+", ".", "e", "E", "_"].contains(scalar) {
+            while let scalar = current, ("0"..."9").contains(scalar) || ["-", "+", ".", "e", "E", "_"].contains(scalar)
+            {
                 if scalar != "_" { text.unicodeScalars.append(scalar) }
                 advance()
             }

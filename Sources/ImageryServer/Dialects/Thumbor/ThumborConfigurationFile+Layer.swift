@@ -7,7 +7,9 @@ extension ThumborConfigurationFile {
     /// means and the file leaves out, offered under the keys they set (`QUALITY` as `rendering.formatQualities`).
     /// - Parameter name: The file's path, as messages name it.
     /// - Throws: ``ConfigurationFileError`` naming a setting whose value cannot be read or honoured.
-    package static func layer(_ text: String, name: String) throws(ConfigurationFileError) -> (layer: ConfigurationLayer, report: Report) {
+    package static func layer(_ text: String, name: String) throws(ConfigurationFileError) -> (
+        layer: ConfigurationLayer, report: Report
+    ) {
         let defaults = ServerConfiguration()
         var configuration = defaults
         let report = try apply(text, to: &configuration)
@@ -17,7 +19,9 @@ extension ThumborConfigurationFile {
         for (setting, keys, always) in keysBySetting where always || given.contains(setting) {
             for key in keys {
                 // A setting read only when it says something (an empty ALLOWED_SOURCES) leaves the key to others.
-                guard let entry = ServerConfiguration.settingsByKey[key], always || entry.write(configuration) != entry.write(defaults) else { continue }
+                guard let entry = ServerConfiguration.settingsByKey[key],
+                    always || entry.write(configuration) != entry.write(defaults)
+                else { continue }
                 values[key] = entry.write(configuration)
                 let origin = given.contains(setting) ? setting : "\(setting) (thumbor's default)"
                 origins[key] = origins[key].map { "\($0), \(origin)" } ?? origin

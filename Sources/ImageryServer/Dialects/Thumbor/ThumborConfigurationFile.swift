@@ -25,14 +25,17 @@ package enum ThumborConfigurationFile {
     /// documentation adds filters).
     static let importable: [String: [String: PythonAssignments.Value]] = [
         "thumbor.filters": [
-            "BUILTIN_FILTERS": .list(ServerConfiguration.thumborDefaultFilters.sorted().map { .string("thumbor.filters." + $0) })
+            "BUILTIN_FILTERS": .list(
+                ServerConfiguration.thumborDefaultFilters.sorted().map { .string("thumbor.filters." + $0) })
         ]
     ]
 
     /// Applies the thumbor settings of `text` to `configuration`.
     /// - Throws: ``ConfigurationFileError`` naming a setting whose value is of the wrong kind or cannot
     ///   be honoured (an `ALLOWED_SOURCES` pattern that is a regular expression Imagery cannot read).
-    package static func apply(_ text: String, to configuration: inout ServerConfiguration) throws(ConfigurationFileError) -> Report {
+    package static func apply(_ text: String, to configuration: inout ServerConfiguration)
+        throws(ConfigurationFileError) -> Report
+    {
         let file = PythonAssignments(text, importable: importable)
         var settings: [String: PythonAssignments.Value] = [:]
         var report = Report()
@@ -70,22 +73,28 @@ package enum ThumborConfigurationFile {
                 var result: [String] = []
                 for item in items {
                     guard case .string(let text) = item else {
-                        throw ConfigurationFileError(message: "\(name) in the thumbor configuration must be a list of strings")
+                        throw ConfigurationFileError(
+                            message: "\(name) in the thumbor configuration must be a list of strings")
                     }
                     result.append(text)
                 }
                 return result
-            default: throw ConfigurationFileError(message: "\(name) in the thumbor configuration must be a list of strings")
+            default:
+                throw ConfigurationFileError(message: "\(name) in the thumbor configuration must be a list of strings")
             }
         }
         func quality(_ name: String) throws(ConfigurationFileError) -> Int? {
             guard let value = try number(name) else { return nil }
-            guard (1...100).contains(value) else { throw ConfigurationFileError(message: "\(name) in the thumbor configuration must be from 1 to 100") }
+            guard (1...100).contains(value) else {
+                throw ConfigurationFileError(message: "\(name) in the thumbor configuration must be from 1 to 100")
+            }
             return Int(value)
         }
         func side(_ name: String) throws(ConfigurationFileError) -> Int {
             guard let value = try number(name) else { return 0 }
-            guard value >= 0, value < 1e9 else { throw ConfigurationFileError(message: "\(name) in the thumbor configuration must be 0 or more") }
+            guard value >= 0, value < 1e9 else {
+                throw ConfigurationFileError(message: "\(name) in the thumbor configuration must be 0 or more")
+            }
             return Int(value)
         }
 
@@ -104,19 +113,24 @@ package enum ThumborConfigurationFile {
         configuration.thumborMaximumWidth = try side("MAX_WIDTH")
         configuration.thumborMaximumHeight = try side("MAX_HEIGHT")
         if let pixels = try number("MAX_PIXELS") {
-            guard pixels >= 1, pixels < 1e12 else { throw ConfigurationFileError(message: "MAX_PIXELS in the thumbor configuration must be 1 or more") }
+            guard pixels >= 1, pixels < 1e12 else {
+                throw ConfigurationFileError(message: "MAX_PIXELS in the thumbor configuration must be 1 or more")
+            }
             configuration.maximumSourcePixels = Int(pixels)
         }
         if let modules = try strings("FILTERS") {
-            configuration.thumborFilters = Set(modules.map { module in
-                let name = module.split(separator: ".").last.map(String.init) ?? module
-                return name == "redeye" ? "red_eye" : name
-            })
+            configuration.thumborFilters = Set(
+                modules.map { module in
+                    let name = module.split(separator: ".").last.map(String.init) ?? module
+                    return name == "redeye" ? "red_eye" : name
+                })
         }
         configuration.thumborMetaCallback = try string("META_CALLBACK_NAME")
         // Responses.
         if let seconds = try number("MAX_AGE") {
-            guard seconds >= 0, seconds < 1e10 else { throw ConfigurationFileError(message: "MAX_AGE in the thumbor configuration must be 0 or more seconds") }
+            guard seconds >= 0, seconds < 1e10 else {
+                throw ConfigurationFileError(message: "MAX_AGE in the thumbor configuration must be 0 or more seconds")
+            }
             configuration.responseMaxAge = Int(seconds)
         } else {
             configuration.responseMaxAge = 86_400  // thumbor's default: a day
@@ -132,8 +146,10 @@ package enum ThumborConfigurationFile {
         }
 
         let applied: Set<String> = [
-            "SECURITY_KEY", "ALLOW_UNSAFE_URL", "QUALITY", "WEBP_QUALITY", "AVIF_QUALITY", "HEIF_QUALITY", "AUTO_WEBP", "AUTO_PNG_TO_JPG",
-            "RESPECT_ORIENTATION", "MAX_WIDTH", "MAX_HEIGHT", "MAX_PIXELS", "FILTERS", "META_CALLBACK_NAME", "MAX_AGE", "ALLOWED_SOURCES",
+            "SECURITY_KEY", "ALLOW_UNSAFE_URL", "QUALITY", "WEBP_QUALITY", "AVIF_QUALITY", "HEIF_QUALITY", "AUTO_WEBP",
+            "AUTO_PNG_TO_JPG",
+            "RESPECT_ORIENTATION", "MAX_WIDTH", "MAX_HEIGHT", "MAX_PIXELS", "FILTERS", "META_CALLBACK_NAME", "MAX_AGE",
+            "ALLOWED_SOURCES",
             "HTTP_LOADER_REQUEST_TIMEOUT",
         ]
         for (name, value) in file.values where !applied.contains(name) {
@@ -164,47 +180,66 @@ package enum ThumborConfigurationFile {
         }
         let plain = pattern.replacingOccurrences(of: "\\.", with: ".")
         guard isHostName(plain) else {
-            throw ConfigurationFileError(message: "ALLOWED_SOURCES entry \(entry) is a regular expression Imagery cannot read: give host names, or .+\\.example\\.com for any subdomain")
+            throw ConfigurationFileError(
+                message:
+                    "ALLOWED_SOURCES entry \(entry) is a regular expression Imagery cannot read: give host names, or .+\\.example\\.com for any subdomain"
+            )
         }
         return [plain.lowercased()]
     }
 
     private static func isHostName(_ text: String) -> Bool {
-        !text.isEmpty && text.unicodeScalars.allSatisfy { CharacterSet.alphanumerics.contains($0) || $0 == "." || $0 == "-" }
+        !text.isEmpty
+            && text.unicodeScalars.allSatisfy { CharacterSet.alphanumerics.contains($0) || $0 == "." || $0 == "-" }
     }
 
     /// Settings whose thumbor default is what Imagery always does: another value is not supported.
     static let fixed: [String: PythonAssignments.Value] = [
-        "ENABLE_ETAGS": .boolean(true), "ALLOW_ANIMATED_GIFS": .boolean(true), "HTTP_LOADER_FOLLOW_REDIRECTS": .boolean(true),
-        "SEND_IF_MODIFIED_LAST_MODIFIED_HEADERS": .boolean(false), "USE_BLACKLIST": .boolean(false), "UPLOAD_ENABLED": .boolean(false),
+        "ENABLE_ETAGS": .boolean(true), "ALLOW_ANIMATED_GIFS": .boolean(true),
+        "HTTP_LOADER_FOLLOW_REDIRECTS": .boolean(true),
+        "SEND_IF_MODIFIED_LAST_MODIFIED_HEADERS": .boolean(false), "USE_BLACKLIST": .boolean(false),
+        "UPLOAD_ENABLED": .boolean(false),
     ]
 
     /// thumbor's parts, which Imagery replaces with its own (settings that have no meaning here).
     static let machinery: Set<String> = [
-        "LOADER", "STORAGE", "RESULT_STORAGE", "ENGINE", "GIF_ENGINE", "DETECTORS", "OPTIMIZERS", "METRICS", "URL_SIGNER", "APP_CLASS",
-        "HANDLER_LISTS", "ENGINE_THREADPOOL_SIZE", "GC_INTERVAL", "NON_BLOCKING_SOCKETS", "USE_GIFSICLE_ENGINE", "JPEGTRAN_PATH",
-        "JPEGTRAN_SCANS_FILE", "FFMPEG_PATH", "FILE_LOADER_ROOT_PATH", "FILE_STORAGE_ROOT_PATH", "STORAGE_EXPIRATION_SECONDS",
+        "LOADER", "STORAGE", "RESULT_STORAGE", "ENGINE", "GIF_ENGINE", "DETECTORS", "OPTIMIZERS", "METRICS",
+        "URL_SIGNER", "APP_CLASS",
+        "HANDLER_LISTS", "ENGINE_THREADPOOL_SIZE", "GC_INTERVAL", "NON_BLOCKING_SOCKETS", "USE_GIFSICLE_ENGINE",
+        "JPEGTRAN_PATH",
+        "JPEGTRAN_SCANS_FILE", "FFMPEG_PATH", "FILE_LOADER_ROOT_PATH", "FILE_STORAGE_ROOT_PATH",
+        "STORAGE_EXPIRATION_SECONDS",
         "STORES_CRYPTO_KEY_FOR_EACH_IMAGE", "HEALTHCHECK_ROUTE", "USE_CUSTOM_ERROR_HANDLING", "ERROR_HANDLER_MODULE",
-        "ERROR_FILE_NAME_USE_CONTEXT", "FACE_DETECTOR_CASCADE_FILE", "GLASSES_DETECTOR_CASCADE_FILE", "PROFILE_DETECTOR_CASCADE_FILE",
-        "MAX_WAIT_SECONDS_BEFORE_SERVER_SHUTDOWN", "MAX_WAIT_SECONDS_BEFORE_IO_SHUTDOWN", "IGNORE_SMART_ERRORS", "MAX_ID_LENGTH",
+        "ERROR_FILE_NAME_USE_CONTEXT", "FACE_DETECTOR_CASCADE_FILE", "GLASSES_DETECTOR_CASCADE_FILE",
+        "PROFILE_DETECTOR_CASCADE_FILE",
+        "MAX_WAIT_SECONDS_BEFORE_SERVER_SHUTDOWN", "MAX_WAIT_SECONDS_BEFORE_IO_SHUTDOWN", "IGNORE_SMART_ERRORS",
+        "MAX_ID_LENGTH",
         "HTTP_LOADER_CURL_ASYNC_HTTP_CLIENT", "HTTP_LOADER_MAX_CLIENTS",
     ]
     static let machineryPrefixes = [
-        "THUMBOR_LOG_", "STATSD_", "REDIS_", "SQS_", "SENTRY_", "MIXED_STORAGE_", "RESULT_STORAGE_", "COMPATIBILITY_", "PILLOW_",
+        "THUMBOR_LOG_", "STATSD_", "REDIS_", "SQS_", "SENTRY_", "MIXED_STORAGE_", "RESULT_STORAGE_", "COMPATIBILITY_",
+        "PILLOW_",
         "UPLOAD_", "AWS_", "TC_AWS_",
     ]
 
     /// Every setting thumbor 7.8 defines (`thumbor/config.py`), for telling its settings from typos.
     static let settingNames: Set<String> = [
-        "MAX_WIDTH", "MAX_HEIGHT", "MAX_PIXELS", "MIN_WIDTH", "MIN_HEIGHT", "ALLOWED_SOURCES", "QUALITY", "PROGRESSIVE_JPEG",
-        "WEBP_QUALITY", "AVIF_QUALITY", "AVIF_SPEED", "AVIF_CODEC", "AVIF_CODEC_FALLBACK", "HEIF_QUALITY", "SRGB_PROFILE",
-        "PNG_COMPRESSION_LEVEL", "AUTO_WEBP", "AUTO_AVIF", "AUTO_JPG", "AUTO_HEIF", "AUTO_PNG", "AUTO_PNG_TO_JPG", "SVG_DPI", "MAX_AGE",
-        "MAX_AGE_TEMP_IMAGE", "RESPECT_ORIENTATION", "PRESERVE_EXIF_INFO", "PRESERVE_EXIF_COPYRIGHT_INFO", "PRESERVE_IPTC_INFO",
-        "SECURITY_KEY", "ALLOW_UNSAFE_URL", "HTTP_LOADER_CONNECT_TIMEOUT", "HTTP_LOADER_REQUEST_TIMEOUT", "HTTP_LOADER_MAX_REDIRECTS",
+        "MAX_WIDTH", "MAX_HEIGHT", "MAX_PIXELS", "MIN_WIDTH", "MIN_HEIGHT", "ALLOWED_SOURCES", "QUALITY",
+        "PROGRESSIVE_JPEG",
+        "WEBP_QUALITY", "AVIF_QUALITY", "AVIF_SPEED", "AVIF_CODEC", "AVIF_CODEC_FALLBACK", "HEIF_QUALITY",
+        "SRGB_PROFILE",
+        "PNG_COMPRESSION_LEVEL", "AUTO_WEBP", "AUTO_AVIF", "AUTO_JPG", "AUTO_HEIF", "AUTO_PNG", "AUTO_PNG_TO_JPG",
+        "SVG_DPI", "MAX_AGE",
+        "MAX_AGE_TEMP_IMAGE", "RESPECT_ORIENTATION", "PRESERVE_EXIF_INFO", "PRESERVE_EXIF_COPYRIGHT_INFO",
+        "PRESERVE_IPTC_INFO",
+        "SECURITY_KEY", "ALLOW_UNSAFE_URL", "HTTP_LOADER_CONNECT_TIMEOUT", "HTTP_LOADER_REQUEST_TIMEOUT",
+        "HTTP_LOADER_MAX_REDIRECTS",
         "HTTP_LOADER_FORWARD_USER_AGENT", "HTTP_LOADER_FORWARD_ALL_HEADERS", "HTTP_LOADER_FORWARD_HEADERS_WHITELIST",
-        "HTTP_LOADER_DEFAULT_USER_AGENT", "HTTP_LOADER_PROXY_HOST", "HTTP_LOADER_PROXY_PORT", "HTTP_LOADER_PROXY_USERNAME",
+        "HTTP_LOADER_DEFAULT_USER_AGENT", "HTTP_LOADER_PROXY_HOST", "HTTP_LOADER_PROXY_PORT",
+        "HTTP_LOADER_PROXY_USERNAME",
         "HTTP_LOADER_PROXY_PASSWORD", "HTTP_LOADER_CA_CERTS", "HTTP_LOADER_VALIDATE_CERTS", "HTTP_LOADER_CLIENT_KEY",
-        "HTTP_LOADER_CLIENT_CERT", "HTTP_LOADER_CURL_LOW_SPEED_TIME", "HTTP_LOADER_CURL_LOW_SPEED_LIMIT", "META_CALLBACK_NAME", "FILTERS",
+        "HTTP_LOADER_CLIENT_CERT", "HTTP_LOADER_CURL_LOW_SPEED_TIME", "HTTP_LOADER_CURL_LOW_SPEED_LIMIT",
+        "META_CALLBACK_NAME", "FILTERS",
         "ACCESS_CONTROL_ALLOW_ORIGIN_HEADER",
     ]
 }

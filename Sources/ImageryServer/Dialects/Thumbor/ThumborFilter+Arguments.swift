@@ -29,7 +29,9 @@ extension ThumborFilter {
         let text = index < arguments.count ? arguments[index] : ""
         let digits = negative && text.hasPrefix("-") ? text.dropFirst() : Substring(text)
         guard !digits.isEmpty, digits.allSatisfy(\.isASCIIDigit) else {
-            throw dropped("thumbor filter \(name)'s \(argument) must be a whole number\(negative ? "" : " of 0 or more"): \(text)")
+            throw dropped(
+                "thumbor filter \(name)'s \(argument) must be a whole number\(negative ? "" : " of 0 or more"): \(text)"
+            )
         }
         guard let value = Int(digits.prefix(12)) else { return 0 }
         return (text.hasPrefix("-") ? -1 : 1) * min(value, Int(Int32.max))
@@ -40,7 +42,7 @@ extension ThumborFilter {
         let text = index < arguments.count ? arguments[index] : ""
         let body = text.hasPrefix("-") ? text.dropFirst() : Substring(text)
         guard body.contains(where: \.isASCIIDigit), body.filter({ $0 == "." }).count <= 1,
-              body.allSatisfy({ $0.isASCIIDigit || $0 == "." }), let value = Double(text), value.isFinite
+            body.allSatisfy({ $0.isASCIIDigit || $0 == "." }), let value = Double(text), value.isFinite
         else { throw dropped("thumbor filter \(name)'s \(argument) must be a number: \(text)") }
         return value
     }
@@ -70,12 +72,14 @@ extension ThumborFilter {
             adjustment = .saturation(try decimal(0, "factor"))
         case "rgb":
             try expect(3, "the changes of red, green and blue, each from -100 to 100")
-            adjustment = .channels(red: try integer(0, "red"), green: try integer(1, "green"), blue: try integer(2, "blue"))
+            adjustment = .channels(
+                red: try integer(0, "red"), green: try integer(1, "green"), blue: try integer(2, "blue"))
         case "colorize":
             try expect(4, "the percentages of red, green and blue (0 to 100) and a colour in hex (ff8800)")
             let hex = arguments[3]
             guard hex.count == 6, let color = ImageRecipe.Color(hex: hex) else {
-                throw ServerError.badParameter("thumbor filter colorize's colour must be six hex digits (ff8800): \(hex)")
+                throw ServerError.badParameter(
+                    "thumbor filter colorize's colour must be six hex digits (ff8800): \(hex)")
             }
             adjustment = .colorize(
                 red: try integer(0, "red", negative: false), green: try integer(1, "green", negative: false),
@@ -94,26 +98,38 @@ extension ThumborFilter {
             let seed = arguments.count > 1 ? try integer(1, "seed", negative: false) : 0
             adjustment = .noise(amount: try integer(0, "amount", negative: false), seed: UInt32(clamping: seed))
         case "convolution":
-            try expect(2, optional: 1, "a matrix (numbers separated by ;), its number of columns, and whether to normalise it")
+            try expect(
+                2, optional: 1, "a matrix (numbers separated by ;), its number of columns, and whether to normalise it")
             let weights = arguments[0].split(separator: ";", omittingEmptySubsequences: false).map { Double($0) }
             guard !weights.isEmpty, weights.allSatisfy({ $0?.isFinite ?? false }),
-                  arguments[0].allSatisfy({ $0.isASCIIDigit || ".;-".contains($0) })
-            else { throw dropped("thumbor filter convolution's matrix must be numbers separated by ;: \(arguments[0])") }
+                arguments[0].allSatisfy({ $0.isASCIIDigit || ".;-".contains($0) })
+            else {
+                throw dropped("thumbor filter convolution's matrix must be numbers separated by ;: \(arguments[0])")
+            }
             let columns = try integer(1, "number of columns", negative: false)
-            adjustment = .convolution(.init(
-                weights: weights.map { $0! }, columns: columns, normalizes: try boolean(2, "normalisation", absent: true)
-            ))
+            adjustment = .convolution(
+                .init(
+                    weights: weights.map { $0! }, columns: columns,
+                    normalizes: try boolean(2, "normalisation", absent: true)
+                ))
         case "round_corner":
-            try expect(4, optional: 1, "a radius (a or a|b), a colour as red, green and blue (0 to 255), and whether corners are transparent")
+            try expect(
+                4, optional: 1,
+                "a radius (a or a|b), a colour as red, green and blue (0 to 255), and whether corners are transparent")
             let radii = arguments[0].split(separator: "|", omittingEmptySubsequences: false)
-            guard (1...2).contains(radii.count), radii.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isASCIIDigit) }) else {
-                throw dropped("thumbor filter round_corner's radius must be a number of pixels, or two as a|b: \(arguments[0])")
+            guard (1...2).contains(radii.count), radii.allSatisfy({ !$0.isEmpty && $0.allSatisfy(\.isASCIIDigit) })
+            else {
+                throw dropped(
+                    "thumbor filter round_corner's radius must be a number of pixels, or two as a|b: \(arguments[0])")
             }
             let (a, b) = (Int(radii[0].prefix(9)) ?? 0, Int(radii[radii.count - 1].prefix(9)) ?? 0)
             var channels: [UInt8] = []
             for (index, channel) in ["red", "green", "blue"].enumerated() {
                 let value = try integer(index + 1, channel, negative: false)
-                guard value <= 255 else { throw ServerError.badParameter("thumbor filter round_corner's \(channel) must be from 0 to 255: \(value)") }
+                guard value <= 255 else {
+                    throw ServerError.badParameter(
+                        "thumbor filter round_corner's \(channel) must be from 0 to 255: \(value)")
+                }
                 channels.append(UInt8(value))
             }
             adjustment = .roundCorners(
@@ -130,8 +146,11 @@ extension ThumborFilter {
     }
 
     /// `[(x,y),(x,y),...]`, each value 0...255.
-    static func curve(_ text: String, filter: String, argument: String) throws -> [ImageRecipe.Adjustment.Curves.Point] {
-        let failure = ServerError.badParameter("thumbor filter \(filter)'s \(argument) must be points [(x,y),(x,y),...] from 0 to 255, x increasing: \(text)")
+    static func curve(_ text: String, filter: String, argument: String) throws -> [ImageRecipe.Adjustment.Curves.Point]
+    {
+        let failure = ServerError.badParameter(
+            "thumbor filter \(filter)'s \(argument) must be points [(x,y),(x,y),...] from 0 to 255, x increasing: \(text)"
+        )
         guard text.hasPrefix("["), text.hasSuffix("]") else { throw failure }
         let body = text.dropFirst().dropLast()
         guard body.allSatisfy({ $0.isASCIIDigit || "(),".contains($0) }) else { throw failure }
@@ -143,7 +162,9 @@ extension ThumborFilter {
             guard values.count == 2, let x = UInt8(values[0]), let y = UInt8(values[1]) else { throw failure }
             points.append(.init(x, y))
         }
-        guard points.count >= 2, zip(points, points.dropFirst()).allSatisfy({ $0.input < $1.input }) else { throw failure }
+        guard points.count >= 2, zip(points, points.dropFirst()).allSatisfy({ $0.input < $1.input }) else {
+            throw failure
+        }
         return points
     }
 }

@@ -52,7 +52,9 @@ struct ThumborMeta {
 
         /// `FocalPoint.from_square`: the centre (integer halves), weighted by the area.
         static func square(left: Int, top: Int, width: Int, height: Int, origin: String) -> FocalPoint {
-            FocalPoint(x: left + width / 2, y: top + height / 2, weight: .int(width * height), width: width, height: height, origin: origin)
+            FocalPoint(
+                x: left + width / 2, y: top + height / 2, weight: .int(width * height), width: width, height: height,
+                origin: origin)
         }
 
         var json: String {
@@ -68,7 +70,8 @@ struct ThumborMeta {
         var (width, height) = (sourceWidth, sourceHeight)
         var operations: [String] = []
         func crop(_ left: Int, _ top: Int, _ right: Int, _ bottom: Int) {
-            operations.append(#"{"type": "crop", "left": \#(left), "top": \#(top), "right": \#(right), "bottom": \#(bottom)}"#)
+            operations.append(
+                #"{"type": "crop", "left": \#(left), "top": \#(top), "right": \#(right), "bottom": \#(bottom)}"#)
             (width, height) = (right - left, bottom - top)
             lastSize = (.int(width), .int(height))
         }
@@ -83,13 +86,19 @@ struct ThumborMeta {
         var image = url.image
         for filter in url.filters {
             if filter.name == "focal", let region = filter.arguments.first.flatMap({ ThumborURL.crop(Substring($0)) }),
-               region.right > region.left, region.bottom > region.top {
-                focal.append(.square(
-                    left: region.left, top: region.top, width: region.right - region.left, height: region.bottom - region.top, origin: "Explicit"
-                ))
+                region.right > region.left, region.bottom > region.top
+            {
+                focal.append(
+                    .square(
+                        left: region.left, top: region.top, width: region.right - region.left,
+                        height: region.bottom - region.top, origin: "Explicit"
+                    ))
             } else if filter.name == "extract_focal", let (inner, region) = ThumborURL.focalExtraction(of: image) {
                 image = inner
-                focal.append(.square(left: region.left, top: region.top, width: region.width, height: region.height, origin: "Original Extraction"))
+                focal.append(
+                    .square(
+                        left: region.left, top: region.top, width: region.width, height: region.height,
+                        origin: "Original Extraction"))
             }
         }
         // The manual crop, kept within the image.
@@ -112,14 +121,20 @@ struct ThumborMeta {
             case .original: .float(-1)  // resolved below
             }
         }
-        var targetWidth: Number, targetHeight: Number
+        var targetWidth: Number
+        var targetHeight: Number
         var (askedWidth, askedHeight) = (requested(url.width), requested(url.height))
         if url.filters.contains(where: { $0.name == "no_upscale" }) {  // after loading: at most the source's sides
             if case .float(let value) = askedWidth, value >= 0 { askedWidth = .float(min(value, Double(sourceWidth))) }
-            if case .float(let value) = askedHeight, value >= 0 { askedHeight = .float(min(value, Double(sourceHeight))) }
+            if case .float(let value) = askedHeight, value >= 0 {
+                askedHeight = .float(min(value, Double(sourceHeight)))
+            }
         }
         // The request's sides as thumbor keeps them (fit-in grows them to what it resized to), for upscale().
-        var requestSides = (Int(askedWidth.map { $0.value < 0 ? Double(width) : $0.value } ?? 0), Int(askedHeight.map { $0.value < 0 ? Double(height) : $0.value } ?? 0))
+        var requestSides = (
+            Int(askedWidth.map { $0.value < 0 ? Double(width) : $0.value } ?? 0),
+            Int(askedHeight.map { $0.value < 0 ? Double(height) : $0.value } ?? 0)
+        )
         if askedWidth == nil, askedHeight == nil {
             (targetWidth, targetHeight) = (.float(Double(width)), .float(Double(height)))
         } else {
@@ -131,7 +146,9 @@ struct ThumborMeta {
         // Focal points: the explicit ones within the crop (moved with it), else the alignment's.
         if let manualCrop, !focal.isEmpty {
             focal = focal.compactMap { point in
-                guard point.x >= manualCrop.left, point.x <= manualCrop.right, point.y >= manualCrop.top, point.y <= manualCrop.bottom else { return nil }
+                guard point.x >= manualCrop.left, point.x <= manualCrop.right, point.y >= manualCrop.top,
+                    point.y <= manualCrop.bottom
+                else { return nil }
                 var moved = point
                 (moved.x, moved.y) = (point.x - manualCrop.left, point.y - manualCrop.top)
                 return moved
@@ -139,15 +156,21 @@ struct ThumborMeta {
         }
         if focal.isEmpty {
             let percentages = ["left": 0.0, "center": 0.5, "right": 1.0, "top": 0.0, "middle": 0.5, "bottom": 1.0]
-            focal = [FocalPoint(
-                x: Int(Double(width) * (percentages[url.horizontalAlign] ?? 0.5)), y: Int(Double(height) * (percentages[url.verticalAlign] ?? 0.5)),
-                weight: .float(1), width: 1, height: 1, origin: "alignment"
-            )]
+            focal = [
+                FocalPoint(
+                    x: Int(Double(width) * (percentages[url.horizontalAlign] ?? 0.5)),
+                    y: Int(Double(height) * (percentages[url.verticalAlign] ?? 0.5)),
+                    weight: .float(1), width: 1, height: 1, origin: "alignment"
+                )
+            ]
         }
         let stretch = url.filters.contains { $0.name == "stretch" }
         if let fitIn = url.fitIn {
             let adaptive = fitIn == .adaptive || fitIn == .adaptiveFull
-            if adaptive, (width < height && targetWidth.value > targetHeight.value) || (width > height && targetWidth.value < targetHeight.value) {
+            if adaptive,
+                (width < height && targetWidth.value > targetHeight.value)
+                    || (width > height && targetWidth.value < targetHeight.value)
+            {
                 (targetWidth, targetHeight) = (targetHeight, targetWidth)
                 requestSides = (requestSides.1, requestSides.0)
             }
@@ -189,12 +212,18 @@ struct ThumborMeta {
         // The filters that change the size: they work on thumbor's engine itself, not on the JSON
         // engine that records operations, so only the source's size shows them.
         for filter in url.filters {
-            if filter.name == "rotate", let angle = filter.arguments.first.flatMap({ Int($0) }), angle % 90 == 0, abs(angle / 90) % 2 == 1 {
+            if filter.name == "rotate", let angle = filter.arguments.first.flatMap({ Int($0) }), angle % 90 == 0,
+                abs(angle / 90) % 2 == 1
+            {
                 (width, height) = (height, width)
-            } else if filter.name == "proportion", let factor = filter.arguments.first.flatMap({ Double($0) }), factor > 0, factor <= 1 {
+            } else if filter.name == "proportion", let factor = filter.arguments.first.flatMap({ Double($0) }),
+                factor > 0, factor <= 1
+            {
                 let (newWidth, newHeight) = (Double(width) * factor, Double(height) * factor)
                 if newWidth >= 1, newHeight >= 1 { (width, height) = (Int(newWidth), Int(newHeight)) }
-            } else if filter.name == "upscale", requestSides.0 > 0, requestSides.1 > 0, width < requestSides.0, height < requestSides.1 {
+            } else if filter.name == "upscale", requestSides.0 > 0, requestSides.1 > 0, width < requestSides.0,
+                height < requestSides.1
+            {
                 let (w, h, tw, th) = (width, height, requestSides.0, requestSides.1)
                 (width, height) = Double(w) / Double(tw) >= Double(h) / Double(th) ? (tw, h * tw / w) : (w * th / h, th)
             }
@@ -202,8 +231,10 @@ struct ThumborMeta {
         // The target: the last crop's or resize's size, else the image's.
         let target = lastSize ?? (Number.int(width), Number.int(height))
         let shown = String(image).removingPercentEncoding ?? String(image)
-        let source = #"{"url": \#(Self.quoted(Self.pythonQuote(shown))), "width": \#(width), "height": \#(height), "frameCount": \#(frames)}"#
-        let body = #"{"thumbor": {"source": \#(source), "operations": [\#(operations.joined(separator: ", "))], "target": {"width": \#(target.0), "height": \#(target.1)}, "focal_points": [\#(focal.map(\.json).joined(separator: ", "))]}}"#
+        let source =
+            #"{"url": \#(Self.quoted(Self.pythonQuote(shown))), "width": \#(width), "height": \#(height), "frameCount": \#(frames)}"#
+        let body =
+            #"{"thumbor": {"source": \#(source), "operations": [\#(operations.joined(separator: ", "))], "target": {"width": \#(target.0), "height": \#(target.1)}, "focal_points": [\#(focal.map(\.json).joined(separator: ", "))]}}"#
         return callback.map { "\($0)(\(body));" } ?? body
     }
 
@@ -251,7 +282,8 @@ extension ImageService {
         let header = try await encodingPool.run { try inspector.inspect(data) }
         let meta = ThumborMeta(url: url, sourceWidth: header.width, sourceHeight: header.height, frames: header.frames)
         return StoredResponse(
-            data: Data(meta.json(callback: callback).utf8), contentType: callback == nil ? "application/json" : "text/javascript",
+            data: Data(meta.json(callback: callback).utf8),
+            contentType: callback == nil ? "application/json" : "text/javascript",
             source: entry.metadata, freshUntil: nil, policy: cachePolicy
         )
     }

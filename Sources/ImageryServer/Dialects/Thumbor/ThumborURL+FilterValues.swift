@@ -11,17 +11,19 @@ extension ThumborURL {
     /// `center` or `repeat`; ALPHA the transparency 0...100; the ratios the largest width and height in
     /// % of the image's (`none`: follow the other).
     static func watermark(_ filter: ThumborFilter, watermarks: [String: String]) throws -> ImageRecipe.Watermark {
-        try filter.expect(4, optional: 2, "an image, x, y, alpha (0 to 100), and optionally the width and height ratios")
+        try filter.expect(
+            4, optional: 2, "an image, x, y, alpha (0 to 100), and optionally the width and height ratios")
         let arguments = filter.arguments
         let image = unquoted(arguments[0])
         let decoded = image.removingPercentEncoding ?? image
         let last = decoded.split(separator: "/").last.map(String.init) ?? decoded
         let stem = last.split(separator: ".").first.map(String.init) ?? last
-        let mark: ImageRecipe.Watermark.Mark = if let id = [decoded, last, stem].lazy.compactMap({ watermarks[$0] }).first {
-            .image(id)
-        } else {
-            .linked(.source(try linkedURL(image, filter: "watermark")))
-        }
+        let mark: ImageRecipe.Watermark.Mark =
+            if let id = [decoded, last, stem].lazy.compactMap({ watermarks[$0] }).first {
+                .image(id)
+            } else {
+                .linked(.source(try linkedURL(image, filter: "watermark")))
+            }
         func position(_ text: String, _ name: String) throws -> ImageRecipe.Watermark.Paste.Position {
             switch text {
             case "center": return .center
@@ -31,8 +33,11 @@ extension ThumborURL {
                 var digits = fromEnd ? text.dropFirst() : Substring(text)
                 let percent = digits.hasSuffix("p")
                 if percent { digits = digits.dropLast() }
-                guard !digits.isEmpty, digits.count < 10, digits.allSatisfy(\.isASCIIDigit), let value = Int(digits) else {
-                    throw filter.dropped("thumbor filter watermark's \(name) must be pixels (-10), a percentage (20p, -20p), center or repeat: \(text)")
+                guard !digits.isEmpty, digits.count < 10, digits.allSatisfy(\.isASCIIDigit), let value = Int(digits)
+                else {
+                    throw filter.dropped(
+                        "thumbor filter watermark's \(name) must be pixels (-10), a percentage (20p, -20p), center or repeat: \(text)"
+                    )
                 }
                 return percent ? .percent(value, fromEnd: fromEnd) : .pixels(value, fromEnd: fromEnd)
             }
@@ -40,13 +45,17 @@ extension ThumborURL {
         func ratio(_ index: Int, _ name: String) throws -> Double? {
             guard index < arguments.count, arguments[index] != "none" else { return nil }
             let value = try filter.integer(index, name)
-            guard value > 0 else { throw ServerError.badParameter("thumbor filter watermark's \(name) must be above 0 (a % of the image's side) or none") }
+            guard value > 0 else {
+                throw ServerError.badParameter(
+                    "thumbor filter watermark's \(name) must be above 0 (a % of the image's side) or none")
+            }
             return Double(value) / 100
         }
         let paste = ImageRecipe.Watermark.Paste(
             x: try position(arguments[1], "x"), y: try position(arguments[2], "y"),
             widthRatio: try ratio(4, "w_ratio"), heightRatio: try ratio(5, "h_ratio"),
-            transparency: min(100, try filter.integer(3, "alpha", negative: false))  // thumbor: 100 and above are invisible alike
+            // thumbor: 100 and above are invisible alike
+            transparency: min(100, try filter.integer(3, "alpha", negative: false))
         )
         var watermark = ImageRecipe.Watermark(mark: mark)
         watermark.placement = .pasted(paste)
@@ -71,15 +80,19 @@ extension ThumborURL {
     /// A thumbor colour: hex without `#` (`fff`, `ff0000`), `transparent`, or a common name.
     static func color(_ text: String, filter: String) throws -> ImageRecipe.Color {
         let names = [
-            "transparent": "00000000", "white": "ffffff", "black": "000000", "red": "ff0000", "green": "008000", "blue": "0000ff",
-            "yellow": "ffff00", "gray": "808080", "grey": "808080", "silver": "c0c0c0", "orange": "ffa500", "purple": "800080",
+            "transparent": "00000000", "white": "ffffff", "black": "000000", "red": "ff0000", "green": "008000",
+            "blue": "0000ff",
+            "yellow": "ffff00", "gray": "808080", "grey": "808080", "silver": "c0c0c0", "orange": "ffa500",
+            "purple": "800080",
         ]
         let lowered = text.lowercased()
         if lowered == "auto" || lowered == "blur" {
-            throw ServerError.badParameter("thumbor filter \(filter)(\(lowered)) is not supported: give a colour (hex or a name)")
+            throw ServerError.badParameter(
+                "thumbor filter \(filter)(\(lowered)) is not supported: give a colour (hex or a name)")
         }
         guard let color = ImageRecipe.Color(hex: names[lowered] ?? lowered) else {
-            throw ServerError.badParameter("thumbor filter \(filter) takes a colour: hex without # (ff8800), transparent, or a name like white")
+            throw ServerError.badParameter(
+                "thumbor filter \(filter) takes a colour: hex without # (ff8800), transparent, or a name like white")
         }
         return color
     }

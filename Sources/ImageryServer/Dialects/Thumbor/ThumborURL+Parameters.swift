@@ -22,23 +22,28 @@ extension ThumborURL {
     ///     is a 400 naming what is wrong (else skipped, as thumbor skips it).
     /// - Returns: The parameters; the filters skipped are in their ``ImageParameters/skipped``.
     func parameters(
-        maximumSide: Int, refusesUnknownFilters: Bool, negotiates: Bool, watermarks: [String: String] = [:], autoPNGToJPEG: Bool = false,
+        maximumSide: Int, refusesUnknownFilters: Bool, negotiates: Bool, watermarks: [String: String] = [:],
+        autoPNGToJPEG: Bool = false,
         loadedFilters: Set<String> = ServerConfiguration.thumborDefaultFilters, respectsOrientation: Bool = true,
         maximumWidth: Int = 0, maximumHeight: Int = 0, refusesBadFilterArguments: Bool = false
     ) throws -> ImageParameters {
         var url = self
         // thumbor's MAX_WIDTH and MAX_HEIGHT: a larger side asked for is made the largest.
         if maximumWidth > 0, case .pixels(let value) = width, value > maximumWidth { url.width = .pixels(maximumWidth) }
-        if maximumHeight > 0, case .pixels(let value) = height, value > maximumHeight { url.height = .pixels(maximumHeight) }
+        if maximumHeight > 0, case .pixels(let value) = height, value > maximumHeight {
+            url.height = .pixels(maximumHeight)
+        }
         return try url.limitedParameters(
-            maximumSide: maximumSide, refusesUnknownFilters: refusesUnknownFilters, negotiates: negotiates, watermarks: watermarks,
+            maximumSide: maximumSide, refusesUnknownFilters: refusesUnknownFilters, negotiates: negotiates,
+            watermarks: watermarks,
             autoPNGToJPEG: autoPNGToJPEG, loadedFilters: loadedFilters, respectsOrientation: respectsOrientation,
             refusesBadFilterArguments: refusesBadFilterArguments
         )
     }
 
     private func limitedParameters(
-        maximumSide: Int, refusesUnknownFilters: Bool, negotiates: Bool, watermarks: [String: String], autoPNGToJPEG: Bool,
+        maximumSide: Int, refusesUnknownFilters: Bool, negotiates: Bool, watermarks: [String: String],
+        autoPNGToJPEG: Bool,
         loadedFilters: Set<String>, respectsOrientation: Bool, refusesBadFilterArguments: Bool
     ) throws -> ImageParameters {
         var recipe = ImageRecipe()
@@ -47,7 +52,9 @@ extension ThumborURL {
         var autoJPEGFilter: Bool?
         var format: ImageFormat?
         var encoding = EncodingOptions()
-        var (upscale, noUpscale, fillColor, rotation) = (false, false, ImageRecipe.Color?.none, ImageRecipe.Rotation.none)
+        var (upscale, noUpscale, fillColor, rotation) = (
+            false, false, ImageRecipe.Color?.none, ImageRecipe.Rotation.none
+        )
         var focalRegions: [(left: Int, top: Int, width: Int, height: Int)] = []
         var boxFill = ImageRecipe.BoxFill.background
         var skipped: [SkippedOption] = []
@@ -58,28 +65,35 @@ extension ThumborURL {
                 guard index < arguments.count, let value = QueryReader.number(arguments[index]) else {
                     throw filter.dropped("thumbor filter \(filter.name) needs a number as argument \(index + 1)")
                 }
-                return max(-Double(Int32.max), min(Double(Int32.max), value))  // any digits: whole-number uses cannot overflow
+                // any digits: whole-number uses cannot overflow
+                return max(-Double(Int32.max), min(Double(Int32.max), value))
             }
             let known = Self.builtInFilters.contains(filter.name)
             guard loadedFilters.contains(filter.name) else {
                 guard refusesUnknownFilters else {
-                    skipped.append(SkippedOption(name: filter.name, argumentCount: arguments.count, reason: known ? .notLoaded : .unknown))
+                    skipped.append(
+                        SkippedOption(
+                            name: filter.name, argumentCount: arguments.count, reason: known ? .notLoaded : .unknown))
                     continue
                 }
-                throw ServerError.badParameter(known
-                    ? "thumbor filter \(filter.name) is not among the FILTERS this server loads (thumbor's default list leaves it out too)"
-                    : "thumbor filter \(filter.name) is not one of thumbor's filters (see the README's table)")
+                throw ServerError.badParameter(
+                    known
+                        ? "thumbor filter \(filter.name) is not among the FILTERS this server loads (thumbor's default list leaves it out too)"
+                        : "thumbor filter \(filter.name) is not one of thumbor's filters (see the README's table)")
             }
             guard known else {  // loaded, but a site's own module: nothing here does what it does
                 guard refusesUnknownFilters else {
-                    skipped.append(SkippedOption(name: filter.name, argumentCount: arguments.count, reason: .notImplemented))
+                    skipped.append(
+                        SkippedOption(name: filter.name, argumentCount: arguments.count, reason: .notImplemented))
                     continue
                 }
-                throw ServerError.badParameter("thumbor filter \(filter.name) is not supported here (see the README's table)")
+                throw ServerError.badParameter(
+                    "thumbor filter \(filter.name) is not supported here (see the README's table)")
             }
             if filter.name == "red_eye" {
                 // Loaded only where an operator lists it: thumbor runs it (it is not skipped), with detectors not here.
-                throw ServerError.badParameter("thumbor filter red_eye needs thumbor's OpenCV face and eye detectors, which are not here")
+                throw ServerError.badParameter(
+                    "thumbor filter red_eye needs thumbor's OpenCV face and eye detectors, which are not here")
             }
             // Each filter reads its arguments before it changes anything: one thumbor drops leaves the
             // recipe as it was, and is skipped as thumbor skips it (unless refused). Any other error is a 400.
@@ -92,9 +106,12 @@ extension ThumborURL {
                 case "quality":
                     encoding.quality = max(1, min(100, Int(try number(0))))
                 case "format":
-                    let names: [String: ImageFormat] = ["jpeg": .jpeg, "jpg": .jpeg, "png": .png, "gif": .gif, "webp": .webp, "avif": .avif]
+                    let names: [String: ImageFormat] = [
+                        "jpeg": .jpeg, "jpg": .jpeg, "png": .png, "gif": .gif, "webp": .webp, "avif": .avif,
+                    ]
                     guard let name = arguments.first?.lowercased(), let chosen = names[name] else {
-                        throw filter.dropped("thumbor filter format takes webp, jpeg, png, gif or avif")  // thumbor ignores others
+                        // thumbor ignores others
+                        throw filter.dropped("thumbor filter format takes webp, jpeg, png, gif or avif")
                     }
                     format = chosen
                 case "fill":
@@ -110,21 +127,26 @@ extension ThumborURL {
                     let radius = try filter.integer(0, "radius", negative: false)
                     guard radius > 0 else { throw filter.dropped("thumbor filter blur needs a radius above 0") }
                     let sigma = arguments.count > 1 ? try filter.decimal(1, "sigma") : 0
-                    recipe.adjustments += Self.blurKernels(radius: radius, sigma: sigma == 0 ? Double(radius) : sigma).map { .convolution($0) }
+                    recipe.adjustments += Self.blurKernels(radius: radius, sigma: sigma == 0 ? Double(radius) : sigma)
+                        .map { .convolution($0) }
                 case "sharpen":
                     try filter.expect(3, "an amount, a radius and whether only the luma is sharpened")
                     let (amount, radius) = (try filter.decimal(0, "amount"), try filter.decimal(1, "radius"))
                     let sharpen = ImageRecipe.Adjustment.waveletSharpen(
-                        amount: amount, radius: radius, luminanceOnly: try filter.boolean(2, "luminance_only", absent: false)
+                        amount: amount, radius: radius,
+                        luminanceOnly: try filter.boolean(2, "luminance_only", absent: false)
                     )
-                    if let problem = sharpen.problem { throw ServerError.badParameter("thumbor filter sharpen: \(problem)") }
+                    if let problem = sharpen.problem {
+                        throw ServerError.badParameter("thumbor filter sharpen: \(problem)")
+                    }
                     recipe.adjustments.append(sharpen)
                 case "grayscale":
                     recipe.adjustments.append(.grayscale)
                 case "proportion":
                     try filter.expect(1, "a factor above 0 and at most 1")
                     let factor = try filter.decimal(0, "factor")
-                    if factor > 0, factor <= 1 { recipe.adjustments.append(.scale(factor)) }  // thumbor leaves others alone
+                    // thumbor leaves others alone
+                    if factor > 0, factor <= 1 { recipe.adjustments.append(.scale(factor)) }
                 case "stretch":
                     try filter.expect(0, "no arguments")
                     stretch = true
@@ -139,7 +161,8 @@ extension ThumborURL {
                     autoJPEGFilter = try filter.boolean(0, "switch", absent: true)
                 case "max_age":
                     try filter.expect(1, "a number of seconds")
-                    _ = try filter.integer(0, "seconds", negative: false)  // read by the route (``ThumborURL/maximumAge(of:)``)
+                    // read by the route (``ThumborURL/maximumAge(of:)``)
+                    _ = try filter.integer(0, "seconds", negative: false)
                 case "frame":
                     try filter.expect(1, "the URL of a nine-patch image")
                     recipe.adjustments.append(.frame(.source(try Self.linkedURL(filter.arguments[0], filter: "frame"))))
@@ -157,28 +180,37 @@ extension ThumborURL {
                     break  // outputs carry no profile and no EXIF but the copyright already
                 case "focal":
                     // LxT:RxB, as the manual crop is written; an empty region is ignored, as thumbor does.
-                    if let region = arguments.first.flatMap({ Self.crop(Substring($0)) }), region.right > region.left, region.bottom > region.top {
-                        focalRegions.append((region.left, region.top, region.right - region.left, region.bottom - region.top))
+                    if let region = arguments.first.flatMap({ Self.crop(Substring($0)) }), region.right > region.left,
+                        region.bottom > region.top
+                    {
+                        focalRegions.append(
+                            (region.left, region.top, region.right - region.left, region.bottom - region.top))
                     } else if arguments.first.flatMap({ Self.crop(Substring($0)) }) == nil {
-                        throw filter.dropped("thumbor filter focal takes a region LEFTxTOP:RIGHTxBOTTOM in source pixels")
+                        throw filter.dropped(
+                            "thumbor filter focal takes a region LEFTxTOP:RIGHTxBOTTOM in source pixels")
                     }
                 case "watermark":
                     recipe.adjustments.append(.watermark(try Self.watermark(filter, watermarks: watermarks)))
                 case "max_bytes":
                     let bytes = Int(try number(0))
-                    guard bytes > 0 else { throw filter.dropped("thumbor filter max_bytes needs a number of bytes above 0") }
+                    guard bytes > 0 else {
+                        throw filter.dropped("thumbor filter max_bytes needs a number of bytes above 0")
+                    }
                     encoding.maximumBytes = bytes
                 default:
                     break  // every filter of thumbor's is a case above or an adjustment
                 }
             } catch let dropped as ThumborFilter.Dropped {
                 if refusesBadFilterArguments { throw dropped.error }
-                skipped.append(SkippedOption(name: filter.name, argumentCount: arguments.count, reason: .arguments(dropped.error.message)))
+                skipped.append(
+                    SkippedOption(
+                        name: filter.name, argumentCount: arguments.count, reason: .arguments(dropped.error.message)))
             }
         }
 
         if let trim {
-            recipe.trim = ImageRecipe.Trim(threshold: Double(min(255, trim.tolerance)), fromBottomRight: trim.corner == .bottomRight)
+            recipe.trim = ImageRecipe.Trim(
+                threshold: Double(min(255, trim.tolerance)), fromBottomRight: trim.corner == .bottomRight)
         }
         if let crop, crop.right > crop.left, crop.bottom > crop.top {  // thumbor ignores an empty crop
             recipe.crop = ImageRecipe.Crop(
@@ -189,7 +221,9 @@ extension ThumborURL {
         recipe.flop = horizontalFlip
         recipe.flip = verticalFlip
         recipe.rotation = rotation
-        recipe.resize = try resize(maximumSide: maximumSide, upscale: upscale, noUpscale: noUpscale, fill: fillColor != nil, turned: rotation.swapsSides)
+        recipe.resize = try resize(
+            maximumSide: maximumSide, upscale: upscale, noUpscale: noUpscale, fill: fillColor != nil,
+            turned: rotation.swapsSides)
         if stretch, fitIn == nil, let box = recipe.resize, box.fit == .cover { recipe.resize?.fit = .fill }
         if let focus = Self.centreOfMass(focalRegions), recipe.resize?.fit == .cover {
             recipe.resize?.gravity = focus  // explicit focal points decide the crop, before alignment and detection
@@ -200,7 +234,8 @@ extension ThumborURL {
         }
         recipe.ignoresOrientation = !respectsOrientation
         recipe.keepsPartialDecodeBlocks = recipe.resizes  // Pillow's draft, as thumbor decodes a JPEG it shrinks
-        var parameters = ImageParameters(url: try Self.sourceURL(image), recipe: recipe, format: format, encoding: encoding, negotiates: negotiates)
+        var parameters = ImageParameters(
+            url: try Self.sourceURL(image), recipe: recipe, format: format, encoding: encoding, negotiates: negotiates)
         parameters.negotiableFormats = [.webp]  // AUTO_WEBP
         // thumbor: with AUTO_PNG_TO_JPG on, only a URL without autojpg() converts; with it off, autojpg(true) does.
         parameters.opaquePNGAsJPEG = autoPNGToJPEG ? autoJPEGFilter == nil : autoJPEGFilter ?? false
@@ -212,7 +247,9 @@ extension ThumborURL {
     /// by alignment or smart detection; enlarged unless `no_upscale()`); a side of 0 follows the
     /// aspect ratio; `fit-in` fits inside (enlarged only with `upscale()`), `full-fit-in` covers without
     /// cropping, `adaptive-` turns the box to the image's orientation, and `fill()` pads the box.
-    private func resize(maximumSide: Int, upscale: Bool, noUpscale: Bool, fill: Bool, turned: Bool) throws -> ImageRequest.Thumbnail? {
+    private func resize(maximumSide: Int, upscale: Bool, noUpscale: Bool, fill: Bool, turned: Bool) throws
+        -> ImageRequest.Thumbnail?
+    {
         func pixels(_ side: Side) throws -> Int {
             switch side {
             case .pixels(let value):
@@ -237,7 +274,8 @@ extension ThumborURL {
         }
         let oneSide = boxWidth == 0 || boxHeight == 0
         var thumbnail = ImageRequest.Thumbnail(
-            width: boxWidth == 0 ? maximumSide : boxWidth, height: boxHeight == 0 ? maximumSide : boxHeight, fit: .inside
+            width: boxWidth == 0 ? maximumSide : boxWidth, height: boxHeight == 0 ? maximumSide : boxHeight,
+            fit: .inside
         )
         (thumbnail.widthIsSource, thumbnail.heightIsSource) = (widthIsSource, heightIsSource)
         switch fitIn {
@@ -284,10 +322,15 @@ extension ThumborURL {
         if text.contains("%"), let decoded = text.removingPercentEncoding { text = decoded }
         if !text.hasPrefix("http://") && !text.hasPrefix("https://") {
             let scheme = text.range(of: "://").map { text[..<$0.lowerBound] }
-            if let scheme, scheme.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == "." }) { text = "" } else { text = "http://" + text }
+            if let scheme, scheme.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == "." }) {
+                text = ""
+            } else {
+                text = "http://" + text
+            }
         }
         guard let url = ServerConfiguration.sourceURL(text) else {
-            throw ServerError.badParameter("the image of a thumbor URL must be an http or https URL, plain or percent-encoded")
+            throw ServerError.badParameter(
+                "the image of a thumbor URL must be an http or https URL, plain or percent-encoded")
         }
         return url
     }
@@ -304,48 +347,5 @@ extension ThumborURL {
             weight += area
         }
         return .sourcePoint(x: Int(x / weight), y: Int(y / weight))
-    }
-}
-
-extension ThumborURL {
-    /// thumbor's blur: a Gaussian of `sigma`, cut at `radius` pixels (at most 150) from the centre,
-    /// one row then one column of weights (normalised), each pass truncated to whole levels.
-    static func blurKernels(radius: Int, sigma: Double) -> [ImageRecipe.Adjustment.Kernel] {
-        let radius = min(radius, 150)
-        let twoSigmaSquared = 2 * sigma * sigma
-        let weights = (-radius...radius).map { x in exp(-Double(x * x) / twoSigmaSquared) / (twoSigmaSquared * .pi).squareRoot() }
-        return [.init(weights: weights, columns: weights.count), .init(weights: weights, columns: 1)]
-    }
-
-    /// Every filter thumbor 7.8 has, by name (its default list, and `autojpg` and `red_eye`).
-    static let builtInFilters = ServerConfiguration.thumborDefaultFilters.union(["autojpg", "red_eye"])
-
-    /// What `extract_focal()` takes from an image that is itself a thumbor URL (`host/unsafe/LxT:RxB/IMAGE`),
-    /// as thumbor reads it: the image inside, and the inner URL's crop as a focal region (left, top,
-    /// width, height), looking through up to 10 nested URLs for one with a crop; `nil` when there is none.
-    static func focalExtraction(of image: Substring) -> (image: Substring, region: (left: Int, top: Int, width: Int, height: Int))? {
-        let decoded = image.contains("%") ? image.removingPercentEncoding.map { Substring($0) } ?? image : image
-        var url = decoded
-        for _ in 0..<10 {
-            var rest = url
-            if rest.hasPrefix("http://") { rest = rest.dropFirst(7) } else if rest.hasPrefix("https://") { rest = rest.dropFirst(8) }
-            guard let slash = rest.firstIndex(of: "/"), let inner = try? ThumborURL(path: rest[rest.index(after: slash)...]) else { return nil }
-            if case .hmac(let signature) = inner.signature, signature.count < 28 { return nil }
-            if let crop = inner.crop {
-                guard crop.right > crop.left, crop.bottom > crop.top else { return nil }
-                return (inner.image, (crop.left, crop.top, crop.right - crop.left, crop.bottom - crop.top))
-            }
-            url = inner.image
-        }
-        return nil
-    }
-
-    /// The seconds of the last `max_age(N)` filter of a thumbor URL path (thumbor's `Cache-Control`
-    /// max-age for that response), or `nil` when it has none (or is no thumbor URL).
-    static func maximumAge(of path: Substring) -> Int? {
-        guard mayBe(path), let url = try? ThumborURL(path: path), let filter = url.filters.last(where: { $0.name == "max_age" }) else {
-            return nil
-        }
-        return try? filter.integer(0, "seconds", negative: false)
     }
 }

@@ -117,7 +117,11 @@ struct ThumborURL {
     static func trim(_ segment: Substring) -> (corner: TrimCorner, tolerance: Int) {
         var result = (corner: TrimCorner.topLeft, tolerance: 0)
         for part in segment.split(separator: ":").dropFirst() {
-            if let corner = TrimCorner(rawValue: String(part)) { result.corner = corner } else { result.tolerance = Int(part) ?? 0 }
+            if let corner = TrimCorner(rawValue: String(part)) {
+                result.corner = corner
+            } else {
+                result.tolerance = Int(part) ?? 0
+            }
         }
         return result
     }
@@ -127,7 +131,8 @@ struct ThumborURL {
         let corners = segment.split(separator: ":", omittingEmptySubsequences: false)
         guard corners.count == 2 else { return nil }
         let values = corners.flatMap { $0.split(separator: "x", omittingEmptySubsequences: false) }
-        guard values.count == 4, values.allSatisfy({ !$0.isEmpty && $0.count < 10 && $0.allSatisfy(\.isASCIIDigit) }) else { return nil }
+        guard values.count == 4, values.allSatisfy({ !$0.isEmpty && $0.count < 10 && $0.allSatisfy(\.isASCIIDigit) })
+        else { return nil }
         let numbers = values.compactMap { Int($0) }
         return (numbers[0], numbers[1], numbers[2], numbers[3])
     }
@@ -154,7 +159,9 @@ struct ThumborURL {
             guard text.count < 10, text.allSatisfy(\.isASCIIDigit), let value = Int(text) else { return nil }
             return (flip, .pixels(value))
         }
-        guard let width = side(segment[..<x]), let height = side(segment[segment.index(after: x)...]) else { return nil }
+        guard let width = side(segment[..<x]), let height = side(segment[segment.index(after: x)...]) else {
+            return nil
+        }
         return (width.flip, width.side, height.flip, height.side)
     }
 }
@@ -178,11 +185,13 @@ struct ThumborFilter: Equatable {
         for (index, piece) in pieces.enumerated() {
             let written = index == pieces.count - 1 ? piece : piece + ")"
             guard let open = written.firstIndex(of: "("), written.hasSuffix(")") else {
-                throw ServerError.badParameter("thumbor filters are written name(arguments), separated by colons: \(written)")
+                throw ServerError.badParameter(
+                    "thumbor filters are written name(arguments), separated by colons: \(written)")
             }
             let name = written[..<open]
             guard !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else {
-                throw ServerError.badParameter("thumbor filters are written name(arguments), separated by colons: \(written)")
+                throw ServerError.badParameter(
+                    "thumbor filters are written name(arguments), separated by colons: \(written)")
             }
             let inside = written[written.index(after: open)..<written.index(before: written.endIndex)]
             filters.append(ThumborFilter(name: String(name), arguments: arguments(inside)))

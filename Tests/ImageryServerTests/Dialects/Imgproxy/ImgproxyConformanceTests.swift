@@ -3,10 +3,11 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Imagery
-@testable import ImageryServer
 import ImageryTestSupport
 import ImageryVips
 import Testing
+
+@testable import ImageryServer
 
 /// imgproxy's own test tables (Tests/Fixtures/imgproxy-conformance/cases.tsv: the request paths,
 /// settings and expected statuses and sizes of its processing, parser, path and signature tests),
@@ -33,11 +34,15 @@ struct ImgproxyConformanceTests {
             }
             let unsupported = report.unsupported + report.unknown
             guard unsupported.isEmpty else {
-                group.forEach { results.leftOut($0, "settings not honoured here: \(unsupported.joined(separator: ", "))") }
+                group.forEach {
+                    results.leftOut($0, "settings not honoured here: \(unsupported.joined(separator: ", "))")
+                }
                 continue
             }
             let signatureCases = group.filter { $0.kind == "signature-unit" }
-            group.filter(\.missingFixture).forEach { results.leftOut($0, "its source image is not in imgproxy's repository (test-images)") }
+            group.filter(\.missingFixture).forEach {
+                results.leftOut($0, "its source image is not in imgproxy's repository (test-images)")
+            }
             let requestCases = group.filter { $0.kind != "signature-unit" && !$0.missingFixture }
             for testCase in signatureCases {
                 results.record(testCase, ImgproxyConformance.checkSignature(testCase, configuration))
@@ -65,9 +70,11 @@ struct ImgproxyConformanceTests {
 enum ImgproxyConformance {
     /// ../shared/imgproxy-testdata, when present.
     static let testdata: URL? = {
-        let directory = Fixtures.directory.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let directory = Fixtures.directory.deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
             .appendingPathComponent("shared/imgproxy-testdata")
-        return FileManager.default.fileExists(atPath: directory.appendingPathComponent("geometry.png").path) ? directory : nil
+        return FileManager.default.fileExists(atPath: directory.appendingPathComponent("geometry.png").path)
+            ? directory : nil
     }()
 
     struct Case: Sendable {
@@ -86,10 +93,14 @@ enum ImgproxyConformance {
 
     static func cases() throws -> [Case] {
         let file = Fixtures.directory.appendingPathComponent("imgproxy-conformance/cases.tsv")
-        let lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n").dropFirst().filter { !$0.hasPrefix("#") }
+        let lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n").dropFirst().filter {
+            !$0.hasPrefix("#")
+        }
         return try lines.map { line in
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-            guard fields.count == 9, let status = Int(fields[4]) else { throw ConformanceError("malformed row: \(line)") }
+            guard fields.count == 9, let status = Int(fields[4]) else {
+                throw ConformanceError("malformed row: \(line)")
+            }
             let interpretation = fields[7] == "-" || fields[7] == "multiband" ? nil : fields[7]
             return Case(
                 id: fields[0], kind: fields[1], settings: fields[2], path: fields[3], status: status,
@@ -102,11 +113,13 @@ enum ImgproxyConformance {
     /// The cases known not to pass yet (gaps.tsv), with why.
     static func gaps() throws -> [String: String] {
         let file = Fixtures.directory.appendingPathComponent("imgproxy-conformance/gaps.tsv")
-        let lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("#") }.dropFirst()
-        return Dictionary(uniqueKeysWithValues: lines.map { line in
-            let fields = line.split(separator: "\t", maxSplits: 1)
-            return (String(fields[0]), fields.count > 1 ? String(fields[1]) : "")
-        })
+        let lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n").filter { !$0.hasPrefix("#") }
+            .dropFirst()
+        return Dictionary(
+            uniqueKeysWithValues: lines.map { line in
+                let fields = line.split(separator: "\t", maxSplits: 1)
+                return (String(fields[0]), fields.count > 1 ? String(fields[1]) : "")
+            })
     }
 
     /// `IMGPROXY_NAME=value ...` (split at the first `=`), `{testdata}` replaced.
@@ -115,7 +128,8 @@ enum ImgproxyConformance {
         var environment: [String: String] = [:]
         for pair in settings.split(separator: " ") {
             guard let equals = pair.firstIndex(of: "=") else { continue }
-            environment[String(pair[..<equals])] = String(pair[pair.index(after: equals)...]).replacingOccurrences(of: "{testdata}", with: testdata.path)
+            environment[String(pair[..<equals])] = String(pair[pair.index(after: equals)...]).replacingOccurrences(
+                of: "{testdata}", with: testdata.path)
         }
         return environment
     }
@@ -124,9 +138,14 @@ enum ImgproxyConformance {
     static func checkSignature(_ testCase: Case, _ configuration: ServerConfiguration) -> String? {
         let parts = testCase.path.dropFirst().split(separator: "/", maxSplits: 1)
         guard parts.count == 2 else { return "malformed signature row" }
-        let signer = ImgproxySigner(keys: configuration.imgproxyKeys, salts: configuration.imgproxySalts, size: configuration.imgproxySignatureSize)
-        let valid = configuration.imgproxyTrustedSignatures.contains(String(parts[0])) || (signer?.isValid(parts[0], for: "/" + parts[1]) ?? false)
-        return valid == (testCase.status == 200) ? nil : "signature \(valid ? "accepted" : "refused"), expected \(testCase.status)"
+        let signer = ImgproxySigner(
+            keys: configuration.imgproxyKeys, salts: configuration.imgproxySalts,
+            size: configuration.imgproxySignatureSize)
+        let valid =
+            configuration.imgproxyTrustedSignatures.contains(String(parts[0]))
+            || (signer?.isValid(parts[0], for: "/" + parts[1]) ?? false)
+        return valid == (testCase.status == 200)
+            ? nil : "signature \(valid ? "accepted" : "refused"), expected \(testCase.status)"
     }
 
     /// Each request case against one server: `nil` when it passed, else what differed.
@@ -142,7 +161,9 @@ enum ImgproxyConformance {
     }
 
     /// The harness's own settings (port, no disk cache, the loopback origin) kept, imgproxy's applied.
-    private static func merged(_ imgproxy: ServerConfiguration, into harness: ServerConfiguration) -> ServerConfiguration {
+    private static func merged(_ imgproxy: ServerConfiguration, into harness: ServerConfiguration)
+        -> ServerConfiguration
+    {
         var configuration = imgproxy
         (configuration.port, configuration.cacheDirectory, configuration.privateNetworkHosts) =
             (harness.port, harness.cacheDirectory, harness.privateNetworkHosts)
@@ -162,8 +183,11 @@ enum ImgproxyConformance {
             if header.colorSpace != expected { return "interpretation \(header.colorSpace), expected \(expected)" }
         }
         guard let width = testCase.width, let height = testCase.height else { return nil }
-        guard let image = try? VipsImageDecoder().decode(body, recipe: ImageRecipe()) else { return "the answer is no image" }
-        return (image.width, image.height) == (width, height) ? nil : "size \(image.width)x\(image.height), expected \(width)x\(height)"
+        guard let image = try? VipsImageDecoder().decode(body, recipe: ImageRecipe()) else {
+            return "the answer is no image"
+        }
+        return (image.width, image.height) == (width, height)
+            ? nil : "size \(image.width)x\(image.height), expected \(width)x\(height)"
     }
 
     actor Collected {
@@ -184,8 +208,11 @@ enum ImgproxyConformance {
         mutating func leftOut(_ testCase: Case, _ reason: String) { omitted.append((testCase.id, reason)) }
 
         var summary: String {
-            var text = "imgproxy conformance: \(passed) passed, \(failures.count) failed, \(omitted.count) left out of \(total)\n"
-            for (reason, ids) in Dictionary(grouping: omitted, by: \.1) { text += "  left out (\(ids.count)): \(reason)\n" }
+            var text =
+                "imgproxy conformance: \(passed) passed, \(failures.count) failed, \(omitted.count) left out of \(total)\n"
+            for (reason, ids) in Dictionary(grouping: omitted, by: \.1) {
+                text += "  left out (\(ids.count)): \(reason)\n"
+            }
             return text
         }
     }

@@ -3,10 +3,11 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Imagery
-@testable import ImageryServer
 import ImageryTestSupport
 import ImageryVips
 import Testing
+
+@testable import ImageryServer
 
 /// Formats imgproxy URLs read and write beyond the web's (BMP, ICO, HEIC, TIFF, 16-bit), metadata kept
 /// or stripped, and sources answered as they are (`skip_processing`, `raw`).
@@ -17,12 +18,15 @@ struct ImgproxyFormatsTests {
         try await withServer { client, origin in
             let bmp = "plain/" + origin.url("bitmaps/rgb24.bmp").absoluteString  // 13x7
             let (status, headers, body) = try await get(client, "/_/rs:fit:26:0:1/\(bmp)")
-            #expect(status == .ok && headers[.contentType] == "image/jpeg")  // an opaque BMP source gives JPEG by default, as imgproxy
+            // an opaque BMP source gives JPEG by default, as imgproxy
+            #expect(status == .ok && headers[.contentType] == "image/jpeg")
             #expect(try VipsImageDecoder().inspect(body).width == 26)
             let photo = "plain/" + origin.url("chelsea.png").absoluteString  // 451x300
             for (format, type) in [("bmp", "image/bmp"), ("ico", "image/x-icon"), ("heic", "image/heic")] {
                 let (status, headers, body) = try await get(client, "/_/rs:fit:300:300/\(photo)@\(format)")
-                #expect(status == .ok && headers[.contentType] == type, "\(format): \(String(decoding: body.prefix(200), as: UTF8.self))")
+                #expect(
+                    status == .ok && headers[.contentType] == type,
+                    "\(format): \(String(decoding: body.prefix(200), as: UTF8.self))")
                 let header = try VipsImageDecoder().inspect(body)
                 #expect(header.format.rawValue == format)
                 #expect(header.width == (format == "ico" ? 256 : 300), "\(format)")
@@ -38,15 +42,21 @@ struct ImgproxyFormatsTests {
     /// default, `IMGPROXY_PREFERRED_FORMATS`), else gets the first that holds it, as imgproxy does.
     @Test func preferredFormatsChooseTheOutputOfOtherSources() async throws {
         try await withServer { client, origin in
-            for (name, type) in [("chelsea.webp", "image/jpeg"), ("chelsea.png", "image/png"), ("rocket.jpg", "image/jpeg"), ("bitmaps/argb32-v5.bmp", "image/png")] {
-                let (status, headers, _) = try await get(client, "/_/rs:fit:40:40/plain/\(origin.url(name).absoluteString)")
+            for (name, type) in [
+                ("chelsea.webp", "image/jpeg"), ("chelsea.png", "image/png"), ("rocket.jpg", "image/jpeg"),
+                ("bitmaps/argb32-v5.bmp", "image/png"),
+            ] {
+                let (status, headers, _) = try await get(
+                    client, "/_/rs:fit:40:40/plain/\(origin.url(name).absoluteString)")
                 #expect(status == .ok && headers[.contentType] == type, "\(name)")
             }
         }
         var configuration = ServerConfiguration()
         _ = try ImgproxyEnvironment.apply(["IMGPROXY_PREFERRED_FORMATS": "webp,png"], to: &configuration)
-        try await withServer(configure: { $0.imgproxyPreferredFormats = configuration.imgproxyPreferredFormats }) { client, origin in
-            let (_, headers, _) = try await get(client, "/_/rs:fit:40:40/plain/\(origin.url("rocket.jpg").absoluteString)")
+        try await withServer(configure: { $0.imgproxyPreferredFormats = configuration.imgproxyPreferredFormats }) {
+            client, origin in
+            let (_, headers, _) = try await get(
+                client, "/_/rs:fit:40:40/plain/\(origin.url("rocket.jpg").absoluteString)")
             #expect(headers[.contentType] == "image/webp")
         }
     }
@@ -76,7 +86,8 @@ struct ImgproxyFormatsTests {
             let png = "plain/" + origin.url("chelsea.png").absoluteString
             let (status, headers, body) = try await get(client, "/_/rs:fit:50:50/skp:png:jpg/\(png)")
             #expect(status == .ok && headers[.contentType] == "image/png" && body == original)
-            let (_, _, converted) = try await get(client, "/_/rs:fit:50:50/skp:png/\(png)@webp")  // another format asked: processed
+            // another format asked: processed
+            let (_, _, converted) = try await get(client, "/_/rs:fit:50:50/skp:png/\(png)@webp")
             #expect(ImageFormat(sniffing: converted) == .webp)
             #expect(try VipsImageDecoder().inspect(converted).width == 50)
             let (_, _, processed) = try await get(client, "/_/rs:fit:50:50/skp:jpg/\(png)")  // not listed: processed
@@ -109,13 +120,21 @@ struct ImgproxyFormatsTests {
     /// copyright notice stays; sm:0 keeps EXIF and XMP (the orientation made 1: the pixels are turned); kcr:0 drops all.
     @Test func metadataIsKeptOrStrippedAsAsked() async throws {
         try await withTemporaryDirectory { directory in
-            var source = GeneratedImages.image(width: 60, height: 40, format: .rgb8) { x, y in [UInt8(x * 4), UInt8(y * 6), 90] }
+            var source = GeneratedImages.image(width: 60, height: 40, format: .rgb8) { x, y in
+                [UInt8(x * 4), UInt8(y * 6), 90]
+            }
             source.metadata.copyright = "Imagery tests"
-            source.metadata.xmp = Data(#"<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"/></x:xmpmeta>"#.utf8)
+            source.metadata.xmp = Data(
+                #"<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"/></x:xmpmeta>"#
+                    .utf8)
             try VipsImageEncoder().encode(source, as: .jpeg).write(to: directory.appendingPathComponent("tagged.jpg"))
             try Fixtures.data("rocket-exif6.jpg").write(to: directory.appendingPathComponent("turned.jpg"))
             let origin = try await TestOrigin.serving(directory: directory)
-            let keepingAll = { var recipe = ImageRecipe(); recipe.keptMetadata = .all; return recipe }()
+            let keepingAll = {
+                var recipe = ImageRecipe()
+                recipe.keptMetadata = .all
+                return recipe
+            }()
             try await withServer(origin: origin) { client, origin in
                 let tagged = "plain/" + origin.url("tagged.jpg").absoluteString
                 func metadata(_ options: String) async throws -> ImageMetadata {
@@ -126,11 +145,14 @@ struct ImgproxyFormatsTests {
                 let plain = try await metadata("rs:fit:30:30")
                 #expect(plain.copyright == "Imagery tests" && plain.xmp == nil)
                 let all = try await metadata("rs:fit:30:30/sm:0")
-                #expect(all.copyright == "Imagery tests" && all.xmp.map { String(decoding: $0, as: UTF8.self).contains("xmpmeta") } == true)
+                #expect(
+                    all.copyright == "Imagery tests"
+                        && all.xmp.map { String(decoding: $0, as: UTF8.self).contains("xmpmeta") } == true)
                 let none = try await metadata("rs:fit:30:30/kcr:0")
                 #expect(none.copyright == nil && none.xmp == nil && none.exif == nil)
                 // The orientation: the pixels are turned (427x640 stored, 6: shown 640x427), the EXIF kept says so.
-                let (status, _, body) = try await get(client, "/_/rs:fit:100:100/sm:0/plain/\(origin.url("turned.jpg").absoluteString)")
+                let (status, _, body) = try await get(
+                    client, "/_/rs:fit:100:100/sm:0/plain/\(origin.url("turned.jpg").absoluteString)")
                 let header = try VipsImageDecoder().inspect(body)
                 #expect(status == .ok && header.orientation == 1 && (header.width, header.height) == (100, 67))
             }
@@ -138,8 +160,11 @@ struct ImgproxyFormatsTests {
             var configuration = ServerConfiguration()
             _ = try ImgproxyEnvironment.apply(["IMGPROXY_STRIP_METADATA": "false"], to: &configuration)
             let again = try await TestOrigin.serving(directory: directory)  // (a server run shuts its origin down)
-            try await withServer(origin: again, configure: { $0.imgproxyStripsMetadata = configuration.imgproxyStripsMetadata }) { client, origin in
-                let (_, _, body) = try await get(client, "/_/rs:fit:30:30/plain/\(origin.url("tagged.jpg").absoluteString)")
+            try await withServer(
+                origin: again, configure: { $0.imgproxyStripsMetadata = configuration.imgproxyStripsMetadata }
+            ) { client, origin in
+                let (_, _, body) = try await get(
+                    client, "/_/rs:fit:30:30/plain/\(origin.url("tagged.jpg").absoluteString)")
                 #expect(try VipsImageDecoder().decode(body, recipe: keepingAll).metadata.xmp != nil)
             }
         }
@@ -149,7 +174,8 @@ struct ImgproxyFormatsTests {
     /// one is (and always with IMGPROXY_ALWAYS_RASTERIZE_SVG, and through the native query).
     @Test func svgSourcesArePassedOnSanitisedOrRasterised() async throws {
         try await withTemporaryDirectory { directory in
-            let svg = #"<svg xmlns="http://www.w3.org/2000/svg" width="100" height="50" onload="alert(1)"><script>alert(2)</script><rect width="100" height="50" fill="red"/></svg>"#
+            let svg =
+                #"<svg xmlns="http://www.w3.org/2000/svg" width="100" height="50" onload="alert(1)"><script>alert(2)</script><rect width="100" height="50" fill="red"/></svg>"#
             try Data(svg.utf8).write(to: directory.appendingPathComponent("logo.svg"))
             try Fixtures.data("chelsea.png").write(to: directory.appendingPathComponent("photo.png"))
             let origin = try await TestOrigin.serving(directory: directory)
@@ -162,15 +188,19 @@ struct ImgproxyFormatsTests {
                 let (rasterStatus, rasterHeaders, raster) = try await get(client, "/_/rs:fit:50:50/\(source)@png")
                 #expect(rasterStatus == .ok && rasterHeaders[.contentType] == "image/png")
                 #expect(try VipsImageDecoder().inspect(raster).width == 50)
-                let (nativeStatus, nativeHeaders, _) = try await get(client, "/image?url=\(origin.url("logo.svg").absoluteString)&width=20")
+                let (nativeStatus, nativeHeaders, _) = try await get(
+                    client, "/image?url=\(origin.url("logo.svg").absoluteString)&width=20")
                 #expect(nativeStatus == .ok && nativeHeaders[.contentType] == "image/png")
                 // No raster is made a vector.
-                let (vectorStatus, _, vectorBody) = try await get(client, "/_/plain/\(origin.url("photo.png").absoluteString)@svg")
+                let (vectorStatus, _, vectorBody) = try await get(
+                    client, "/_/plain/\(origin.url("photo.png").absoluteString)@svg")
                 #expect(vectorStatus == .unsupportedMediaType, "\(String(decoding: vectorBody, as: UTF8.self))")
             }
             let again = try await TestOrigin.serving(directory: directory)
-            try await withServer(origin: again, configure: { $0.imgproxyAlwaysRasterizesSVG = true }) { client, origin in
-                let (_, headers, _) = try await get(client, "/_/rs:fit:50:50/plain/\(origin.url("logo.svg").absoluteString)")
+            try await withServer(origin: again, configure: { $0.imgproxyAlwaysRasterizesSVG = true }) {
+                client, origin in
+                let (_, headers, _) = try await get(
+                    client, "/_/rs:fit:50:50/plain/\(origin.url("logo.svg").absoluteString)")
                 #expect(headers[.contentType] == "image/png")
             }
         }

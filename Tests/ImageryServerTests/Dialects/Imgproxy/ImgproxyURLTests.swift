@@ -1,7 +1,8 @@
 import Foundation
 import Imagery
-@testable import ImageryServer
 import Testing
+
+@testable import ImageryServer
 
 /// imgproxy URLs as a parser, on their own: path → options → Imagery's recipe; imgproxy's signatures.
 @Suite("imgproxy URLs")
@@ -11,7 +12,10 @@ struct ImgproxyURLTests {
     static let key = "943b421c9eb07c830af81030552c86009268de4e532ba2ee2eab8247c6da0881"
     static let salt = "520f986b998545b4785e0defbc4f3c1203f22de2374a3d53cb7a7fe9fea309c5"
     static let signed: [(path: String, size: Int)] = [
-        ("/90UxdwGRAI2bpLSHKkZculJau5ahfxfS0h3fMuQAf40/rs:fill:300:400:0/g:sm/aHR0cDovL2V4YW1w/bGUuY29tL2ltYWdl/cy9jdXJpb3NpdHku/anBn.png", 32),
+        (
+            "/90UxdwGRAI2bpLSHKkZculJau5ahfxfS0h3fMuQAf40/rs:fill:300:400:0/g:sm/aHR0cDovL2V4YW1w/bGUuY29tL2ltYWdl/cy9jdXJpb3NpdHku/anBn.png",
+            32
+        ),
         ("/Mln3g3DAgEMHyojKBKd7jJrTufVzqyKp0sJTQfCGMM8/rs:fit:120:80/plain/http://127.0.0.1:8080/rocket.jpg@webp", 32),
         ("/9uPRH31v8RJm3M10bXGQzp34BsEFaaGc3qR5MpDSHcw/w:300/q:70/plain/http%3A%2F%2Fexample.com%2Fa%40b.jpg", 32),
         ("/OC18mvmqRLM/pr:thumb/aHR0cDovL2V4YW1wbGUuY29tL2EuanBn.png", 8),
@@ -48,7 +52,8 @@ struct ImgproxyURLTests {
         #expect(truncated.isValid("oWaL7QoW5Ts", for: "asd"))
         #expect(!one.isValid("oWaL7QoW5Ts", for: "asd"))
         // Two pairs (key rotation): either signs.
-        let two = try #require(ImgproxySigner(keys: [key, "746573742d6b657932"], salts: [salt, "746573742d73616c7432"]))
+        let two = try #require(
+            ImgproxySigner(keys: [key, "746573742d6b657932"], salts: [salt, "746573742d73616c7432"]))
         #expect(two.isValid("jYz1UZ7j1BCdSzH3pZhaYf0iuz0vusoOTdqJsUT6WXI", for: "asd"))
         #expect(two.isValid("oWaL7QoW5TsgbuiS9-5-DI8S3Ibbo1gdB2SteJh3a20", for: "asd"))
         #expect(!two.isValid("dtLwhdnPPis", for: "asd"))
@@ -62,7 +67,10 @@ struct ImgproxyURLTests {
         let plain = try ImgproxyURL(path: "/insecure/rs:fill:300:200/g:sm/plain/http://example.com/a.jpg@webp")
         #expect(plain.signature == "insecure")
         #expect(plain.signed == "/rs:fill:300:200/g:sm/plain/http://example.com/a.jpg@webp")
-        #expect(plain.options == [.init(name: "rs", arguments: ["fill", "300", "200"]), .init(name: "g", arguments: ["sm"])])
+        #expect(
+            plain.options == [
+                .init(name: "rs", arguments: ["fill", "300", "200"]), .init(name: "g", arguments: ["sm"]),
+            ])
         #expect(plain.source == "http://example.com/a.jpg")
         #expect(plain.fileExtension == "webp")
         // Percent-encoded plain source (its own ? and @ escaped), no extension.
@@ -70,13 +78,15 @@ struct ImgproxyURLTests {
         #expect(encoded.source == "http://example.com/a@b.jpg?v=1")
         #expect(encoded.fileExtension == nil)
         // base64url, split by slashes, with an extension; and with no options at all.
-        let base64 = try ImgproxyURL(path: "/sig/rs:fill:300:400:0/aHR0cDovL2V4YW1w/bGUuY29tL2ltYWdl/cy9jdXJpb3NpdHku/anBn.png")
+        let base64 = try ImgproxyURL(
+            path: "/sig/rs:fill:300:400:0/aHR0cDovL2V4YW1w/bGUuY29tL2ltYWdl/cy9jdXJpb3NpdHku/anBn.png")
         #expect(base64.source == "http://example.com/images/curiosity.jpg")
         #expect(base64.fileExtension == "png")
         let bare = try ImgproxyURL(path: "/sig/aHR0cDovL2V4YW1wbGUuY29tL2EuanBn")
         #expect(bare.options.isEmpty && bare.source == "http://example.com/a.jpg")
         // Only presets: the segment after the signature names presets.
-        let presets = try ImgproxyURL(path: "/sig/thumb:small/plain/http://example.com/a.jpg", syntax: .init(onlyPresets: true))
+        let presets = try ImgproxyURL(
+            path: "/sig/thumb:small/plain/http://example.com/a.jpg", syntax: .init(onlyPresets: true))
         #expect(presets.options == [.init(name: "preset", arguments: ["thumb", "small"])])
     }
 
@@ -112,12 +122,15 @@ struct ImgproxyURLTests {
     // MARK: Options → recipe
 
     /// Parameters for `options` (one URL's segments) on a plain source.
-    static func parameters(_ options: String, presets: [String: String] = [:], maximumSide: Int = 8192) throws -> ImageParameters {
+    static func parameters(_ options: String, presets: [String: String] = [:], maximumSide: Int = 8192) throws
+        -> ImageParameters
+    {
         var configuration = ServerConfiguration()
         configuration.imgproxyPresets = presets
         let dialect = try ImgproxyDialect(configuration)
         let url = try ImgproxyURL(path: Substring("/_/\(options)/plain/http://example.com/a.jpg"))
-        return try ImgproxyOptions(url.options, presets: dialect.presets).parameters(source: url.source, maximumSide: maximumSide, negotiates: false)
+        return try ImgproxyOptions(url.options, presets: dialect.presets).parameters(
+            source: url.source, maximumSide: maximumSide, negotiates: false)
     }
 
     typealias Thumbnail = ImageRequest.Thumbnail
@@ -125,41 +138,60 @@ struct ImgproxyURLTests {
     /// imgproxy's geometry options, one URL each, with the sizing they give (laid out by
     /// ``ImageRecipe/Sizing`` with imgproxy's arithmetic; sizes are checked end to end by the
     /// conformance suite and ServerImgproxyTests).
-    @Test(arguments: [
-        ("rs:fill:300:200", sizing(.fill, 300, 200)),
-        ("resize:fit:300:200:1", sizing(.fit, 300, 200) { $0.enlarge = true }),
-        ("rs:force:300:200", sizing(.force, 300, 200)),
-        ("rs:fill-down:300:200", sizing(.fillDown, 300, 200)),
-        ("rs:auto:300:200", sizing(.auto, 300, 200)),
-        ("s:300:0", sizing(.fit, 300, 0)),
-        ("size:0:200:t", sizing(.fit, 0, 200) { $0.enlarge = true }),
-        ("rt:fill/w:300/h:200", sizing(.fill, 300, 200)),
-        ("width:300/height:200/resizing_type:fill", sizing(.fill, 300, 200)),
-        ("rs:fill:300:200/dpr:2", sizing(.fill, 300, 200) { $0.dpr = 2 }),
-        ("rs:fill:300:200/enlarge:true", sizing(.fill, 300, 200) { $0.enlarge = true }),
-        ("rs:fill:300:200/g:sowe", sizing(.fill, 300, 200) { $0.gravity = .init(.southWest) }),
-        ("rs:fill:300:200/gravity:sm", sizing(.fill, 300, 200) { $0.gravity = .init(.smart(.attention)) }),
-        ("rs:fill:300:200/g:fp:0.25:0.75", sizing(.fill, 300, 200) { $0.gravity = .init(.focalPoint(x: 0.25, y: 0.75)) }),
-        ("rs:fill:300:200/g:no:10:-0.5", sizing(.fill, 300, 200) { $0.gravity = .init(.north, x: 10, y: -0.5) }),
-        ("s:300:200/ex:1", sizing(.fit, 300, 200) { $0.extend = .init(.center) }),
-        ("rs:fit:300:200:0:1:so:0:5", sizing(.fit, 300, 200) { $0.extend = .init(.south, x: 0, y: 5) }),
-        ("s:300:200/exar:1:we", sizing(.fit, 300, 200) { $0.extendAspectRatio = .init(.west) }),
-        ("w:100/mw:200/mh:50/z:2:3", sizing(.fit, 100, 0) { ($0.minimumWidth, $0.minimumHeight, $0.zoomX, $0.zoomY) = (200, 50, 2, 3) }),
-        ("z:1.5", sizing(.fit, 0, 0) { ($0.zoomX, $0.zoomY) = (1.5, 1.5) }),
-        ("w:300/mrd:100", sizing(.fit, 300, 0) { $0.maximumResultSide = 100 }),
-        ("c:300:200", sizing(.fit, 0, 0) { $0.crop = .init(width: 300, height: 200) }),
-        ("g:we/c:0.5:0", sizing(.fit, 0, 0) { ($0.gravity, $0.crop) = (.init(.west), .init(width: 0.5, height: 0, gravity: .init(.west))) }),
-        ("c:300:200:noea:5:6", sizing(.fit, 0, 0) { $0.crop = .init(width: 300, height: 200, gravity: .init(.northEast, x: 5, y: 6)) }),
-        ("pd:1:2:3/dpr:2", sizing(.fit, 0, 0) { ($0.padding, $0.dpr) = (.init(top: 1, right: 2, bottom: 3, left: 2), 2) }),
-        ("padding:10:20", sizing(.fit, 0, 0) { $0.padding = .init(top: 10, right: 20, bottom: 10, left: 20) }),
-    ] as [(String, ImageRecipe.Sizing)])
+    @Test(
+        arguments: [
+            ("rs:fill:300:200", sizing(.fill, 300, 200)),
+            ("resize:fit:300:200:1", sizing(.fit, 300, 200) { $0.enlarge = true }),
+            ("rs:force:300:200", sizing(.force, 300, 200)),
+            ("rs:fill-down:300:200", sizing(.fillDown, 300, 200)),
+            ("rs:auto:300:200", sizing(.auto, 300, 200)),
+            ("s:300:0", sizing(.fit, 300, 0)),
+            ("size:0:200:t", sizing(.fit, 0, 200) { $0.enlarge = true }),
+            ("rt:fill/w:300/h:200", sizing(.fill, 300, 200)),
+            ("width:300/height:200/resizing_type:fill", sizing(.fill, 300, 200)),
+            ("rs:fill:300:200/dpr:2", sizing(.fill, 300, 200) { $0.dpr = 2 }),
+            ("rs:fill:300:200/enlarge:true", sizing(.fill, 300, 200) { $0.enlarge = true }),
+            ("rs:fill:300:200/g:sowe", sizing(.fill, 300, 200) { $0.gravity = .init(.southWest) }),
+            ("rs:fill:300:200/gravity:sm", sizing(.fill, 300, 200) { $0.gravity = .init(.smart(.attention)) }),
+            (
+                "rs:fill:300:200/g:fp:0.25:0.75",
+                sizing(.fill, 300, 200) { $0.gravity = .init(.focalPoint(x: 0.25, y: 0.75)) }
+            ),
+            ("rs:fill:300:200/g:no:10:-0.5", sizing(.fill, 300, 200) { $0.gravity = .init(.north, x: 10, y: -0.5) }),
+            ("s:300:200/ex:1", sizing(.fit, 300, 200) { $0.extend = .init(.center) }),
+            ("rs:fit:300:200:0:1:so:0:5", sizing(.fit, 300, 200) { $0.extend = .init(.south, x: 0, y: 5) }),
+            ("s:300:200/exar:1:we", sizing(.fit, 300, 200) { $0.extendAspectRatio = .init(.west) }),
+            (
+                "w:100/mw:200/mh:50/z:2:3",
+                sizing(.fit, 100, 0) { ($0.minimumWidth, $0.minimumHeight, $0.zoomX, $0.zoomY) = (200, 50, 2, 3) }
+            ),
+            ("z:1.5", sizing(.fit, 0, 0) { ($0.zoomX, $0.zoomY) = (1.5, 1.5) }),
+            ("w:300/mrd:100", sizing(.fit, 300, 0) { $0.maximumResultSide = 100 }),
+            ("c:300:200", sizing(.fit, 0, 0) { $0.crop = .init(width: 300, height: 200) }),
+            (
+                "g:we/c:0.5:0",
+                sizing(.fit, 0, 0) {
+                    ($0.gravity, $0.crop) = (.init(.west), .init(width: 0.5, height: 0, gravity: .init(.west)))
+                }
+            ),
+            (
+                "c:300:200:noea:5:6",
+                sizing(.fit, 0, 0) { $0.crop = .init(width: 300, height: 200, gravity: .init(.northEast, x: 5, y: 6)) }
+            ),
+            (
+                "pd:1:2:3/dpr:2",
+                sizing(.fit, 0, 0) { ($0.padding, $0.dpr) = (.init(top: 1, right: 2, bottom: 3, left: 2), 2) }
+            ),
+            ("padding:10:20", sizing(.fit, 0, 0) { $0.padding = .init(top: 10, right: 20, bottom: 10, left: 20) }),
+        ] as [(String, ImageRecipe.Sizing)])
     func geometryOptionsGiveTheirSizing(options: String, sizing: ImageRecipe.Sizing) throws {
         #expect(try Self.parameters(options).recipe.sizing == sizing, "\(options)")
     }
 
     /// A sizing with the server's output limit (every imgproxy URL's largest side), changed by `change`.
     static func sizing(
-        _ mode: ImageRecipe.Sizing.Mode, _ width: Int, _ height: Int, _ change: (inout ImageRecipe.Sizing) -> Void = { _ in }
+        _ mode: ImageRecipe.Sizing.Mode, _ width: Int, _ height: Int,
+        _ change: (inout ImageRecipe.Sizing) -> Void = { _ in }
     ) -> ImageRecipe.Sizing {
         var sizing = ImageRecipe.Sizing()
         (sizing.mode, sizing.width, sizing.height, sizing.maximumResultSide) = (mode, width, height, 8192)
@@ -194,8 +226,14 @@ struct ImgproxyURLTests {
     /// imgproxy's path normalisation (its handlers/path_test.go vectors): the path after the
     /// signature as imgproxy reads (and signs) it.
     @Test(arguments: [
-        ("/rs:fill:300:200/plain/https:/example.com/path/to/image.jpg", "/rs:fill:300:200/plain/https://example.com/path/to/image.jpg"),
-        ("/rs%3Afill%3A300%3A200/plain/https://example.com/path/to/image.jpg", "/rs:fill:300:200/plain/https://example.com/path/to/image.jpg"),
+        (
+            "/rs:fill:300:200/plain/https:/example.com/path/to/image.jpg",
+            "/rs:fill:300:200/plain/https://example.com/path/to/image.jpg"
+        ),
+        (
+            "/rs%3Afill%3A300%3A200/plain/https://example.com/path/to/image.jpg",
+            "/rs:fill:300:200/plain/https://example.com/path/to/image.jpg"
+        ),
         ("/rs%3Afill%3A300%3A200/abc/abc", "/rs:fill:300:200/abc/abc"),
         ("/plain/local:/image.jpg", "/plain/local:///image.jpg"),
         ("//rs:fill:300:200/plain/http:/example.com/image.jpg", "/rs:fill:300:200/plain/http://example.com/image.jpg"),
@@ -220,7 +258,8 @@ struct ImgproxyURLTests {
         #expect(perFormat.formatQualities == [.jpeg: 85, .webp: 70])
         #expect(perFormat.encoding(for: .webp).quality == 70)
         #expect(perFormat.encoding(for: .png).quality == nil)
-        #expect(try Self.parameters("q:60/fq:webp:70").encoding(for: .webp).quality == 60)  // quality wins, as in imgproxy
+        // quality wins, as in imgproxy
+        #expect(try Self.parameters("q:60/fq:webp:70").encoding(for: .webp).quality == 60)
         #expect(try Self.parameters("cb:v2").cacheBuster == "v2")
         #expect(try Self.parameters("cb:v2").responseKey != Self.parameters("cb:v3").responseKey)
         // A later option overrides an earlier one.
@@ -228,7 +267,9 @@ struct ImgproxyURLTests {
     }
 
     @Test func presetsExpandWhereTheyAreNamedAndDefaultFirst() throws {
-        let presets = ["thumb": "rs:fill:100:100/q:70", "webp": "f:webp", "default": "q:90/bg:ffffff", "loop": "pr:loop/w:10"]
+        let presets = [
+            "thumb": "rs:fill:100:100/q:70", "webp": "f:webp", "default": "q:90/bg:ffffff", "loop": "pr:loop/w:10",
+        ]
         let thumb = try Self.parameters("pr:thumb", presets: presets)
         #expect(thumb.recipe.sizing == Self.sizing(.fill, 100, 100))
         #expect(thumb.encoding.quality == 70)  // the preset's, over default's

@@ -17,7 +17,9 @@ struct PresetTests {
             func image(_ query: String) async throws -> (Image, String?) {
                 try await client.execute(uri: imageURI(origin, "rocket.jpg", query), method: .get) { response in
                     #expect(response.status == .ok, "\(query): \(String(buffer: response.body))")
-                    return (try VipsImageDecoder().decode(response.data, thumbnail: nil), response.headers[.contentType])
+                    return (
+                        try VipsImageDecoder().decode(response.data, thumbnail: nil), response.headers[.contentType]
+                    )
                 }
             }
             let (thumb, type) = try await image("preset=thumb")
@@ -27,8 +29,12 @@ struct PresetTests {
             let (both, _) = try await image("preset=wide,grey")
             #expect((both.width, both.height) == (300, 100) && both.pixelFormat == .gray8)
             // A preset and the same parameters spelled out are one variant: one ETag.
-            let viaPreset = try await client.execute(uri: imageURI(origin, "rocket.jpg", "preset=wide"), method: .get) { $0.headers[.eTag] }
-            let spelled = try await client.execute(uri: imageURI(origin, "rocket.jpg", "h=100&w=300"), method: .get) { $0.headers[.eTag] }
+            let viaPreset = try await client.execute(uri: imageURI(origin, "rocket.jpg", "preset=wide"), method: .get) {
+                $0.headers[.eTag]
+            }
+            let spelled = try await client.execute(uri: imageURI(origin, "rocket.jpg", "h=100&w=300"), method: .get) {
+                $0.headers[.eTag]
+            }
             #expect(viaPreset != nil && viaPreset == spelled)
             try await client.execute(uri: imageURI(origin, "rocket.jpg", "preset=nope"), method: .get) { response in
                 #expect(response.status == .badRequest)
@@ -38,12 +44,19 @@ struct PresetTests {
     }
 
     @Test func onlyPresetsRefusesEveryOtherParameter() async throws {
-        try await withServer(configure: { $0.presets = Self.presets; $0.onlyPresets = true }) { client, origin in
-            try await client.execute(uri: imageURI(origin, "rocket.jpg", "preset=thumb"), method: .get) { #expect($0.status == .ok) }
+        try await withServer(configure: {
+            $0.presets = Self.presets
+            $0.onlyPresets = true
+        }) { client, origin in
+            try await client.execute(uri: imageURI(origin, "rocket.jpg", "preset=thumb"), method: .get) {
+                #expect($0.status == .ok)
+            }
             for query in ["preset=thumb&w=50", "w=100", "", "preset=thumb&format=webp"] {
                 try await client.execute(uri: imageURI(origin, "rocket.jpg", query), method: .get) { response in
                     #expect(response.status == .badRequest, "\(query)")
-                    #expect(response.errorBody?.message.contains("preset") == true, "\(query): \(String(describing: response.errorBody))")
+                    #expect(
+                        response.errorBody?.message.contains("preset") == true,
+                        "\(query): \(String(describing: response.errorBody))")
                 }
             }
         }
@@ -73,8 +86,12 @@ struct PresetTests {
                 $0.watermarkFiles = ["logo": mark]
                 $0.presets = ["branded": "w=200&watermark=logo&watermark_scale=0.5&watermark_gravity=northwest"]
             }) { client, origin in
-                for query in ["w=200&format=png&watermark=logo&watermark_scale=0.5&watermark_gravity=northwest", "preset=branded&format=png"] {
-                    let image = try await client.execute(uri: imageURI(origin, "rocket.jpg", query), method: .get) { response in
+                for query in [
+                    "w=200&format=png&watermark=logo&watermark_scale=0.5&watermark_gravity=northwest",
+                    "preset=branded&format=png",
+                ] {
+                    let image = try await client.execute(uri: imageURI(origin, "rocket.jpg", query), method: .get) {
+                        response in
                         #expect(response.status == .ok, "\(query): \(String(buffer: response.body))")
                         return try VipsImageDecoder().decode(response.data, thumbnail: nil)
                     }
@@ -84,20 +101,29 @@ struct PresetTests {
                 }
                 // Text, with a colour: red letters on the image, nothing but them changed in the corner.
                 let text = try await client.execute(
-                    uri: imageURI(origin, "rocket.jpg", "w=200&format=png&watermark_text=Imagery&watermark_color=ff0000&watermark_gravity=northwest&watermark_scale=0.5"),
+                    uri: imageURI(
+                        origin, "rocket.jpg",
+                        "w=200&format=png&watermark_text=Imagery&watermark_color=ff0000&watermark_gravity=northwest&watermark_scale=0.5"
+                    ),
                     method: .get
                 ) { response in
                     #expect(response.status == .ok, "\(String(buffer: response.body))")
                     return try VipsImageDecoder().decode(response.data, thumbnail: nil)
                 }
-                let plain = try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=200&format=png"), method: .get) {
+                let plain = try await client.execute(
+                    uri: imageURI(origin, "rocket.jpg", "w=200&format=png"), method: .get
+                ) {
                     try VipsImageDecoder().decode($0.data, thumbnail: nil)
                 }
-                func red(_ image: Image) -> Int { GeneratedImages.count(image) { $0[0] > 200 && $0[1] < 60 && $0[2] < 60 } }
+                func red(_ image: Image) -> Int {
+                    GeneratedImages.count(image) { $0[0] > 200 && $0[1] < 60 && $0[2] < 60 }
+                }
                 #expect(red(text) > red(plain) + 100, "red letters: \(red(text)) red pixels, \(red(plain)) without")
                 for query in [
-                    "watermark=nope", "watermark_opacity=0.5", "watermark=logo&watermark_gravity=smart", "watermark=logo&watermark_offset=1",
-                    "watermark_font=sans", "watermark_color=fff", "watermark=logo&watermark_text=hi", "watermark_text=hi&watermark_font=sans%209999",
+                    "watermark=nope", "watermark_opacity=0.5", "watermark=logo&watermark_gravity=smart",
+                    "watermark=logo&watermark_offset=1",
+                    "watermark_font=sans", "watermark_color=fff", "watermark=logo&watermark_text=hi",
+                    "watermark_text=hi&watermark_font=sans%209999",
                     "watermark_text=", "watermark_text=hi&watermark_color=red",
                 ] {
                     try await client.execute(uri: imageURI(origin, "rocket.jpg", query), method: .get) { response in

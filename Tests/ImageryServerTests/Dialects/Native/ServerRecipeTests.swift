@@ -49,19 +49,23 @@ struct ServerRecipeTests {
 
     /// Every bad value: a 400 that names the parameter and what it accepts.
     @Test(arguments: [
-        ("dpr=0", "dpr must be a number from 1 to 4"), ("dpr=5", "dpr must be"), ("dpr=nan", "dpr must be"), ("dpr=1e1", "dpr must be"),
+        ("dpr=0", "dpr must be a number from 1 to 4"), ("dpr=5", "dpr must be"), ("dpr=nan", "dpr must be"),
+        ("dpr=1e1", "dpr must be"),
         ("enlarge=yes", "enlarge must be true or false"), ("gravity=up", "gravity must be center, north"),
         ("gravity=0.5", "gravity must be"), ("gravity=1.5,0.5", "gravity must be"),
-        ("crop=1,2,3", "crop must be X,Y,WIDTH,HEIGHT"), ("crop=0,0,0,10", "crop must be"), ("crop=-1,0,10,10", "crop must be"),
+        ("crop=1,2,3", "crop must be X,Y,WIDTH,HEIGHT"), ("crop=0,0,0,10", "crop must be"),
+        ("crop=-1,0,10,10", "crop must be"),
         ("crop=0,0,1.5,0.5", "crop must be"), ("crop=a,b", "crop must be"),
         ("trim=-1", "trim must be a number from 0 to 255"), ("trim=300", "trim must be"),
-        ("rotate=45", "rotate must be one of 0, 90, 180, 270"), ("flip=2", "flip must be true or false"), ("flop=x", "flop must be"),
+        ("rotate=45", "rotate must be one of 0, 90, 180, 270"), ("flip=2", "flip must be true or false"),
+        ("flop=x", "flop must be"),
         ("pad=1,2,3", "pad must be 1, 2 or 4 whole numbers"), ("pad=-1", "pad must be"),
         ("bg=red", "bg must be a hex colour"), ("bg=12345", "bg must be"),
         ("blur=0", "blur must be a number from 0.3 to 100"), ("blur=101", "blur must be"),
         ("sharpen=11", "sharpen must be a number from 0.3 to 10"), ("grayscale=maybe", "grayscale must be"),
         ("fit=squash", "fit must be one of auto, contain, cover, cover-down, fill, inside, outside"),
-        ("format=svg", "format must be one of avif, bmp, gif, heic, ico, jpeg, jpg, jxl, png, tiff, webp"), ("lossless=2", "lossless must be true or false"),
+        ("format=svg", "format must be one of avif, bmp, gif, heic, ico, jpeg, jpg, jxl, png, tiff, webp"),
+        ("lossless=2", "lossless must be true or false"),
         ("progressive=on", "progressive must be"), ("max_bytes=0", "max_bytes must be a whole number from 1"),
         // Combinations that do not fit the image (640x427) or the output limit.
         ("crop=640,0,10,10", "starts outside the 640x427 image"),
@@ -73,7 +77,9 @@ struct ServerRecipeTests {
             try await client.execute(uri: imageURI(origin, "rocket.jpg", query), method: .get) { response in
                 #expect(response.status == .badRequest, "\(query)")
                 #expect(response.errorBody?.error == "bad_parameter", "\(query)")
-                #expect(response.errorBody?.message.contains(message) == true, "\(query): \(String(describing: response.errorBody))")
+                #expect(
+                    response.errorBody?.message.contains(message) == true,
+                    "\(query): \(String(describing: response.errorBody))")
             }
         }
     }
@@ -81,14 +87,22 @@ struct ServerRecipeTests {
     /// Two spellings of one recipe are one variant: one decode, one ETag.
     @Test func spellingsOfOneRecipeShareADecodeAndAnETag() async throws {
         try await withServer { client, origin in
-            let first = try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=200&h=100&fit=cover"), method: .get) { $0.headers[.eTag] }
-            let second = try await client.execute(uri: imageURI(origin, "rocket.jpg", "gravity=center&h=100&w=200&enlarge=0"), method: .get) {
+            let first = try await client.execute(
+                uri: imageURI(origin, "rocket.jpg", "w=200&h=100&fit=cover"), method: .get
+            ) { $0.headers[.eTag] }
+            let second = try await client.execute(
+                uri: imageURI(origin, "rocket.jpg", "gravity=center&h=100&w=200&enlarge=0"), method: .get
+            ) {
                 $0.headers[.eTag]
             }
             #expect(first != nil && first == second)
-            let other = try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=200&h=100&gravity=north"), method: .get) { $0.headers[.eTag] }
+            let other = try await client.execute(
+                uri: imageURI(origin, "rocket.jpg", "w=200&h=100&gravity=north"), method: .get
+            ) { $0.headers[.eTag] }
             #expect(other != first)
-            let metrics = try await client.execute(uri: "/metrics", method: .get) { Metric.parse(String(buffer: $0.body)) }
+            let metrics = try await client.execute(uri: "/metrics", method: .get) {
+                Metric.parse(String(buffer: $0.body))
+            }
             // rocket.jpg at 1/2 for both crops: the second variant comes from the kept base, not a decode.
             #expect(metrics[#"imagery_decode_duration_seconds_count{result="ok"}"#] == 1)
         }
@@ -98,26 +112,42 @@ struct ServerRecipeTests {
     /// the configured quality per format.
     @Test func outputParametersShapeTheBytes() async throws {
         try await withServer(configure: { $0.formatQualities[.jpeg] = 30 }) { client, origin in
-            try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=200&format=jxl"), method: .get) { response in
+            try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=200&format=jxl"), method: .get) {
+                response in
                 #expect(response.status == .ok)
                 #expect(response.headers[.contentType] == "image/jxl")
                 #expect(ImageFormat(sniffing: response.data) == .jxl)
             }
-            try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=200"), method: .get, headers: [.accept: "image/jxl,image/*;q=0.8"]) { response in
+            try await client.execute(
+                uri: imageURI(origin, "rocket.jpg", "w=200"), method: .get,
+                headers: [.accept: "image/jxl,image/*;q=0.8"]
+            ) { response in
                 #expect(response.headers[.contentType] == "image/jxl")
                 #expect(response.headers[.vary] == "Accept")
             }
-            let lossless = try await client.execute(uri: imageURI(origin, "chelsea.png", "w=100&format=webp&lossless=1"), method: .get) { $0.data }
-            let lossy = try await client.execute(uri: imageURI(origin, "chelsea.png", "w=100&format=webp"), method: .get) { $0.data }
+            let lossless = try await client.execute(
+                uri: imageURI(origin, "chelsea.png", "w=100&format=webp&lossless=1"), method: .get
+            ) { $0.data }
+            let lossy = try await client.execute(
+                uri: imageURI(origin, "chelsea.png", "w=100&format=webp"), method: .get
+            ) { $0.data }
             #expect(lossless.count > lossy.count)
-            try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=200&format=jpeg&progressive=1"), method: .get) { response in
+            try await client.execute(
+                uri: imageURI(origin, "rocket.jpg", "w=200&format=jpeg&progressive=1"), method: .get
+            ) { response in
                 #expect(zip(response.data, response.data.dropFirst()).contains { $0 == 0xFF && $1 == 0xC2 })
             }
             // The configured JPEG quality (30) is the default; q overrides it.
-            let configured = try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=300&format=jpeg"), method: .get) { $0.data.count }
-            let asked = try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=300&format=jpeg&q=90"), method: .get) { $0.data.count }
+            let configured = try await client.execute(
+                uri: imageURI(origin, "rocket.jpg", "w=300&format=jpeg"), method: .get
+            ) { $0.data.count }
+            let asked = try await client.execute(
+                uri: imageURI(origin, "rocket.jpg", "w=300&format=jpeg&q=90"), method: .get
+            ) { $0.data.count }
             #expect(asked > 2 * configured)
-            try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=300&format=jpeg&q=90&max_bytes=6000"), method: .get) { response in
+            try await client.execute(
+                uri: imageURI(origin, "rocket.jpg", "w=300&format=jpeg&q=90&max_bytes=6000"), method: .get
+            ) { response in
                 #expect(response.status == .ok)
                 #expect(response.data.count <= 6000 && response.data.count > 1000)
             }
@@ -128,14 +158,20 @@ struct ServerRecipeTests {
     @Test func aProfileIsKeptOnRequest() async throws {
         try await withServer { client, origin in
             let decoder = VipsImageDecoder()
-            for (query, profile) in [("w=200&format=png", false), ("w=200&format=png&profile=keep", true), ("w=200&format=jpeg&profile=keep", true)] {
-                try await client.execute(uri: imageURI(origin, "Colour/rocket-p3.jpg", query), method: .get) { response in
+            for (query, profile) in [
+                ("w=200&format=png", false), ("w=200&format=png&profile=keep", true),
+                ("w=200&format=jpeg&profile=keep", true),
+            ] {
+                try await client.execute(uri: imageURI(origin, "Colour/rocket-p3.jpg", query), method: .get) {
+                    response in
                     #expect(response.status == .ok)
                     let header = try decoder.inspect(response.data)
                     #expect((header.profile?.contains("P3") ?? false) == profile, "\(query)")
                 }
             }
-            try await client.execute(uri: imageURI(origin, "rocket.jpg", "profile=p3"), method: .get) { #expect($0.status == .badRequest) }
+            try await client.execute(uri: imageURI(origin, "rocket.jpg", "profile=p3"), method: .get) {
+                #expect($0.status == .badRequest)
+            }
         }
     }
 
@@ -150,14 +186,18 @@ struct ServerRecipeTests {
             for accept in ["image/webp,*/*", "image/webp,*/*", "image/jpeg", "image/jpeg"] {
                 try await client.execute(uri: signed, method: .get, headers: [.accept: accept]) { response in
                     #expect(response.status == .ok)
-                    #expect(response.headers[.contentType] == (accept.hasPrefix("image/webp") ? "image/webp" : "image/jpeg"))
+                    #expect(
+                        response.headers[.contentType] == (accept.hasPrefix("image/webp") ? "image/webp" : "image/jpeg")
+                    )
                     #expect(response.headers[.vary] == "Accept")
                     tags.append(response.headers[.eTag])
                 }
             }
             #expect(tags[0] == tags[1] && tags[2] == tags[3] && tags[0] != tags[2])
             // The same query with another signature is still checked.
-            try await client.execute(uri: "/image?" + query + "&sig=AAAA", method: .get) { #expect($0.status == .forbidden) }
+            try await client.execute(uri: "/image?" + query + "&sig=AAAA", method: .get) {
+                #expect($0.status == .forbidden)
+            }
         }
     }
 }

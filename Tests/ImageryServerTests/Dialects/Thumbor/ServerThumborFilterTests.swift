@@ -3,10 +3,11 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Imagery
-@testable import ImageryServer
 import ImageryTestSupport
 import ImageryVips
 import Testing
+
+@testable import ImageryServer
 
 /// thumbor's filters end to end: watermarks and frames from URLs loaded as sources are (guard,
 /// caches, one fetch), the response headers filters set, filtered pixels.
@@ -50,7 +51,8 @@ struct ServerThumborFilterTests {
             try await withServer(origin: origin) { client, origin in
                 let logo = Self.source(origin, "logo.png")
                 for (options, name) in [("200x0", "rocket.jpg"), ("150x0", "rocket.jpg"), ("200x0", "portrait.jpg")] {
-                    let path = "/unsafe/\(options)/filters:watermark(\(logo),-10,10,0):format(png)/\(Self.source(origin, name))"
+                    let path =
+                        "/unsafe/\(options)/filters:watermark(\(logo),-10,10,0):format(png)/\(Self.source(origin, name))"
                     let (status, _, body) = try await get(client, path)
                     #expect(status == .ok, "\(String(decoding: body, as: UTF8.self))")
                     let image = try Self.decoded(body)
@@ -60,7 +62,8 @@ struct ServerThumborFilterTests {
                 }
                 #expect(origin.requestCount(path: "/logo.png") == 1)
                 // A percentage, centred, at half transparency, sized to 50% of the width.
-                let path = "/unsafe/200x0/filters:watermark(\(logo),center,-0,50,50,none):format(png)/\(Self.source(origin, "rocket.jpg"))"
+                let path =
+                    "/unsafe/200x0/filters:watermark(\(logo),center,-0,50,50,none):format(png)/\(Self.source(origin, "rocket.jpg"))"
                 let (status, _, body) = try await get(client, path)
                 #expect(status == .ok)
                 let image = try Self.decoded(body)
@@ -83,7 +86,8 @@ struct ServerThumborFilterTests {
                     ("\(Self.source(origin, "notes.png"))", .unprocessableContent, "notes.png"),
                 ]
                 for (mark, expected, named) in cases {
-                    let (status, _, body) = try await get(client, "/unsafe/200x0/filters:watermark(\(mark),0,0,0)/\(image)")
+                    let (status, _, body) = try await get(
+                        client, "/unsafe/200x0/filters:watermark(\(mark),0,0,0)/\(image)")
                     let message = String(decoding: body, as: UTF8.self)
                     #expect(status == expected, "\(mark): \(message)")
                     #expect(message.contains("watermark or frame image") && message.contains(named), "\(message)")
@@ -98,7 +102,8 @@ struct ServerThumborFilterTests {
     @Test func framesWithANinePatchFromAURL() async throws {
         try await Self.withOrigin { origin in
             try await withServer(origin: origin) { client, origin in
-                let path = "/unsafe/200x100/filters:frame(\(Self.source(origin, "frame.png"))):format(png)/\(Self.source(origin, "rocket.jpg"))"
+                let path =
+                    "/unsafe/200x100/filters:frame(\(Self.source(origin, "frame.png"))):format(png)/\(Self.source(origin, "rocket.jpg"))"
                 let (status, _, body) = try await get(client, path)
                 #expect(status == .ok, "\(String(decoding: body, as: UTF8.self))")
                 let image = try Self.decoded(body)
@@ -117,14 +122,18 @@ struct ServerThumborFilterTests {
         try await withServer { client, origin in
             let image = ServerThumborTests.source(origin, "rocket.jpg")
             let plain = try Self.decoded(try await get(client, "/unsafe/120x80/filters:format(png)/\(image)").body)
-            for filter in ["brightness(40)", "contrast(50)", "saturation(0)", "rgb(30,0,0)", "equalize()", "noise(60,3)", "round_corner(20,255,0,0)", "sharpen(2,1,true)", "blur(3)"] {
+            for filter in [
+                "brightness(40)", "contrast(50)", "saturation(0)", "rgb(30,0,0)", "equalize()", "noise(60,3)",
+                "round_corner(20,255,0,0)", "sharpen(2,1,true)", "blur(3)",
+            ] {
                 let (status, _, body) = try await get(client, "/unsafe/120x80/filters:format(png):\(filter)/\(image)")
                 #expect(status == .ok, "\(filter)")
                 let filtered = try Self.decoded(body)
                 #expect(filtered.pixelFormat == plain.pixelFormat, "\(filter)")
                 #expect(GeneratedImages.meanDifference(filtered, plain) > 0.5, "\(filter)")
             }
-            let proportion = try Self.decoded(try await get(client, "/unsafe/120x80/filters:proportion(0.25)/\(image)").body)
+            let proportion = try Self.decoded(
+                try await get(client, "/unsafe/120x80/filters:proportion(0.25)/\(image)").body)
             #expect((proportion.width, proportion.height) == (30, 20))
             let (_, headers, _) = try await get(client, "/unsafe/120x80/filters:max_age(77)/\(image)")
             let cacheControl = headers[.cacheControl] ?? ""
@@ -148,7 +157,8 @@ struct ServerThumborFilterTests {
                 let plain = try await get(client, "/unsafe/120x80/\(image)")
                 #expect(plain.headers[skippedField] == nil)
                 for _ in 0..<2 {  // made, then a hit
-                    let (status, headers, body) = try await get(client, "/unsafe/120x80/filters:brightness(1.5):sharpen()/\(image)")
+                    let (status, headers, body) = try await get(
+                        client, "/unsafe/120x80/filters:brightness(1.5):sharpen()/\(image)")
                     #expect(status == .ok)
                     #expect(headers[skippedField] == "brightness, sharpen")
                     #expect(body == plain.body)
@@ -184,19 +194,27 @@ struct ServerThumborFilterTests {
             #expect(status == .ok && headers[.contentType] == "application/json")
             let json = try JSONSerialization.jsonObject(with: body) as? [String: [String: Any]]
             let source = json?["thumbor"]?["source"] as? [String: Any]
-            #expect(source?["width"] as? Int == 300 && source?["height"] as? Int == 200 && source?["frameCount"] as? Int == 1)
+            #expect(
+                source?["width"] as? Int == 300 && source?["height"] as? Int == 200
+                    && source?["frameCount"] as? Int == 1)
             let operations = json?["thumbor"]?["operations"] as? [[String: Any]]
             #expect(operations?.map { $0["type"] as? String } == ["resize"])
             let (_, scriptHeaders, script) = try await get(client, "/unsafe/meta/300x200/\(image)?callback=show")
-            #expect(scriptHeaders[.contentType] == "text/javascript" && String(decoding: script, as: UTF8.self).hasPrefix("show({"))
+            #expect(
+                scriptHeaders[.contentType] == "text/javascript"
+                    && String(decoding: script, as: UTF8.self).hasPrefix("show({"))
             #expect(try await get(client, "/unsafe/meta/300x200/\(image)?callback=alert(1)").status == .badRequest)
-            #expect(try await get(client, "/unsafe/meta/300x200/\(ServerThumborTests.source(origin, "missing.jpg"))").status == .notFound)
-            #expect(try await get(client, "/unsafe/meta/300x200/filters:brightness(500)/\(image)").status == .badRequest)
+            #expect(
+                try await get(client, "/unsafe/meta/300x200/\(ServerThumborTests.source(origin, "missing.jpg"))").status
+                    == .notFound)
+            #expect(
+                try await get(client, "/unsafe/meta/300x200/filters:brightness(500)/\(image)").status == .badRequest)
             #expect(origin.requestCount(path: "/rocket.jpg") == 1)  // the source once, through the caches
         }
         // Signed URLs only, when a thumbor key is set: meta too.
         try await withServer(configure: { $0.thumborSecurityKey = "my-security-key" }) { client, origin in
-            let (status, _, _) = try await get(client, "/unsafe/meta/300x200/\(ServerThumborTests.source(origin, "rocket.jpg"))")
+            let (status, _, _) = try await get(
+                client, "/unsafe/meta/300x200/\(ServerThumborTests.source(origin, "rocket.jpg"))")
             #expect(status == .forbidden)
         }
     }

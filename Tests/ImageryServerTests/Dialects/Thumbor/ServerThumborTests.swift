@@ -3,10 +3,11 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Imagery
-@testable import ImageryServer
 import ImageryTestSupport
 import ImageryVips
 import Testing
+
+@testable import ImageryServer
 
 /// thumbor URLs served end to end: the same caches, guards and headers as `/image`, their own signatures.
 @Suite("Image proxy: thumbor URLs")
@@ -16,23 +17,25 @@ struct ServerThumborTests {
         origin.url(name).absoluteString.replacingOccurrences(of: "http://", with: "")
     }
 
-    @Test(arguments: [
-        // options, width, height, content type (thumbor keeps the source's format)
-        ("100x100", 100, 100, "image/jpeg"),
-        ("200x0", 200, 133, "image/jpeg"),
-        ("fit-in/200x200", 200, 133, "image/jpeg"),
-        ("fit-in/1000x1000", 640, 427, "image/jpeg"),
-        ("fit-in/1000x1000/filters:upscale()", 1000, 667, "image/jpeg"),
-        ("full-fit-in/200x200", 300, 200, "image/jpeg"),
-        ("adaptive-fit-in/100x200", 150, 100, "image/jpeg"),
-        ("fit-in/200x200/filters:fill(white):format(png)", 200, 200, "image/png"),
-        ("1000x100", 1000, 100, "image/jpeg"),
-        ("10x10:110x60/-50x0/filters:quality(50)", 50, 25, "image/jpeg"),
-        ("150x100/filters:rotate(90):format(webp)", 100, 150, "image/webp"),
-    ] as [(String, Int, Int, String)])
+    @Test(
+        arguments: [
+            // options, width, height, content type (thumbor keeps the source's format)
+            ("100x100", 100, 100, "image/jpeg"),
+            ("200x0", 200, 133, "image/jpeg"),
+            ("fit-in/200x200", 200, 133, "image/jpeg"),
+            ("fit-in/1000x1000", 640, 427, "image/jpeg"),
+            ("fit-in/1000x1000/filters:upscale()", 1000, 667, "image/jpeg"),
+            ("full-fit-in/200x200", 300, 200, "image/jpeg"),
+            ("adaptive-fit-in/100x200", 150, 100, "image/jpeg"),
+            ("fit-in/200x200/filters:fill(white):format(png)", 200, 200, "image/png"),
+            ("1000x100", 1000, 100, "image/jpeg"),
+            ("10x10:110x60/-50x0/filters:quality(50)", 50, 25, "image/jpeg"),
+            ("150x100/filters:rotate(90):format(webp)", 100, 150, "image/webp"),
+        ] as [(String, Int, Int, String)])
     func servesThumborURLs(options: String, width: Int, height: Int, type: String) async throws {
         try await withServer { client, origin in
-            let (status, headers, body) = try await get(client, "/unsafe/\(options)/\(Self.source(origin, "rocket.jpg"))")
+            let (status, headers, body) = try await get(
+                client, "/unsafe/\(options)/\(Self.source(origin, "rocket.jpg"))")
             #expect(status == .ok, "\(options): \(String(decoding: body, as: UTF8.self))")
             #expect(headers[.contentType] == type, "\(options)")
             #expect(headers[.vary] == nil)
@@ -46,7 +49,8 @@ struct ServerThumborTests {
     /// Pillow's draft decodes it (its partial last blocks kept), so a resized one is a variant of its own.
     @Test func sharesTheCachesWithTheNativeQuery() async throws {
         try await withServer { client, origin in
-            let resized = try await get(client, "/unsafe/300x200/smart/filters:format(png)/\(Self.source(origin, "rocket.jpg"))")
+            let resized = try await get(
+                client, "/unsafe/300x200/smart/filters:format(png)/\(Self.source(origin, "rocket.jpg"))")
             #expect(resized.status == .ok)
             let thumbor = try await get(client, "/unsafe/filters:format(png)/\(Self.source(origin, "rocket.jpg"))")
             #expect(thumbor.status == .ok)
@@ -68,17 +72,26 @@ struct ServerThumborTests {
             let red = GeneratedImages.image(width: 40, height: 20) { _, _ in [255, 0, 0, 255] }
             try VipsImageEncoder().encode(red, as: .png).write(to: mark)
             try await withServer(configure: { $0.watermarkFiles = ["logo": mark] }) { client, origin in
-                let thumbor = try await get(client, "/unsafe/200x0/filters:watermark(logo.png,-10,10,0):format(png)/\(Self.source(origin, "rocket.jpg"))")
+                let thumbor = try await get(
+                    client,
+                    "/unsafe/200x0/filters:watermark(logo.png,-10,10,0):format(png)/\(Self.source(origin, "rocket.jpg"))"
+                )
                 #expect(thumbor.status == .ok, "\(String(decoding: thumbor.body, as: UTF8.self))")
                 let image = try VipsImageDecoder().decode(thumbor.body, recipe: ImageRecipe())
                 #expect(GeneratedImages.pixel(image, 170, 15) == [255, 0, 0])  // 10 from the right, 10 from the top
                 #expect(GeneratedImages.pixel(image, 20, 100) != [255, 0, 0])
-                let native = try await get(client, imageURI(origin, "rocket.jpg", "w=200&format=png&watermark=logo&watermark_gravity=northeast&watermark_offset=10,10"))
+                let native = try await get(
+                    client,
+                    imageURI(
+                        origin, "rocket.jpg",
+                        "w=200&format=png&watermark=logo&watermark_gravity=northeast&watermark_offset=10,10"))
                 let nativeImage = try VipsImageDecoder().decode(native.body, recipe: ImageRecipe())
                 #expect((nativeImage.width, nativeImage.height) == (image.width, image.height))
                 for y in [0, 10, 15, 29, 30] {  // the mark's rows and the ones around it, at its left and right edges
                     for x in [149, 150, 151, 170, 189, 190, 191] {
-                        #expect((GeneratedImages.pixel(nativeImage, x, y) == [255, 0, 0]) == (GeneratedImages.pixel(image, x, y) == [255, 0, 0]), "\(x),\(y)")
+                        #expect(
+                            (GeneratedImages.pixel(nativeImage, x, y) == [255, 0, 0])
+                                == (GeneratedImages.pixel(image, x, y) == [255, 0, 0]), "\(x),\(y)")
                     }
                 }
             }
@@ -89,11 +102,17 @@ struct ServerThumborTests {
     @Test func fillsBarsFromTheImage() async throws {
         try await withServer { client, origin in
             func bars(_ fill: String) async throws -> (top: [UInt8], bottom: [UInt8], middle: [UInt8]) {
-                let response = try await get(client, "/unsafe/fit-in/200x200/filters:fill(\(fill)):format(png)/\(Self.source(origin, "rocket.jpg"))")
+                let response = try await get(
+                    client,
+                    "/unsafe/fit-in/200x200/filters:fill(\(fill)):format(png)/\(Self.source(origin, "rocket.jpg"))")
                 #expect(response.status == .ok, "\(fill): \(String(decoding: response.body, as: UTF8.self))")
                 let image = try VipsImageDecoder().decode(response.body, recipe: ImageRecipe())
-                #expect((image.width, image.height) == (200, 200), "\(fill)")  // 200x133 in the middle, bars of 33 and 34
-                return (GeneratedImages.pixel(image, 100, 5), GeneratedImages.pixel(image, 100, 195), GeneratedImages.pixel(image, 100, 100))
+                // 200x133 in the middle, bars of 33 and 34
+                #expect((image.width, image.height) == (200, 200), "\(fill)")
+                return (
+                    GeneratedImages.pixel(image, 100, 5), GeneratedImages.pixel(image, 100, 195),
+                    GeneratedImages.pixel(image, 100, 100)
+                )
             }
             let black = try await bars("black")
             #expect(black.top == [0, 0, 0] && black.bottom == [0, 0, 0])
@@ -103,7 +122,9 @@ struct ServerThumborTests {
             #expect(blurred.top != [0, 0, 0] && blurred.top != median.top, "\(blurred)")
             // The image itself is the same (composited over the blurred copy: within rounding).
             #expect(median.middle == black.middle)
-            #expect(zip(blurred.middle, black.middle).allSatisfy { abs(Int($0) - Int($1)) <= 2 }, "\(blurred.middle) \(black.middle)")
+            #expect(
+                zip(blurred.middle, black.middle).allSatisfy { abs(Int($0) - Int($1)) <= 2 },
+                "\(blurred.middle) \(black.middle)")
         }
     }
 
@@ -115,7 +136,8 @@ struct ServerThumborTests {
             let unsafe = try await get(client, "/unsafe/\(path)")
             #expect(unsafe.status == .forbidden)
             #expect(try JSONDecoder().decode(ErrorBody.self, from: unsafe.body).error == "bad_signature")
-            #expect(try await get(client, "/\(signature)/121x80/\(Self.source(origin, "rocket.jpg"))").status == .forbidden)
+            #expect(
+                try await get(client, "/\(signature)/121x80/\(Self.source(origin, "rocket.jpg"))").status == .forbidden)
             let other = ThumborSigner(key: "another-key").signature(of: Substring(path))
             #expect(try await get(client, "/\(other)/\(path)").status == .forbidden)
         }
@@ -145,7 +167,10 @@ struct ServerThumborTests {
             let refused = try await get(client, "/unsafe/120x80/\(Self.source(origin, "rocket.jpg"))")
             #expect(refused.status == .forbidden)
         }
-        try await withServer(configure: { $0.presets = ["small": "w=100"]; $0.onlyPresets = true }) { client, origin in
+        try await withServer(configure: {
+            $0.presets = ["small": "w=100"]
+            $0.onlyPresets = true
+        }) { client, origin in
             let refused = try await get(client, "/unsafe/120x80/\(Self.source(origin, "rocket.jpg"))")
             #expect(refused.status == .badRequest)
         }

@@ -1,57 +1,63 @@
 import Foundation
 import Imagery
-@testable import ImageryServer
 import ImageryTestSupport
 import ImageryVips
 import Testing
+
+@testable import ImageryServer
 
 /// A thumbor.conf read as thumbor reads it: simple Python assignments, thumbor's defaults for the
 /// settings left out, the rest reported.
 @Suite("thumbor configuration files")
 struct ThumborConfigurationTests {
     static let site = #"""
-    # thumbor configuration of a site
-    import os
+        # thumbor configuration of a site
+        import os
 
-    SECURITY_KEY = 'MY_SECURE_KEY'   # the key libthumbor signs with
-    ALLOW_UNSAFE_URL = False
-    QUALITY = 85
-    WEBP_QUALITY = 70
-    AUTO_WEBP = True
-    MAX_AGE = 7 * 24 * 60 * 60
-    MAX_WIDTH = 1200
-    MAX_HEIGHT = 1200
-    RESPECT_ORIENTATION = True
-    ALLOWED_SOURCES = [
-        'images.example.com',
-        r'.+\.cdn\.example\.net',  # every CDN edge
-        "(.*\.)?static\.example\.org",
-    ]
-    FILTERS = [
-        'thumbor.filters.brightness',
-        'thumbor.filters.watermark',
-        'thumbor.filters.redeye',
-    ]
-    LOADER = 'thumbor.loaders.http_loader'
-    RESULT_STORAGE = 'thumbor.result_storages.file_storage'
-    STATSD_HOST = "statsd.local"
-    PNG_COMPRESSION_LEVEL = 9
-    ENABLE_ETAGS = True
-    MY_OWN_SETTING = 1
-    HTTP_LOADER_REQUEST_TIMEOUT = 5.5
-    META_CALLBACK_NAME = None
-    """#
+        SECURITY_KEY = 'MY_SECURE_KEY'   # the key libthumbor signs with
+        ALLOW_UNSAFE_URL = False
+        QUALITY = 85
+        WEBP_QUALITY = 70
+        AUTO_WEBP = True
+        MAX_AGE = 7 * 24 * 60 * 60
+        MAX_WIDTH = 1200
+        MAX_HEIGHT = 1200
+        RESPECT_ORIENTATION = True
+        ALLOWED_SOURCES = [
+            'images.example.com',
+            r'.+\.cdn\.example\.net',  # every CDN edge
+            "(.*\.)?static\.example\.org",
+        ]
+        FILTERS = [
+            'thumbor.filters.brightness',
+            'thumbor.filters.watermark',
+            'thumbor.filters.redeye',
+        ]
+        LOADER = 'thumbor.loaders.http_loader'
+        RESULT_STORAGE = 'thumbor.result_storages.file_storage'
+        STATSD_HOST = "statsd.local"
+        PNG_COMPRESSION_LEVEL = 9
+        ENABLE_ETAGS = True
+        MY_OWN_SETTING = 1
+        HTTP_LOADER_REQUEST_TIMEOUT = 5.5
+        META_CALLBACK_NAME = None
+        """#
 
     @Test func readsASitesFile() throws {
         var configuration = ServerConfiguration()
         let report = try ThumborConfigurationFile.apply(Self.site, to: &configuration)
         #expect(configuration.thumborSecurityKey == "MY_SECURE_KEY")
         #expect(configuration.thumborAllowsUnsafeURLs == false)
-        #expect(configuration.formatQualities[.jpeg] == 85 && configuration.formatQualities[.webp] == 70 && configuration.formatQualities[.avif] == 85)
+        #expect(
+            configuration.formatQualities[.jpeg] == 85 && configuration.formatQualities[.webp] == 70
+                && configuration.formatQualities[.avif] == 85)
         #expect(configuration.thumborAutoWebP)
         #expect(configuration.thumborMaximumWidth == 1200 && configuration.thumborMaximumHeight == 1200)
         #expect(configuration.thumborRespectsOrientation)
-        #expect(configuration.allowedHosts == ["images.example.com", "*.cdn.example.net", "static.example.org", "*.static.example.org"])
+        #expect(
+            configuration.allowedHosts == [
+                "images.example.com", "*.cdn.example.net", "static.example.org", "*.static.example.org",
+            ])
         #expect(configuration.thumborFilters == ["brightness", "watermark", "red_eye"])
         #expect(configuration.originTimeout == .milliseconds(5500))
         #expect(configuration.thumborMetaCallback == nil)
@@ -92,19 +98,20 @@ struct ThumborConfigurationTests {
     }
 
     @Test func readsPythonLiterals() {
-        let file = PythonAssignments(#"""
-        A = 'it\'s'
-        B = r'\d+\.x'
-        C = (1, 2.5, -3, 75e6, True, None,)
-        D = ["x",
-             'y']  # a comment
-        E = u"é"
-        F == 1
-        G = some.call()
-        H = [1, [2, 3]]
-        I = ('a') + 'b'
-        J = ('a',) + ['b']
-        """#)
+        let file = PythonAssignments(
+            #"""
+            A = 'it\'s'
+            B = r'\d+\.x'
+            C = (1, 2.5, -3, 75e6, True, None,)
+            D = ["x",
+                 'y']  # a comment
+            E = u"é"
+            F == 1
+            G = some.call()
+            H = [1, [2, 3]]
+            I = ('a') + 'b'
+            J = ('a',) + ['b']
+            """#)
         let values = Dictionary(file.values.map { ($0.name, $0.value) }, uniquingKeysWith: { $1 })
         #expect(values["A"] == .string("it's"))
         #expect(values["B"] == .string(#"\d+\.x"#))
@@ -141,7 +148,9 @@ struct ThumborConfigurationTests {
         #expect(configuration.thumborFilters == ServerConfiguration.thumborDefaultFilters)
         #expect(configuration.formatQualities[.jpeg] == 90)
         // Without the import, the name means nothing.
-        #expect(try ThumborConfigurationFile.apply("FILTERS = BUILTIN_FILTERS\n", to: &configuration).unreadLines.count == 1)
+        #expect(
+            try ThumborConfigurationFile.apply("FILTERS = BUILTIN_FILTERS\n", to: &configuration).unreadLines.count == 1
+        )
     }
 
     /// The settings at work: unsafe URLs refused, a larger side made MAX_WIDTH, orientation left as

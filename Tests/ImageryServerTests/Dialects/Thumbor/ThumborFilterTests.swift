@@ -1,19 +1,22 @@
 import Foundation
 import Imagery
-@testable import ImageryServer
 import ImageryTestSupport
 import Testing
+
+@testable import ImageryServer
 
 /// thumbor 7.8's filters as a URL grammar: each filter's arguments, defaults and bad values, and what
 /// it becomes on the recipe.
 @Suite("thumbor filters")
 struct ThumborFilterTests {
     static func parameters(
-        _ options: String, refuses: Bool = false, loaded: Set<String> = ServerConfiguration.thumborDefaultFilters, autoPNG: Bool = false,
+        _ options: String, refuses: Bool = false, loaded: Set<String> = ServerConfiguration.thumborDefaultFilters,
+        autoPNG: Bool = false,
         refusesArguments: Bool = false
     ) throws -> ImageParameters {
         try ThumborURL(path: Substring("/unsafe/" + options + "/a.com/b.png")).parameters(
-            maximumSide: 8192, refusesUnknownFilters: refuses, negotiates: false, autoPNGToJPEG: autoPNG, loadedFilters: loaded,
+            maximumSide: 8192, refusesUnknownFilters: refuses, negotiates: false, autoPNGToJPEG: autoPNG,
+            loadedFilters: loaded,
             refusesBadFilterArguments: refusesArguments
         )
     }
@@ -32,22 +35,44 @@ struct ThumborFilterTests {
         ("saturation(.5)", [.saturation(0.5)]),
         ("saturation(-2)", [.saturation(-2)]),
         ("rgb(10,-20,30)", [.channels(red: 10, green: -20, blue: 30)]),
-        ("colorize(10,20,30,ff8800)", [.colorize(red: 10, green: 20, blue: 30, color: .init(red: 255, green: 136, blue: 0))]),
+        (
+            "colorize(10,20,30,ff8800)",
+            [.colorize(red: 10, green: 20, blue: 30, color: .init(red: 255, green: 136, blue: 0))]
+        ),
         ("equalize()", [.equalize]),
-        ("curve([(0,0),(255,255)],[(0,10),(255,250)],[(0,0),(128,100),(255,255)],[(0,0),(255,255)])", [.curves(.init(
-            all: [P(0, 0), P(255, 255)], red: [P(0, 10), P(255, 250)], green: [P(0, 0), P(128, 100), P(255, 255)], blue: [P(0, 0), P(255, 255)]
-        ))]),
+        (
+            "curve([(0,0),(255,255)],[(0,10),(255,250)],[(0,0),(128,100),(255,255)],[(0,0),(255,255)])",
+            [
+                .curves(
+                    .init(
+                        all: [P(0, 0), P(255, 255)], red: [P(0, 10), P(255, 250)],
+                        green: [P(0, 0), P(128, 100), P(255, 255)], blue: [P(0, 0), P(255, 255)]
+                    ))
+            ]
+        ),
         ("noise(30)", [.noise(amount: 30, seed: 0)]),
         ("noise(30,1234)", [.noise(amount: 30, seed: 1234)]),
-        ("convolution(1;2;1;2;4;2;1;2;1,3,true)", [.convolution(.init(weights: [1, 2, 1, 2, 4, 2, 1, 2, 1], columns: 3, normalizes: true))]),
+        (
+            "convolution(1;2;1;2;4;2;1;2;1,3,true)",
+            [.convolution(.init(weights: [1, 2, 1, 2, 4, 2, 1, 2, 1], columns: 3, normalizes: true))]
+        ),
         ("convolution(-1;0.5;-1,3)", [.convolution(.init(weights: [-1, 0.5, -1], columns: 3, normalizes: true))]),
         ("convolution(1;1;1,3,False)", [.convolution(.init(weights: [1, 1, 1], columns: 3, normalizes: false))]),
-        ("round_corner(20,255,255,255)", [.roundCorners(horizontal: 20, vertical: 20, color: .white, transparent: false)]),
-        ("round_corner(20|40,0,0,0,1)", [.roundCorners(horizontal: 20, vertical: 40, color: .black, transparent: true)]),
+        (
+            "round_corner(20,255,255,255)",
+            [.roundCorners(horizontal: 20, vertical: 20, color: .white, transparent: false)]
+        ),
+        (
+            "round_corner(20|40,0,0,0,1)",
+            [.roundCorners(horizontal: 20, vertical: 40, color: .black, transparent: true)]
+        ),
         ("proportion(0.5)", [.scale(0.5)]),
         ("proportion(2)", []),  // thumbor leaves it alone above 1 and at or under 0
         ("proportion(0)", []),
-        ("grayscale():brightness(10):sharpen(1.5,0.5,true)", [.grayscale, .brightness(10), .waveletSharpen(amount: 1.5, radius: 0.5, luminanceOnly: true)]),  // in the URL's order
+        (
+            "grayscale():brightness(10):sharpen(1.5,0.5,true)",
+            [.grayscale, .brightness(10), .waveletSharpen(amount: 1.5, radius: 0.5, luminanceOnly: true)]
+        ),  // in the URL's order
         ("blur(2)", ThumborURL.blurKernels(radius: 2, sigma: 2).map { .convolution($0) }),
         ("blur(200,1.5)", ThumborURL.blurKernels(radius: 150, sigma: 1.5).map { .convolution($0) }),
     ])
@@ -68,7 +93,10 @@ struct ThumborFilterTests {
         ("colorize(10,20,130,ff0000)", "colorize's percentages are from 0 to 100"),
         ("equalize(1)", "equalize takes no arguments"),
         ("curve([(0,0),(255,255)])", "curve takes four curves"),
-        ("curve([(0,0)],[(0,0),(255,255)],[(0,0),(255,255)],[(0,0),(255,255)])", "curve's curve of all channels must be points"),
+        (
+            "curve([(0,0)],[(0,0),(255,255)],[(0,0),(255,255)],[(0,0),(255,255)])",
+            "curve's curve of all channels must be points"
+        ),
         ("curve([(0,0),(300,255)],[(0,0),(255,255)],[(0,0),(255,255)],[(0,0),(255,255)])", "must be points"),
         ("curve([(9,0),(3,255)],[(0,0),(255,255)],[(0,0),(255,255)],[(0,0),(255,255)])", "x increasing"),
         ("noise(300)", "noise's amount is from 0 to 255"),
@@ -141,7 +169,8 @@ struct ThumborFilterTests {
     /// What sites' URLs do on thumbor: `sharpen()` with no arguments, `watermark(URL,30)` with two of its
     /// four; the filters around them still apply, in order.
     @Test func aSkippedFilterLeavesTheOthers() throws {
-        let parameters = try Self.parameters("filters:brightness(10):sharpen():watermark(https://a.com/logo.png,30):contrast(5)")
+        let parameters = try Self.parameters(
+            "filters:brightness(10):sharpen():watermark(https://a.com/logo.png,30):contrast(5)")
         #expect(parameters.recipe.adjustments == [.brightness(10), .contrast(5)])
         #expect(parameters.skipped.map(\.name) == ["sharpen", "watermark"])
         #expect(parameters.skipped.map(\.signature) == ["sharpen/0", "watermark/2"])
@@ -154,9 +183,11 @@ struct ThumborFilterTests {
         #expect(try Self.parameters("filters:autojpg()").opaquePNGAsJPEG == false)
         let skipped = try Self.parameters("filters:red_eye():sepia(3)")
         #expect(skipped.recipe.isIdentity)
-        #expect(skipped.skipped == [
-            SkippedOption(name: "red_eye", argumentCount: 0, reason: .notLoaded), SkippedOption(name: "sepia", argumentCount: 1, reason: .unknown),
-        ])
+        #expect(
+            skipped.skipped == [
+                SkippedOption(name: "red_eye", argumentCount: 0, reason: .notLoaded),
+                SkippedOption(name: "sepia", argumentCount: 1, reason: .unknown),
+            ])
         // A site's own module in FILTERS: loaded there, nothing here does what it does.
         #expect(try Self.parameters("filters:sepia(3)", loaded: ["sepia"]).skipped.map(\.reason) == [.notImplemented])
         #expect(throws: ServerError.self) { try Self.parameters("filters:sepia(3)", refuses: true, loaded: ["sepia"]) }
@@ -165,7 +196,8 @@ struct ThumborFilterTests {
         }
         // Without brightness among the loaded filters, brightness is skipped too.
         #expect(try Self.parameters("filters:brightness(10)", loaded: ["contrast"]).recipe.isIdentity)
-        #expect(throws: ServerError.self) { try Self.parameters("filters:red_eye()", loaded: ["red_eye"]) }  // no detectors here
+        // no detectors here
+        #expect(throws: ServerError.self) { try Self.parameters("filters:red_eye()", loaded: ["red_eye"]) }
     }
 
     /// autojpg (where loaded) and AUTO_PNG_TO_JPG, as thumbor combines them: with the setting on, only a
@@ -186,8 +218,10 @@ struct ThumborFilterTests {
 
     @Test func stretchFillsTheBoxWithoutCropping() throws {
         #expect(try Self.parameters("300x200/filters:stretch()").recipe.resize?.fit == .fill)
-        #expect(try Self.parameters("300x0/filters:stretch()").recipe.resize?.fit == .inside)  // one side: the aspect ratio decides
-        #expect(try Self.parameters("fit-in/300x200/filters:stretch()").recipe.resize?.fit == .inside)  // fit-in does not stretch
+        // one side: the aspect ratio decides
+        #expect(try Self.parameters("300x0/filters:stretch()").recipe.resize?.fit == .inside)
+        // fit-in does not stretch
+        #expect(try Self.parameters("fit-in/300x200/filters:stretch()").recipe.resize?.fit == .inside)
     }
 
     @Test func maxAgeIsTheLastOnesSeconds() {
@@ -201,7 +235,8 @@ struct ThumborFilterTests {
     /// becomes a focal region (thumbor's own example).
     @Test func extractFocalTakesTheInnerURLsCropAsFocus() throws {
         let parameters = try ThumborURL(
-            path: "/unsafe/300x200/filters:extract_focal()/localhost:8888/unsafe/100x150:300x350/https://images.example.com/a.jpg"
+            path:
+                "/unsafe/300x200/filters:extract_focal()/localhost:8888/unsafe/100x150:300x350/https://images.example.com/a.jpg"
         ).parameters(maximumSide: 8192, refusesUnknownFilters: false, negotiates: false)
         #expect(parameters.url.absoluteString == "https://images.example.com/a.jpg")
         #expect(parameters.recipe.resize?.gravity == .sourcePoint(x: 200, y: 250))
@@ -228,7 +263,9 @@ struct ThumborFilterTests {
     }
 
     @Test func splitsFiltersAsThumborDoes() throws {
-        let filters = try ThumborFilter.list("curve([(0,0),(255,255)],[(0,0),(255,255)],[(0,0),(255,255)],[(0,0),(255,255)]):watermark(http://a.b/c.png,1,2,3):equalize()")
+        let filters = try ThumborFilter.list(
+            "curve([(0,0),(255,255)],[(0,0),(255,255)],[(0,0),(255,255)],[(0,0),(255,255)]):watermark(http://a.b/c.png,1,2,3):equalize()"
+        )
         #expect(filters.map(\.name) == ["curve", "watermark", "equalize"])
         #expect(filters[0].arguments.count == 4 && filters[0].arguments[1] == "[(0,0),(255,255)]")
         #expect(filters[1].arguments == ["http://a.b/c.png", "1", "2", "3"])
@@ -241,7 +278,9 @@ struct ThumborFilterTests {
         let b = try Self.parameters("filters:contrast(10):brightness(10)").responseKey
         let c = try Self.parameters("filters:brightness(10):contrast(11)").responseKey
         #expect(a != b && a != c)
-        #expect(try Self.parameters("filters:noise(10,1)").responseKey != Self.parameters("filters:noise(10,2)").responseKey)
+        #expect(
+            try Self.parameters("filters:noise(10,1)").responseKey != Self.parameters("filters:noise(10,2)").responseKey
+        )
     }
 }
 
@@ -249,7 +288,9 @@ struct ThumborFilterTests {
 @Suite("thumbor meta")
 struct ThumborMetaTests {
     static let cases: [(options: String, json: String)] = {
-        let text = (try? String(contentsOf: Fixtures.directory.appendingPathComponent("thumbor-meta/cases.tsv"), encoding: .utf8)) ?? ""
+        let text =
+            (try? String(
+                contentsOf: Fixtures.directory.appendingPathComponent("thumbor-meta/cases.tsv"), encoding: .utf8)) ?? ""
         return text.split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap { line in
             let parts = line.split(separator: "\t", maxSplits: 1)
             return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil

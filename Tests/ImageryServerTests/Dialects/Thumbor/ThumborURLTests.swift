@@ -1,7 +1,8 @@
 import Foundation
 import Imagery
-@testable import ImageryServer
 import Testing
+
+@testable import ImageryServer
 
 /// thumbor URLs as a parser, on their own: path → parts → Imagery's recipe; libthumbor's signatures.
 @Suite("thumbor URLs")
@@ -18,7 +19,10 @@ struct ThumborURLTests {
     func acceptsLibthumborsSignaturesAndNothingChanged(path: String) throws {
         let signer = ThumborSigner(key: "my-security-key")
         let url = try ThumborURL(path: Substring(path))
-        guard case .hmac(let signature) = url.signature else { Issue.record("no signature"); return }
+        guard case .hmac(let signature) = url.signature else {
+            Issue.record("no signature")
+            return
+        }
         #expect(signer.isValid(signature, for: url.signed))
         #expect(signer.signature(of: url.signed) == signature)
         // One character changed anywhere after the signature, or in it: refused.
@@ -34,7 +38,10 @@ struct ThumborURLTests {
     }
 
     @Test func parsesEveryPartInOrder() throws {
-        let url = try ThumborURL(path: "/unsafe/meta/trim:bottom-right:12/10x20:310x220/adaptive-full-fit-in/-300x-0/right/bottom/smart/filters:quality(70):watermark(http://a.b/c.png,10,-10,50):grayscale()/example.com/a.jpg?x=1")
+        let url = try ThumborURL(
+            path:
+                "/unsafe/meta/trim:bottom-right:12/10x20:310x220/adaptive-full-fit-in/-300x-0/right/bottom/smart/filters:quality(70):watermark(http://a.b/c.png,10,-10,50):grayscale()/example.com/a.jpg?x=1"
+        )
         #expect(url.signature == .unsafe)
         #expect(url.meta)
         #expect(url.trim?.corner == .bottomRight && url.trim?.tolerance == 12)
@@ -44,11 +51,12 @@ struct ThumborURLTests {
         #expect(url.width == .pixels(300) && url.height == .pixels(0))
         #expect(url.horizontalAlign == "right" && url.verticalAlign == "bottom")
         #expect(url.smart)
-        #expect(url.filters == [
-            ThumborFilter(name: "quality", arguments: ["70"]),
-            ThumborFilter(name: "watermark", arguments: ["http://a.b/c.png", "10", "-10", "50"]),
-            ThumborFilter(name: "grayscale", arguments: []),
-        ])
+        #expect(
+            url.filters == [
+                ThumborFilter(name: "quality", arguments: ["70"]),
+                ThumborFilter(name: "watermark", arguments: ["http://a.b/c.png", "10", "-10", "50"]),
+                ThumborFilter(name: "grayscale", arguments: []),
+            ])
         #expect(url.image == "example.com/a.jpg?x=1")
     }
 
@@ -91,7 +99,10 @@ struct ThumborURLTests {
         ("trim/a.com/b.jpg", "trim:0.0"),
         ("trim:bottom-right:30/a.com/b.jpg", "trim:30.0:br"),
         ("300x200/filters:rotate(90)/a.com/b.jpg", "rotate:270,200x300 cover +enlarge"),
-        ("filters:sharpen(1,2,true):grayscale():background_color(ff0000)/a.com/b.jpg", "adjust:sharpen(1.0,2.0,true)+gray,bg:ff0000"),
+        (
+            "filters:sharpen(1,2,true):grayscale():background_color(ff0000)/a.com/b.jpg",
+            "adjust:sharpen(1.0,2.0,true)+gray,bg:ff0000"
+        ),
         ("filters:strip_icc():strip_exif():brightness(10)/a.com/b.jpg", "adjust:brightness(10)"),
         ("0x0/a.com/b.jpg", ""),
         ("origxorig/a.com/b.jpg", ""),
@@ -110,15 +121,20 @@ struct ThumborURLTests {
     }
 
     @Test func mapsTheOutputFilters() throws {
-        let url = try ThumborURL(path: "/unsafe/filters:quality(55):format(webp):max_bytes(9000)/http%3A%2F%2Fa.com%2Fb.jpg%3Fv%3D2")
+        let url = try ThumborURL(
+            path: "/unsafe/filters:quality(55):format(webp):max_bytes(9000)/http%3A%2F%2Fa.com%2Fb.jpg%3Fv%3D2")
         let parameters = try url.parameters(maximumSide: 8192, refusesUnknownFilters: false, negotiates: false)
         #expect(parameters.format == .webp)
         #expect(parameters.encoding.quality == 55 && parameters.encoding.maximumBytes == 9000)
         #expect(parameters.url.absoluteString == "http://a.com/b.jpg?v=2")
         // Without format(): the source's format, unless AUTO_WEBP.
         let plain = try ThumborURL(path: "/unsafe/a.com/b.jpg")
-        #expect(try plain.parameters(maximumSide: 8192, refusesUnknownFilters: false, negotiates: false).outputChoice(accept: "image/webp") == .sourceFormat)
-        #expect(try plain.parameters(maximumSide: 8192, refusesUnknownFilters: false, negotiates: true).outputChoice(accept: "image/webp") == .negotiated(.webp))
+        #expect(
+            try plain.parameters(maximumSide: 8192, refusesUnknownFilters: false, negotiates: false).outputChoice(
+                accept: "image/webp") == .sourceFormat)
+        #expect(
+            try plain.parameters(maximumSide: 8192, refusesUnknownFilters: false, negotiates: true).outputChoice(
+                accept: "image/webp") == .negotiated(.webp))
     }
 
     /// focal(): the centre of mass of the regions (each centre weighted by its area) decides a cover crop,
@@ -126,31 +142,48 @@ struct ThumborURLTests {
     @Test func mapsFocalAndWatermark() throws {
         func parameters(_ options: String) throws -> ImageParameters {
             try ThumborURL(path: Substring("/unsafe/" + options + "/a.com/b.jpg"))
-                .parameters(maximumSide: 8192, refusesUnknownFilters: false, negotiates: false, watermarks: ["logo": "logo-1f"])
+                .parameters(
+                    maximumSide: 8192, refusesUnknownFilters: false, negotiates: false, watermarks: ["logo": "logo-1f"])
         }
-        #expect(try parameters("300x200/filters:focal(100x100:200x200)").recipe.resize?.gravity == .sourcePoint(x: 150, y: 150))
+        #expect(
+            try parameters("300x200/filters:focal(100x100:200x200)").recipe.resize?.gravity
+                == .sourcePoint(x: 150, y: 150))
         // Two regions: 100x100 at (150,150) and 300x100 at (350,50): weights 1 and 3.
-        #expect(try parameters("300x200/filters:focal(100x100:200x200):focal(200x0:500x100)").recipe.resize?.gravity == .sourcePoint(x: 300, y: 75))
-        #expect(try parameters("300x200/smart/filters:focal(0x0:10x10)").recipe.resize?.gravity == .sourcePoint(x: 5, y: 5))  // over detection
-        #expect(try parameters("fit-in/300x200/filters:focal(0x0:10x10)").recipe.resize?.gravity == .center)  // nothing to crop
+        #expect(
+            try parameters("300x200/filters:focal(100x100:200x200):focal(200x0:500x100)").recipe.resize?.gravity
+                == .sourcePoint(x: 300, y: 75))
+        #expect(
+            // over detection
+            try parameters("300x200/smart/filters:focal(0x0:10x10)").recipe.resize?.gravity == .sourcePoint(x: 5, y: 5))
+        // nothing to crop
+        #expect(try parameters("fit-in/300x200/filters:focal(0x0:10x10)").recipe.resize?.gravity == .center)
         #expect(try parameters("300x200/filters:focal(nope)").skipped.map(\.name) == ["focal"])  // as thumbor
         // fill(blur) and fill(auto): contain's bars from the image itself.
         let blur = try parameters("fit-in/300x200/filters:fill(blur)").recipe
         #expect(blur.boxFill == .blur && blur.background == nil && blur.resize?.fit == .contain)
         #expect(try parameters("fit-in/300x200/filters:fill(auto)").recipe.boxFill == .median)
         #expect(try parameters("fit-in/300x200/filters:fill(red)").recipe.boxFill == .background)
-        func pasted(_ mark: ImageRecipe.Watermark.Mark, _ paste: ImageRecipe.Watermark.Paste) -> [ImageRecipe.Adjustment] {
+        func pasted(_ mark: ImageRecipe.Watermark.Mark, _ paste: ImageRecipe.Watermark.Paste) -> [ImageRecipe
+            .Adjustment]
+        {
             var watermark = ImageRecipe.Watermark(mark: mark)
             watermark.placement = .pasted(paste)
             return [.watermark(watermark)]
         }
         // A configured watermark by name (or a URL ending in it), else the URL, loaded as a source.
-        #expect(try parameters("filters:watermark(http://cdn.example.com/logo.png,-10,center,25)").recipe.adjustments
-            == pasted(.image("logo-1f"), .init(x: .pixels(10, fromEnd: true), y: .center, transparency: 25)))
-        #expect(try parameters("filters:watermark(cdn.example.com/brand.png,repeat,20p,0,30,none)").recipe.adjustments
-            == pasted(.linked(.source(URL(string: "http://cdn.example.com/brand.png")!)), .init(x: .repeat, y: .percent(20, fromEnd: false), widthRatio: 0.3)))
-        #expect(try parameters("filters:watermark('a.com/b.png',-0,-5p,150)").recipe.adjustments
-            == pasted(.linked(.source(URL(string: "http://a.com/b.png")!)), .init(x: .pixels(0, fromEnd: true), y: .percent(5, fromEnd: true), transparency: 100)))
+        #expect(
+            try parameters("filters:watermark(http://cdn.example.com/logo.png,-10,center,25)").recipe.adjustments
+                == pasted(.image("logo-1f"), .init(x: .pixels(10, fromEnd: true), y: .center, transparency: 25)))
+        #expect(
+            try parameters("filters:watermark(cdn.example.com/brand.png,repeat,20p,0,30,none)").recipe.adjustments
+                == pasted(
+                    .linked(.source(URL(string: "http://cdn.example.com/brand.png")!)),
+                    .init(x: .repeat, y: .percent(20, fromEnd: false), widthRatio: 0.3)))
+        #expect(
+            try parameters("filters:watermark('a.com/b.png',-0,-5p,150)").recipe.adjustments
+                == pasted(
+                    .linked(.source(URL(string: "http://a.com/b.png")!)),
+                    .init(x: .pixels(0, fromEnd: true), y: .percent(5, fromEnd: true), transparency: 100)))
         // Arguments thumbor's grammar rejects: skipped, as thumbor skips them.
         for bad in ["watermark(logo,left,0,0)", "watermark(logo,0,0)", "watermark(logo,0,0,-1)"] {
             #expect(try parameters("filters:\(bad)").skipped.map(\.name) == ["watermark"], "\(bad)")
@@ -168,24 +201,30 @@ struct ThumborURLTests {
         let thumbor = try ThumborURL(path: "/unsafe/300x200/smart/https%3A%2F%2Fa.com%2Fb.jpg")
             .parameters(maximumSide: 8192, refusesUnknownFilters: false, negotiates: true)
         let native = try ImageParameters(
-            query: ["url": "https://a.com/b.jpg", "w": "300", "h": "200", "gravity": "smart", "enlarge": "1"], maximumSide: 8192
+            query: ["url": "https://a.com/b.jpg", "w": "300", "h": "200", "gravity": "smart", "enlarge": "1"],
+            maximumSide: 8192
         )
         var recipe = native.recipe
         recipe.keepsPartialDecodeBlocks = true
         #expect(thumbor.recipe == recipe)
-        #expect(thumbor.responseKey == native.responseKey.replacingOccurrences(of: "smart:attention", with: "smart:attention,dct:partial"))
+        #expect(
+            thumbor.responseKey
+                == native.responseKey.replacingOccurrences(of: "smart:attention", with: "smart:attention,dct:partial"))
     }
 
     @Test(arguments: [
-        ("filters:format(bmp)/a.com/b.jpg", "format takes"), ("filters:background_color(blur)/a.com/b.jpg", "background_color(blur) is not supported"),
-        ("filters:fill(nocolour)/a.com/b.jpg", "fill takes a colour"), ("filters:blur(0)/a.com/b.jpg", "blur needs a radius"),
+        ("filters:format(bmp)/a.com/b.jpg", "format takes"),
+        ("filters:background_color(blur)/a.com/b.jpg", "background_color(blur) is not supported"),
+        ("filters:fill(nocolour)/a.com/b.jpg", "fill takes a colour"),
+        ("filters:blur(0)/a.com/b.jpg", "blur needs a radius"),
         ("filters:quality(x)/a.com/b.jpg", "quality needs a number"), ("9000x10/a.com/b.jpg", "at most 8192"),
         ("300x200/file:///etc/passwd", "must be an http or https URL"),
     ])
     func refusesWhatItCannotDoWithThumborsWords(options: String, message: String) throws {
         let url = try ThumborURL(path: Substring("/unsafe/" + options))
         do {
-            _ = try url.parameters(maximumSide: 8192, refusesUnknownFilters: false, negotiates: false, refusesBadFilterArguments: true)
+            _ = try url.parameters(
+                maximumSide: 8192, refusesUnknownFilters: false, negotiates: false, refusesBadFilterArguments: true)
             Issue.record("\(options) was accepted")
         } catch let error as ServerError {
             #expect(error.message.contains(message), "\(error.message)")
@@ -194,8 +233,11 @@ struct ThumborURLTests {
 
     @Test func refusesUnknownFiltersWhenAsked() throws {
         let url = try ThumborURL(path: "/unsafe/filters:sepia(10)/a.com/b.jpg")
-        #expect(throws: ServerError.self) { try url.parameters(maximumSide: 8192, refusesUnknownFilters: true, negotiates: false) }
-        #expect(try url.parameters(maximumSide: 8192, refusesUnknownFilters: false, negotiates: false).recipe.isIdentity)
+        #expect(throws: ServerError.self) {
+            try url.parameters(maximumSide: 8192, refusesUnknownFilters: true, negotiates: false)
+        }
+        #expect(
+            try url.parameters(maximumSide: 8192, refusesUnknownFilters: false, negotiates: false).recipe.isIdentity)
     }
 
     @Test(arguments: [
