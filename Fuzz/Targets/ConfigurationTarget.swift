@@ -21,19 +21,21 @@ enum ConfigurationTarget {
         }
         // What the server derives from it (the budget, the cache shares, the ceiling) is in range.
         try require(
-            configuration.inflightMemory > 0 && configuration.inflightMemory < configuration.memoryLimit,
+            configuration.limits.inflightMemory > 0
+                && configuration.limits.inflightMemory < configuration.limits.memoryLimit,
             "in-flight budget")
-        try require(configuration.cacheMemory > 0, "no memory for the caches")
-        try require(configuration.residentCeiling > configuration.memoryLimit, "resident ceiling")
+        try require(configuration.limits.cacheMemory > 0, "no memory for the caches")
+        try require(configuration.limits.residentCeiling > configuration.limits.memoryLimit, "resident ceiling")
         _ = MemoryBudget(
             configuration: MemoryBudget.Configuration(
-                limit: configuration.inflightMemory, maximumQueueLength: configuration.admissionQueueLength,
-                maximumWait: configuration.admissionTimeout ?? configuration.requestTimeout
+                limit: configuration.limits.inflightMemory,
+                maximumQueueLength: configuration.limits.admissionQueueLength,
+                maximumWait: configuration.limits.admissionTimeout ?? configuration.limits.requestTimeout
             ))
-        if let directory = configuration.cacheDirectory {
-            _ = DiskCache.Configuration(directory: directory, sizeLimit: configuration.diskLimit)
+        if let directory = configuration.caching.directory {
+            _ = DiskCache.Configuration(directory: directory, sizeLimit: configuration.caching.diskLimit)
         }
-        for url in configuration.galleryURLs {
+        for url in configuration.gallery.urls {
             try require(
                 ServerConfiguration.sourceURL(url.absoluteString) != nil, "gallery URL \(url) is not a source URL")
         }

@@ -13,11 +13,11 @@ enum PathsTarget {
 
     static func dialects(signed: Bool) -> PathDialects {
         var configuration = ServerConfiguration()
-        configuration.imgproxyPresets = ["thumb": "rs:fill:100:100/q:70", "loop": "pr:loop/w:10"]
+        configuration.imgproxy.presets = ["thumb": "rs:fill:100:100/q:70", "loop": "pr:loop/w:10"]
         if signed {
-            configuration.thumborSecurityKey = "fuzz-key"
-            configuration.imgproxyKeys = ["0123456789abcdef", "ff"]
-            configuration.imgproxySalts = ["fedcba9876543210", "00"]
+            configuration.thumbor.securityKey = "fuzz-key"
+            configuration.imgproxy.keys = ["0123456789abcdef", "ff"]
+            configuration.imgproxy.salts = ["fedcba9876543210", "00"]
         }
         return try! PathDialects(configuration: configuration, watermarks: ["logo": "logo-1"])
     }

@@ -19,11 +19,13 @@ enum ThumborConfigurationTarget {
         } catch {
             throw FuzzFailure("an applied thumbor configuration does not validate: \(error.message)")
         }
-        try require(configuration.formatQualities.values.allSatisfy((1...100).contains), "a quality out of range")
         try require(
-            configuration.thumborMaximumWidth >= 0 && configuration.thumborMaximumHeight >= 0, "a negative largest side"
+            configuration.rendering.formatQualities.values.allSatisfy((1...100).contains), "a quality out of range")
+        try require(
+            configuration.thumbor.maximumWidth >= 0 && configuration.thumbor.maximumHeight >= 0,
+            "a negative largest side"
         )
-        try require(configuration.maximumSourcePixels >= 1, "no pixels allowed")
+        try require(configuration.limits.maximumSourcePixels >= 1, "no pixels allowed")
         // Each unread line is reported once, by a line number the text has.
         let lineCount = text.unicodeScalars.filter { $0 == "\n" }.count + 1
         let numbers = report.unreadLines.compactMap { $0.split(separator: ":").first.flatMap { Int($0.dropFirst(5)) } }

@@ -232,7 +232,7 @@ struct ServeCommand: AsyncParsableCommand {
         }
         raiseDescriptorLimit()
         ProcessMemory.limitArenas(to: 2)
-        ProcessMemory.keepFreedMemory(trimThreshold: configuration.memoryLimit / 4)
+        ProcessMemory.keepFreedMemory(trimThreshold: configuration.limits.memoryLimit / 4)
         let application: any ApplicationProtocol
         do {
             configuration = try await configuration.downloadingRemoteImages()  // imgproxy's *_URL images, once

@@ -22,19 +22,22 @@ public func buildApplication(
     // headers are bounded.
     // A client that goes cancels its request's work (ConnectionWatcher).
     var http1 = HTTP1Channel.Configuration(
-        additionalChannelHandlers: [watcher.handler()], idleTimeout: .nanoseconds(configuration.idleTimeout.nanoseconds)
+        additionalChannelHandlers: [watcher.handler()],
+        idleTimeout: .nanoseconds(configuration.listener.idleTimeout.nanoseconds)
     )
     http1.httpDecoder = .init(
-        maxHeaderFieldSize: configuration.maximumHeaderBytes / 2, maxHeaderListSize: configuration.maximumHeaderBytes,
+        maxHeaderFieldSize: configuration.listener.maximumHeaderBytes / 2,
+        maxHeaderListSize: configuration.listener.maximumHeaderBytes,
         maxHeaderFieldCount: 100
     )
     // Hits answered on the event loop, before the router (which answers everything else).
     let hits =
-        configuration.answersHitsOnEventLoop
+        configuration.listener.answersHitsOnEventLoop
         ? StoredHits(controller: imagery.controller, metrics: imagery.metrics, logger: logger, serverName: "imagery")
         : nil
     let limits = RequestHead.Limits(
-        maximumHeadBytes: configuration.maximumHeaderBytes, maximumFieldBytes: configuration.maximumHeaderBytes / 2,
+        maximumHeadBytes: configuration.listener.maximumHeaderBytes,
+        maximumFieldBytes: configuration.listener.maximumHeaderBytes / 2,
         maximumFieldCount: 100
     )
     let summary = ServerThreads.summary(of: imagery.service)
@@ -42,8 +45,8 @@ public func buildApplication(
         router: router,
         server: .http1(configuration: http1, hits: hits, limits: limits),
         configuration: .init(
-            address: .hostname(configuration.host, port: configuration.port), serverName: "imagery",
-            availableConnectionsDelegate: .maximum(configuration.maximumConnections, logger: logger)
+            address: .hostname(configuration.listener.host, port: configuration.listener.port), serverName: "imagery",
+            availableConnectionsDelegate: .maximum(configuration.listener.maximumConnections, logger: logger)
         ),
         // After Hummingbird's "Server started and listening": what the server derived and runs with.
         onServerRunning: { _ in logger.info("\(summary)", metadata: ["startup": "settings"]) },

@@ -46,8 +46,10 @@ import Testing
             "IMAGERY_SIGNING_KEY": "secret",
             "IMAGERY_IDLE_TIMEOUT": "7", "IMAGERY_LOG_FORMAT": "json",
         ])
-        #expect(configuration.port == 9001 && configuration.host == "0.0.0.0" && configuration.memoryLimit == 1 << 30)
-        #expect(configuration.signingKey == "secret" && configuration.idleTimeout == .seconds(7))
+        #expect(
+            configuration.listener.port == 9001 && configuration.listener.host == "0.0.0.0"
+                && configuration.limits.memoryLimit == 1 << 30)
+        #expect(configuration.requests.signingKey == "secret" && configuration.listener.idleTimeout == .seconds(7))
         #expect(notes.isEmpty)
         let arguments = try ImageryCommand.arguments(["serve"], environment: ["IMAGERY_LOG_FORMAT": "json"])
         #expect((try ImageryCommand.parseAsRoot(arguments) as? ServeCommand)?.logFormat == .json)
@@ -56,17 +58,17 @@ import Testing
     /// The command line wins over a variable, in either spelling (`--port 1`, `--port=1`).
     @Test(arguments: [["--port", "9002"], ["--port=9002"]])
     func theCommandLineWinsOverAVariable(_ arguments: [String]) throws {
-        #expect(try Self.configuration(arguments, ["IMAGERY_PORT": "9001"]).0.port == 9002)
+        #expect(try Self.configuration(arguments, ["IMAGERY_PORT": "9001"]).0.listener.port == 9002)
     }
 
     @Test(arguments: ["1", "true", "TRUE", "yes", "on"])
     func aFlagVariableThatSaysYesSetsTheFlag(_ value: String) throws {
-        #expect(try Self.configuration(["IMAGERY_NO_DISK_CACHE": value]).0.cacheDirectory == nil)
+        #expect(try Self.configuration(["IMAGERY_NO_DISK_CACHE": value]).0.caching.directory == nil)
     }
 
     @Test(arguments: ["0", "false", "no", "off", ""])
     func aFlagVariableThatSaysNoLeavesTheFlagOff(_ value: String) throws {
-        #expect(try Self.configuration(["IMAGERY_NO_DISK_CACHE": value]).0.cacheDirectory != nil)
+        #expect(try Self.configuration(["IMAGERY_NO_DISK_CACHE": value]).0.caching.directory != nil)
     }
 
     @Test func aFlagVariableThatIsNeitherIsRefusedByName() {
@@ -83,9 +85,10 @@ import Testing
             "IMAGERY_CLUSTER_SELF": "a:1",
         ]
         let configuration = try Self.configuration(environment).0
-        #expect(configuration.allowedHosts == ["a.example", "*.b.example"])
-        #expect(configuration.clusterInstances == ["a:1", "b:2"] && configuration.clusterSelf == "a:1")
-        #expect(try Self.configuration(["--allow-host", "c.example"], environment).0.allowedHosts == ["c.example"])
+        #expect(configuration.origins.allowedHosts == ["a.example", "*.b.example"])
+        #expect(configuration.cluster.instances == ["a:1", "b:2"] && configuration.cluster.selfAddress == "a:1")
+        #expect(
+            try Self.configuration(["--allow-host", "c.example"], environment).0.origins.allowedHosts == ["c.example"])
     }
 
     /// A variable with the prefix that names no option is told, not an error; the test suite's own are not told.
@@ -93,7 +96,7 @@ import Testing
         let (configuration, notes) = try Self.configuration([
             "IMAGERY_PROT": "9000", "IMAGERY_CORPUS": "/corpus", "OTHER": "x",
         ])
-        #expect(configuration.port == 8080)
+        #expect(configuration.listener.port == 8080)
         #expect(notes == ["ignoring IMAGERY_PROT: no option of this command has that name"])
     }
 
@@ -115,9 +118,9 @@ import Testing
             "IMGPROXY_BIND": ":9300", "IMGPROXY_KEY": "aabb", "IMGPROXY_SALT": "ccdd", "IMGPROXY_MAX_CLIENTS": "12",
             "IMGPROXY_TIMEOUT": "9",
         ])
-        #expect(configuration.host == "0.0.0.0" && configuration.port == 9300)
-        #expect(configuration.imgproxyKeys == ["aabb"] && configuration.imgproxySalts == ["ccdd"])
-        #expect(configuration.maximumConnections == 12 && configuration.requestTimeout == .seconds(9))
+        #expect(configuration.listener.host == "0.0.0.0" && configuration.listener.port == 9300)
+        #expect(configuration.imgproxy.keys == ["aabb"] && configuration.imgproxy.salts == ["ccdd"])
+        #expect(configuration.listener.maximumConnections == 12 && configuration.limits.requestTimeout == .seconds(9))
         #expect(notes.isEmpty)
     }
 
@@ -148,15 +151,16 @@ import Testing
         defer { try? FileManager.default.removeItem(at: file) }
         try Data(#"{"port": 1000}"#.utf8).write(to: file)
         let config = ["--config", file.path]
-        #expect(try Self.configuration(config, [:]).0.port == 1000)
-        #expect(try Self.configuration(config, ["IMGPROXY_BIND": ":2000"]).0.port == 2000)
-        #expect(try Self.configuration(config, ["IMGPROXY_BIND": ":2000", "IMAGERY_PORT": "3000"]).0.port == 3000)
+        #expect(try Self.configuration(config, [:]).0.listener.port == 1000)
+        #expect(try Self.configuration(config, ["IMGPROXY_BIND": ":2000"]).0.listener.port == 2000)
+        #expect(
+            try Self.configuration(config, ["IMGPROXY_BIND": ":2000", "IMAGERY_PORT": "3000"]).0.listener.port == 3000)
         #expect(
             try Self.configuration(config + ["--port", "4000"], ["IMGPROXY_BIND": ":2000", "IMAGERY_PORT": "3000"]).0
-                .port == 4000)
+                .listener.port == 4000)
         #expect(
             try Self.configuration(
                 ["--imgproxy-key", "ee", "--imgproxy-salt", "ff"], ["IMGPROXY_KEY": "aa", "IMGPROXY_SALT": "bb"]
-            ).0.imgproxyKeys == ["ee"])
+            ).0.imgproxy.keys == ["ee"])
     }
 }

@@ -31,10 +31,10 @@ public enum ServerThreads {
         return """
             usable processors: \(UsableProcessors.current); at once: \(decodes) decodes, \
             \(service.encodingPool.threadCount) encodes, \(NIOSingletons.groupLoopCountSuggestion) event loops; \
-            memory limit \(mebibytes(configuration.memoryLimit)) (in flight \(mebibytes(configuration.inflightMemory)); \
-            admission held back over \(mebibytes(configuration.residentCeiling)) resident after a trim, \(configuration.admissionQueueLength) requests may wait); \
-            at most \(configuration.maximumConnections) connections, \
-            \(configuration.maximumConcurrentFetches) origin fetches at once
+            memory limit \(mebibytes(configuration.limits.memoryLimit)) (in flight \(mebibytes(configuration.limits.inflightMemory)); \
+            admission held back over \(mebibytes(configuration.limits.residentCeiling)) resident after a trim, \(configuration.limits.admissionQueueLength) requests may wait); \
+            at most \(configuration.listener.maximumConnections) connections, \
+            \(configuration.origins.maximumConcurrentFetches) origin fetches at once
             """
     }
 }

@@ -29,7 +29,7 @@ public struct AutoQualitySettings: Sendable, Hashable {
     public var target: AutoQuality.Target = AutoQuality.defaultTarget
     /// The lowest quality; `nil`: `AutoQuality.defaultRange` below the highest.
     public var minimum: Int?
-    /// The highest quality; `nil`: the format's quality (``ServerConfiguration/formatQualities``).
+    /// The highest quality; `nil`: the format's quality (``ServerConfiguration/Rendering/formatQualities``).
     public var maximum: Int?
     /// Bounds for one format, before ``minimum`` and ``maximum`` (imgproxy's `AUTOQUALITY_FORMAT_MIN`, `_MAX`).
     public var formatMinimums: [ImageFormat: Int] = [:]

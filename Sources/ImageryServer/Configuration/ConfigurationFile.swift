@@ -25,6 +25,7 @@ public enum ConfigurationFile {
 
     /// The layer of a file's `data`.
     /// - Parameters:
+    ///   - data: The file's bytes.
     ///   - name: What errors call it (its path).
     ///   - yaml: Whether it is YAML (else JSON).
     public static func layer(_ data: Data, name: String, yaml: Bool = false) throws(ConfigurationFileError) -> (

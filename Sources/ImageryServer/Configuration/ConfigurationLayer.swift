@@ -20,6 +20,7 @@ public struct ConfigurationLayer: Sendable {
 
     /// Values already in the setting's text (the command line's options, a file's keys, a peer's settings).
     /// - Parameters:
+    ///   - name: What messages and `--print-config` call the layer.
     ///   - values: Each key's value: a string, or a list of strings for a list setting.
     ///   - origins: What set each key.
     public static func values(name: String, _ values: [String: ConfigContent], origins: [String: String] = [:]) -> Self

@@ -23,8 +23,11 @@ public enum ConfigurationLoader {
     }
 
     /// Reads every setting from `layers`, in order of precedence, onto `base` (default: the defaults).
-    /// - Parameter validating: Whether the result is ``ServerConfiguration/validate()``d (default: yes;
-    ///   tests of the reading alone say no).
+    /// - Parameters:
+    ///   - layers: Where settings come from, the first that has a key winning.
+    ///   - base: The configuration the layers' values are read onto (default: the defaults).
+    ///   - validating: Whether the result is ``ServerConfiguration/validate()``d (default: yes;
+    ///     tests of the reading alone say no).
     /// - Throws: ``ConfigurationFileError`` naming the key, where its value came from, and what it takes.
     public static func load(
         _ layers: [ConfigurationLayer], base: ServerConfiguration = ServerConfiguration(), validating: Bool = true

@@ -9,7 +9,7 @@ import Imagery
 /// Every provider (the command line, `IMAGERY_*` variables, a JSON or YAML file, imgproxy's variables,
 /// a `thumbor.conf`) hands a setting text: one string, or a list of strings for a ``Kind/list``
 /// setting. The setting alone parses it, so a value means the same wherever it was given, and
-/// ``show`` writes the effective value in the same syntax (`--print-config`, the README's table).
+/// ``show(_:)`` writes the effective value in the same syntax (`--print-config`, the README's table).
 public struct ConfigurationSetting: Sendable {
     /// Whether the setting takes one value or a list.
     public enum Kind: Sendable { case value, list }

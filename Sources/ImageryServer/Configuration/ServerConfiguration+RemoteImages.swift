@@ -11,12 +11,14 @@ extension ServerConfiguration {
     /// - Throws: ``ConfigurationFileError`` naming the setting and the URL.
     package func downloadingRemoteImages() async throws(ConfigurationFileError) -> ServerConfiguration {
         var remote: [(name: String, url: URL)] = []
-        if let url = fallbackImageFile, Self.isRemote(url) { remote.append(("the fallback image", url)) }
-        for (name, url) in watermarkFiles where Self.isRemote(url) { remote.append(("watermark \(name)", url)) }
+        if let url = fallback.image, Self.isRemote(url) { remote.append(("the fallback image", url)) }
+        for (name, url) in rendering.watermarkFiles where Self.isRemote(url) {
+            remote.append(("watermark \(name)", url))
+        }
         guard !remote.isEmpty else { return self }
         var loaderConfiguration = HTTPDataLoader.Configuration()
-        loaderConfiguration.maximumSize = maximumSourceBytes
-        loaderConfiguration.timeout = originTimeout
+        loaderConfiguration.maximumSize = limits.maximumSourceBytes
+        loaderConfiguration.timeout = origins.timeout
         let loader = HTTPDataLoader(configuration: loaderConfiguration)
         var resolved = self
         var failure: ConfigurationFileError?
@@ -28,8 +30,10 @@ extension ServerConfiguration {
                     break
                 }
                 let inline = try Self.inlineImage(base64: response.data.base64EncodedString())
-                if resolved.fallbackImageFile == url { resolved.fallbackImageFile = inline }
-                for (key, value) in resolved.watermarkFiles where value == url { resolved.watermarkFiles[key] = inline }
+                if resolved.fallback.image == url { resolved.fallback.image = inline }
+                for (key, value) in resolved.rendering.watermarkFiles where value == url {
+                    resolved.rendering.watermarkFiles[key] = inline
+                }
             } catch {
                 failure = ConfigurationFileError(
                     message: "\(name) could not be downloaded from \(url.absoluteString): \(error)")

@@ -28,124 +28,131 @@ extension ServerConfiguration {
     }
 
     static let listenerSettings: [ConfigurationSetting] = [
-        .text("listener.host", file: "host", option: "host", \.host, "The address to listen on; default 127.0.0.1."),
-        .integer("listener.port", file: "port", option: "port", \.port, "The port; default 8080 (0 picks a free one)."),
+        .text(
+            "listener.host", file: "host", option: "host", \.listener.host,
+            "The address to listen on; default 127.0.0.1."),
+        .integer(
+            "listener.port", file: "port", option: "port", \.listener.port,
+            "The port; default 8080 (0 picks a free one)."),
         .seconds(
-            "listener.idleTimeoutSeconds", file: "idleTimeoutSeconds", option: "idle-timeout", \.idleTimeout,
+            "listener.idleTimeoutSeconds", file: "idleTimeoutSeconds", option: "idle-timeout", \.listener.idleTimeout,
             "A connection that sends no complete request for this long is closed; default 30."
         ),
         .integer(
-            "listener.maximumConnections", file: "maximumConnections", option: "max-connections", \.maximumConnections,
+            "listener.maximumConnections", file: "maximumConnections", option: "max-connections",
+            \.listener.maximumConnections,
             "The most connections open at once; default 10000."
         ),
         .integer(
-            "listener.maximumHeaderBytes", file: "maximumHeaderBytes", \.maximumHeaderBytes,
+            "listener.maximumHeaderBytes", file: "maximumHeaderBytes", \.listener.maximumHeaderBytes,
             "The most bytes of a request's headers; default 32768."
         ),
         .flag(
-            "listener.answersHitsOnEventLoop", file: "answersHitsOnEventLoop", \.answersHitsOnEventLoop,
+            "listener.answersHitsOnEventLoop", file: "answersHitsOnEventLoop", \.listener.answersHitsOnEventLoop,
             "Answer fresh hits on the connection's event loop, before the router; default true."
         ),
     ]
 
     static let limitSettings: [ConfigurationSetting] = [
         .bytes(
-            "limits.memoryLimit", file: "memoryLimit", option: "memory-limit", \.memoryLimit,
+            "limits.memoryLimit", file: "memoryLimit", option: "memory-limit", \.limits.memoryLimit,
             "Memory for the caches and the work in flight together; default 128M a usable processor, at least 512M."
         ),
         .optionalBytes(
             "limits.maximumInflightMemory", file: "maximumInflightMemory", option: "max-inflight-memory",
-            \.maximumInflightMemory,
+            \.limits.maximumInflightMemory,
             "Of memoryLimit, the bytes downloads and decodes in flight may hold; default: half."
         ),
         .integer(
             "limits.admissionQueueLength", file: "admissionQueueLength", option: "admission-queue",
-            \.admissionQueueLength,
+            \.limits.admissionQueueLength,
             "The most requests waiting for memory or a decode; default 32 a usable processor, at least 64."
         ),
         .optionalSeconds(
             "limits.admissionTimeoutSeconds", file: "admissionTimeoutSeconds", option: "admission-timeout",
-            \.admissionTimeout,
+            \.limits.admissionTimeout,
             "The longest a request waits for memory before a 503; default: what the request timeout allows."
         ),
         .seconds(
-            "limits.requestTimeoutSeconds", file: "requestTimeoutSeconds", option: "request-timeout", \.requestTimeout,
+            "limits.requestTimeoutSeconds", file: "requestTimeoutSeconds", option: "request-timeout",
+            \.limits.requestTimeout,
             "The longest an image may take to make before a 504; default 30."
         ),
         .integer(
-            "limits.maximumSourceBytes", file: "maximumSourceBytes", \.maximumSourceBytes,
+            "limits.maximumSourceBytes", file: "maximumSourceBytes", \.limits.maximumSourceBytes,
             "The largest source accepted; default 50000000."
         ),
         .integer(
-            "limits.maximumSourcePixels", file: "maximumSourcePixels", \.maximumSourcePixels,
+            "limits.maximumSourcePixels", file: "maximumSourcePixels", \.limits.maximumSourcePixels,
             "The most pixels a source may declare; default 100000000."
         ),
         .integer(
-            "limits.maximumFrames", file: "maximumFrames", \.maximumFrames,
+            "limits.maximumFrames", file: "maximumFrames", \.limits.maximumFrames,
             "The most frames of an animation processed; default 1000."
         ),
         .optionalInteger(
-            "limits.maximumFramePixels", file: "maximumFramePixels", \.maximumFramePixels,
+            "limits.maximumFramePixels", file: "maximumFramePixels", \.limits.maximumFramePixels,
             "The most pixels of each frame of an animation; default: none beyond maximumSourcePixels."
         ),
         .integer(
-            "limits.maximumOutputSide", file: "maximumOutputSide", \.maximumOutputSide,
+            "limits.maximumOutputSide", file: "maximumOutputSide", \.limits.maximumOutputSide,
             "The largest width or height; default 8192."),
     ]
 
     static let cachingSettings: [ConfigurationSetting] = [
         .path(
-            "caching.directory", file: "cacheDirectory", option: "cache-dir", \.cacheDirectory,
+            "caching.directory", file: "cacheDirectory", option: "cache-dir", \.caching.directory,
             "The disk cache's directory; default .imagery-cache; empty: no disk cache (--no-disk-cache)."
         ),
         .bytes(
-            "caching.diskLimit", file: "diskLimit", option: "disk-limit", \.diskLimit,
+            "caching.diskLimit", file: "diskLimit", option: "disk-limit", \.caching.diskLimit,
             "Bytes of the disk cache; default 2G."),
         .integer(
-            "caching.responseMaxAge", file: "responseMaxAge", option: "max-age", \.responseMaxAge,
+            "caching.responseMaxAge", file: "responseMaxAge", option: "max-age", \.caching.responseMaxAge,
             "The longest Cache-Control max-age of image responses, in seconds; default 86400."
         ),
         .integer(
-            "caching.minimumFreshness", file: "minimumFreshness", option: "minimum-freshness", \.minimumFreshness,
+            "caching.minimumFreshness", file: "minimumFreshness", option: "minimum-freshness",
+            \.caching.minimumFreshness,
             "Seconds of freshness given to sources that state no expiry; default 3600."
         ),
     ]
 
     static let originSettings: [ConfigurationSetting] = [
         .list(
-            "origins.allowedHosts", file: "allowedHosts", option: "allow-host", \.allowedHosts,
+            "origins.allowedHosts", file: "allowedHosts", option: "allow-host", \.origins.allowedHosts,
             "Only these source hosts are fetched (*.example.com for subdomains); default: any public host."
         ),
         .list(
             "origins.privateNetworkHosts", file: "privateNetworkHosts", option: "allow-private-host",
-            \.privateNetworkHosts,
+            \.origins.privateNetworkHosts,
             "Hosts fetched even on loopback or private addresses; default none."
         ),
         .seconds(
-            "origins.timeoutSeconds", file: "originTimeoutSeconds", \.originTimeout,
+            "origins.timeoutSeconds", file: "originTimeoutSeconds", \.origins.timeout,
             "The most time an origin fetch may take; default 10."
         ),
         .integer(
-            "origins.maximumConcurrentFetches", file: "maximumConcurrentFetches", \.maximumConcurrentFetches,
+            "origins.maximumConcurrentFetches", file: "maximumConcurrentFetches", \.origins.maximumConcurrentFetches,
             "The most origin fetches at once; default 8 a usable processor, at least 16."
         ),
         .path(
-            "origins.localFilesystemRoot", file: "localFilesystemRoot", \.localFilesystemRoot,
+            "origins.localFilesystemRoot", file: "localFilesystemRoot", \.origins.localFilesystemRoot,
             "imgproxy URLs may name local:///PATH sources under this directory; default none."
         ),
     ]
 
     static let requestSettings: [ConfigurationSetting] = [
         .optionalText(
-            "requests.signingKey", file: "signingKey", option: "signing-key", secret: true, \.signingKey,
+            "requests.signingKey", file: "signingKey", option: "signing-key", secret: true, \.requests.signingKey,
             "Every /image query must be signed with this key (HMAC-SHA256); default none."
         ),
         .entries(
-            "requests.presets", file: "presets", option: "preset", \.presets,
+            "requests.presets", file: "presets", option: "preset", \.requests.presets,
             "Named sets of /image parameters, NAME=QUERY; default none."
         ),
         .flag(
-            "requests.onlyPresets", file: "onlyPresets", option: "only-presets", \.onlyPresets,
+            "requests.onlyPresets", file: "onlyPresets", option: "only-presets", \.requests.onlyPresets,
             "/image takes presets only; default false."),
     ]
 
@@ -158,16 +165,16 @@ extension ServerConfiguration {
                 guard let format = ImageFormat(fileExtension: name), lossyFormats.contains(format) else {
                     throw ConfigurationFileError(message: "\(name) is not one of jpeg, webp, avif, jxl, heic")
                 }
-                configuration.formatQualities[format] = try SettingText.integer(value)
+                configuration.rendering.formatQualities[format] = try SettingText.integer(value)
             }
         } write: { configuration in
             .stringArray(
-                configuration.formatQualities.sorted { $0.key.rawValue < $1.key.rawValue }.map {
+                configuration.rendering.formatQualities.sorted { $0.key.rawValue < $1.key.rawValue }.map {
                     "\($0.key.rawValue)=\($0.value)"
                 })
         },
         .flag(
-            "rendering.autoQuality.default", file: "autoQuality.default", \.autoQuality.isDefault,
+            "rendering.autoQuality.default", file: "autoQuality.default", \.rendering.autoQuality.isDefault,
             "Requests that ask for no quality get a quality search; default false."
         ),
         ConfigurationSetting(
@@ -176,57 +183,58 @@ extension ServerConfiguration {
         ) { configuration, content throws(ConfigurationFileError) in
             let text = try SettingText.string(content)
             if text.hasSuffix("bytes") {
-                configuration.autoQuality.target = .bytes(
+                configuration.rendering.autoQuality.target = .bytes(
                     try SettingText.integer(String(text.dropLast(5)).trimmingCharacters(in: .whitespaces)))
             } else {
                 guard let score = Double(text) else {
                     throw ConfigurationFileError(message: "takes a SSIMULACRA2 score or N bytes, not '\(text)'")
                 }
-                configuration.autoQuality.target = .ssimulacra2(score)
+                configuration.rendering.autoQuality.target = .ssimulacra2(score)
             }
         } write: { configuration in
-            switch configuration.autoQuality.target {
+            switch configuration.rendering.autoQuality.target {
             case .ssimulacra2(let score): .string(score == score.rounded() ? String(Int(score)) : String(score))
             case .bytes(let bytes): .string("\(bytes) bytes")
             }
         },
         .optionalInteger(
-            "rendering.autoQuality.minimum", file: "autoQuality.minimum", \.autoQuality.minimum,
+            "rendering.autoQuality.minimum", file: "autoQuality.minimum", \.rendering.autoQuality.minimum,
             "The least quality searched."),
         .optionalInteger(
-            "rendering.autoQuality.maximum", file: "autoQuality.maximum", \.autoQuality.maximum,
+            "rendering.autoQuality.maximum", file: "autoQuality.maximum", \.rendering.autoQuality.maximum,
             "The most quality searched."),
         formatBounds(
-            "rendering.autoQuality.formatMinimums", \.autoQuality.formatMinimums,
+            "rendering.autoQuality.formatMinimums", \.rendering.autoQuality.formatMinimums,
             "The least quality searched, by format."),
         formatBounds(
-            "rendering.autoQuality.formatMaximums", \.autoQuality.formatMaximums,
+            "rendering.autoQuality.formatMaximums", \.rendering.autoQuality.formatMaximums,
             "The most quality searched, by format."),
         ConfigurationSetting(
             "rendering.autoQuality.tolerance", .value, file: "autoQuality.tolerance",
             "How far below the target a score may land; default 0.5."
         ) { configuration, content throws(ConfigurationFileError) in
-            configuration.autoQuality.tolerance = try SettingText.number(SettingText.string(content))
+            configuration.rendering.autoQuality.tolerance = try SettingText.number(SettingText.string(content))
         } write: {
-            .string(String($0.autoQuality.tolerance))
+            .string(String($0.rendering.autoQuality.tolerance))
         },
         .integer(
-            "rendering.autoQuality.maximumPixels", file: "autoQuality.maximumPixels", \.autoQuality.maximumPixels,
+            "rendering.autoQuality.maximumPixels", file: "autoQuality.maximumPixels",
+            \.rendering.autoQuality.maximumPixels,
             "The largest output searched; larger ones get the format's quality."
         ),
         ConfigurationSetting(
             "rendering.watermarkFiles", .list, file: "watermarkFiles", option: "watermark",
             "Watermark images, NAME=FILE (a data: or http(s) URL too); /image?watermark=NAME lays one over; default none."
         ) { configuration, content throws(ConfigurationFileError) in
-            let imgproxy = configuration.watermarkFiles[ImgproxyEnvironment.watermarkName]
-            configuration.watermarkFiles = try SettingText.entries(SettingText.strings(content)).mapValues(
+            let imgproxy = configuration.rendering.watermarkFiles[ImgproxyEnvironment.watermarkName]
+            configuration.rendering.watermarkFiles = try SettingText.entries(SettingText.strings(content)).mapValues(
                 imageLocation)
-            if let imgproxy, configuration.watermarkFiles[ImgproxyEnvironment.watermarkName] == nil {
-                configuration.watermarkFiles[ImgproxyEnvironment.watermarkName] = imgproxy
+            if let imgproxy, configuration.rendering.watermarkFiles[ImgproxyEnvironment.watermarkName] == nil {
+                configuration.rendering.watermarkFiles[ImgproxyEnvironment.watermarkName] = imgproxy
             }
         } write: { configuration in
             // imgproxy's own watermark is imgproxy.watermark.
-            let named = configuration.watermarkFiles.filter { $0.key != ImgproxyEnvironment.watermarkName }
+            let named = configuration.rendering.watermarkFiles.filter { $0.key != ImgproxyEnvironment.watermarkName }
             return .stringArray(named.sorted { $0.key < $1.key }.map { "\($0.key)=\(showLocation($0.value))" })
         },
     ]

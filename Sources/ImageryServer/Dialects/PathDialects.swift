@@ -21,8 +21,8 @@ package struct PathDialects: Sendable {
     package init(configuration: ServerConfiguration, watermarks: [String: String] = [:]) throws(ConfigurationFileError)
     {
         self.configuration = configuration
-        nativeSigned = configuration.signingKey != nil
-        thumborSigner = configuration.thumborSecurityKey.map(ThumborSigner.init(key:))
+        nativeSigned = configuration.requests.signingKey != nil
+        thumborSigner = configuration.thumbor.securityKey.map(ThumborSigner.init(key:))
         imgproxy = try ImgproxyDialect(configuration)
         self.watermarks = watermarks
     }
@@ -30,10 +30,12 @@ package struct PathDialects: Sendable {
     /// The syntax `path` is written in (imgproxy's options are told apart by their `name:args`
     /// segments, so it is tried first), or `nil`: no syntax that is on here (404).
     package func syntax(of path: Substring) -> Syntax? {
-        if configuration.imgproxyURLs, let path = imgproxyPath(path), ImgproxyURL.mayBe(path, syntax: imgproxy.syntax) {
+        if configuration.imgproxy.enabled, let path = imgproxyPath(path),
+            ImgproxyURL.mayBe(path, syntax: imgproxy.syntax)
+        {
             return .imgproxy
         }
-        if configuration.thumborURLs, ThumborURL.mayBe(path) { return .thumbor }
+        if configuration.thumbor.enabled, ThumborURL.mayBe(path) { return .thumbor }
         return nil
     }
 

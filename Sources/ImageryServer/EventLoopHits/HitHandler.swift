@@ -20,7 +20,7 @@ import NIOHTTPTypes
 ///   decoder, and so does everything after them on that connection: the decoder's limits and
 ///   errors hold as before.
 /// - Idle connections: the server's own idle timeout would not see the requests answered here, so
-///   this handler keeps it (``ServerConfiguration/idleTimeout``) for every request, as it did: closed
+///   this handler keeps it (``ServerConfiguration/Listener/idleTimeout``) for every request, as it did: closed
 ///   when no whole request arrived and no answer ended for that long (a dripping head included),
 ///   never while a route is answering.
 final class HitHandler: ChannelInboundHandler, RemovableChannelHandler {

@@ -27,7 +27,7 @@ final class StoredHits: Sendable {
         lineWriter = logger.handler as? ServerLogHandler
         self.serverName = serverName
         let configuration = controller.service.configuration
-        pathSyntaxes = configuration.imgproxyURLs || configuration.thumborURLs
+        pathSyntaxes = configuration.imgproxy.enabled || configuration.thumbor.enabled
     }
 
     /// A request result storage answers: its path (for the log line), the response and how to answer.

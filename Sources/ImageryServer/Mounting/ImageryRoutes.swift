@@ -19,7 +19,7 @@ import ServiceLifecycle
 ///
 /// Give `add(to:at:routes:)` the router itself and the whole prefix: the imgproxy and thumbor paths
 /// are read after it. Without a prefix the syntaxes take every path the host's routes do not.
-/// Requests time out after ``ServerConfiguration/requestTimeout`` as in `imagery serve`; what the host's
+/// Requests time out after ``ServerConfiguration/Limits/requestTimeout`` as in `imagery serve`; what the host's
 /// server does not tell (a client that left) does not cancel their work early.
 public struct ImageryRoutes: Service {
     /// Which routes ``add(to:at:routes:)`` adds.
@@ -31,8 +31,8 @@ public struct ImageryRoutes: Service {
         public static let image = Selection(rawValue: 1 << 0)
         /// `/info?url=...`: a source's size, format and placeholders, as JSON.
         public static let info = Selection(rawValue: 1 << 1)
-        /// imgproxy's and thumbor's URLs (as configured: ``ServerConfiguration/imgproxyURLs``,
-        /// ``ServerConfiguration/thumborURLs``): every other path under the prefix.
+        /// imgproxy's and thumbor's URLs (as configured: ``ServerConfiguration/Imgproxy/enabled``,
+        /// ``ServerConfiguration/Thumbor/enabled``): every other path under the prefix.
         public static let dialects = Selection(rawValue: 1 << 2)
         /// `/health` and thumbor's `/healthcheck`.
         public static let health = Selection(rawValue: 1 << 3)
@@ -53,13 +53,14 @@ public struct ImageryRoutes: Service {
     let forwarding: OwnerForwarding?
     let logger: Logger
 
-    /// The routes' work: caches (memory, the disk cache of ``ServerConfiguration/cacheDirectory``),
+    /// The routes' work: caches (memory, the disk cache of ``ServerConfiguration/Caching/directory``),
     /// the origin client, the memory budget, as ``ServerConfiguration`` sets them.
     /// - Throws: `DiskCacheError` (from ImageryDiskCache) when the cache directory cannot be used,
     ///   ``ConfigurationFileError`` when presets are not valid.
     public init(configuration: ServerConfiguration, logger: Logger = Logger(label: "imagery.server")) throws {
         var configuration = configuration
-        configuration.answersHitsOnEventLoop = false  // that takes `imagery serve`'s own server (its channel handlers)
+        // that takes `imagery serve`'s own server (its channel handlers)
+        configuration.listener.answersHitsOnEventLoop = false
         try self.init(configuration: configuration, logger: logger, watcher: ConnectionWatcher())
     }
 
@@ -69,9 +70,10 @@ public struct ImageryRoutes: Service {
         self.service = service
         self.metrics = metrics
         self.logger = logger
-        let forwarding = configuration.clusterSelf.map { this in
+        let forwarding = configuration.cluster.selfAddress.map { this in
             OwnerForwarding(
-                instances: configuration.clusterInstances, this: this, requestTimeout: configuration.requestTimeout,
+                instances: configuration.cluster.instances, this: this,
+                requestTimeout: configuration.limits.requestTimeout,
                 metrics: metrics, logger: logger, time: configuration.time
             )
         }
@@ -117,8 +119,8 @@ public struct ImageryRoutes: Service {
                 // memory kept for reuse: up to an eighth of the limit.
                 group.addTask { [logger, metrics] in
                     try await MemoryReclaimer(
-                        budget: budget, residentCeiling: configuration.residentCeiling,
-                        retainedLimit: configuration.memoryLimit / 8,
+                        budget: budget, residentCeiling: configuration.limits.residentCeiling,
+                        retainedLimit: configuration.limits.memoryLimit / 8,
                         logger: logger, metrics: metrics
                     ).run()
                 }

@@ -21,12 +21,12 @@ struct FallbackImage: Sendable {
 
     /// - Throws: ``ConfigurationFileError`` when the file cannot be read or is not an image.
     init?(_ configuration: ServerConfiguration) throws(ConfigurationFileError) {
-        guard let file = configuration.fallbackImageFile else { return nil }
+        guard let file = configuration.fallback.image else { return nil }
         guard let data = ServerConfiguration.contents(of: file), ImageFormat(sniffing: data) != nil else {
             throw ConfigurationFileError(
                 message: "the fallback image \(ServerConfiguration.describe(file)) cannot be read or is not an image")
         }
-        (self.data, status, maximumAge) = (data, configuration.fallbackImageStatus, configuration.fallbackImageMaxAge)
+        (self.data, status, maximumAge) = (data, configuration.fallback.status, configuration.fallback.maxAge)
         url = URL(string: "fallback:image-\(String(Checksum.of(data), radix: 16))")!
     }
 

@@ -30,21 +30,21 @@ extension ImageService {
     /// down must cost a request little, so short connects and one retry).
     /// - Throws: ``ConfigurationFileError`` when no credentials can be found.
     static func s3Client(_ configuration: ServerConfiguration, forSources: Bool) throws -> S3Client? {
-        guard let endpoint = configuration.s3Endpoint,
-            forSources ? !configuration.s3SourceBuckets.isEmpty : configuration.s3Bucket != nil
+        guard let endpoint = configuration.s3.endpoint,
+            forSources ? !configuration.s3.sourceBuckets.isEmpty : configuration.s3.bucket != nil
         else { return nil }
         do {
             let credentials =
-                try configuration.s3CredentialsFile.map { file throws(S3Error) in try S3Credentials.fromFile(file) }
+                try configuration.s3.credentialsFile.map { file throws(S3Error) in try S3Credentials.fromFile(file) }
                 ?? S3Credentials.fromEnvironment()
             guard let credentials else {
                 throw S3Error.credentials("none found for \(endpoint.absoluteString)")
             }
             var client = S3Client.Configuration(
-                endpoint: endpoint, region: configuration.s3Region, credentials: credentials)
-            client.maximumObjectBytes = configuration.maximumSourceBytes
+                endpoint: endpoint, region: configuration.s3.region, credentials: credentials)
+            client.maximumObjectBytes = configuration.limits.maximumSourceBytes
             if forSources {
-                client.timeout = configuration.originTimeout
+                client.timeout = configuration.origins.timeout
             } else {
                 (client.timeout, client.connectTimeout, client.maximumAttempts) = (.seconds(2), .milliseconds(250), 2)
             }

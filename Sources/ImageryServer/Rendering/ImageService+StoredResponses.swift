@@ -21,7 +21,7 @@ extension ImageService {
         metrics?.cacheLookup("response_disk", hit: true)
         // Answered on the event loop, the next hit is sent from the file (the page cache holds its
         // bytes, not this process); without it, memory keeps the bytes read.
-        if !configuration.answersHitsOnEventLoop {
+        if !configuration.listener.answersHitsOnEventLoop {
             await responses.keepRefreshed(stored, memoryKey: alias.memoryKey, diskKey: nil)
         }
         return (stored, alias)

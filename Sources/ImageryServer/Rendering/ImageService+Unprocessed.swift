@@ -57,7 +57,7 @@ extension ImageService {
     /// - Throws: a 404 ``ServerError`` if it cannot be read, 413 if it is over the source byte
     ///   limit (checked before reading), 415 if it is no image.
     func readFile(_ url: URL) async throws -> StoredResponse {
-        let limit = configuration.maximumSourceBytes
+        let limit = configuration.limits.maximumSourceBytes
         return try await encodingPool.run {
             let size = (try? FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int) ?? nil
             if let size, size > limit { throw DataLoadingError.tooLarge(limit: limit) }

@@ -46,15 +46,15 @@ final class ImageService: Sendable {
         self.metrics = metrics
         self.configuration = configuration
         skippedOptionLog = SkippedOptionLog(logger: logger)
-        guard configuration.inflightMemory < configuration.memoryLimit else {
+        guard configuration.limits.inflightMemory < configuration.limits.memoryLimit else {
             throw ConfigurationFileError(
                 message: "maximumInflightMemory must be less than memoryLimit (the caches get the rest)")
         }
-        diskCache = try configuration.cacheDirectory.map { directory in
-            var disk = DiskCache.Configuration(directory: directory, sizeLimit: configuration.diskLimit)
+        diskCache = try configuration.caching.directory.map { directory in
+            var disk = DiskCache.Configuration(directory: directory, sizeLimit: configuration.caching.diskLimit)
             // Bytes queued for the disk are held in memory outside the caches' limits: at most an
             // eighth of the in-flight budget (a write past it is dropped; the cache is a cache).
-            disk.maximumPendingBytes = min(disk.maximumPendingBytes, configuration.inflightMemory / 8)
+            disk.maximumPendingBytes = min(disk.maximumPendingBytes, configuration.limits.inflightMemory / 8)
             // A full, read-only or removed directory costs the cache, never the service: it starts
             // (and goes on) memory-only, logs once, and comes back when the directory does.
             disk.retriesUnusableDirectory = true
@@ -71,16 +71,17 @@ final class ImageService: Sendable {
             return try DiskCache(configuration: disk)
         }
         let sourceGuard = SourceGuard(
-            allowedHosts: configuration.allowedHosts, privateNetworkHosts: configuration.privateNetworkHosts,
-            s3SourceBuckets: configuration.s3SourceBuckets
+            allowedHosts: configuration.origins.allowedHosts,
+            privateNetworkHosts: configuration.origins.privateNetworkHosts,
+            s3SourceBuckets: configuration.s3.sourceBuckets
         )
         let s3Client = try Self.s3Client(configuration, forSources: true)
         var loaderConfiguration = HTTPDataLoader.Configuration()
-        loaderConfiguration.maximumSize = configuration.maximumSourceBytes
-        loaderConfiguration.timeout = configuration.originTimeout
+        loaderConfiguration.maximumSize = configuration.limits.maximumSourceBytes
+        loaderConfiguration.timeout = configuration.origins.timeout
         loaderConfiguration.userAgent = "Imagery image proxy"
         // The pipeline's download slots are the bound: every one may go to the same origin.
-        loaderConfiguration.maximumConnectionsPerHost = configuration.maximumConcurrentFetches
+        loaderConfiguration.maximumConnectionsPerHost = configuration.origins.maximumConcurrentFetches
         loaderConfiguration.validateURL = { try await sourceGuard.check($0) }  // the URL and every redirect
         // A source download cut short (its clients left, the origin's connection broke) keeps its
         // bytes on disk, never in memory outside the budget: the next request asks for the rest.
@@ -92,17 +93,17 @@ final class ImageService: Sendable {
             s3: s3Client.map { client in
                 S3DataLoader(client: client, validateURL: { _ = try await sourceGuard.check($0) })
             },
-            local: configuration.localFilesystemRoot.map {
-                LocalFiles(root: $0, maximumSize: configuration.maximumSourceBytes)
+            local: configuration.origins.localFilesystemRoot.map {
+                LocalFiles(root: $0, maximumSize: configuration.limits.maximumSourceBytes)
             },
             fallback: fallback
         )
-        let shared = try configuration.s3Bucket.flatMap { bucket in
+        let shared = try configuration.s3.bucket.flatMap { bucket in
             try Self.s3Client(configuration, forSources: false).map {
                 // Its writes in flight hold bytes outside the caches, bounded as the disk's are.
                 SharedStore(
-                    client: $0, bucket: bucket, prefix: configuration.s3Prefix,
-                    maximumPendingBytes: min(64 << 20, configuration.inflightMemory / 8), observer: metrics,
+                    client: $0, bucket: bucket, prefix: configuration.s3.prefix,
+                    maximumPendingBytes: min(64 << 20, configuration.limits.inflightMemory / 8), observer: metrics,
                     logger: logger, time: configuration.time
                 )
             }
@@ -114,12 +115,13 @@ final class ImageService: Sendable {
 
         // Strict: a truncated or garbled source is a 422, never a half-grey image cached and served for a day.
         var decoder = VipsImageDecoder(
-            maximumPixels: configuration.maximumSourcePixels, maximumThumbnailSide: configuration.maximumOutputSide,
+            maximumPixels: configuration.limits.maximumSourcePixels,
+            maximumThumbnailSide: configuration.limits.maximumOutputSide,
             rejectsCorruptData: true
         )
-        decoder.maximumFrames = configuration.maximumFrames
-        decoder.maximumFramePixels = configuration.maximumFramePixels
-        (decoder.watermarks, watermarkIDs) = try Self.loadWatermarks(configuration.watermarkFiles)
+        decoder.maximumFrames = configuration.limits.maximumFrames
+        decoder.maximumFramePixels = configuration.limits.maximumFramePixels
+        (decoder.watermarks, watermarkIDs) = try Self.loadWatermarks(configuration.rendering.watermarkFiles)
         sourceInspector = decoder
         var pipelineConfiguration = ImagePipeline.Configuration(decoder: decoder, dataLoader: loader)
         // Memory: the in-flight budget (downloads and decodes wait for it), and the caches share
@@ -128,19 +130,20 @@ final class ImageService: Sendable {
         // .http): nothing is used past its source's freshness without revalidating.
         pipelineConfiguration.memoryBudget = MemoryBudget(
             configuration: .init(
-                limit: configuration.inflightMemory, maximumQueueLength: configuration.admissionQueueLength,
-                maximumWait: configuration.admissionTimeout ?? configuration.requestTimeout,
+                limit: configuration.limits.inflightMemory,
+                maximumQueueLength: configuration.limits.admissionQueueLength,
+                maximumWait: configuration.limits.admissionTimeout ?? configuration.limits.requestTimeout,
                 maximumConcurrentDecodes: pipelineConfiguration.maximumConcurrentDecodes,
-                leavesTimeForOwnWork: configuration.admissionTimeout == nil
+                leavesTimeForOwnWork: configuration.limits.admissionTimeout == nil
             ))
-        let eighth = configuration.cacheMemory / 8
-        let policy = HTTPCachePolicy(minimumHeuristicLifetime: TimeInterval(configuration.minimumFreshness))
+        let eighth = configuration.limits.cacheMemory / 8
+        let policy = HTTPCachePolicy(minimumHeuristicLifetime: TimeInterval(configuration.caching.minimumFreshness))
         pipelineConfiguration.cachePolicy = policy
         pipelineConfiguration.memoryFreshness = .http
         pipelineConfiguration.imageCache = MemoryCache<ImageCacheKey, ImageResponse>(costLimit: 2 * eighth)
         pipelineConfiguration.dataCache = MemoryCache<String, CacheEntry>(costLimit: 2 * eighth)
         pipelineConfiguration.baseImageCacheCostLimit = eighth
-        pipelineConfiguration.maximumConcurrentDownloads = configuration.maximumConcurrentFetches
+        pipelineConfiguration.maximumConcurrentDownloads = configuration.origins.maximumConcurrentFetches
         pipelineConfiguration.observer = metrics
         // Originals on disk (new sizes of a known source need no download). No thumbnail variants:
         // the disk keeps final responses instead (ResponseStore), so a response is encoded once.
@@ -148,7 +151,7 @@ final class ImageService: Sendable {
         pipelineConfiguration.time = configuration.time
         pipeline = ImagePipeline(configuration: pipelineConfiguration)
         linkedImages = LinkedImageLoader(
-            pipeline: pipeline, inspector: decoder, maximumPixels: configuration.maximumSourcePixels)
+            pipeline: pipeline, inspector: decoder, maximumPixels: configuration.limits.maximumSourcePixels)
         responses = ResponseStore(memoryLimit: 3 * eighth, disk: persistentTiers, policy: policy)
     }
 
@@ -213,7 +216,7 @@ final class ImageService: Sendable {
         if parameters.cacheBuster != nil { request.options = .reloadIgnoringCachedData }
         // The quality, where the format is known already (else once it is: `formatQualities`).
         var encoding = parameters.encoding(for: choice.format)
-        encoding.autoQuality = configuration.autoQuality.autoQuality(
+        encoding.autoQuality = configuration.rendering.autoQuality.autoQuality(
             parameters.autoQuality, for: choice.format, qualityAsked: parameters.namesAQuality)
         let output =
             choice.cacheToken
@@ -237,7 +240,7 @@ final class ImageService: Sendable {
             let fresh = candidate?.isFresh(at: now) ?? false
             metrics?.cacheLookup("response_disk", hit: fresh)
             if fresh, let candidate {
-                if !configuration.answersHitsOnEventLoop {
+                if !configuration.listener.answersHitsOnEventLoop {
                     await responses.keepRefreshed(candidate, memoryKey: memoryKey, diskKey: nil)
                 }
                 return .stored(candidate)
@@ -310,8 +313,8 @@ final class ImageService: Sendable {
             var options = target.encoding
             // The format resolved may not be the one negotiated (an animation): its own quality.
             options.quality =
-                target.askedQuality ?? target.formatQualities[format] ?? configuration.formatQualities[format]
-            options.autoQuality = configuration.autoQuality.autoQuality(
+                target.askedQuality ?? target.formatQualities[format] ?? configuration.rendering.formatQualities[format]
+            options.autoQuality = configuration.rendering.autoQuality.autoQuality(
                 target.autoQuality, for: format,
                 qualityAsked: target.askedQuality != nil || !target.formatQualities.isEmpty)
             let (encoder, encoding) = (self.encoder, options)

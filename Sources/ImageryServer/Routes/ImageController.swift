@@ -22,10 +22,11 @@ package struct ImageController: Sendable {
         self.service = service
         self.watcher = watcher
         self.forwarding = forwarding
-        self.signer = service.configuration.signingKey.map(RequestSigner.init(key:))
+        self.signer = service.configuration.requests.signingKey.map(RequestSigner.init(key:))
         self.gallery = Gallery(
-            directory: service.configuration.galleryDirectory, urls: service.configuration.galleryURLs)
-        self.presets = try Presets(service.configuration.presets, onlyPresets: service.configuration.onlyPresets)
+            directory: service.configuration.gallery.directory, urls: service.configuration.gallery.urls)
+        self.presets = try Presets(
+            service.configuration.requests.presets, onlyPresets: service.configuration.requests.onlyPresets)
         self.dialects = try PathDialects(configuration: service.configuration, watermarks: service.watermarkIDs)
     }
 
@@ -76,7 +77,7 @@ package struct ImageController: Sendable {
         router.getAndHead("**") { request, context -> Response in
             var path = Substring(request.uri.path)
             if !prefix.isEmpty, path.hasPrefix(prefix) { path = path.dropFirst(prefix.count) }
-            if service.configuration.thumborURLs, ThumborURL.isMeta(path) {
+            if service.configuration.thumbor.enabled, ThumborURL.isMeta(path) {
                 return await thumborMeta(path, request: request, on: Self.channel(of: context))
             }
             return await respond(
@@ -93,15 +94,15 @@ package struct ImageController: Sendable {
     /// - Throws: ``ServerError`` (404 `expired`) for an imgproxy URL past its expiry.
     private func terms(ofPath path: Substring) throws -> ResponseTerms {
         var terms = ResponseTerms()
-        if service.configuration.imgproxyURLs, let imgproxyPath = dialects.imgproxyPath(path),
+        if service.configuration.imgproxy.enabled, let imgproxyPath = dialects.imgproxyPath(path),
             let expiry = ImgproxyURL.expiry(of: imgproxyPath), expiry > 0
         {
             guard expiry > Int(service.configuration.time.date().timeIntervalSince1970) else { throw Self.expired }
             terms.expiresAt = expiry
-        } else if service.configuration.thumborURLs, let seconds = ThumborURL.maximumAge(of: path) {
+        } else if service.configuration.thumbor.enabled, let seconds = ThumborURL.maximumAge(of: path) {
             terms.maximumAge = seconds
         }
-        if service.configuration.imgproxyURLs { terms.disposition = dialects.imgproxyDisposition(path) }
+        if service.configuration.imgproxy.enabled { terms.disposition = dialects.imgproxyDisposition(path) }
         return terms
     }
 
@@ -134,7 +135,7 @@ package struct ImageController: Sendable {
             try checkSignature(of: request)
             let query = try presets.expand(Self.parameters(of: request.uri))
             return try ImageParameters(
-                query: query, maximumSide: service.configuration.maximumOutputSide, gallery: gallery,
+                query: query, maximumSide: service.configuration.limits.maximumOutputSide, gallery: gallery,
                 watermarks: service.watermarkIDs
             )
         }
@@ -196,7 +197,8 @@ package struct ImageController: Sendable {
         switch await service.lookUp(parameters, accept: request.headers[.accept], text: text) {
         case .stored(let stored): stored
         case .missing(let missing):
-            try await watcher.cancellingOnClose(channel, within: service.configuration.requestTimeout) { [service] in
+            try await watcher.cancellingOnClose(channel, within: service.configuration.limits.requestTimeout) {
+                [service] in
                 try await service.make(missing)
             }
         }
@@ -239,7 +241,7 @@ package struct ImageController: Sendable {
         do {
             let parameters = try dialects.thumborParameters(path)
             let url = try ThumborURL(path: path)
-            let callback = service.configuration.thumborMetaCallback ?? Self.parameters(of: request.uri)["callback"]
+            let callback = service.configuration.thumbor.metaCallback ?? Self.parameters(of: request.uri)["callback"]
             if let callback,
                 callback.isEmpty || callback.count > 100
                     || !callback.allSatisfy({ $0.isLetter || $0.isNumber || "_.$".contains($0) })
@@ -247,12 +249,13 @@ package struct ImageController: Sendable {
                 throw ServerError.badParameter(
                     "callback must be a JavaScript name (letters, digits, _ . $), at most 100 characters")
             }
-            let meta = try await watcher.cancellingOnClose(channel, within: service.configuration.requestTimeout) {
+            let meta = try await watcher.cancellingOnClose(channel, within: service.configuration.limits.requestTimeout)
+            {
                 [service] in
                 try await service.thumborMeta(url, source: parameters.url, callback: callback)
             }
             return response(
-                for: meta, maxAge: service.configuration.responseMaxAge, negotiated: false, request: request)
+                for: meta, maxAge: service.configuration.caching.responseMaxAge, negotiated: false, request: request)
         } catch {
             return ServerError.from(error).response()
         }
@@ -267,12 +270,13 @@ package struct ImageController: Sendable {
             if let forwarding, let answer = await forwarding.response(to: request, key: url.absoluteString) {
                 return answer
             }
-            let info = try await watcher.cancellingOnClose(channel, within: service.configuration.requestTimeout) {
+            let info = try await watcher.cancellingOnClose(channel, within: service.configuration.limits.requestTimeout)
+            {
                 [service] in
                 try await service.info(for: url)
             }
             return response(
-                for: info, maxAge: service.configuration.responseMaxAge, negotiated: false, request: request)
+                for: info, maxAge: service.configuration.caching.responseMaxAge, negotiated: false, request: request)
         } catch {
             return ServerError.from(error).response()
         }
@@ -302,7 +306,7 @@ package struct ImageController: Sendable {
         _ image: Head, terms: ResponseTerms, negotiated: Bool, validators: Validators, now: Date, fields: inout Fields
     ) -> (status: HTTPResponse.Status, disposition: String?) {
         let maxAge = terms.maximumAge(
-            configured: service.configuration.responseMaxAge, at: Int(now.timeIntervalSince1970))
+            configured: service.configuration.caching.responseMaxAge, at: Int(now.timeIntervalSince1970))
         let (cacheControl, age) = image.cacheHeaders.values(maximumAge: maxAge, now: now)
         fields.add(.eTag, image.etag)
         fields.add(.cacheControl, cacheControl)

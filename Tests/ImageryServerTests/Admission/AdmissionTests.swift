@@ -20,11 +20,11 @@ struct AdmissionTests {
     /// limit is large and the budget set apart from it, so that the test process's resident memory (the
     /// whole suite's) never holds admission back.
     static func small(_ configuration: inout ServerConfiguration) {
-        configuration.memoryLimit = 4 << 30
-        configuration.maximumInflightMemory = 3 << 20
-        configuration.maximumConcurrentFetches = 4
-        configuration.admissionQueueLength = 6
-        configuration.admissionTimeout = .seconds(3600)
+        configuration.limits.memoryLimit = 4 << 30
+        configuration.limits.maximumInflightMemory = 3 << 20
+        configuration.origins.maximumConcurrentFetches = 4
+        configuration.limits.admissionQueueLength = 6
+        configuration.limits.admissionTimeout = .seconds(3600)
     }
 
     static let refusedOverloaded = #"imagery_admission_refused{reason="overloaded"}"#
@@ -68,10 +68,10 @@ struct AdmissionTests {
                 .live,
                 configure: {
                     Self.small(&$0)
-                    ($0.admissionTimeout, $0.admissionQueueLength) = (nil, 64)
+                    ($0.limits.admissionTimeout, $0.limits.admissionQueueLength) = (nil, 64)
                     // The default admission waits as long as the request timeout leaves (less the request's
                     // own work at the pace measured): an hour, which no loaded machine's pace uses up.
-                    $0.requestTimeout = .seconds(3600)
+                    $0.limits.requestTimeout = .seconds(3600)
                 }
             ) { client, origin in
                 let port = try #require(client.port)
@@ -117,7 +117,7 @@ struct AdmissionTests {
         try await Self.withHTTPClient(connections: 128) { http in
             let configure = { (configuration: inout ServerConfiguration) in
                 Self.small(&configuration)
-                configuration.maximumConcurrentFetches = burstSize
+                configuration.origins.maximumConcurrentFetches = burstSize
             }
             try await withServer(.live, configure: configure) { client, origin in
                 let port = try #require(client.port)
@@ -209,7 +209,7 @@ struct AdmissionTests {
             .live,
             configure: {
                 Self.small(&$0)
-                $0.maximumInflightMemory = 100_000  // chelsea.png is 240 KB
+                $0.limits.maximumInflightMemory = 100_000  // chelsea.png is 240 KB
                 // (The refusal must not wait: were it put in line, the client would give up at the hang guard.)
             }
         ) { client, origin in
@@ -234,7 +234,7 @@ struct AdmissionTests {
         defer { held.deallocate() }
         let origin = try await TestOrigin.serving(directory: Fixtures.directory)
         do {
-            try await serve(.live, origin: origin, logger: log.logger, configure: { $0.memoryLimit = 2 << 20 }) {
+            try await serve(.live, origin: origin, logger: log.logger, configure: { $0.limits.memoryLimit = 2 << 20 }) {
                 client in
                 // (The trim before it may have been another server's, just before: it is not counted here.)
                 let lines = try await log.waitForLines(withMetadata: "memory_pressure", "started")
@@ -252,9 +252,11 @@ struct AdmissionTests {
 
     @Test func theMemoryLimitIsSharedAndTheBudgetMustLeaveRoomForTheCaches() throws {
         var configuration = ServerConfiguration()
-        #expect(configuration.inflightMemory == configuration.memoryLimit / 2)
-        #expect(configuration.inflightMemory + configuration.cacheMemory == configuration.memoryLimit)
-        configuration.maximumInflightMemory = configuration.memoryLimit  // nothing left for the caches: refused
+        #expect(configuration.limits.inflightMemory == configuration.limits.memoryLimit / 2)
+        #expect(
+            configuration.limits.inflightMemory + configuration.limits.cacheMemory == configuration.limits.memoryLimit)
+        // nothing left for the caches: refused
+        configuration.limits.maximumInflightMemory = configuration.limits.memoryLimit
         #expect(throws: ConfigurationFileError.self) { _ = try buildApplication(configuration: configuration) }
     }
 }

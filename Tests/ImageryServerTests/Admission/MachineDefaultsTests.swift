@@ -66,6 +66,6 @@ struct MachineDefaultsTests {
         let current = MachineDefaults.current
         #expect(current.processors >= 1 && current.processors <= ProcessInfo.processInfo.activeProcessorCount)
         #expect(current.memory.map { $0 > 0 } ?? true)
-        #expect(ServerConfiguration().memoryLimit == current.memoryLimit)
+        #expect(ServerConfiguration().limits.memoryLimit == current.memoryLimit)
     }
 }

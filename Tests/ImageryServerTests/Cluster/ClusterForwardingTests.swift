@@ -50,8 +50,8 @@ struct ClusterForwardingTests {
             let ringOfB = SourceRing(instances: [a, bLabel])
             let cluster: @Sendable (inout ServerConfiguration, [String], String) -> Void = {
                 configuration, instances, this in
-                configuration.clusterInstances = instances
-                configuration.clusterSelf = this
+                configuration.cluster.instances = instances
+                configuration.cluster.selfAddress = this
             }
             let stopped = NIOLockedValueBox("")  // B's address, once it has stopped
             do {
@@ -121,13 +121,13 @@ struct ClusterForwardingTests {
 
     @Test func clusterSettingsAreChecked() {
         var configuration = ServerConfiguration()
-        configuration.clusterInstances = ["127.0.0.1:8081", "127.0.0.1:8082"]
+        configuration.cluster.instances = ["127.0.0.1:8081", "127.0.0.1:8082"]
         #expect(throws: ConfigurationFileError.self) { try configuration.validate() }  // no clusterSelf
-        configuration.clusterSelf = "127.0.0.1:8083"
+        configuration.cluster.selfAddress = "127.0.0.1:8083"
         #expect(throws: ConfigurationFileError.self) { try configuration.validate() }  // not among them
-        configuration.clusterSelf = "127.0.0.1:8082"
+        configuration.cluster.selfAddress = "127.0.0.1:8082"
         #expect(throws: Never.self) { try configuration.validate() }
-        configuration.clusterInstances.append("127.0.0.1")
+        configuration.cluster.instances.append("127.0.0.1")
         #expect(throws: ConfigurationFileError.self) { try configuration.validate() }  // no port
     }
 

@@ -11,98 +11,98 @@ import Testing
     /// A configuration in which every setting differs from its default (and reads back from its own text).
     static let sample: ServerConfiguration = {
         var sample = ServerConfiguration()
-        sample.host = "0.0.0.0"
-        sample.port = 9001
-        sample.idleTimeout = .milliseconds(2500)
-        sample.maximumConnections = 77
-        sample.maximumHeaderBytes = 4096
-        sample.answersHitsOnEventLoop = false
-        sample.memoryLimit = 3 << 30
-        sample.maximumInflightMemory = 1 << 30
-        sample.admissionQueueLength = 9
-        sample.admissionTimeout = .seconds(4)
-        sample.requestTimeout = .seconds(12)
-        sample.maximumSourceBytes = 1234
-        sample.maximumSourcePixels = 5678
-        sample.maximumFrames = 12
-        sample.maximumFramePixels = 999
-        sample.maximumOutputSide = 2000
-        sample.cacheDirectory = URL(fileURLWithPath: "/var/cache/imagery")
-        sample.diskLimit = 5 << 20
-        sample.responseMaxAge = 600
-        sample.minimumFreshness = 60
-        sample.allowedHosts = ["a.example", "*.b.example"]
-        sample.privateNetworkHosts = ["intranet"]
-        sample.originTimeout = .seconds(3)
-        sample.maximumConcurrentFetches = 5
-        sample.localFilesystemRoot = FileManager.default.temporaryDirectory
-        sample.signingKey = "signing-secret"
-        sample.presets = ["thumb": "w=200&h=200", "wide": "w=800"]
-        sample.onlyPresets = true
-        sample.formatQualities = [.jpeg: 70, .webp: 71, .avif: 50, .jxl: 72]
-        sample.autoQuality.isDefault = true
-        sample.autoQuality.target = .bytes(20_000)
-        sample.autoQuality.minimum = 40
-        sample.autoQuality.maximum = 90
-        sample.autoQuality.formatMinimums = [.webp: 45]
-        sample.autoQuality.formatMaximums = [.avif: 80]
-        sample.autoQuality.tolerance = 1.5
-        sample.autoQuality.maximumPixels = 4000
-        sample.watermarkFiles = [
+        sample.listener.host = "0.0.0.0"
+        sample.listener.port = 9001
+        sample.listener.idleTimeout = .milliseconds(2500)
+        sample.listener.maximumConnections = 77
+        sample.listener.maximumHeaderBytes = 4096
+        sample.listener.answersHitsOnEventLoop = false
+        sample.limits.memoryLimit = 3 << 30
+        sample.limits.maximumInflightMemory = 1 << 30
+        sample.limits.admissionQueueLength = 9
+        sample.limits.admissionTimeout = .seconds(4)
+        sample.limits.requestTimeout = .seconds(12)
+        sample.limits.maximumSourceBytes = 1234
+        sample.limits.maximumSourcePixels = 5678
+        sample.limits.maximumFrames = 12
+        sample.limits.maximumFramePixels = 999
+        sample.limits.maximumOutputSide = 2000
+        sample.caching.directory = URL(fileURLWithPath: "/var/cache/imagery")
+        sample.caching.diskLimit = 5 << 20
+        sample.caching.responseMaxAge = 600
+        sample.caching.minimumFreshness = 60
+        sample.origins.allowedHosts = ["a.example", "*.b.example"]
+        sample.origins.privateNetworkHosts = ["intranet"]
+        sample.origins.timeout = .seconds(3)
+        sample.origins.maximumConcurrentFetches = 5
+        sample.origins.localFilesystemRoot = FileManager.default.temporaryDirectory
+        sample.requests.signingKey = "signing-secret"
+        sample.requests.presets = ["thumb": "w=200&h=200", "wide": "w=800"]
+        sample.requests.onlyPresets = true
+        sample.rendering.formatQualities = [.jpeg: 70, .webp: 71, .avif: 50, .jxl: 72]
+        sample.rendering.autoQuality.isDefault = true
+        sample.rendering.autoQuality.target = .bytes(20_000)
+        sample.rendering.autoQuality.minimum = 40
+        sample.rendering.autoQuality.maximum = 90
+        sample.rendering.autoQuality.formatMinimums = [.webp: 45]
+        sample.rendering.autoQuality.formatMaximums = [.avif: 80]
+        sample.rendering.autoQuality.tolerance = 1.5
+        sample.rendering.autoQuality.maximumPixels = 4000
+        sample.rendering.watermarkFiles = [
             "logo": URL(fileURLWithPath: "/etc/logo.png"), "imgproxy": URL(string: "https://example.com/w.png")!,
         ]
-        sample.s3Endpoint = URL(string: "http://127.0.0.1:8333")
-        sample.s3Region = "eu-west-1"
-        sample.s3Bucket = "shared"
-        sample.s3Prefix = "p/"
-        sample.s3CredentialsFile = URL(fileURLWithPath: "/etc/aws")
-        sample.s3SourceBuckets = ["photos", "art"]
-        sample.clusterInstances = ["10.0.0.1:8080", "10.0.0.2:8080"]
-        sample.clusterSelf = "10.0.0.1:8080"
-        sample.galleryDirectory = URL(fileURLWithPath: "/")
-        sample.galleryURLs = [URL(string: "https://example.com/a.jpg")!]
-        sample.fallbackImageFile = URL(fileURLWithPath: "/etc/fallback.png")
-        sample.fallbackImageStatus = 404
-        sample.fallbackImageMaxAge = 5
-        sample.imgproxyURLs = false
-        sample.imgproxyKeys = ["aa"]
-        sample.imgproxySalts = ["bb"]
-        sample.imgproxySignatureSize = 8
-        sample.imgproxyTrustedSignatures = ["sig"]
-        sample.imgproxyPathPrefix = "/img"
-        sample.imgproxyArgumentsSeparator = "~"
-        sample.imgproxyBase64URLIncludesFilename = true
-        sample.imgproxyBaseURL = "https://origin.example/"
-        sample.imgproxyURLReplacements = ["a=b"]
-        sample.imgproxyAllowedSources = ["https://origin.example/"]
-        sample.imgproxyAllowedOptions = ["rs", "q"]
-        sample.imgproxyWatermarkOpacity = 0.5
-        sample.imgproxyAllowsSecurityOptions = true
-        sample.imgproxyPreservesHDR = true
-        sample.imgproxySkipProcessingFormats = [.gif]
-        sample.imgproxyStripsMetadata = false
-        sample.imgproxyKeepsCopyright = false
-        sample.imgproxyPreferredFormats = [.webp, .png]
-        sample.imgproxyEnforcedFormats = [.avif]
-        sample.imgproxyStripsColorProfile = false
-        sample.imgproxyAutoRotates = false
-        sample.imgproxyAlwaysRasterizesSVG = true
-        sample.imgproxyUsesLinearColorspace = true
-        sample.imgproxyPresets = ["small": "rs:fit:100:100"]
-        sample.imgproxyAutoFormat = true
-        sample.imgproxyAutoFormats = [.webp]
-        sample.thumborURLs = false
-        sample.thumborSecurityKey = "thumbor-secret"
-        sample.thumborAllowsUnsafeURLs = false
-        sample.thumborRefusesUnknownFilters = true
-        sample.thumborRefusesBadFilterArguments = true
-        sample.thumborAutoWebP = true
-        sample.thumborAutoPNGToJPEG = true
-        sample.thumborFilters = ["blur", "quality"]
-        sample.thumborRespectsOrientation = false
-        sample.thumborMaximumWidth = 1000
-        sample.thumborMaximumHeight = 900
-        sample.thumborMetaCallback = "callback"
+        sample.s3.endpoint = URL(string: "http://127.0.0.1:8333")
+        sample.s3.region = "eu-west-1"
+        sample.s3.bucket = "shared"
+        sample.s3.prefix = "p/"
+        sample.s3.credentialsFile = URL(fileURLWithPath: "/etc/aws")
+        sample.s3.sourceBuckets = ["photos", "art"]
+        sample.cluster.instances = ["10.0.0.1:8080", "10.0.0.2:8080"]
+        sample.cluster.selfAddress = "10.0.0.1:8080"
+        sample.gallery.directory = URL(fileURLWithPath: "/")
+        sample.gallery.urls = [URL(string: "https://example.com/a.jpg")!]
+        sample.fallback.image = URL(fileURLWithPath: "/etc/fallback.png")
+        sample.fallback.status = 404
+        sample.fallback.maxAge = 5
+        sample.imgproxy.enabled = false
+        sample.imgproxy.keys = ["aa"]
+        sample.imgproxy.salts = ["bb"]
+        sample.imgproxy.signatureSize = 8
+        sample.imgproxy.trustedSignatures = ["sig"]
+        sample.imgproxy.pathPrefix = "/img"
+        sample.imgproxy.argumentsSeparator = "~"
+        sample.imgproxy.base64URLIncludesFilename = true
+        sample.imgproxy.baseURL = "https://origin.example/"
+        sample.imgproxy.urlReplacements = ["a=b"]
+        sample.imgproxy.allowedSources = ["https://origin.example/"]
+        sample.imgproxy.allowedOptions = ["rs", "q"]
+        sample.imgproxy.watermarkOpacity = 0.5
+        sample.imgproxy.allowsSecurityOptions = true
+        sample.imgproxy.preservesHDR = true
+        sample.imgproxy.skipProcessingFormats = [.gif]
+        sample.imgproxy.stripsMetadata = false
+        sample.imgproxy.keepsCopyright = false
+        sample.imgproxy.preferredFormats = [.webp, .png]
+        sample.imgproxy.enforcedFormats = [.avif]
+        sample.imgproxy.stripsColorProfile = false
+        sample.imgproxy.autoRotates = false
+        sample.imgproxy.alwaysRasterizesSVG = true
+        sample.imgproxy.usesLinearColorspace = true
+        sample.imgproxy.presets = ["small": "rs:fit:100:100"]
+        sample.imgproxy.autoFormat = true
+        sample.imgproxy.autoFormats = [.webp]
+        sample.thumbor.enabled = false
+        sample.thumbor.securityKey = "thumbor-secret"
+        sample.thumbor.allowsUnsafeURLs = false
+        sample.thumbor.refusesUnknownFilters = true
+        sample.thumbor.refusesBadFilterArguments = true
+        sample.thumbor.autoWebP = true
+        sample.thumbor.autoPNGToJPEG = true
+        sample.thumbor.filters = ["blur", "quality"]
+        sample.thumbor.respectsOrientation = false
+        sample.thumbor.maximumWidth = 1000
+        sample.thumbor.maximumHeight = 900
+        sample.thumbor.metaCallback = "callback"
         return sample
     }()
 
@@ -212,10 +212,10 @@ import Testing
         let (file, _) = try ConfigurationFile.layer(
             Data(#"{"port": 9003, "memoryLimit": "2G", "diskLimit": "1G"}"#.utf8), name: "imagery.json")
         let loaded = try ConfigurationLoader.load([commandLine] + environment + [file])
-        #expect(loaded.configuration.port == 9001)
-        #expect(loaded.configuration.memoryLimit == 1 << 30)
-        #expect(loaded.configuration.host == "0.0.0.0")
-        #expect(loaded.configuration.diskLimit == 1 << 30)
+        #expect(loaded.configuration.listener.port == 9001)
+        #expect(loaded.configuration.limits.memoryLimit == 1 << 30)
+        #expect(loaded.configuration.listener.host == "0.0.0.0")
+        #expect(loaded.configuration.caching.diskLimit == 1 << 30)
         #expect(loaded.sources["listener.port"]?.description == "--port, command line")
         #expect(loaded.sources["limits.memoryLimit"]?.description == "IMAGERY_MEMORY_LIMIT, environment")
         #expect(loaded.sources["caching.diskLimit"]?.description == "diskLimit, imagery.json")
@@ -285,12 +285,12 @@ import Testing
             "QUALITY = 60\nMAX_PIXELS = 1000\nRESPECT_ORIENTATION = True\n", name: "thumbor.conf")
         let environment = ConfigurationLayer.environment(["IMAGERY_PORT": "9200"])
         let loaded = try ConfigurationLoader.load(environment + [imgproxy, thumbor])
-        #expect(loaded.configuration.port == 9200)
-        #expect(loaded.configuration.host == "0.0.0.0")
-        #expect(loaded.configuration.formatQualities[.jpeg] == 70)
-        #expect(loaded.configuration.maximumSourcePixels == 20_000_000)
-        #expect(loaded.configuration.thumborRespectsOrientation)
-        #expect(loaded.configuration.responseMaxAge == 86_400)
+        #expect(loaded.configuration.listener.port == 9200)
+        #expect(loaded.configuration.listener.host == "0.0.0.0")
+        #expect(loaded.configuration.rendering.formatQualities[.jpeg] == 70)
+        #expect(loaded.configuration.limits.maximumSourcePixels == 20_000_000)
+        #expect(loaded.configuration.thumbor.respectsOrientation)
+        #expect(loaded.configuration.caching.responseMaxAge == 86_400)
         #expect(loaded.sources["listener.host"]?.description == "IMGPROXY_BIND, imgproxy's variables")
         #expect(loaded.sources["rendering.formatQualities"]?.description == "IMGPROXY_QUALITY, imgproxy's variables")
         #expect(loaded.sources["thumbor.respectsOrientation"]?.description == "RESPECT_ORIENTATION, thumbor.conf")

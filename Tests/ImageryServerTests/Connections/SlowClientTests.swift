@@ -19,7 +19,7 @@ struct SlowClientTests {
     /// bound on time is one no delay can break: none is closed before the timeout has run from its
     /// connection (measured from before the connections were made, a delay only lengthens it).
     @Test func aClientDrippingItsHeadersIsClosedAndDoesNotHoldUpOthers() async throws {
-        try await withServer(.live, configure: { $0.idleTimeout = .seconds(1) }) { client, _ in
+        try await withServer(.live, configure: { $0.listener.idleTimeout = .seconds(1) }) { client, _ in
             let port = try #require(client.port)
             let beforeConnecting = ContinuousClock.now
             let drippers = try (0..<8).map { _ in try RawConnection(port: port) }
@@ -86,13 +86,13 @@ struct SlowClientTests {
             let origin = try await TestOrigin.serving(directory: Fixtures.directory)
             let quick = imageURI(origin, "chelsea.webp", "w=64")
             let stored = Box<Data>()
-            try await serve(.live, origin: origin, configure: { $0.cacheDirectory = directory }) { client in
+            try await serve(.live, origin: origin, configure: { $0.caching.directory = directory }) { client in
                 let (status, _, body) = try await get(client, quick)
                 #expect(status == .ok)
                 stored.value = body
             }
             let configure = { (configuration: inout ServerConfiguration) in
-                (configuration.cacheDirectory, configuration.requestTimeout) = (directory, .seconds(1))
+                (configuration.caching.directory, configuration.limits.requestTimeout) = (directory, .seconds(1))
             }
             try await serve(.live, origin: origin, configure: configure) { client in
                 let (status, headers, body) = try await get(client, imageURI(origin, "chelsea.png?held=never", "w=64"))
@@ -118,7 +118,7 @@ struct SlowClientTests {
     }
 
     @Test func oversizedHeadersAreRefused() async throws {
-        try await withServer(.live, configure: { $0.maximumHeaderBytes = 4096 }) { client, _ in
+        try await withServer(.live, configure: { $0.listener.maximumHeaderBytes = 4096 }) { client, _ in
             let connection = try RawConnection(port: try #require(client.port))
             try connection.send(
                 "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: \(String(repeating: "a", count: 8192))\r\n\r\n")

@@ -18,7 +18,7 @@ import struct HummingbirdCore.URI
     /// Pipelined on one connection: hits behind a miss and an error wait their turn; every answer
     /// comes back in the order asked.
     @Test func pipelinedHitsAndMissesKeepTheirOrder() async throws {
-        try await withServer(.live, configure: { $0.answersHitsOnEventLoop = true }) { client, origin in
+        try await withServer(.live, configure: { $0.listener.answersHitsOnEventLoop = true }) { client, origin in
             let hit = imageURI(origin, "rocket.jpg", "w=64")
             let first = try await get(client, hit)
             #expect(first.status == .ok)
@@ -56,7 +56,7 @@ import struct HummingbirdCore.URI
         let time = stillTime()
         for onLoop in [true, false] {
             let configure = { (configuration: inout ServerConfiguration) in
-                (configuration.answersHitsOnEventLoop, configuration.time) = (onLoop, time.source)
+                (configuration.listener.answersHitsOnEventLoop, configuration.time) = (onLoop, time.source)
             }
             try await serve(.live, origin: origin, configure: configure) { client in
                 let native = imageURI(origin, "rocket.jpg", "w=64")
@@ -157,8 +157,8 @@ import struct HummingbirdCore.URI
         try await withOriginAndDirectory(time: time.source) { origin, directory in
             let uri = imageURI(origin, "rocket.jpg?cc=max-age%3D600", "w=300")
             let configure = { (configuration: inout ServerConfiguration) in
-                configuration.cacheDirectory = directory
-                configuration.answersHitsOnEventLoop = true
+                configuration.caching.directory = directory
+                configuration.listener.answersHitsOnEventLoop = true
                 configuration.time = time.source
             }
             let first = Box<Data>()

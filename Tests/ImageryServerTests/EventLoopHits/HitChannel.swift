@@ -18,7 +18,7 @@ final class StoredHitsFixture {
 
     init(configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
         var configuration = ServerConfiguration()
-        configuration.cacheDirectory = nil
+        configuration.caching.directory = nil
         configure(&configuration)
         service = try ImageService(configuration: configuration, observer: metrics, logger: log.logger)
         controller = try ImageController(service: service, watcher: ConnectionWatcher())

@@ -18,7 +18,7 @@ extension HitHandlerTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "hit-handler-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let fixture = try StoredHitsFixture { $0.cacheDirectory = directory }
+        let fixture = try StoredHitsFixture { $0.caching.directory = directory }
         let bytes = (0..<size).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 8) }
         let response = StoredResponse(
             data: Data(bytes), contentType: "image/webp", source: CacheMetadata(contentType: "image/webp"),

@@ -161,8 +161,8 @@ import Testing
     @Test(arguments: [true, false])
     func pathSyntaxesAreHitsWhenTheyAreOn(_ on: Bool) async throws {
         try await Self.withStoredHit(configure: {
-            $0.imgproxyURLs = on
-            $0.thumborURLs = on
+            $0.imgproxy.enabled = on
+            $0.thumbor.enabled = on
         }) { fixture, _ in
             let path = "/_/w:64/plain/http://origin/a.jpg"
             fixture.store([7, 7], text: "#" + path)

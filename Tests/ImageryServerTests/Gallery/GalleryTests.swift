@@ -20,7 +20,7 @@ struct GalleryTests {
     }
 
     @Test func showsEveryImageOfTheDirectoryAsWorkingThumbnails() async throws {
-        try await withServer(configure: { $0.galleryDirectory = Fixtures.directory }) { client, _ in
+        try await withServer(configure: { $0.gallery.directory = Fixtures.directory }) { client, _ in
             let html = try await client.execute(uri: "/", method: .get) { response in
                 #expect(response.status == .ok)
                 #expect(response.headers[.contentType] == "text/html; charset=utf-8")
@@ -49,7 +49,7 @@ struct GalleryTests {
     }
 
     @Test func filesAreServedAsTheyAreAndNothingElseIs() async throws {
-        try await withServer(configure: { $0.galleryDirectory = Fixtures.directory }) { client, _ in
+        try await withServer(configure: { $0.gallery.directory = Fixtures.directory }) { client, _ in
             let etag = try await client.execute(uri: "/files/rocket.jpg", method: .get) { response in
                 #expect(response.status == .ok)
                 #expect(response.headers[.contentType] == "image/jpeg")
@@ -82,8 +82,8 @@ struct GalleryTests {
 
     @Test func aFileOverTheSourceByteLimitIs413AndNotRead() async throws {
         try await withServer(configure: { configuration in
-            configuration.galleryDirectory = Fixtures.directory
-            configuration.maximumSourceBytes = 10_000  // rocket.jpg is 112 525 bytes
+            configuration.gallery.directory = Fixtures.directory
+            configuration.limits.maximumSourceBytes = 10_000  // rocket.jpg is 112 525 bytes
         }) { client, _ in
             try await client.execute(uri: "/files/rocket.jpg", method: .get) { response in
                 #expect(response.status == .contentTooLarge)
@@ -113,8 +113,8 @@ struct GalleryTests {
             let name = #"<b>&"it's".png"#
             try Fixtures.data("chelsea.png").write(to: directory.appendingPathComponent(name))
             try await withServer(configure: { configuration in
-                configuration.galleryDirectory = directory
-                configuration.signingKey = "gallery-key"
+                configuration.gallery.directory = directory
+                configuration.requests.signingKey = "gallery-key"
             }) { client, _ in
                 let html = try await client.execute(uri: "/", method: .get) { String(buffer: $0.body) }
                 #expect(html.contains("<figcaption>&lt;b&gt;&amp;&quot;it&#39;s&quot;.png</figcaption>"))
@@ -137,8 +137,8 @@ struct GalleryTests {
         try await withServer(
             origin: origin,
             configure: { configuration in
-                configuration.galleryURLs = [origin.url("chelsea.webp"), origin.url("rocket.jpg")]
-                configuration.galleryDirectory = Fixtures.directory
+                configuration.gallery.urls = [origin.url("chelsea.webp"), origin.url("rocket.jpg")]
+                configuration.gallery.directory = Fixtures.directory
             }
         ) { client, origin in
             let html = try await client.execute(uri: "/", method: .get) { String(buffer: $0.body) }

@@ -58,16 +58,17 @@ func serve(
     _ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void
 ) async throws {
     var configuration = ServerConfiguration()
-    configuration.port = 0
-    configuration.cacheDirectory = nil
-    configuration.privateNetworkHosts = ["127.0.0.1"]  // the test origin; every other private host stays refused
-    configuration.idleTimeout = hangGuard
-    configuration.requestTimeout = hangGuard
-    configuration.originTimeout = hangGuard
-    configuration.answersHitsOnEventLoop = hitsOnEventLoop
+    configuration.listener.port = 0
+    configuration.caching.directory = nil
+    // the test origin; every other private host stays refused
+    configuration.origins.privateNetworkHosts = ["127.0.0.1"]
+    configuration.listener.idleTimeout = hangGuard
+    configuration.limits.requestTimeout = hangGuard
+    configuration.origins.timeout = hangGuard
+    configuration.listener.answersHitsOnEventLoop = hitsOnEventLoop
     configure(&configuration)
     do {  // the application (and its cache) is released at the end of this block
-        let application = try await whenDirectoryIsFree(configuration.cacheDirectory) {
+        let application = try await whenDirectoryIsFree(configuration.caching.directory) {
             try buildApplication(configuration: configuration, logger: logger)
         }
         switch setup {
@@ -75,7 +76,7 @@ func serve(
         case .router: try await application.test(.router) { client in try await body(client) }
         }
     }
-    if let directory = configuration.cacheDirectory {
+    if let directory = configuration.caching.directory {
         // the run's cache has closed
         _ = try await whenDirectoryIsFree(directory) { try DiskCache(directory: directory) }
     }

@@ -29,9 +29,10 @@ struct MountedRoutesTests {
     @Test func servedUnderAPrefixBesideTheHostsRoutesBehindItsMiddleware() async throws {
         let origin = try await TestOrigin.serving(directory: Fixtures.directory)
         var configuration = ServerConfiguration()
-        configuration.cacheDirectory = nil
-        configuration.privateNetworkHosts = ["127.0.0.1"]
-        (configuration.requestTimeout, configuration.originTimeout) = (hangGuard, hangGuard)  // as `serve` sets them
+        configuration.caching.directory = nil
+        configuration.origins.privateNetworkHosts = ["127.0.0.1"]
+        // as `serve` sets them
+        (configuration.limits.requestTimeout, configuration.origins.timeout) = (hangGuard, hangGuard)
         let imagery = try ImageryRoutes(configuration: configuration)
         let router = Router()  // the host's own context type (BasicRequestContext)
         router.add(middleware: HostAuthentication())
@@ -78,7 +79,7 @@ struct MountedRoutesTests {
 
     @Test func healthAndMetricsWhenAsked() async throws {
         var configuration = ServerConfiguration()
-        configuration.cacheDirectory = nil
+        configuration.caching.directory = nil
         let imagery = try ImageryRoutes(configuration: configuration)
         let router = Router()
         imagery.add(to: router, at: "img", routes: [.image, .health, .metrics])

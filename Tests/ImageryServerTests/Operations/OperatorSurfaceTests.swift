@@ -92,10 +92,10 @@ struct OperatorSurfaceTests {
                 == true, "\(settings)")
         let defaults = ServerConfiguration()
         let memory =
-            "memory limit \(defaults.memoryLimit >> 20) MiB (in flight \(defaults.inflightMemory >> 20) MiB; "
-            + "admission held back over \(defaults.residentCeiling >> 20) MiB"
+            "memory limit \(defaults.limits.memoryLimit >> 20) MiB (in flight \(defaults.limits.inflightMemory >> 20) MiB; "
+            + "admission held back over \(defaults.limits.residentCeiling >> 20) MiB"
         #expect(message?.contains(memory) == true, "\(settings)")
-        #expect(message?.contains("at most \(defaults.maximumConnections) connections") == true, "\(settings)")
+        #expect(message?.contains("at most \(defaults.listener.maximumConnections) connections") == true, "\(settings)")
     }
 
     /// At start the server says what it derived from the machine and runs with (one line after Hummingbird's
@@ -105,8 +105,8 @@ struct OperatorSurfaceTests {
         let log = CapturedLog()
         let origin = try await TestOrigin.serving(directory: Fixtures.directory)
         let configure = { (configuration: inout ServerConfiguration) in
-            configuration.memoryLimit = 4 << 30
-            configuration.maximumConnections = 77
+            configuration.limits.memoryLimit = 4 << 30
+            configuration.listener.maximumConnections = 77
         }
         do {
             try await serve(.live, origin: origin, logger: log.logger, configure: configure) { client in
@@ -120,7 +120,7 @@ struct OperatorSurfaceTests {
                     "\(line)")
                 #expect(
                     line.contains(
-                        "at most 77 connections, \(ServerConfiguration().maximumConcurrentFetches) origin fetches at once"
+                        "at most 77 connections, \(ServerConfiguration().origins.maximumConcurrentFetches) origin fetches at once"
                     ), "\(line)")
                 let figures = try await metrics(client)
                 #expect(figures["imagery_admission_resident_pressure_total"] == 0)

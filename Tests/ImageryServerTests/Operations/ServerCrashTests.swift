@@ -48,7 +48,7 @@ struct ServerCrashTests {
             // What a fresh cache answers.
             let expected = Box<[String: Data]>()
             try await serve(
-                origin: origin, configure: { $0.cacheDirectory = directory.appendingPathComponent("fresh") }
+                origin: origin, configure: { $0.caching.directory = directory.appendingPathComponent("fresh") }
             ) { client in
                 var bodies: [String: Data] = [:]
                 for uri in uris { bodies[uri] = try await get(client, uri).body }

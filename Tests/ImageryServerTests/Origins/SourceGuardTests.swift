@@ -16,7 +16,7 @@ struct SourceGuardTests {
     ])
     func privateAndLoopbackSourcesAreRefused(source: String) async throws {
         // No host is allowed to be private here, not even the test origin.
-        try await withServer(configure: { $0.privateNetworkHosts = [] }) { client, _ in
+        try await withServer(configure: { $0.origins.privateNetworkHosts = [] }) { client, _ in
             let uri = "/image?url=" + (source.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
             try await client.execute(uri: uri, method: .get) { response in
                 #expect(response.status == .forbidden, "\(source): \(String(buffer: response.body))")
@@ -47,7 +47,8 @@ struct SourceGuardTests {
                 status: 302, headers: [("Location", "http://127.0.0.1:\(request.query["port"] ?? "1")/rocket.jpg")])
         }
         // "localhost" is allowed into private networks; the literal 127.0.0.1 is not.
-        try await withServer(origin: origin, configure: { $0.privateNetworkHosts = ["localhost"] }) { client, origin in
+        try await withServer(origin: origin, configure: { $0.origins.privateNetworkHosts = ["localhost"] }) {
+            client, origin in
             let source = "http://localhost:\(origin.port)/redirect?port=\(origin.port)"
             let uri = "/image?w=64&url=" + (source.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
             try await client.execute(uri: uri, method: .get) { response in
@@ -59,7 +60,7 @@ struct SourceGuardTests {
     }
 
     @Test func theAllowListRefusesOtherHosts() async throws {
-        try await withServer(configure: { $0.allowedHosts = ["images.example.com", "*.cdn.example.org"] }) {
+        try await withServer(configure: { $0.origins.allowedHosts = ["images.example.com", "*.cdn.example.org"] }) {
             client, origin in
             try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=64"), method: .get) { response in
                 #expect(response.status == .forbidden)
@@ -74,7 +75,7 @@ struct SourceGuardTests {
 struct SignatureTests {
     @Test func withAKeyOnlySignedQueriesAreServed() async throws {
         let signer = RequestSigner(key: "test-key")
-        try await withServer(configure: { $0.signingKey = "test-key" }) { client, origin in
+        try await withServer(configure: { $0.requests.signingKey = "test-key" }) { client, origin in
             let query = String(imageURI(origin, "rocket.jpg", "w=64").dropFirst("/image?".count))
             try await client.execute(uri: "/image?" + signer.sign(query: query), method: .get) { response in
                 #expect(response.status == .ok)
@@ -115,12 +116,12 @@ struct ServerConfigurationFileTests {
                     .utf8
             ).write(to: file)
             let configuration = try ServerConfiguration(contentsOf: file)
-            #expect(configuration.port == 9000)
-            #expect(configuration.allowedHosts == ["images.example.com"])
-            #expect(configuration.originTimeout == .milliseconds(2500))
-            #expect(configuration.signingKey == "k")
-            #expect(configuration.host == "127.0.0.1")  // untouched default
-            #expect(configuration.maximumSourcePixels == 100_000_000)
+            #expect(configuration.listener.port == 9000)
+            #expect(configuration.origins.allowedHosts == ["images.example.com"])
+            #expect(configuration.origins.timeout == .milliseconds(2500))
+            #expect(configuration.requests.signingKey == "k")
+            #expect(configuration.listener.host == "127.0.0.1")  // untouched default
+            #expect(configuration.limits.maximumSourcePixels == 100_000_000)
         }
     }
 

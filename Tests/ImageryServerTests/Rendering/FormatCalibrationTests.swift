@@ -18,7 +18,7 @@ struct FormatCalibrationTests {
 
     @Test func theDefaultsAreTheTable() {
         #expect(
-            ServerConfiguration().formatQualities
+            ServerConfiguration().rendering.formatQualities
                 == Dictionary(uniqueKeysWithValues: Self.table.map { ($0.format, $0.quality) }))
     }
 

@@ -90,7 +90,7 @@ struct ServerAnimationTests {
     }
 
     @Test func refusesAnAnimationOverTheFrameBudgetButServesOneFrameOfIt() async throws {
-        try await Self.withAnimatedOrigin(configure: { $0.maximumFrames = 3 }) { client, origin in
+        try await Self.withAnimatedOrigin(configure: { $0.limits.maximumFrames = 3 }) { client, origin in
             let (status, headers, body) = try await get(client, imageURI(origin, "anim.gif", "w=60"))
             #expect(status == .contentTooLarge)
             let error = try JSONDecoder().decode(ErrorBody.self, from: body)

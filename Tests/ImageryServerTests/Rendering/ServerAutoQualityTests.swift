@@ -22,7 +22,7 @@ struct ServerAutoQualityTests {
             let origin = try await TestOrigin.serving(directory: Fixtures.directory)
             defer { Task { try? await origin.shutdown() } }
             let uri = imageURI(origin, "rocket.jpg", "w=256&format=jpeg&q=auto")
-            let configure: (inout ServerConfiguration) -> Void = { $0.cacheDirectory = directory }
+            let configure: (inout ServerConfiguration) -> Void = { $0.caching.directory = directory }
             let box = ResultBox()
             try await serve(origin: origin, configure: configure) { client in
                 let first = try await get(client, uri)
@@ -49,7 +49,7 @@ struct ServerAutoQualityTests {
     /// imgproxy's `autoquality` (`aq`): the `ssimulacra2` and `size` methods with their bounds, `none`
     /// against a configured default, and Pro's `dssim` and `ml` refused by name.
     @Test func imgproxysOption() async throws {
-        try await withServer(configure: { $0.autoQuality.isDefault = true }) { client, origin in
+        try await withServer(configure: { $0.rendering.autoQuality.isDefault = true }) { client, origin in
             func get(_ options: String) async throws -> (status: HTTPResponse.Status, quality: Int?, body: Data) {
                 let response = try await ImageryServerTests.get(
                     client, "/insecure/rs:fit:256:256/\(options)/\(ServerImgproxyTests.plain(origin, "rocket.jpg"))@jpg"
@@ -84,8 +84,8 @@ struct ServerAutoQualityTests {
     /// (A request that names a quality gets it, in every syntax.)
     @Test func configuredDefaultForThumborURLs() async throws {
         try await withServer(configure: {
-            $0.autoQuality.isDefault = true
-            $0.autoQuality.minimum = 50
+            $0.rendering.autoQuality.isDefault = true
+            $0.rendering.autoQuality.minimum = 50
         }) { client, origin in
             let source = ServerThumborTests.source(origin, "rocket.jpg")
             let automatic = try await get(client, "/unsafe/256x0/\(source)")
@@ -116,7 +116,7 @@ struct ServerAutoQualityTests {
                 "IMGPROXY_AUTOQUALITY_ALLOWED_ERROR": "1.5", "IMGPROXY_AUTOQUALITY_MAX_RESOLUTION": "2",
                 "IMGPROXY_AUTOQUALITY_JPEG_NET": "/x.pb",
             ], to: &configuration)
-        let settings = configuration.autoQuality
+        let settings = configuration.rendering.autoQuality
         #expect(
             settings.isDefault && settings.target == .ssimulacra2(75) && settings.minimum == 60
                 && settings.maximum == 85)
@@ -130,7 +130,7 @@ struct ServerAutoQualityTests {
         var sized = ServerConfiguration()
         _ = try ImgproxyEnvironment.apply(
             ["IMGPROXY_AUTOQUALITY_METHOD": "size", "IMGPROXY_AUTOQUALITY_TARGET": "10240"], to: &sized)
-        #expect(sized.autoQuality.target == .bytes(10240))
+        #expect(sized.rendering.autoQuality.target == .bytes(10240))
         for environment in [
             ["IMGPROXY_AUTOQUALITY_METHOD": "dssim"], ["IMGPROXY_AUTOQUALITY_METHOD": "size"],
             ["IMGPROXY_AUTOQUALITY_TARGET": "120"],

@@ -15,7 +15,7 @@ struct ServerCorpusTests {
         let origin = try await TestOrigin.serving(directory: directory)
         // What is tested is decoding, not admission: on a machine loaded by the rest of the suite a
         // large source's waits once passed the default 5 s and it was answered 503 (a hang guard now).
-        try await withServer(origin: origin, configure: { $0.admissionTimeout = hangGuard }) { client, origin in
+        try await withServer(origin: origin, configure: { $0.limits.admissionTimeout = hangGuard }) { client, origin in
             var refused: [String] = []
             for name in files {
                 try await client.execute(uri: imageURI(origin, name, "w=256"), method: .get) { response in

@@ -41,7 +41,7 @@ struct DiskFaultServerTests {
         try await Self.withSourcesAndSmallDisk { origin, filesystem, names in
             let directory = filesystem.mountPoint.appendingPathComponent("cache")
             let log = CapturedLog()
-            try await serve(origin: origin, logger: log.logger, configure: { $0.cacheDirectory = directory }) {
+            try await serve(origin: origin, logger: log.logger, configure: { $0.caching.directory = directory }) {
                 client in
                 for name in names {
                     for width in [64, 96] {
@@ -55,7 +55,7 @@ struct DiskFaultServerTests {
             let lines = log.lines(withMetadata: "disk_fault", "no_space")
             #expect(lines.count == 1, "\(lines)")
             #expect(lines.first?.contains(directory.path) == true)
-            try await serve(origin: origin, configure: { $0.cacheDirectory = directory }) { client in
+            try await serve(origin: origin, configure: { $0.caching.directory = directory }) { client in
                 for name in names {
                     for width in [64, 96] {
                         let status = try await get(client, imageURI(origin, name, "w=\(width)&format=jpeg")).status
@@ -78,7 +78,7 @@ struct DiskFaultServerTests {
             let log = CapturedLog()
             try await serve(
                 origin: origin, logger: log.logger,
-                configure: { ($0.cacheDirectory, $0.diskLimit) = (directory, 1 << 20) }
+                configure: { ($0.caching.directory, $0.caching.diskLimit) = (directory, 1 << 20) }
             ) { client in
                 #expect(try await get(client, imageURI(origin, names[0], "w=64")).status == .ok)
                 filesystem.fill()
@@ -114,7 +114,7 @@ struct DiskFaultServerTests {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             try filesystem.setReadOnly(true)
             let log = CapturedLog()
-            try await serve(origin: origin, logger: log.logger, configure: { $0.cacheDirectory = directory }) {
+            try await serve(origin: origin, logger: log.logger, configure: { $0.caching.directory = directory }) {
                 client in
                 #expect(try await get(client, imageURI(origin, names[0], "w=64")).status == .ok)
                 var figures = try await metrics(client)
@@ -148,7 +148,7 @@ struct DiskFaultServerTests {
     @Test func aRemovedDirectoryIsSaidAndCreatedAgain() async throws {
         try await Self.withFixturesAndDirectory { origin, directory in
             let log = CapturedLog()
-            try await serve(origin: origin, logger: log.logger, configure: { $0.cacheDirectory = directory }) {
+            try await serve(origin: origin, logger: log.logger, configure: { $0.caching.directory = directory }) {
                 client in
                 for width in [40, 50, 60] {
                     #expect(try await get(client, imageURI(origin, "rocket.jpg", "w=\(width)")).status == .ok)
@@ -177,14 +177,14 @@ struct DiskFaultServerTests {
     /// file set aside, and answers.
     @Test func aDamagedIndexIsSaidAtStart() async throws {
         try await Self.withFixturesAndDirectory { origin, directory in
-            try await serve(origin: origin, configure: { $0.cacheDirectory = directory }) { client in
+            try await serve(origin: origin, configure: { $0.caching.directory = directory }) { client in
                 let status = try await get(client, imageURI(origin, "rocket.jpg", "w=64")).status
                 #expect(status == .ok)
             }
             let index = directory.appendingPathComponent("index.sqlite")
             try Data("not an index".utf8).write(to: index)
             let log = CapturedLog()
-            try await serve(origin: origin, logger: log.logger, configure: { $0.cacheDirectory = directory }) {
+            try await serve(origin: origin, logger: log.logger, configure: { $0.caching.directory = directory }) {
                 client in
                 let status = try await get(client, imageURI(origin, "rocket.jpg", "w=64")).status
                 #expect(status == .ok)

@@ -15,14 +15,14 @@ struct ResultStorageTests {
         try await withOriginAndDirectory { origin, directory in
             let uri = imageURI(origin, "rocket.jpg?cc=max-age%3D600", "w=200")
             let first = Box<(Data, String)>()
-            try await serve(origin: origin, configure: { $0.cacheDirectory = directory }) { client in
+            try await serve(origin: origin, configure: { $0.caching.directory = directory }) { client in
                 let response = try await get(client, uri)
                 #expect(response.status == .ok)
                 first.value = (response.body, try #require(response.headers[.eTag]))
             }
             #expect(origin.requestCount == 1)
             let (body, etag) = try #require(first.value)
-            try await serve(origin: origin, configure: { $0.cacheDirectory = directory }) { client in
+            try await serve(origin: origin, configure: { $0.caching.directory = directory }) { client in
                 let again = try await get(client, uri)
                 #expect(again.status == .ok)
                 #expect(again.body == body)
@@ -44,7 +44,7 @@ struct ResultStorageTests {
         try await withOriginAndDirectory { origin, directory in
             let uri = imageURI(origin, "rocket.jpg?cc=max-age%3D600", "w=120&format=png")
             let first = Box<Data>()
-            try await serve(origin: origin, configure: { $0.cacheDirectory = directory }) { client in
+            try await serve(origin: origin, configure: { $0.caching.directory = directory }) { client in
                 first.value = try await get(client, uri).body
             }
             // The smaller of the two blobs is the stored response (the other is the 112 KB original).
@@ -56,7 +56,7 @@ struct ResultStorageTests {
             try handle.write(contentsOf: Data(repeating: 0x5A, count: 16))
             try handle.close()
             for round in 0..<2 {
-                try await serve(origin: origin, configure: { $0.cacheDirectory = directory }) { client in
+                try await serve(origin: origin, configure: { $0.caching.directory = directory }) { client in
                     let response = try await get(client, uri)
                     #expect(response.status == .ok)
                     #expect(response.body == first.value, "made again from the stored original, the same bytes")
@@ -71,7 +71,7 @@ struct ResultStorageTests {
     @Test func noStoreIsNeitherReusedNorWritten() async throws {
         try await withOriginAndDirectory { origin, directory in
             let uri = imageURI(origin, "rocket.jpg?cc=no-store", "w=100")
-            try await serve(origin: origin, configure: { $0.cacheDirectory = directory }) { client in
+            try await serve(origin: origin, configure: { $0.caching.directory = directory }) { client in
                 for _ in 0..<2 {
                     let response = try await get(client, uri)
                     #expect(response.status == .ok)
@@ -88,7 +88,7 @@ struct ResultStorageTests {
     @Test func noCacheIsRevalidatedBeforeEachUseAndA304KeepsTheBytes() async throws {
         try await withOriginAndDirectory { origin, directory in
             let uri = imageURI(origin, "rocket.jpg?cc=no-cache&etag=v1", "w=100")
-            try await serve(origin: origin, configure: { $0.cacheDirectory = directory }) { client in
+            try await serve(origin: origin, configure: { $0.caching.directory = directory }) { client in
                 let first = try await get(client, uri)
                 #expect(first.headers[.cacheControl] == "public, no-cache")
                 for _ in 0..<2 {
@@ -109,7 +109,7 @@ struct ResultStorageTests {
         try await withOriginAndDirectory(time: time.source) { origin, directory in
             let path = "rocket.jpg?cc=max-age%3D1&etag=v1&cc304=max-age%3D600"
             let configure = { (configuration: inout ServerConfiguration) in
-                (configuration.cacheDirectory, configuration.time) = (directory, time.source)
+                (configuration.caching.directory, configuration.time) = (directory, time.source)
             }
             try await serve(origin: origin, configure: configure) { client in
                 let first = try await get(client, imageURI(origin, path, "w=100"))
@@ -138,7 +138,7 @@ struct ResultStorageTests {
                 origin, "rocket.jpg?cc=max-age%3D1%2C%20stale-while-revalidate%3D60&etag=v1&cc304=max-age%3D600",
                 "w=100")
             let configure = { (configuration: inout ServerConfiguration) in
-                (configuration.cacheDirectory, configuration.time) = (directory, time.source)
+                (configuration.caching.directory, configuration.time) = (directory, time.source)
             }
             try await serve(origin: origin, configure: configure) { client in
                 let first = try await get(client, uri)
@@ -173,9 +173,9 @@ struct ResultStorageTests {
     @Test func anotherSpellingOfAStoredResponseIsRememberedByItsText() async throws {
         let origin = try await TestOrigin.serving(directory: Fixtures.directory)
         var configuration = ServerConfiguration()
-        configuration.cacheDirectory = nil
-        configuration.privateNetworkHosts = ["127.0.0.1"]
-        configuration.originTimeout = hangGuard  // as `serve` sets it
+        configuration.caching.directory = nil
+        configuration.origins.privateNetworkHosts = ["127.0.0.1"]
+        configuration.origins.timeout = hangGuard  // as `serve` sets it
         let service = try ImageService(configuration: configuration)
         let parameters = try ImageParameters(
             query: ["url": origin.url("rocket.jpg").absoluteString, "w": "100"], maximumSide: 1000)

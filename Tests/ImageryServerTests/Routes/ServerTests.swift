@@ -189,7 +189,7 @@ struct ServerTests {
                 #expect(response.errorBody?.message.contains("500") == true)
             }
         }
-        try await withServer(configure: { $0.originTimeout = .seconds(1) }) { client, origin in
+        try await withServer(configure: { $0.origins.timeout = .seconds(1) }) { client, origin in
             try await client.execute(uri: imageURI(origin, "rocket.jpg?held=never"), method: .get) { response in
                 #expect(response.status == .gatewayTimeout)
             }
@@ -232,7 +232,7 @@ struct ServerTests {
     }
 
     @Test func aSourceOverTheByteLimitIs413() async throws {
-        try await withServer(configure: { $0.maximumSourceBytes = 50_000 }) { client, origin in
+        try await withServer(configure: { $0.limits.maximumSourceBytes = 50_000 }) { client, origin in
             try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=64"), method: .get) { response in
                 #expect(response.status == .contentTooLarge)
                 #expect(response.errorBody?.error == "source_too_large")
@@ -253,7 +253,7 @@ struct ServerTests {
 
     @Test func servesLiveOnAPortWithTheDiskCache() async throws {
         try await withTemporaryDirectory { directory in
-            try await withServer(.live, configure: { $0.cacheDirectory = directory }) { client, origin in
+            try await withServer(.live, configure: { $0.caching.directory = directory }) { client, origin in
                 for _ in 0..<2 {
                     try await client.execute(
                         uri: imageURI(origin, "chelsea.png", "w=100&h=100&fit=cover"), method: .get
@@ -281,7 +281,7 @@ struct ServerTests {
 struct ServerMetricsTests {
     @Test func metricsCountRequestsByStatusInPrometheusFormat() async throws {
         try await withTemporaryDirectory { directory in
-            try await withServer(configure: { $0.cacheDirectory = directory }) { client, origin in
+            try await withServer(configure: { $0.caching.directory = directory }) { client, origin in
                 try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=32"), method: .get) {
                     #expect($0.status == .ok)
                 }
@@ -303,7 +303,7 @@ struct ServerMetricsTests {
     /// takes a known path through the tiers, and the counters must say exactly that.
     @Test func metricsFollowEachRequestThroughTheCacheTiers() async throws {
         try await withTemporaryDirectory { directory in
-            try await withServer(configure: { $0.cacheDirectory = directory }) { client, origin in
+            try await withServer(configure: { $0.caching.directory = directory }) { client, origin in
                 var sent = 0
                 // 1: nothing cached: every tier misses, one fetch, one decode.
                 try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=32"), method: .get) {

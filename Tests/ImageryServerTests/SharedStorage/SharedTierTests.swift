@@ -58,7 +58,7 @@ struct SharedTierTests {
                         configuration.useSharedTier(
                             store.endpoint, bucket: bucket, credentials: credentials,
                             cache: directory.appendingPathComponent(instance))
-                        configuration.s3Prefix = prefix
+                        configuration.s3.prefix = prefix
                     }
                 }
                 let uri = imageURI(origin, "rocket.jpg?cc=max-age%3D600", "w=200")
@@ -105,7 +105,7 @@ struct SharedTierTests {
                         configuration.useSharedTier(
                             store.endpoint, bucket: bucket, credentials: credentials,
                             cache: directory.appendingPathComponent(instance))
-                        configuration.s3Prefix = prefix
+                        configuration.s3.prefix = prefix
                     }
                 }
                 try await serve(origin: origin, configure: configure("a")) { client in
@@ -145,7 +145,7 @@ struct SharedTierTests {
                         )
                         // What is tested is the fall back to the origin, not admission: a machine loaded by the
                         // rest of the suite must not turn the refused connects' waits into a 503.
-                        $0.admissionTimeout = .seconds(60)
+                        $0.limits.admissionTimeout = .seconds(60)
                     }
                 ) { client in
                     for width in 100..<106 {
@@ -186,7 +186,7 @@ struct SharedTierTests {
                         origin: origin, logger: log.logger,
                         configure: {
                             $0.useSharedTier(store.endpoint, bucket: bucket, credentials: credentials, cache: cache)
-                            $0.admissionTimeout = .seconds(60)
+                            $0.limits.admissionTimeout = .seconds(60)
                         }
                     ) { client in
                         let check = try await log.waitForLines(withMetadata: "shared_store", "check_failed")
@@ -221,7 +221,7 @@ struct SharedTierTests {
                     origin: origin, logger: log.logger,
                     configure: {
                         $0.useSharedTier(store.endpoint, bucket: bucket, credentials: credentials, cache: cache)
-                        $0.admissionTimeout = .seconds(60)
+                        $0.limits.admissionTimeout = .seconds(60)
                     }
                 ) { client in
                     let check = try await log.waitForLines(withMetadata: "shared_store", "check_failed")
@@ -309,7 +309,7 @@ struct SharedTierTests {
             try await client.put(
                 bucket: bucket, key: key, data: try Fixtures.data("chelsea.png"), contentType: "image/png")
             try await withServer(configure: {
-                ($0.s3Endpoint, $0.s3CredentialsFile, $0.s3SourceBuckets) = (store.endpoint, credentials, [bucket])
+                ($0.s3.endpoint, $0.s3.credentialsFile, $0.s3.sourceBuckets) = (store.endpoint, credentials, [bucket])
             }) { client, _ in
                 let image = try await get(client, "/image?url=s3://\(bucket)/\(key)&w=100&format=png")
                 #expect(image.status == .ok)
@@ -389,7 +389,7 @@ struct SharedStorePauseTests {
 extension ServerConfiguration {
     /// Caches in `cache` and shares through `bucket` of the S3 store at `endpoint`, read with `credentials`.
     fileprivate mutating func useSharedTier(_ endpoint: URL, bucket: String, credentials: URL, cache: URL) {
-        cacheDirectory = cache
-        (s3Endpoint, s3Bucket, s3CredentialsFile) = (endpoint, bucket, credentials)
+        caching.directory = cache
+        (s3.endpoint, s3.bucket, s3.credentialsFile) = (endpoint, bucket, credentials)
     }
 }

@@ -15,26 +15,26 @@ struct ImgproxyDialect: Sendable {
 
     /// - Throws: ``ConfigurationFileError`` for keys that are not hex pairs or a preset that is not options.
     init(_ configuration: ServerConfiguration) throws(ConfigurationFileError) {
-        if configuration.imgproxyKeys.isEmpty {
+        if configuration.imgproxy.keys.isEmpty {
             signer = nil
         } else {
             guard
                 let signer = ImgproxySigner(
-                    keys: configuration.imgproxyKeys, salts: configuration.imgproxySalts,
-                    size: configuration.imgproxySignatureSize
+                    keys: configuration.imgproxy.keys, salts: configuration.imgproxy.salts,
+                    size: configuration.imgproxy.signatureSize
                 )
             else {
                 throw ConfigurationFileError(message: "imgproxy keys and salts must be hex, as many salts as keys")
             }
             self.signer = signer
         }
-        let separator = configuration.imgproxyArgumentsSeparator
+        let separator = configuration.imgproxy.argumentsSeparator
         syntax = ImgproxyURL.Syntax(
-            separator: separator, onlyPresets: configuration.onlyPresets,
-            base64IncludesFilename: configuration.imgproxyBase64URLIncludesFilename
+            separator: separator, onlyPresets: configuration.requests.onlyPresets,
+            base64IncludesFilename: configuration.imgproxy.base64URLIncludesFilename
         )
         var presets: [String: [ImgproxyURL.Option]] = [:]
-        for (name, text) in configuration.imgproxyPresets {
+        for (name, text) in configuration.imgproxy.presets {
             let segments = text.split(separator: "/")
             guard !name.isEmpty, !name.contains(separator), !segments.isEmpty,
                 segments.allSatisfy({ $0.contains(separator) })
@@ -49,9 +49,9 @@ struct ImgproxyDialect: Sendable {
         }
         self.presets = presets
         var sources = ImgproxySourceRules()
-        sources.baseURL = configuration.imgproxyBaseURL
-        sources.allowed = configuration.imgproxyAllowedSources.map(ImgproxySourceRules.Pattern.init)
-        sources.replacements = try configuration.imgproxyURLReplacements.map { rule throws(ConfigurationFileError) in
+        sources.baseURL = configuration.imgproxy.baseURL
+        sources.allowed = configuration.imgproxy.allowedSources.map(ImgproxySourceRules.Pattern.init)
+        sources.replacements = try configuration.imgproxy.urlReplacements.map { rule throws(ConfigurationFileError) in
             guard let equals = rule.firstIndex(of: "=") else {
                 throw ConfigurationFileError(message: "imgproxyURLReplacements: \(rule) is not PATTERN=REPLACEMENT")
             }
@@ -60,7 +60,7 @@ struct ImgproxyDialect: Sendable {
         }
         self.sources = sources
         allowedOptions =
-            configuration.imgproxyAllowedOptions.isEmpty
-            ? nil : Set(configuration.imgproxyAllowedOptions.map { Substring($0) })
+            configuration.imgproxy.allowedOptions.isEmpty
+            ? nil : Set(configuration.imgproxy.allowedOptions.map { Substring($0) })
     }
 }

@@ -50,14 +50,14 @@ package enum ImgproxyEnvironment {
             }
         }
         if environment["IMGPROXY_SALT"] != nil || environment["IMGPROXY_KEY"] != nil,
-            configuration.imgproxyKeys.count != configuration.imgproxySalts.count
+            configuration.imgproxy.keys.count != configuration.imgproxy.salts.count
         {
             throw ConfigurationFileError(message: "IMGPROXY_KEY and IMGPROXY_SALT must list as many hex keys as salts")
         }
         return report
     }
 
-    /// The name imgproxy's watermark image has among the server's watermarks (``ServerConfiguration/watermarkFiles``).
+    /// The name imgproxy's watermark image has among the server's watermarks (``ServerConfiguration/Rendering/watermarkFiles``).
     package static let watermarkName = "imgproxy"
 
     /// A variable's reader: its value, the configuration, and the whole environment (for variables that
@@ -66,13 +66,13 @@ package enum ImgproxyEnvironment {
 
     /// The variables read, each with imgproxy's syntax.
     private static let readers: [String: Reader] = [
-        "IMGPROXY_KEY": { value, configuration, _ in configuration.imgproxyKeys = list(value) },
-        "IMGPROXY_SALT": { value, configuration, _ in configuration.imgproxySalts = list(value) },
+        "IMGPROXY_KEY": { value, configuration, _ in configuration.imgproxy.keys = list(value) },
+        "IMGPROXY_SALT": { value, configuration, _ in configuration.imgproxy.salts = list(value) },
         "IMGPROXY_SIGNATURE_SIZE": { value, configuration, _ in
-            configuration.imgproxySignatureSize = try integer(value, in: 1...32)
+            configuration.imgproxy.signatureSize = try integer(value, in: 1...32)
         },
         "IMGPROXY_TRUSTED_SIGNATURES": { value, configuration, _ in
-            configuration.imgproxyTrustedSignatures = list(value)
+            configuration.imgproxy.trustedSignatures = list(value)
         },
         "IMGPROXY_PRESETS": { value, configuration, environment in
             let separator = environment["IMGPROXY_PRESETS_SEPARATOR"].flatMap { $0.isEmpty ? nil : $0 } ?? ","
@@ -92,51 +92,52 @@ package enum ImgproxyEnvironment {
                 throw ConfigurationFileError(message: "expected HOST:PORT or :PORT")
             }
             let host = String(value[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-            configuration.host = host.isEmpty ? "0.0.0.0" : host  // imgproxy's ":8080" listens on every interface
-            configuration.port = port
+            // imgproxy's ":8080" listens on every interface
+            configuration.listener.host = host.isEmpty ? "0.0.0.0" : host
+            configuration.listener.port = port
         },
         "IMGPROXY_TIMEOUT": { value, configuration, _ in
-            configuration.requestTimeout = .seconds(try integer(value, in: 1...86_400))
+            configuration.limits.requestTimeout = .seconds(try integer(value, in: 1...86_400))
         },
         "IMGPROXY_DOWNLOAD_TIMEOUT": { value, configuration, _ in
-            configuration.originTimeout = .seconds(try integer(value, in: 1...86_400))
+            configuration.origins.timeout = .seconds(try integer(value, in: 1...86_400))
         },
         "IMGPROXY_KEEP_ALIVE_TIMEOUT": { value, configuration, _ in
-            configuration.idleTimeout = .seconds(try integer(value, in: 1...86_400))
+            configuration.listener.idleTimeout = .seconds(try integer(value, in: 1...86_400))
         },
         "IMGPROXY_MAX_CLIENTS": { value, configuration, _ in
             let clients = try integer(value, in: 0...Int.max)
             // 0: imgproxy's "no limit"; this server keeps its own
-            if clients > 0 { configuration.maximumConnections = clients }
+            if clients > 0 { configuration.listener.maximumConnections = clients }
         },
         "IMGPROXY_STRIP_COLOR_PROFILE": { value, configuration, _ in
-            configuration.imgproxyStripsColorProfile = try boolean(value)
+            configuration.imgproxy.stripsColorProfile = try boolean(value)
         },
-        "IMGPROXY_AUTO_ROTATE": { value, configuration, _ in configuration.imgproxyAutoRotates = try boolean(value) },
+        "IMGPROXY_AUTO_ROTATE": { value, configuration, _ in configuration.imgproxy.autoRotates = try boolean(value) },
         "IMGPROXY_ALWAYS_RASTERIZE_SVG": { value, configuration, _ in
-            configuration.imgproxyAlwaysRasterizesSVG = try boolean(value)
+            configuration.imgproxy.alwaysRasterizesSVG = try boolean(value)
         },
         "IMGPROXY_USE_LINEAR_COLORSPACE": { value, configuration, _ in
-            configuration.imgproxyUsesLinearColorspace = try boolean(value)
+            configuration.imgproxy.usesLinearColorspace = try boolean(value)
         },
         "IMGPROXY_ENFORCE_JXL": { value, configuration, _ in try enforce(.jxl, value, &configuration) },
         "IMGPROXY_ENFORCE_AVIF": { value, configuration, _ in try enforce(.avif, value, &configuration) },
         "IMGPROXY_ENFORCE_WEBP": { value, configuration, _ in try enforce(.webp, value, &configuration) },
-        "IMGPROXY_ONLY_PRESETS": { value, configuration, _ in configuration.onlyPresets = try boolean(value) },
+        "IMGPROXY_ONLY_PRESETS": { value, configuration, _ in configuration.requests.onlyPresets = try boolean(value) },
         "IMGPROXY_QUALITY": { value, configuration, _ in
             let quality = try integer(value, in: 1...100)
-            for format in ServerConfiguration.lossyFormats { configuration.formatQualities[format] = quality }
+            for format in ServerConfiguration.lossyFormats { configuration.rendering.formatQualities[format] = quality }
         },
         "IMGPROXY_FORMAT_QUALITY": { value, configuration, _ in
-            configuration.formatQualities.merge(try formatQualities(value)) { $1 }
+            configuration.rendering.formatQualities.merge(try formatQualities(value)) { $1 }
         },
         // Autoquality (imgproxy Pro's; here with SSIMULACRA2 as the measure): on for every request that
         // asks for no quality unless the method is `none`; its target, bounds and limit for those and
         // for the `autoquality` option's empty arguments.
         "IMGPROXY_AUTOQUALITY_METHOD": { value, configuration, environment in
             switch value {
-            case "none": configuration.autoQuality.isDefault = false
-            case "ssimulacra2", "size": configuration.autoQuality.isDefault = true
+            case "none": configuration.rendering.autoQuality.isDefault = false
+            case "ssimulacra2", "size": configuration.rendering.autoQuality.isDefault = true
             case "dssim", "ml":
                 throw ConfigurationFileError(
                     message:
@@ -153,7 +154,7 @@ package enum ImgproxyEnvironment {
         },
         "IMGPROXY_AUTOQUALITY_TARGET": { value, configuration, environment in
             if environment["IMGPROXY_AUTOQUALITY_METHOD"]?.trimmingCharacters(in: .whitespaces) == "size" {
-                configuration.autoQuality.target = .bytes(try integer(value, in: 1...Int(Int32.max)))
+                configuration.rendering.autoQuality.target = .bytes(try integer(value, in: 1...Int(Int32.max)))
             } else {
                 guard let score = Double(value), (0...100).contains(score) else {
                     throw ConfigurationFileError(
@@ -161,134 +162,136 @@ package enum ImgproxyEnvironment {
                             "expected a SSIMULACRA2 score from 0 to 100 (70: about JPEG quality 80's), or bytes with the size method"
                     )
                 }
-                configuration.autoQuality.target = .ssimulacra2(score)
+                configuration.rendering.autoQuality.target = .ssimulacra2(score)
             }
         },
         "IMGPROXY_AUTOQUALITY_MIN": { value, configuration, _ in
-            configuration.autoQuality.minimum = try integer(value, in: 1...100)
+            configuration.rendering.autoQuality.minimum = try integer(value, in: 1...100)
         },
         "IMGPROXY_AUTOQUALITY_MAX": { value, configuration, _ in
-            configuration.autoQuality.maximum = try integer(value, in: 1...100)
+            configuration.rendering.autoQuality.maximum = try integer(value, in: 1...100)
         },
         "IMGPROXY_AUTOQUALITY_FORMAT_MIN": { value, configuration, _ in
-            configuration.autoQuality.formatMinimums = try formatQualities(value)
+            configuration.rendering.autoQuality.formatMinimums = try formatQualities(value)
         },
         "IMGPROXY_AUTOQUALITY_FORMAT_MAX": { value, configuration, _ in
-            configuration.autoQuality.formatMaximums = try formatQualities(value)
+            configuration.rendering.autoQuality.formatMaximums = try formatQualities(value)
         },
         "IMGPROXY_AUTOQUALITY_ALLOWED_ERROR": { value, configuration, _ in
             guard let tolerance = Double(value), tolerance >= 0, tolerance.isFinite else {
                 throw ConfigurationFileError(message: "expected a number, 0 or more")
             }
-            configuration.autoQuality.tolerance = tolerance
+            configuration.rendering.autoQuality.tolerance = tolerance
         },
         // 0 is imgproxy's "no limit": this server keeps its own (the metric's memory grows with the pixels).
         "IMGPROXY_AUTOQUALITY_MAX_RESOLUTION": { value, configuration, _ in
             let pixels = try megapixels(value)
-            if pixels > 0 { configuration.autoQuality.maximumPixels = pixels }
+            if pixels > 0 { configuration.rendering.autoQuality.maximumPixels = pixels }
         },
         "IMGPROXY_AUTO_WEBP": { value, configuration, environment in try autoFormats(environment, &configuration) },
         "IMGPROXY_AUTO_AVIF": { value, configuration, environment in try autoFormats(environment, &configuration) },
         "IMGPROXY_AUTO_JXL": { value, configuration, environment in try autoFormats(environment, &configuration) },
         "IMGPROXY_MAX_SRC_RESOLUTION": { value, configuration, _ in
-            configuration.maximumSourcePixels = try megapixels(value)
+            configuration.limits.maximumSourcePixels = try megapixels(value)
         },
         "IMGPROXY_MAX_SRC_FILE_SIZE": { value, configuration, _ in
             let bytes = try integer(value, in: 0...Int.max)
             // 0: no limit in imgproxy; this server keeps its own
-            if bytes > 0 { configuration.maximumSourceBytes = bytes }
+            if bytes > 0 { configuration.limits.maximumSourceBytes = bytes }
         },
         "IMGPROXY_MAX_ANIMATION_FRAMES": { value, configuration, _ in
-            configuration.maximumFrames = try integer(value, in: 1...Int.max)
+            configuration.limits.maximumFrames = try integer(value, in: 1...Int.max)
         },
         "IMGPROXY_MAX_ANIMATION_FRAME_RESOLUTION": { value, configuration, _ in
             let pixels = try megapixels(value)
-            configuration.maximumFramePixels = pixels > 0 ? pixels : nil
+            configuration.limits.maximumFramePixels = pixels > 0 ? pixels : nil
         },
         "IMGPROXY_MAX_RESULT_DIMENSION": { value, configuration, _ in
             let side = try integer(value, in: 0...Int.max)
-            if side > 0 { configuration.maximumOutputSide = min(configuration.maximumOutputSide, side) }
+            if side > 0 { configuration.limits.maximumOutputSide = min(configuration.limits.maximumOutputSide, side) }
         },
         "IMGPROXY_ALLOW_SECURITY_OPTIONS": { value, configuration, _ in
-            configuration.imgproxyAllowsSecurityOptions = try boolean(value)
+            configuration.imgproxy.allowsSecurityOptions = try boolean(value)
         },
-        "IMGPROXY_PRESERVE_HDR": { value, configuration, _ in configuration.imgproxyPreservesHDR = try boolean(value) },
+        "IMGPROXY_PRESERVE_HDR": { value, configuration, _ in configuration.imgproxy.preservesHDR = try boolean(value)
+        },
         "IMGPROXY_STRIP_METADATA": { value, configuration, _ in
-            configuration.imgproxyStripsMetadata = try boolean(value)
+            configuration.imgproxy.stripsMetadata = try boolean(value)
         },
         "IMGPROXY_KEEP_COPYRIGHT": { value, configuration, _ in
-            configuration.imgproxyKeepsCopyright = try boolean(value)
+            configuration.imgproxy.keepsCopyright = try boolean(value)
         },
         "IMGPROXY_SKIP_PROCESSING_FORMATS": { value, configuration, _ in
-            configuration.imgproxySkipProcessingFormats = try formats(value)
+            configuration.imgproxy.skipProcessingFormats = try formats(value)
         },
         "IMGPROXY_PREFERRED_FORMATS": { value, configuration, _ in
             let formats = try formats(value)
             guard !formats.isEmpty else { throw ConfigurationFileError(message: "expected at least one format") }
-            configuration.imgproxyPreferredFormats = formats
+            configuration.imgproxy.preferredFormats = formats
         },
         "IMGPROXY_LOCAL_FILESYSTEM_ROOT": { value, configuration, _ in
-            configuration.localFilesystemRoot = URL(fileURLWithPath: value)
+            configuration.origins.localFilesystemRoot = URL(fileURLWithPath: value)
         },
-        "IMGPROXY_PATH_PREFIX": { value, configuration, _ in configuration.imgproxyPathPrefix = value },
+        "IMGPROXY_PATH_PREFIX": { value, configuration, _ in configuration.imgproxy.pathPrefix = value },
         "IMGPROXY_ARGUMENTS_SEPARATOR": { value, configuration, _ in
             guard value.count == 1, let separator = value.first, separator != "/" else {
                 throw ConfigurationFileError(message: "expected one character other than /")
             }
-            configuration.imgproxyArgumentsSeparator = separator
+            configuration.imgproxy.argumentsSeparator = separator
         },
         "IMGPROXY_BASE64_URL_INCLUDES_FILENAME": { value, configuration, _ in
-            configuration.imgproxyBase64URLIncludesFilename = try boolean(value)
+            configuration.imgproxy.base64URLIncludesFilename = try boolean(value)
         },
-        "IMGPROXY_BASE_URL": { value, configuration, _ in configuration.imgproxyBaseURL = value },
+        "IMGPROXY_BASE_URL": { value, configuration, _ in configuration.imgproxy.baseURL = value },
         "IMGPROXY_URL_REPLACEMENTS": { value, configuration, _ in
             let rules = value.split(separator: ";", omittingEmptySubsequences: false).map(String.init)
             guard rules.allSatisfy({ $0.contains("=") }) else {
                 throw ConfigurationFileError(message: "expected PATTERN=REPLACEMENT rules separated by ;")
             }
-            configuration.imgproxyURLReplacements = rules
+            configuration.imgproxy.urlReplacements = rules
         },
-        "IMGPROXY_ALLOWED_SOURCES": { value, configuration, _ in configuration.imgproxyAllowedSources = list(value) },
+        "IMGPROXY_ALLOWED_SOURCES": { value, configuration, _ in configuration.imgproxy.allowedSources = list(value) },
         "IMGPROXY_ALLOWED_PROCESSING_OPTIONS": { value, configuration, _ in
-            configuration.imgproxyAllowedOptions = list(value)
+            configuration.imgproxy.allowedOptions = list(value)
         },
         "IMGPROXY_WATERMARK_PATH": { value, configuration, _ in
-            configuration.watermarkFiles[watermarkName] = URL(fileURLWithPath: value)
+            configuration.rendering.watermarkFiles[watermarkName] = URL(fileURLWithPath: value)
         },
         "IMGPROXY_WATERMARK_OPACITY": { value, configuration, _ in
             guard let opacity = Double(value), opacity > 0, opacity <= 1 else {
                 throw ConfigurationFileError(message: "expected a number above 0, at most 1")
             }
-            configuration.imgproxyWatermarkOpacity = opacity
+            configuration.imgproxy.watermarkOpacity = opacity
         },
         "IMGPROXY_FALLBACK_IMAGE_PATH": { value, configuration, _ in
-            configuration.fallbackImageFile = URL(fileURLWithPath: value)
+            configuration.fallback.image = URL(fileURLWithPath: value)
         },
         "IMGPROXY_FALLBACK_IMAGE_DATA": { value, configuration, _ in
-            configuration.fallbackImageFile = try ServerConfiguration.inlineImage(base64: value)
+            configuration.fallback.image = try ServerConfiguration.inlineImage(base64: value)
         },
         "IMGPROXY_FALLBACK_IMAGE_URL": { value, configuration, _ in
-            configuration.fallbackImageFile = try remoteImage(value)
+            configuration.fallback.image = try remoteImage(value)
         },
         "IMGPROXY_WATERMARK_URL": { value, configuration, _ in
-            configuration.watermarkFiles[watermarkName] = try remoteImage(value)
+            configuration.rendering.watermarkFiles[watermarkName] = try remoteImage(value)
         },
         "IMGPROXY_WATERMARK_DATA": { value, configuration, _ in
-            configuration.watermarkFiles[watermarkName] = try ServerConfiguration.inlineImage(base64: value)
+            configuration.rendering.watermarkFiles[watermarkName] = try ServerConfiguration.inlineImage(base64: value)
         },
         "IMGPROXY_FALLBACK_IMAGE_HTTP_CODE": { value, configuration, _ in
             let status = try integer(value, in: 0...599)
             guard status == 0 || status >= 100 else {
                 throw ConfigurationFileError(message: "expected 0 (the error's status) or 100 to 599")
             }
-            configuration.fallbackImageStatus = status
+            configuration.fallback.status = status
         },
         "IMGPROXY_FALLBACK_IMAGE_TTL": { value, configuration, _ in
             let seconds = try integer(value, in: 0...Int.max)
             // 0: imgproxy's default; this server keeps its short one
-            if seconds > 0 { configuration.fallbackImageMaxAge = seconds }
+            if seconds > 0 { configuration.fallback.maxAge = seconds }
         },
-        "IMGPROXY_TTL": { value, configuration, _ in configuration.responseMaxAge = try integer(value, in: 0...Int.max)
+        "IMGPROXY_TTL": { value, configuration, _ in
+            configuration.caching.responseMaxAge = try integer(value, in: 0...Int.max)
         },
     ]
 
@@ -303,7 +306,7 @@ package enum ImgproxyEnvironment {
                 throw ConfigurationFileError(
                     message: "a preset is NAME=OPTIONS (thumb=rs:fill:300:300/q:80), not \(entry)")
             }
-            configuration.imgproxyPresets[String(parts[0]).trimmingCharacters(in: .whitespaces)] = String(parts[1])
+            configuration.imgproxy.presets[String(parts[0]).trimmingCharacters(in: .whitespaces)] = String(parts[1])
                 .trimmingCharacters(in: .whitespaces)
         }
     }
@@ -312,10 +315,10 @@ package enum ImgproxyEnvironment {
     private static func enforce(_ format: ImageFormat, _ value: String, _ configuration: inout ServerConfiguration)
         throws(ConfigurationFileError)
     {
-        configuration.imgproxyEnforcedFormats.removeAll { $0 == format }
+        configuration.imgproxy.enforcedFormats.removeAll { $0 == format }
         guard try boolean(value) else { return }
-        configuration.imgproxyEnforcedFormats.append(format)
-        configuration.imgproxyEnforcedFormats.sort {
+        configuration.imgproxy.enforcedFormats.append(format)
+        configuration.imgproxy.enforcedFormats.sort {
             [ImageFormat.jxl, .avif, .webp].firstIndex(of: $0)! < [ImageFormat.jxl, .avif, .webp].firstIndex(of: $1)!
         }
     }
@@ -342,8 +345,8 @@ package enum ImgproxyEnvironment {
             let value = environment["IMGPROXY_AUTO_" + name]?.trimmingCharacters(in: .whitespaces) ?? ""
             if !value.isEmpty, try boolean(value) { formats.append(format) }
         }
-        configuration.imgproxyAutoFormats = formats
-        configuration.imgproxyAutoFormat = !formats.isEmpty
+        configuration.imgproxy.autoFormats = formats
+        configuration.imgproxy.autoFormat = !formats.isEmpty
     }
 
     /// `FORMAT=QUALITY` pairs (`webp=79,avif=63`).

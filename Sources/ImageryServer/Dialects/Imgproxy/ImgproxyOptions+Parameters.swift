@@ -103,20 +103,20 @@ extension ImgproxyOptions {
         init() {}
 
         init(_ configuration: ServerConfiguration) {
-            preservesHDR = configuration.imgproxyPreservesHDR
-            skipProcessing = Set(configuration.imgproxySkipProcessingFormats)
+            preservesHDR = configuration.imgproxy.preservesHDR
+            skipProcessing = Set(configuration.imgproxy.skipProcessingFormats)
             (stripsMetadata, keepsCopyright) = (
-                configuration.imgproxyStripsMetadata, configuration.imgproxyKeepsCopyright
+                configuration.imgproxy.stripsMetadata, configuration.imgproxy.keepsCopyright
             )
             (stripsColorProfile, autoRotates) = (
-                configuration.imgproxyStripsColorProfile, configuration.imgproxyAutoRotates
+                configuration.imgproxy.stripsColorProfile, configuration.imgproxy.autoRotates
             )
             (preferredFormats, enforcedFormats) = (
-                configuration.imgproxyPreferredFormats, configuration.imgproxyEnforcedFormats
+                configuration.imgproxy.preferredFormats, configuration.imgproxy.enforcedFormats
             )
-            autoFormats = configuration.imgproxyAutoFormats
-            rasterizesSVG = configuration.imgproxyAlwaysRasterizesSVG
-            resizesInLinearLight = configuration.imgproxyUsesLinearColorspace
+            autoFormats = configuration.imgproxy.autoFormats
+            rasterizesSVG = configuration.imgproxy.alwaysRasterizesSVG
+            resizesInLinearLight = configuration.imgproxy.usesLinearColorspace
         }
     }
 }

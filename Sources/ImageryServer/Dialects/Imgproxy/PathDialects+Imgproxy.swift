@@ -9,7 +9,7 @@ extension PathDialects {
         let (signature, signed) = try ImgproxyURL.signature(of: path)
         if let signer = imgproxy.signer {
             guard
-                configuration.imgproxyTrustedSignatures.contains(String(signature))
+                configuration.imgproxy.trustedSignatures.contains(String(signature))
                     || signer.isValid(signature, for: signed)
             else {
                 throw ServerError(.forbidden, "bad_signature", "the imgproxy URL's signature is missing or wrong")
@@ -35,7 +35,7 @@ extension PathDialects {
         let now = Int(configuration.time.date().timeIntervalSince1970)
         var options = try ImgproxyOptions(url.options, presets: imgproxy.presets, now: now)
         if options.setsSourceLimits {
-            guard configuration.imgproxyAllowsSecurityOptions else {
+            guard configuration.imgproxy.allowsSecurityOptions else {
                 throw ServerError(
                     .forbidden, "forbidden_option",
                     "imgproxy's security options (max_src_*, max_animation_*) are off here (IMGPROXY_ALLOW_SECURITY_OPTIONS)"
@@ -55,10 +55,11 @@ extension PathDialects {
                 "this imgproxy source is not among the allowed sources (IMGPROXY_ALLOWED_SOURCES)")
         }
         return try options.parameters(
-            source: source, maximumSide: configuration.maximumOutputSide, negotiates: configuration.imgproxyAutoFormat,
-            localFiles: configuration.localFilesystemRoot != nil,
+            source: source, maximumSide: configuration.limits.maximumOutputSide,
+            negotiates: configuration.imgproxy.autoFormat,
+            localFiles: configuration.origins.localFilesystemRoot != nil,
             watermark: watermarks[ImgproxyEnvironment.watermarkName].map {
-                ($0, configuration.imgproxyWatermarkOpacity)
+                ($0, configuration.imgproxy.watermarkOpacity)
             },
             defaults: ImgproxyOptions.Defaults(configuration)
         )
@@ -66,7 +67,7 @@ extension PathDialects {
 
     /// `path` without imgproxy's path prefix (`IMGPROXY_PATH_PREFIX`); `nil` when it does not start with it.
     package func imgproxyPath(_ path: Substring) -> Substring? {
-        let prefix = configuration.imgproxyPathPrefix
+        let prefix = configuration.imgproxy.pathPrefix
         guard !prefix.isEmpty else { return path }
         guard path.hasPrefix(prefix), path.dropFirst(prefix.count).first == "/" else { return nil }
         return path.dropFirst(prefix.count)
@@ -87,10 +88,10 @@ extension ImageRecipe.SourceLimits {
             value.flatMap { value in own.map { value < $0 } ?? true ? value : nil }
         }
         return Self(
-            pixels: tighter(pixels, configuration.maximumSourcePixels),
-            framePixels: tighter(framePixels, configuration.maximumFramePixels),
-            frames: tighter(frames, configuration.maximumFrames),
-            bytes: tighter(bytes, configuration.maximumSourceBytes)
+            pixels: tighter(pixels, configuration.limits.maximumSourcePixels),
+            framePixels: tighter(framePixels, configuration.limits.maximumFramePixels),
+            frames: tighter(frames, configuration.limits.maximumFrames),
+            bytes: tighter(bytes, configuration.limits.maximumSourceBytes)
         )
     }
 }

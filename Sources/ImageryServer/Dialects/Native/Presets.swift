@@ -1,9 +1,9 @@
 import Foundation
 import HummingbirdCore
 
-/// Named sets of `/image` parameters (``ServerConfiguration/presets``): `preset=NAME` (or `A,B`,
+/// Named sets of `/image` parameters (``ServerConfiguration/Requests/presets``): `preset=NAME` (or `A,B`,
 /// applied in order) stands for them, and the request's own parameters override them. In
-/// only-presets mode (``ServerConfiguration/onlyPresets``) a request may name presets and nothing
+/// only-presets mode (``ServerConfiguration/Requests/onlyPresets``) a request may name presets and nothing
 /// else: the operator fixes every output, and an unsigned URL cannot ask for another.
 struct Presets: Sendable {
     /// Each preset's parameters, percent-decoded.

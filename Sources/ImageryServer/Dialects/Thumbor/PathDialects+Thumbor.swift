@@ -10,7 +10,7 @@ extension PathDialects {
         let (signature, signed) = try ThumborURL.signature(of: path)
         switch signature {
         case .unsafe:
-            guard configuration.thumborAllowsUnsafeURLs ?? (thumborSigner == nil), !nativeSigned else {
+            guard configuration.thumbor.allowsUnsafeURLs ?? (thumborSigner == nil), !nativeSigned else {
                 throw ServerError(
                     .forbidden, "bad_signature",
                     "unsafe thumbor URLs are off here: sign them with the thumbor security key")
@@ -25,18 +25,19 @@ extension PathDialects {
                 throw ServerError(.forbidden, "bad_signature", "the thumbor URL's signature is wrong")
             }
         }
-        guard !configuration.onlyPresets else {
+        guard !configuration.requests.onlyPresets else {
             throw ServerError.badParameter(
                 "only presets are allowed here: use /image?url=...&preset=NAME, not thumbor URLs")
         }
         return try ThumborURL(path: path).parameters(
-            maximumSide: configuration.maximumOutputSide,
-            refusesUnknownFilters: configuration.thumborRefusesUnknownFilters,
-            negotiates: configuration.thumborAutoWebP, watermarks: watermarks,
-            autoPNGToJPEG: configuration.thumborAutoPNGToJPEG,
-            loadedFilters: configuration.thumborFilters, respectsOrientation: configuration.thumborRespectsOrientation,
-            maximumWidth: configuration.thumborMaximumWidth, maximumHeight: configuration.thumborMaximumHeight,
-            refusesBadFilterArguments: configuration.thumborRefusesBadFilterArguments
+            maximumSide: configuration.limits.maximumOutputSide,
+            refusesUnknownFilters: configuration.thumbor.refusesUnknownFilters,
+            negotiates: configuration.thumbor.autoWebP, watermarks: watermarks,
+            autoPNGToJPEG: configuration.thumbor.autoPNGToJPEG,
+            loadedFilters: configuration.thumbor.filters,
+            respectsOrientation: configuration.thumbor.respectsOrientation,
+            maximumWidth: configuration.thumbor.maximumWidth, maximumHeight: configuration.thumbor.maximumHeight,
+            refusesBadFilterArguments: configuration.thumbor.refusesBadFilterArguments
         )
     }
 }

@@ -99,50 +99,50 @@ package enum ThumborConfigurationFile {
         }
 
         // Signatures.
-        if let key = try string("SECURITY_KEY"), !key.isEmpty { configuration.thumborSecurityKey = key }
-        configuration.thumborAllowsUnsafeURLs = try boolean("ALLOW_UNSAFE_URL", default: true)
+        if let key = try string("SECURITY_KEY"), !key.isEmpty { configuration.thumbor.securityKey = key }
+        configuration.thumbor.allowsUnsafeURLs = try boolean("ALLOW_UNSAFE_URL", default: true)
         // What a URL makes.
         let general = try quality("QUALITY") ?? 80
-        configuration.formatQualities[.jpeg] = general
-        configuration.formatQualities[.webp] = try quality("WEBP_QUALITY") ?? general
-        configuration.formatQualities[.avif] = try quality("AVIF_QUALITY") ?? general
-        configuration.formatQualities[.heic] = try quality("HEIF_QUALITY") ?? general
-        configuration.thumborAutoWebP = try boolean("AUTO_WEBP", default: false)
-        configuration.thumborAutoPNGToJPEG = try boolean("AUTO_PNG_TO_JPG", default: false)
-        configuration.thumborRespectsOrientation = try boolean("RESPECT_ORIENTATION", default: false)
-        configuration.thumborMaximumWidth = try side("MAX_WIDTH")
-        configuration.thumborMaximumHeight = try side("MAX_HEIGHT")
+        configuration.rendering.formatQualities[.jpeg] = general
+        configuration.rendering.formatQualities[.webp] = try quality("WEBP_QUALITY") ?? general
+        configuration.rendering.formatQualities[.avif] = try quality("AVIF_QUALITY") ?? general
+        configuration.rendering.formatQualities[.heic] = try quality("HEIF_QUALITY") ?? general
+        configuration.thumbor.autoWebP = try boolean("AUTO_WEBP", default: false)
+        configuration.thumbor.autoPNGToJPEG = try boolean("AUTO_PNG_TO_JPG", default: false)
+        configuration.thumbor.respectsOrientation = try boolean("RESPECT_ORIENTATION", default: false)
+        configuration.thumbor.maximumWidth = try side("MAX_WIDTH")
+        configuration.thumbor.maximumHeight = try side("MAX_HEIGHT")
         if let pixels = try number("MAX_PIXELS") {
             guard pixels >= 1, pixels < 1e12 else {
                 throw ConfigurationFileError(message: "MAX_PIXELS in the thumbor configuration must be 1 or more")
             }
-            configuration.maximumSourcePixels = Int(pixels)
+            configuration.limits.maximumSourcePixels = Int(pixels)
         }
         if let modules = try strings("FILTERS") {
-            configuration.thumborFilters = Set(
+            configuration.thumbor.filters = Set(
                 modules.map { module in
                     let name = module.split(separator: ".").last.map(String.init) ?? module
                     return name == "redeye" ? "red_eye" : name
                 })
         }
-        configuration.thumborMetaCallback = try string("META_CALLBACK_NAME")
+        configuration.thumbor.metaCallback = try string("META_CALLBACK_NAME")
         // Responses.
         if let seconds = try number("MAX_AGE") {
             guard seconds >= 0, seconds < 1e10 else {
                 throw ConfigurationFileError(message: "MAX_AGE in the thumbor configuration must be 0 or more seconds")
             }
-            configuration.responseMaxAge = Int(seconds)
+            configuration.caching.responseMaxAge = Int(seconds)
         } else {
-            configuration.responseMaxAge = 86_400  // thumbor's default: a day
+            configuration.caching.responseMaxAge = 86_400  // thumbor's default: a day
         }
         // Sources.
         if let sources = try strings("ALLOWED_SOURCES"), !sources.isEmpty {
             var hosts: [String] = []
             for source in sources { hosts += try hostPatterns(source) }
-            configuration.allowedHosts = hosts
+            configuration.origins.allowedHosts = hosts
         }
         if let seconds = try number("HTTP_LOADER_REQUEST_TIMEOUT"), seconds > 0 {
-            configuration.originTimeout = .milliseconds(Int64(min(seconds, 86_400) * 1000))
+            configuration.origins.timeout = .milliseconds(Int64(min(seconds, 86_400) * 1000))
         }
 
         let applied: Set<String> = [

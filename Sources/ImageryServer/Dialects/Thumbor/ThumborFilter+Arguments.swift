@@ -9,7 +9,7 @@ import Imagery
 extension ThumborFilter {
     /// A filter thumbor drops: arguments its grammar does not match (`sharpen()`, `blur(1.5)`), or a
     /// value it ignores (`format(bmp)`, `max_bytes(0)`). `error` is the 400 answered where such filters
-    /// are refused (``ServerConfiguration/thumborRefusesBadFilterArguments``).
+    /// are refused (``ServerConfiguration/Thumbor/refusesBadFilterArguments``).
     struct Dropped: Error {
         let error: ServerError
     }

@@ -139,10 +139,10 @@ enum ImgproxyConformance {
         let parts = testCase.path.dropFirst().split(separator: "/", maxSplits: 1)
         guard parts.count == 2 else { return "malformed signature row" }
         let signer = ImgproxySigner(
-            keys: configuration.imgproxyKeys, salts: configuration.imgproxySalts,
-            size: configuration.imgproxySignatureSize)
+            keys: configuration.imgproxy.keys, salts: configuration.imgproxy.salts,
+            size: configuration.imgproxy.signatureSize)
         let valid =
-            configuration.imgproxyTrustedSignatures.contains(String(parts[0]))
+            configuration.imgproxy.trustedSignatures.contains(String(parts[0]))
             || (signer?.isValid(parts[0], for: "/" + parts[1]) ?? false)
         return valid == (testCase.status == 200)
             ? nil : "signature \(valid ? "accepted" : "refused"), expected \(testCase.status)"
@@ -165,8 +165,8 @@ enum ImgproxyConformance {
         -> ServerConfiguration
     {
         var configuration = imgproxy
-        (configuration.port, configuration.cacheDirectory, configuration.privateNetworkHosts) =
-            (harness.port, harness.cacheDirectory, harness.privateNetworkHosts)
+        (configuration.listener.port, configuration.caching.directory, configuration.origins.privateNetworkHosts) =
+            (harness.listener.port, harness.caching.directory, harness.origins.privateNetworkHosts)
         return configuration
     }
 

@@ -53,7 +53,7 @@ struct ImgproxyFormatsTests {
         }
         var configuration = ServerConfiguration()
         _ = try ImgproxyEnvironment.apply(["IMGPROXY_PREFERRED_FORMATS": "webp,png"], to: &configuration)
-        try await withServer(configure: { $0.imgproxyPreferredFormats = configuration.imgproxyPreferredFormats }) {
+        try await withServer(configure: { $0.imgproxy.preferredFormats = configuration.imgproxy.preferredFormats }) {
             client, origin in
             let (_, headers, _) = try await get(
                 client, "/_/rs:fit:40:40/plain/\(origin.url("rocket.jpg").absoluteString)")
@@ -81,7 +81,7 @@ struct ImgproxyFormatsTests {
     /// skip_processing: a source of a listed format is answered byte for byte unless another format is
     /// asked; others are processed. raw: any image source as it is. Neither passes on a non-image.
     @Test func skipProcessingAndRawAnswerTheSourceAsItIs() async throws {
-        try await withServer(configure: { $0.imgproxySkipProcessingFormats = [.gif] }) { client, origin in
+        try await withServer(configure: { $0.imgproxy.skipProcessingFormats = [.gif] }) { client, origin in
             let original = try Fixtures.data("chelsea.png")
             let png = "plain/" + origin.url("chelsea.png").absoluteString
             let (status, headers, body) = try await get(client, "/_/rs:fit:50:50/skp:png:jpg/\(png)")
@@ -109,7 +109,7 @@ struct ImgproxyFormatsTests {
 
     /// raw still checks the header: an image over the pixel limit is not passed on.
     @Test func rawRefusesAnImageOverThePixelLimit() async throws {
-        try await withServer(configure: { $0.maximumSourcePixels = 10_000 }) { client, origin in
+        try await withServer(configure: { $0.limits.maximumSourcePixels = 10_000 }) { client, origin in
             let png = "plain/" + origin.url("chelsea.png").absoluteString
             let (status, _, _) = try await get(client, "/_/raw:1/\(png)")
             #expect(status == .contentTooLarge)  // as for a processed request over the limit
@@ -161,7 +161,7 @@ struct ImgproxyFormatsTests {
             _ = try ImgproxyEnvironment.apply(["IMGPROXY_STRIP_METADATA": "false"], to: &configuration)
             let again = try await TestOrigin.serving(directory: directory)  // (a server run shuts its origin down)
             try await withServer(
-                origin: again, configure: { $0.imgproxyStripsMetadata = configuration.imgproxyStripsMetadata }
+                origin: again, configure: { $0.imgproxy.stripsMetadata = configuration.imgproxy.stripsMetadata }
             ) { client, origin in
                 let (_, _, body) = try await get(
                     client, "/_/rs:fit:30:30/plain/\(origin.url("tagged.jpg").absoluteString)")
@@ -197,7 +197,7 @@ struct ImgproxyFormatsTests {
                 #expect(vectorStatus == .unsupportedMediaType, "\(String(decoding: vectorBody, as: UTF8.self))")
             }
             let again = try await TestOrigin.serving(directory: directory)
-            try await withServer(origin: again, configure: { $0.imgproxyAlwaysRasterizesSVG = true }) {
+            try await withServer(origin: again, configure: { $0.imgproxy.alwaysRasterizesSVG = true }) {
                 client, origin in
                 let (_, headers, _) = try await get(
                     client, "/_/rs:fit:50:50/plain/\(origin.url("logo.svg").absoluteString)")

@@ -63,7 +63,8 @@ extension ImgproxySettingsTests {
             var configuration = ServerConfiguration()
             _ = try ImgproxyEnvironment.apply(
                 ["IMGPROXY_WATERMARK_PATH": mark.path, "IMGPROXY_WATERMARK_OPACITY": "1"], to: &configuration)
-            try await withServer(configure: { $0.watermarkFiles = configuration.watermarkFiles }) { client, origin in
+            try await withServer(configure: { $0.rendering.watermarkFiles = configuration.rendering.watermarkFiles }) {
+                client, origin in
                 let source = "plain/" + origin.url("rocket.jpg").absoluteString  // 640x427
                 func image(_ options: String) async throws -> Image {
                     let (status, _, body) = try await get(client, "/_/\(options)/\(source)@png")
@@ -115,10 +116,10 @@ extension ImgproxySettingsTests {
                 ], to: &configuration
             )
             try await withServer(configure: {
-                ($0.fallbackImageFile, $0.fallbackImageStatus, $0.fallbackImageMaxAge) =
+                ($0.fallback.image, $0.fallback.status, $0.fallback.maxAge) =
                     (
-                        configuration.fallbackImageFile, configuration.fallbackImageStatus,
-                        configuration.fallbackImageMaxAge
+                        configuration.fallback.image, configuration.fallback.status,
+                        configuration.fallback.maxAge
                     )
             }) { client, origin in
                 for (name, error) in [("missing.jpg", 404), ("README.md", 415)] {
@@ -182,7 +183,9 @@ extension ImgproxySettingsTests {
             let (status, _, _) = try await get(client, "/_/msr:1/plain/\(origin.url("rocket.jpg").absoluteString)")
             #expect(status == .forbidden)
         }
-        try await withServer(configure: { ($0.imgproxyAllowsSecurityOptions, $0.maximumSourcePixels) = (true, 200_000) }
+        try await withServer(configure: {
+            ($0.imgproxy.allowsSecurityOptions, $0.limits.maximumSourcePixels) = (true, 200_000)
+        }
         ) { client, origin in
             let source = "plain/" + origin.url("rocket.jpg").absoluteString  // 640x427: 273 280 pixels
             #expect(try await get(client, "/_/w:50/\(source)").status == .contentTooLarge)  // the server's own limit

@@ -28,17 +28,20 @@ struct ImgproxySettingsTests {
                 "IMGPROXY_WATERMARK_URL": "https://example.com/a.png", "IMGPROXY_NOT_A_SETTING": "1",
                 "IMAGERY_PORT": "9000",
             ], to: &configuration)
-        #expect(configuration.imgproxyKeys == ["746573742d6b6579", "746573742d6b657932"])
-        #expect(configuration.imgproxySignatureSize == 8)
-        #expect(configuration.imgproxyPresets == ["thumb": "rs:fill:100:100/q:70", "default": "q:90"])
-        #expect(configuration.formatQualities == [.jpeg: 70, .webp: 60, .avif: 50, .jxl: 70, .heic: 70])
-        #expect(configuration.maximumSourcePixels == 12_500_000 && configuration.maximumSourceBytes == 1_048_576)
+        #expect(configuration.imgproxy.keys == ["746573742d6b6579", "746573742d6b657932"])
+        #expect(configuration.imgproxy.signatureSize == 8)
+        #expect(configuration.imgproxy.presets == ["thumb": "rs:fill:100:100/q:70", "default": "q:90"])
+        #expect(configuration.rendering.formatQualities == [.jpeg: 70, .webp: 60, .avif: 50, .jxl: 70, .heic: 70])
         #expect(
-            configuration.maximumFrames == 50 && configuration.imgproxyAutoFormat
-                && configuration.responseMaxAge == 3600)
-        #expect(configuration.onlyPresets == false)  // empty: unset, as imgproxy reads it
+            configuration.limits.maximumSourcePixels == 12_500_000
+                && configuration.limits.maximumSourceBytes == 1_048_576)
         #expect(
-            configuration.watermarkFiles[ImgproxyEnvironment.watermarkName] == URL(string: "https://example.com/a.png"))
+            configuration.limits.maximumFrames == 50 && configuration.imgproxy.autoFormat
+                && configuration.caching.responseMaxAge == 3600)
+        #expect(configuration.requests.onlyPresets == false)  // empty: unset, as imgproxy reads it
+        #expect(
+            configuration.rendering.watermarkFiles[ImgproxyEnvironment.watermarkName]
+                == URL(string: "https://example.com/a.png"))
         #expect(report == .init(unsupported: [], unknown: ["IMGPROXY_NOT_A_SETTING"]))
     }
 
@@ -60,17 +63,17 @@ struct ImgproxySettingsTests {
                     "IMGPROXY_STRIP_COLOR_PROFILE": "false", "IMGPROXY_PREFERRED_FORMATS": "png,jpeg",
                     "IMGPROXY_SENTRY_DSN": "https://x",
                 ], to: &configuration)
-            #expect((configuration.host, configuration.port) == ("0.0.0.0", 8081))
+            #expect((configuration.listener.host, configuration.listener.port) == ("0.0.0.0", 8081))
             #expect(
-                configuration.requestTimeout == .seconds(20) && configuration.originTimeout == .seconds(4)
-                    && configuration.maximumConnections == 100)
+                configuration.limits.requestTimeout == .seconds(20) && configuration.origins.timeout == .seconds(4)
+                    && configuration.listener.maximumConnections == 100)
             #expect(
-                configuration.imgproxyPresets == [
+                configuration.imgproxy.presets == [
                     "a": "w:10,h:20", "b": "q:50", "small": "rs:fit:50:50", "big": "rs:fit:500:500/q:90",
                 ])
-            #expect(configuration.imgproxyEnforcedFormats == [.avif, .webp])
-            #expect(!configuration.imgproxyAutoRotates && !configuration.imgproxyStripsColorProfile)
-            #expect(configuration.imgproxyPreferredFormats == [.png, .jpeg])
+            #expect(configuration.imgproxy.enforcedFormats == [.avif, .webp])
+            #expect(!configuration.imgproxy.autoRotates && !configuration.imgproxy.stripsColorProfile)
+            #expect(configuration.imgproxy.preferredFormats == [.png, .jpeg])
             #expect(report == .init(unsupported: ["IMGPROXY_SENTRY_DSN"], unknown: []))
             // What they mean for a URL.
             let parameters = try ImgproxyOptions([], presets: [:]).parameters(
@@ -90,7 +93,7 @@ struct ImgproxySettingsTests {
         var configuration = ServerConfiguration()
         // What is tested is what is downloaded, not how fast: other suites running alongside can keep the
         // cooperative pool busy for seconds (a 10 s origin timeout ran out in a full run here).
-        configuration.originTimeout = hangGuard
+        configuration.origins.timeout = hangGuard
         _ = try ImgproxyEnvironment.apply(
             [
                 "IMGPROXY_FALLBACK_IMAGE_URL": origin.url("chelsea.png").absoluteString,
@@ -100,15 +103,16 @@ struct ImgproxySettingsTests {
         )
         let resolved = try await configuration.downloadingRemoteImages()
         #expect(
-            resolved.fallbackImageFile.flatMap(ServerConfiguration.contents(of:)) == (try Fixtures.data("chelsea.png")))
+            resolved.fallback.image.flatMap(ServerConfiguration.contents(of:)) == (try Fixtures.data("chelsea.png")))
         #expect(
-            resolved.watermarkFiles[ImgproxyEnvironment.watermarkName].flatMap(ServerConfiguration.contents(of:))
+            resolved.rendering.watermarkFiles[ImgproxyEnvironment.watermarkName].flatMap(
+                ServerConfiguration.contents(of:))
                 == (try Fixtures.data("rocket.jpg")))
         #expect(origin.requestCount == 2)
         for (name, file) in [("the fallback image", "missing.png"), ("the fallback image", "README.md")] {
             var broken = ServerConfiguration()
-            broken.originTimeout = hangGuard
-            broken.fallbackImageFile = origin.url(file)
+            broken.origins.timeout = hangGuard
+            broken.fallback.image = origin.url(file)
             await #expect {
                 _ = try await broken.downloadingRemoteImages()
             } throws: { error in
@@ -125,7 +129,9 @@ struct ImgproxySettingsTests {
         _ = try ImgproxyEnvironment.apply(
             ["IMGPROXY_WATERMARK_DATA": png, "IMGPROXY_FALLBACK_IMAGE_DATA": png], to: &configuration)
         try await withServer(configure: {
-            ($0.watermarkFiles, $0.fallbackImageFile) = (configuration.watermarkFiles, configuration.fallbackImageFile)
+            ($0.rendering.watermarkFiles, $0.fallback.image) = (
+                configuration.rendering.watermarkFiles, configuration.fallback.image
+            )
         }) { client, origin in
             let (status, headers, _) = try await get(
                 client, "/_/rs:fit:40:40/plain/\(origin.url("missing.jpg").absoluteString)")
@@ -194,7 +200,7 @@ struct ImgproxySettingsTests {
             try FileManager.default.createSymbolicLink(
                 at: root.appendingPathComponent("inside.jpg"),
                 withDestinationURL: root.appendingPathComponent("sub/rocket.jpg"))
-            try await withServer(configure: { $0.localFilesystemRoot = root }) { client, _ in
+            try await withServer(configure: { $0.origins.localFilesystemRoot = root }) { client, _ in
                 for path in [
                     "local:///sub/rocket.jpg", "local:///sub/../sub/rocket.jpg", "local://anyhost/sub/rocket.jpg",
                     "local:/inside.jpg",
@@ -246,8 +252,8 @@ struct ImgproxySettingsTests {
     @Test func proAndForbiddenOptionsAreNamed() async throws {
         let time = stillTime()
         try await withServer(configure: {
-            $0.imgproxyAllowedOptions = ["w", "h", "pr", "jpgo", "exp"]
-            $0.imgproxyPathPrefix = "/img"
+            $0.imgproxy.allowedOptions = ["w", "h", "pr", "jpgo", "exp"]
+            $0.imgproxy.pathPrefix = "/img"
             $0.time = time.source
         }) { client, origin in
             let source = "plain/" + origin.url("rocket.jpg").absoluteString

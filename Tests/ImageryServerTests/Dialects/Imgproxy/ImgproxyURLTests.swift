@@ -126,7 +126,7 @@ struct ImgproxyURLTests {
         -> ImageParameters
     {
         var configuration = ServerConfiguration()
-        configuration.imgproxyPresets = presets
+        configuration.imgproxy.presets = presets
         let dialect = try ImgproxyDialect(configuration)
         let url = try ImgproxyURL(path: Substring("/_/\(options)/plain/http://example.com/a.jpg"))
         return try ImgproxyOptions(url.options, presets: dialect.presets).parameters(
@@ -280,7 +280,7 @@ struct ImgproxyURLTests {
         #expect(throws: ServerError.self) { try Self.parameters("pr:nope", presets: presets) }
         #expect(throws: ConfigurationFileError.self) {
             var configuration = ServerConfiguration()
-            configuration.imgproxyPresets = ["bad": "not-an-option"]
+            configuration.imgproxy.presets = ["bad": "not-an-option"]
             _ = try ImgproxyDialect(configuration)
         }
     }

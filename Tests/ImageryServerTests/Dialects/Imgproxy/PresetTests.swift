@@ -13,7 +13,7 @@ struct PresetTests {
     static let presets = ["thumb": "w=100&h=100&format=png", "wide": "w=300&h=100", "grey": "grayscale=1"]
 
     @Test func aPresetStandsForItsParametersAndTheRequestOverridesThem() async throws {
-        try await withServer(configure: { $0.presets = Self.presets }) { client, origin in
+        try await withServer(configure: { $0.requests.presets = Self.presets }) { client, origin in
             func image(_ query: String) async throws -> (Image, String?) {
                 try await client.execute(uri: imageURI(origin, "rocket.jpg", query), method: .get) { response in
                     #expect(response.status == .ok, "\(query): \(String(buffer: response.body))")
@@ -45,8 +45,8 @@ struct PresetTests {
 
     @Test func onlyPresetsRefusesEveryOtherParameter() async throws {
         try await withServer(configure: {
-            $0.presets = Self.presets
-            $0.onlyPresets = true
+            $0.requests.presets = Self.presets
+            $0.requests.onlyPresets = true
         }) { client, origin in
             try await client.execute(uri: imageURI(origin, "rocket.jpg", "preset=thumb"), method: .get) {
                 #expect($0.status == .ok)
@@ -83,8 +83,10 @@ struct PresetTests {
             let red = GeneratedImages.image(width: 100, height: 50) { _, _ in [255, 0, 0, 255] }
             try VipsImageEncoder().encode(red, as: .png).write(to: mark)
             try await withServer(configure: {
-                $0.watermarkFiles = ["logo": mark]
-                $0.presets = ["branded": "w=200&watermark=logo&watermark_scale=0.5&watermark_gravity=northwest"]
+                $0.rendering.watermarkFiles = ["logo": mark]
+                $0.requests.presets = [
+                    "branded": "w=200&watermark=logo&watermark_scale=0.5&watermark_gravity=northwest"
+                ]
             }) { client, origin in
                 for query in [
                     "w=200&format=png&watermark=logo&watermark_scale=0.5&watermark_gravity=northwest",

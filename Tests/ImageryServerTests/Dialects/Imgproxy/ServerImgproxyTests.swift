@@ -86,8 +86,8 @@ struct ServerImgproxyTests {
     @Test func checksSignaturesWhenKeysAreSet() async throws {
         let (key, salt) = (ImgproxyURLTests.key, ImgproxyURLTests.salt)
         try await withServer(configure: {
-            $0.imgproxyKeys = ["00ff", key]
-            $0.imgproxySalts = ["00", salt]
+            $0.imgproxy.keys = ["00ff", key]
+            $0.imgproxy.salts = ["00", salt]
         }) { client, origin in
             let path = "/rs:fit:120:80/\(Self.plain(origin, "rocket.jpg"))"
             let signer = try #require(ImgproxySigner(keys: [key], salts: [salt]))
@@ -100,7 +100,7 @@ struct ServerImgproxyTests {
                 try await get(client, "/\(signature)/rs:fit:121:80/\(Self.plain(origin, "rocket.jpg"))").status
                     == .forbidden)
         }
-        try await withServer(configure: { $0.signingKey = "native-key" }) { client, origin in
+        try await withServer(configure: { $0.requests.signingKey = "native-key" }) { client, origin in
             let response = try await get(client, "/insecure/w:100/\(Self.plain(origin, "rocket.jpg"))")
             #expect(response.status == .forbidden)
         }
@@ -132,8 +132,8 @@ struct ServerImgproxyTests {
 
     @Test func presetsOnlyPresetsTheSwitchAndTheSourceGuard() async throws {
         try await withServer(configure: {
-            $0.imgproxyPresets = ["thumb": "rs:fill:64:64/f:png"]
-            $0.onlyPresets = true
+            $0.imgproxy.presets = ["thumb": "rs:fill:64:64/f:png"]
+            $0.requests.onlyPresets = true
         }) { client, origin in
             let (status, headers, body) = try await get(client, "/_/thumb/\(Self.plain(origin, "rocket.jpg"))")
             #expect(status == .ok && headers[.contentType] == "image/png")
@@ -141,11 +141,11 @@ struct ServerImgproxyTests {
             #expect((image.width, image.height) == (64, 64))
             #expect(try await get(client, "/_/other/\(Self.plain(origin, "rocket.jpg"))").status == .badRequest)
         }
-        try await withServer(configure: { $0.imgproxyURLs = false }) { client, origin in
+        try await withServer(configure: { $0.imgproxy.enabled = false }) { client, origin in
             let response = try await get(client, "/_/w:100/\(Self.plain(origin, "rocket.jpg"))")
             #expect(response.status == .notFound)
         }
-        try await withServer(configure: { $0.privateNetworkHosts = [] }) { client, origin in
+        try await withServer(configure: { $0.origins.privateNetworkHosts = [] }) { client, origin in
             let response = try await get(client, "/_/w:100/\(Self.plain(origin, "rocket.jpg"))")
             #expect(response.status == .forbidden)
         }

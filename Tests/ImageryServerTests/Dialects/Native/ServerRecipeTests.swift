@@ -73,7 +73,7 @@ struct ServerRecipeTests {
         ("w=4000&h=4000&fit=contain&pad=200", "over the limit"),
     ])
     func badParametersAre400AndSayWhy(query: String, message: String) async throws {
-        try await withServer(configure: { $0.maximumOutputSide = 4096 }) { client, origin in
+        try await withServer(configure: { $0.limits.maximumOutputSide = 4096 }) { client, origin in
             try await client.execute(uri: imageURI(origin, "rocket.jpg", query), method: .get) { response in
                 #expect(response.status == .badRequest, "\(query)")
                 #expect(response.errorBody?.error == "bad_parameter", "\(query)")
@@ -111,7 +111,7 @@ struct ServerRecipeTests {
     /// The output parameters: JPEG XL asked for or negotiated, lossless, progressive, a byte limit,
     /// the configured quality per format.
     @Test func outputParametersShapeTheBytes() async throws {
-        try await withServer(configure: { $0.formatQualities[.jpeg] = 30 }) { client, origin in
+        try await withServer(configure: { $0.rendering.formatQualities[.jpeg] = 30 }) { client, origin in
             try await client.execute(uri: imageURI(origin, "rocket.jpg", "w=200&format=jxl"), method: .get) {
                 response in
                 #expect(response.status == .ok)
@@ -178,7 +178,7 @@ struct ServerRecipeTests {
     /// A request written exactly as one before is answered from result storage without being parsed
     /// again; its text is the key, so another `Accept` or another signature is another request.
     @Test func aRepeatedRequestIsTheSameAnswerAndItsTextIsTheKey() async throws {
-        try await withServer(configure: { $0.signingKey = "k" }) { client, origin in
+        try await withServer(configure: { $0.requests.signingKey = "k" }) { client, origin in
             let signer = RequestSigner(key: "k")
             let query = String(imageURI(origin, "rocket.jpg", "w=120").dropFirst("/image?".count))
             let signed = "/image?" + signer.sign(query: query)

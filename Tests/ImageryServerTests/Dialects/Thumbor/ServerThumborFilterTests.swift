@@ -173,7 +173,7 @@ struct ServerThumborFilterTests {
             #expect(warnings.count == 1, "\(warnings)")
             #expect(warnings.first?.contains("sharpen takes an amount") == true, "\(warnings)")
             #expect(log.lines(withMetadata: "skipped_filter", "sepia").count == 1)
-            try await serve(origin: origin, configure: { $0.thumborRefusesBadFilterArguments = true }) { client in
+            try await serve(origin: origin, configure: { $0.thumbor.refusesBadFilterArguments = true }) { client in
                 let (status, _, body) = try await get(client, "/unsafe/120x80/filters:brightness(1.5)/\(image)")
                 #expect(status == .badRequest)
                 #expect(String(decoding: body, as: UTF8.self).contains("brightness"))
@@ -212,7 +212,7 @@ struct ServerThumborFilterTests {
             #expect(origin.requestCount(path: "/rocket.jpg") == 1)  // the source once, through the caches
         }
         // Signed URLs only, when a thumbor key is set: meta too.
-        try await withServer(configure: { $0.thumborSecurityKey = "my-security-key" }) { client, origin in
+        try await withServer(configure: { $0.thumbor.securityKey = "my-security-key" }) { client, origin in
             let (status, _, _) = try await get(
                 client, "/unsafe/meta/300x200/\(ServerThumborTests.source(origin, "rocket.jpg"))")
             #expect(status == .forbidden)

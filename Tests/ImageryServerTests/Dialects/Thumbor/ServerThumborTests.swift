@@ -71,7 +71,7 @@ struct ServerThumborTests {
             let mark = directory.appendingPathComponent("logo.png")
             let red = GeneratedImages.image(width: 40, height: 20) { _, _ in [255, 0, 0, 255] }
             try VipsImageEncoder().encode(red, as: .png).write(to: mark)
-            try await withServer(configure: { $0.watermarkFiles = ["logo": mark] }) { client, origin in
+            try await withServer(configure: { $0.rendering.watermarkFiles = ["logo": mark] }) { client, origin in
                 let thumbor = try await get(
                     client,
                     "/unsafe/200x0/filters:watermark(logo.png,-10,10,0):format(png)/\(Self.source(origin, "rocket.jpg"))"
@@ -129,7 +129,7 @@ struct ServerThumborTests {
     }
 
     @Test func checksThumborSignaturesWhenAKeyIsSet() async throws {
-        try await withServer(configure: { $0.thumborSecurityKey = "my-security-key" }) { client, origin in
+        try await withServer(configure: { $0.thumbor.securityKey = "my-security-key" }) { client, origin in
             let path = "120x80/\(Self.source(origin, "rocket.jpg"))"
             let signature = ThumborSigner(key: "my-security-key").signature(of: Substring(path))
             #expect(try await get(client, "/\(signature)/\(path)").status == .ok)
@@ -144,14 +144,14 @@ struct ServerThumborTests {
     }
 
     @Test func refusesUnsafeURLsWhenNativeURLsAreSigned() async throws {
-        try await withServer(configure: { $0.signingKey = "native-key" }) { client, origin in
+        try await withServer(configure: { $0.requests.signingKey = "native-key" }) { client, origin in
             let unsafe = try await get(client, "/unsafe/120x80/\(Self.source(origin, "rocket.jpg"))")
             #expect(unsafe.status == .forbidden)
         }
     }
 
     @Test func canBeTurnedOffAndLeavesOtherPathsNotFound() async throws {
-        try await withServer(configure: { $0.thumborURLs = false }) { client, origin in
+        try await withServer(configure: { $0.thumbor.enabled = false }) { client, origin in
             let off = try await get(client, "/unsafe/120x80/\(Self.source(origin, "rocket.jpg"))")
             #expect(off.status == .notFound)
         }
@@ -163,13 +163,13 @@ struct ServerThumborTests {
     }
 
     @Test func followsTheSourceGuardAndOnlyPresets() async throws {
-        try await withServer(configure: { $0.privateNetworkHosts = [] }) { client, origin in
+        try await withServer(configure: { $0.origins.privateNetworkHosts = [] }) { client, origin in
             let refused = try await get(client, "/unsafe/120x80/\(Self.source(origin, "rocket.jpg"))")
             #expect(refused.status == .forbidden)
         }
         try await withServer(configure: {
-            $0.presets = ["small": "w=100"]
-            $0.onlyPresets = true
+            $0.requests.presets = ["small": "w=100"]
+            $0.requests.onlyPresets = true
         }) { client, origin in
             let refused = try await get(client, "/unsafe/120x80/\(Self.source(origin, "rocket.jpg"))")
             #expect(refused.status == .badRequest)

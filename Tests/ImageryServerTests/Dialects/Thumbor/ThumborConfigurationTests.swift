@@ -46,28 +46,28 @@ struct ThumborConfigurationTests {
     @Test func readsASitesFile() throws {
         var configuration = ServerConfiguration()
         let report = try ThumborConfigurationFile.apply(Self.site, to: &configuration)
-        #expect(configuration.thumborSecurityKey == "MY_SECURE_KEY")
-        #expect(configuration.thumborAllowsUnsafeURLs == false)
+        #expect(configuration.thumbor.securityKey == "MY_SECURE_KEY")
+        #expect(configuration.thumbor.allowsUnsafeURLs == false)
         #expect(
-            configuration.formatQualities[.jpeg] == 85 && configuration.formatQualities[.webp] == 70
-                && configuration.formatQualities[.avif] == 85)
-        #expect(configuration.thumborAutoWebP)
-        #expect(configuration.thumborMaximumWidth == 1200 && configuration.thumborMaximumHeight == 1200)
-        #expect(configuration.thumborRespectsOrientation)
+            configuration.rendering.formatQualities[.jpeg] == 85 && configuration.rendering.formatQualities[.webp] == 70
+                && configuration.rendering.formatQualities[.avif] == 85)
+        #expect(configuration.thumbor.autoWebP)
+        #expect(configuration.thumbor.maximumWidth == 1200 && configuration.thumbor.maximumHeight == 1200)
+        #expect(configuration.thumbor.respectsOrientation)
         #expect(
-            configuration.allowedHosts == [
+            configuration.origins.allowedHosts == [
                 "images.example.com", "*.cdn.example.net", "static.example.org", "*.static.example.org",
             ])
-        #expect(configuration.thumborFilters == ["brightness", "watermark", "red_eye"])
-        #expect(configuration.originTimeout == .milliseconds(5500))
-        #expect(configuration.thumborMetaCallback == nil)
+        #expect(configuration.thumbor.filters == ["brightness", "watermark", "red_eye"])
+        #expect(configuration.origins.timeout == .milliseconds(5500))
+        #expect(configuration.thumbor.metaCallback == nil)
         // Not applied, and said so.
         #expect(report.unsupported == ["PNG_COMPRESSION_LEVEL"])
         #expect(Set(report.machinery) == ["LOADER", "RESULT_STORAGE", "STATSD_HOST"])
         #expect(report.unknown == ["MY_OWN_SETTING"])
         #expect(report.unreadLines.count == 2)  // the import and MAX_AGE's arithmetic
         #expect(report.unreadLines.contains { $0.contains("MAX_AGE = 7 * 24") })
-        #expect(configuration.responseMaxAge == 86_400)  // MAX_AGE not read: thumbor's default
+        #expect(configuration.caching.responseMaxAge == 86_400)  // MAX_AGE not read: thumbor's default
     }
 
     /// thumbor's own sample thumbor.conf (every line a comment): thumbor's defaults, nothing reported.
@@ -75,9 +75,9 @@ struct ThumborConfigurationTests {
         var configuration = ServerConfiguration()
         let report = try ThumborConfigurationFile.apply("# QUALITY = 80\n\n# AUTO_WEBP = False\n", to: &configuration)
         #expect(report == .init())
-        #expect(configuration.thumborAllowsUnsafeURLs == true && !configuration.thumborRespectsOrientation)
-        #expect(configuration.formatQualities[.jpeg] == 80 && configuration.responseMaxAge == 86_400)
-        #expect(configuration.thumborFilters == ServerConfiguration.thumborDefaultFilters)
+        #expect(configuration.thumbor.allowsUnsafeURLs == true && !configuration.thumbor.respectsOrientation)
+        #expect(configuration.rendering.formatQualities[.jpeg] == 80 && configuration.caching.responseMaxAge == 86_400)
+        #expect(configuration.thumbor.filters == ServerConfiguration.thumborDefaultFilters)
     }
 
     @Test(arguments: [
@@ -135,7 +135,7 @@ struct ThumborConfigurationTests {
         var configuration = ServerConfiguration()
         let report = try ThumborConfigurationFile.apply(text, to: &configuration)
         #expect(report == .init(), "\(report)")
-        #expect(configuration.thumborFilters == ServerConfiguration.thumborDefaultFilters.union(["autojpg"]))
+        #expect(configuration.thumbor.filters == ServerConfiguration.thumborDefaultFilters.union(["autojpg"]))
     }
 
     @Test func otherImportsAndExpressionsAreStillReported() throws {
@@ -145,8 +145,8 @@ struct ThumborConfigurationTests {
             to: &configuration
         )
         #expect(report.unreadLines.map { $0.prefix(7) } == ["line 1:", "line 2:", "line 3:"], "\(report.unreadLines)")
-        #expect(configuration.thumborFilters == ServerConfiguration.thumborDefaultFilters)
-        #expect(configuration.formatQualities[.jpeg] == 90)
+        #expect(configuration.thumbor.filters == ServerConfiguration.thumborDefaultFilters)
+        #expect(configuration.rendering.formatQualities[.jpeg] == 90)
         // Without the import, the name means nothing.
         #expect(
             try ThumborConfigurationFile.apply("FILTERS = BUILTIN_FILTERS\n", to: &configuration).unreadLines.count == 1
@@ -159,10 +159,10 @@ struct ThumborConfigurationTests {
         var file = ServerConfiguration()
         _ = try ThumborConfigurationFile.apply("SECURITY_KEY = 'k'\nMAX_WIDTH = 100\n", to: &file)
         try await withServer(configure: { configuration in
-            configuration.thumborSecurityKey = file.thumborSecurityKey
-            configuration.thumborAllowsUnsafeURLs = file.thumborAllowsUnsafeURLs
-            configuration.thumborMaximumWidth = file.thumborMaximumWidth
-            configuration.thumborRespectsOrientation = file.thumborRespectsOrientation
+            configuration.thumbor.securityKey = file.thumbor.securityKey
+            configuration.thumbor.allowsUnsafeURLs = file.thumbor.allowsUnsafeURLs
+            configuration.thumbor.maximumWidth = file.thumbor.maximumWidth
+            configuration.thumbor.respectsOrientation = file.thumbor.respectsOrientation
         }) { client, origin in
             let image = ServerThumborTests.source(origin, "rocket-exif6.jpg")
             // ALLOW_UNSAFE_URL's default (True) with a key: both unsafe and signed URLs.
