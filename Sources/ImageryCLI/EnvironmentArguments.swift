@@ -84,7 +84,7 @@ enum EnvironmentArguments {
             }
         }
         let warnings = environment.keys.filter { $0.hasPrefix(prefix) && !known.contains($0) }.sorted().map {
-            "ignoring \($0): no option of this command has that name"
+            "ignoring \($0): no option or configuration key has that name (imagery serve --print-settings lists them)"
         }
         return (added, warnings)
     }

@@ -97,7 +97,11 @@ import Testing
             "IMAGERY_PROT": "9000", "IMAGERY_CORPUS": "/corpus", "OTHER": "x",
         ])
         #expect(configuration.listener.port == 8080)
-        #expect(notes == ["ignoring IMAGERY_PROT: no option of this command has that name"])
+        #expect(
+            notes == [
+                "ignoring IMAGERY_PROT: no option or configuration key has that name "
+                    + "(imagery serve --print-settings lists them)"
+            ])
     }
 
     /// Only `serve` reads the environment.
