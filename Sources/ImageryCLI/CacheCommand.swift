@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ImageryDiskCache
+import ImageryServer
 
 /// `imagery cache stats|trim|clear [--cache-dir DIR]`
 struct CacheCommand: AsyncParsableCommand {
@@ -47,7 +48,7 @@ struct CacheCommand: AsyncParsableCommand {
         var size: String
 
         func run() async throws {
-            guard let bytes = parseBytes(size) else {
+            guard let bytes = SettingText.byteCount(size) else {
                 throw ValidationError("--size takes a byte count such as 1048576, 500M or 2G")
             }
             let cache = try location.open()
@@ -71,16 +72,6 @@ struct CacheCommand: AsyncParsableCommand {
             print("removed \(count) entries")
         }
     }
-}
-
-/// "1048576", "500K", "500M", "2G" (powers of 1024).
-func parseBytes(_ text: String) -> Int? {
-    let trimmed = text.trimmingCharacters(in: .whitespaces).uppercased()
-    let units: [Character: Int] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
-    if let last = trimmed.last, let unit = units[last] {
-        return Double(trimmed.dropLast()).map { Int($0 * Double(unit)) }.flatMap { $0 >= 0 ? $0 : nil }
-    }
-    return Int(trimmed).flatMap { $0 >= 0 ? $0 : nil }
 }
 
 func formatBytes(_ bytes: Int) -> String {

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ImageryServer
 import Testing
 
 @testable import ImageryCLI
@@ -33,12 +34,12 @@ import Testing
             ("1.5G", 3 << 29), (" 2g ", 2 << 30),
         ] as [(String, Int)])
     func byteCountsAreRead(_ text: String, _ bytes: Int) {
-        #expect(parseBytes(text) == bytes)
+        #expect(SettingText.byteCount(text) == bytes)
     }
 
     @Test(arguments: ["", "lots", "-1", "-1M", "2T", "1.5", "M", "1 G"])
     func whatIsNotAByteCountIsNil(_ text: String) {
-        #expect(parseBytes(text) == nil)
+        #expect(SettingText.byteCount(text) == nil)
     }
 
     @Test(

@@ -57,25 +57,30 @@ public struct ConfigurationSetting: Sendable {
         }
     }
 
-    /// `key`'s words in capitals, `_` between them and between parts: a word starts at a capital after a
-    /// small letter or digit, or at the last capital of a run followed by a small letter
-    /// (`base64URLIncludesFilename`: `BASE64_URL_INCLUDES_FILENAME`).
+    /// `key`'s words in capitals, `_` between them and between parts. A word starts at a capital after a
+    /// small letter or digit (but a lone capital ending the name stays with its word: `autoWebP`), or at
+    /// the last capital of a run followed by a small letter other than a plural `s`
+    /// (`base64URLIncludesFilename`: `BASE64_URL_INCLUDES_FILENAME`; `allowsUnsafeURLs`: `ALLOWS_UNSAFE_URLS`).
     static func variableWords(_ key: String) -> String {
-        let characters = Array(key)
         var words = ""
-        for (index, character) in characters.enumerated() {
-            if character == "." {
-                words.append("_")
-                continue
-            }
-            if index > 0, character.isUppercase {
-                let previous = characters[index - 1]
-                let next = index + 1 < characters.count ? characters[index + 1] : "."
-                if previous.isLowercase || previous.isNumber || (previous.isUppercase && next.isLowercase) {
-                    words.append("_")
+        for component in key.split(separator: ".", omittingEmptySubsequences: false) {
+            if !words.isEmpty { words.append("_") }
+            let characters = Array(component)
+            for (index, character) in characters.enumerated() {
+                if index > 0, character.isUppercase {
+                    let previous = characters[index - 1]
+                    let next: Character? = index + 1 < characters.count ? characters[index + 1] : nil
+                    let afterNext: Character? = index + 2 < characters.count ? characters[index + 2] : nil
+                    let endsName = next == nil
+                    let plural = next == "s" && (afterNext == nil || afterNext!.isUppercase)
+                    if (previous.isLowercase || previous.isNumber) && !endsName
+                        || previous.isUppercase && (next?.isLowercase ?? false) && !plural
+                    {
+                        words.append("_")
+                    }
                 }
+                words.append(contentsOf: character.uppercased())
             }
-            words.append(contentsOf: character.uppercased())
         }
         return words
     }

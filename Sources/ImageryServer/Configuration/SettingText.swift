@@ -3,7 +3,7 @@ import Foundation
 
 /// The one reader of settings' text: numbers, byte counts, seconds, switches, lists and
 /// `NAME=VALUE` entries, each refused with what it takes.
-enum SettingText {
+package enum SettingText {
     static func string(_ content: ConfigContent) throws(ConfigurationFileError) -> String {
         switch content {
         case .string(let text): return text.trimmingCharacters(in: .whitespaces)
@@ -43,10 +43,11 @@ enum SettingText {
         return bytes
     }
 
-    /// `text` as bytes, `nil` unless a count of 0 or more.
+    /// `text` as bytes (`1048576`, `500K`, `500M`, `2G`: powers of 1024), `nil` unless a count of 0 or more.
+    /// The one reader of byte counts: settings and `imagery cache trim --size`.
     package static func byteCount(_ text: String) -> Int? {
         let trimmed = text.trimmingCharacters(in: .whitespaces).uppercased()
-        let units: [Character: Double] = ["K": 0x1p10, "M": 0x1p20, "G": 0x1p30, "T": 0x1p40]
+        let units: [Character: Double] = ["K": 0x1p10, "M": 0x1p20, "G": 0x1p30]
         if let last = trimmed.last, let unit = units[last] {
             guard let number = Double(trimmed.dropLast()), number >= 0, number * unit < 1e18 else { return nil }
             return Int(number * unit)

@@ -123,6 +123,12 @@ import Testing
             ])
         #expect(ServerConfiguration.settingsByKey["limits.memoryLimit"]?.variable == "IMAGERY_LIMITS_MEMORY_LIMIT")
         #expect(
+            ServerConfiguration.settingsByKey["thumbor.allowsUnsafeURLs"]?.variable
+                == "IMAGERY_THUMBOR_ALLOWS_UNSAFE_URLS")
+        #expect(ServerConfiguration.settingsByKey["thumbor.autoWebP"]?.variable == "IMAGERY_THUMBOR_AUTO_WEBP")
+        #expect(
+            ServerConfiguration.settingsByKey["thumbor.autoPNGToJPEG"]?.variable == "IMAGERY_THUMBOR_AUTO_PNG_TO_JPEG")
+        #expect(
             ServerConfiguration.settingsByKey["imgproxy.base64URLIncludesFilename"]?.variable
                 == "IMAGERY_IMGPROXY_BASE64_URL_INCLUDES_FILENAME")
     }
