@@ -38,7 +38,7 @@ enum QueryTarget {
                 !signer.isValid(rawQuery: changed + signature), "a changed query verifies: \(changed + signature)")
         }
 
-        let parameters = ImageController.parameters(of: URI("/image?" + query))
+        let parameters = DialectRequest.parameters(of: URI("/image?" + query))
         let image: ImageParameters
         do {
             image = try ImageParameters(query: parameters, maximumSide: maximumSide, gallery: gallery)

@@ -6,7 +6,7 @@ import Logging
 /// thumbor runs only the filters its `FILTERS` loads, and drops a loaded filter whose arguments its
 /// grammar rejects (`sharpen()`, `watermark(URL,30)`), answering with the image as if the filter
 /// were not there. Skipped here likewise, never silently: the response names it
-/// (``ImageController/skippedFiltersHeader``), `imagery_thumbor_filters_skipped_total{filter}` counts
+/// (``ImageAnswers/skippedFiltersHeader``), `imagery_thumbor_filters_skipped_total{filter}` counts
 /// it, and ``SkippedOptionLog`` writes a warning the first time it sees each signature.
 /// Not part of any cache key: the output is the one the URL without the option makes.
 package struct SkippedOption: Sendable, Hashable {

@@ -9,7 +9,7 @@ import NIOCore
 
 /// Result storage's answers to requests written as ones answered before, found by their text alone
 /// (``RequestText``), for ``HitHandler`` to send on the event loop: the same alias, freshness and
-/// answer (``ImageController/answer(_:terms:negotiated:validators:now:fields:)``) a route uses.
+/// answer (``ImageAnswers/answer(_:terms:negotiated:validators:now:fields:)``) a route uses.
 final class StoredHits: Sendable {
     private let controller: ImageController
     let observation: RequestObservation
@@ -138,10 +138,10 @@ final class StoredHits: Sendable {
         let (status, disposition) =
             switch hit.stored {
             case .memory(let stored):
-                controller.answer(
+                controller.answers.answer(
                     stored, terms: terms, negotiated: negotiated, validators: validators, now: hit.now, fields: &fields)
             case .disk(_, let stored):
-                controller.answer(
+                controller.answers.answer(
                     stored, terms: terms, negotiated: negotiated, validators: validators, now: hit.now, fields: &fields)
             }
         if status == .ok { fields.add(.contentLength, String(hit.stored.bodySize)) }

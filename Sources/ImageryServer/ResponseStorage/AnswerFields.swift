@@ -1,7 +1,7 @@
 import HTTPTypes
 import NIOCore
 
-/// Where ``ImageController/answer(_:terms:negotiated:validators:now:fields:)`` puts the answer's
+/// Where ``ImageAnswers/answer(_:terms:negotiated:validators:now:fields:)`` puts the answer's
 /// fields, in order: a route's `HTTPFields`, or the bytes ``HitHandler`` sends.
 protocol AnswerFields {
     mutating func add(_ name: HTTPField.Name, _ value: String)

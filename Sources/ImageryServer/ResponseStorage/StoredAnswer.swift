@@ -3,7 +3,7 @@ import Hummingbird
 import NIOCore
 
 /// The answer to a request with a stored response, as a route sends it
-/// (``ImageController/answer(_:terms:negotiated:requestHeaders:)``), before the server adds its own fields.
+/// (``ImageAnswers/answer(_:terms:negotiated:requestHeaders:)``), before the server adds its own fields.
 struct StoredAnswer: Sendable {
     var status: HTTPResponse.Status
     /// Every field but `Content-Length`, `Content-Disposition` and the server's (`Date`, `Server`).

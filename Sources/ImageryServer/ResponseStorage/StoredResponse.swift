@@ -81,7 +81,7 @@ struct StoredResponse: StoredHead, CacheCostReporting {
 }
 
 /// What an answer with a stored response says of it besides its bytes
-/// (``ImageController/answer(_:terms:negotiated:validators:now:fields:)``): a response held in
+/// (``ImageAnswers/answer(_:terms:negotiated:validators:now:fields:)``): a response held in
 /// memory (``StoredResponse``), or one on disk sent from its file (``DiskHead``).
 protocol StoredHead: Sendable {
     /// Unique to this value (in this process): another value, even of the same bytes, has another.

@@ -52,7 +52,7 @@ final class StoredHitsFixture {
     func routeFields(
         of stored: StoredResponse, terms: ResponseTerms = ResponseTerms(), requestHeaders: HTTPFields = [:]
     ) -> [String] {
-        let answer = controller.answer(stored, terms: terms, negotiated: false, requestHeaders: requestHeaders)
+        let answer = controller.answers.answer(stored, terms: terms, negotiated: false, requestHeaders: requestHeaders)
         return WrittenResponse.timeless(answer.headers.map { "\($0.name.rawName): \($0.value)" })
     }
 

@@ -13,7 +13,7 @@ import Testing
 /// default; the chosen quality sent and kept with the stored response.
 @Suite("Image proxy: autoquality")
 struct ServerAutoQualityTests {
-    static let quality = HTTPField.Name(ImageController.qualityHeader)!
+    static let quality = HTTPField.Name(ImageAnswers.qualityHeader)!
 
     /// `q=auto` chooses within 70–80 (the defaults) and says which; the same bytes, ETag and quality
     /// from result storage, in memory and from disk after a restart.

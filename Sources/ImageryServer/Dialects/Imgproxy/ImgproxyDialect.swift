@@ -1,8 +1,13 @@
 import Foundation
 
-/// What the server knows of imgproxy's configuration, read once: its signature keys, its presets,
-/// how its URLs are written and what its sources become and may be.
-struct ImgproxyDialect: Sendable {
+/// imgproxy's URLs (``read(_:)``), and what the server knows of imgproxy's configuration, read once:
+/// its signature keys, its presets, how its URLs are written and what its sources become and may be.
+struct ImgproxyDialect: Dialect {
+    let configuration: ServerConfiguration
+    /// Whether native queries are signed: unsigned imgproxy URLs are refused then.
+    let nativeSigned: Bool
+    /// The configured watermarks' recipe names by name (imgproxy's is ``ImgproxyEnvironment/watermarkName``).
+    let watermarks: [String: String]
     let signer: ImgproxySigner?
     /// imgproxy presets, their options split.
     let presets: [String: [ImgproxyURL.Option]]
@@ -13,8 +18,14 @@ struct ImgproxyDialect: Sendable {
     /// The option names URLs may use (`nil`: all).
     let allowedOptions: Set<Substring>?
 
+    /// - Parameters:
+    ///   - configuration: The server's configuration.
+    ///   - watermarks: The configured watermarks' recipe names by name.
     /// - Throws: ``ConfigurationFileError`` for keys that are not hex pairs or a preset that is not options.
-    init(_ configuration: ServerConfiguration) throws(ConfigurationFileError) {
+    init(_ configuration: ServerConfiguration, watermarks: [String: String] = [:]) throws(ConfigurationFileError) {
+        self.configuration = configuration
+        nativeSigned = configuration.requests.signingKey != nil
+        self.watermarks = watermarks
         if configuration.imgproxy.keys.isEmpty {
             signer = nil
         } else {

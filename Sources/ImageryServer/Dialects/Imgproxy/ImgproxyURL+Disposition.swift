@@ -2,14 +2,12 @@ import Foundation
 import Imagery
 
 extension ImgproxyURL {
-    /// The `Content-Disposition` of an imgproxy path's image, as imgproxy sends with every image:
-    /// `inline` and the source's file name unless `filename`/`fn` or `return_attachment`/`att` say
-    /// otherwise; read from the path's text alone, so that a response answered from result storage
-    /// has it too. `nil` for a path that is not an imgproxy URL.
-    static func disposition(of path: Substring, syntax: Syntax = Syntax()) -> ContentDisposition? {
-        guard let url = try? ImgproxyURL(path: path, syntax: syntax) else { return nil }
+    /// The `Content-Disposition` of the URL's image, as imgproxy sends with every image: `inline`
+    /// and the source's file name unless `filename`/`fn` or `return_attachment`/`att` say otherwise;
+    /// read from the path's text alone, so that a response answered from result storage has it too.
+    var disposition: ContentDisposition {
         var (attachment, name) = (false, String?.none)
-        for option in url.options {
+        for option in options {
             let reader = ImgproxyOptions.Reader(option: option)
             switch option.name {
             case "filename", "fn": name = try? reader.fileName()
@@ -18,7 +16,7 @@ extension ImgproxyURL {
             }
         }
         return ContentDisposition(
-            attachment: attachment, stem: name.flatMap { $0.isEmpty ? nil : $0 } ?? sourceStem(url.source))
+            attachment: attachment, stem: name.flatMap { $0.isEmpty ? nil : $0 } ?? Self.sourceStem(source))
     }
 
     /// The source's file name (after its last `/`, its query included, as imgproxy takes it) without

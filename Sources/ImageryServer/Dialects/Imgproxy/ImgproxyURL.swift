@@ -38,6 +38,7 @@ struct ImgproxyURL {
 
     /// - Throws: A 400 ``ServerError`` naming what is malformed.
     init(path: Substring, syntax: Syntax = Syntax()) throws {
+        DialectParses.count()
         (signature, signed) = try Self.signature(of: path)
         var options: [Option] = []
         var segments = signed.dropFirst().split(separator: "/", omittingEmptySubsequences: false)[...]
@@ -115,20 +116,6 @@ struct ImgproxyURL {
     private static let names = Set(ImgproxyOptions.names.union(ImgproxyOptions.proNames).map { Substring($0) })
     private static let base64URLBytes = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_=.".utf8)
 
-    /// Whether `/exp` occurs in `bytes` (every path on the warm path is checked: no Foundation, no allocation).
-    private static func mayHoldExpiry(_ bytes: Substring.UTF8View) -> Bool {
-        var matched = 0
-        for byte in bytes {
-            switch (matched, byte) {
-            case (_, UInt8(ascii: "/")): matched = 1
-            case (1, UInt8(ascii: "e")), (2, UInt8(ascii: "x")): matched += 1
-            case (3, UInt8(ascii: "p")): return true
-            default: matched = 0
-            }
-        }
-        return false
-    }
-
     /// The signature and the signed rest of `path` (from its `/`, normalised as imgproxy normalises
     /// it: ``normalized(_:)``), before anything else is read: a forged URL is refused before its options are.
     static func signature(of path: Substring) throws -> (signature: Substring, signed: Substring) {
@@ -184,18 +171,5 @@ struct ImgproxyURL {
             index = next
         }
         return found.map { ($0, plain[..<$0]) }
-    }
-
-    /// The `expires`/`exp` timestamp of `path`'s options, if any, without parsing the rest: checked
-    /// before result storage answers a request written as one answered earlier.
-    static func expiry(of path: Substring) -> Int? {
-        guard Self.mayHoldExpiry(path.utf8) else { return nil }  // most paths: one pass over the bytes, no split
-        for segment in path.split(separator: "/").dropFirst() {
-            guard segment.contains(":") else { break }
-            if segment.hasPrefix("exp:") || segment.hasPrefix("expires:") {
-                return segment.split(separator: ":").dropFirst().first.flatMap { Int($0) }
-            }
-        }
-        return nil
     }
 }

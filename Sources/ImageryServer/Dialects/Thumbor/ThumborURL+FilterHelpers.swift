@@ -44,14 +44,10 @@ extension ThumborURL {
         return nil
     }
 
-    /// The seconds of the last `max_age(N)` filter of a thumbor URL path (thumbor's `Cache-Control`
-    /// max-age for that response), or `nil` when it has none (or is no thumbor URL).
-    static func maximumAge(of path: Substring) -> Int? {
-        guard mayBe(path), let url = try? ThumborURL(path: path),
-            let filter = url.filters.last(where: { $0.name == "max_age" })
-        else {
-            return nil
-        }
+    /// The seconds of the URL's last `max_age(N)` filter (thumbor's `Cache-Control` max-age for its
+    /// response), or `nil` when it has none.
+    var maximumAge: Int? {
+        guard let filter = filters.last(where: { $0.name == "max_age" }) else { return nil }
         return try? filter.integer(0, "seconds", negative: false)
     }
 }

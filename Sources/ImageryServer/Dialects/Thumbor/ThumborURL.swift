@@ -61,6 +61,7 @@ struct ThumborURL {
     /// Parses a request path (`/unsafe/300x200/smart/example.com/a.jpg`).
     /// - Throws: A 400 ``ServerError`` when the path has no signature part or no image.
     init(path: Substring) throws {
+        DialectParses.count()
         (signature, signed) = try Self.signature(of: path)
         var rest = signed
 

@@ -1,13 +1,25 @@
 import Foundation
 import Imagery
 
-extension PathDialects {
-    /// An imgproxy URL's parameters, its signature checked: with imgproxy keys, its HMAC; without,
-    /// any string (refused when native URLs are signed, so that it is no way around them).
-    /// - Throws: 403 for a missing or wrong signature; 400 for what the URL asks that is wrong or not supported.
-    func imgproxyParameters(_ path: Substring) throws -> ImageParameters {
+extension ImgproxyDialect {
+    /// An imgproxy path (after `IMGPROXY_PATH_PREFIX`), read once: its signature checked (with imgproxy
+    /// keys, its HMAC; without, any string, refused when native URLs are signed so that it is no way
+    /// around them), its options, `expires` and the `Content-Disposition` it asks for; `nil` when the
+    /// path does not start with the prefix or has no imgproxy option or source.
+    /// - Throws: 403 for a missing or wrong signature; 400 for what the URL asks that is wrong or not
+    ///   supported; 404 for an expired URL.
+    func read(_ request: DialectRequest) throws -> DialectReading? {
+        guard let path = path(request.path), ImgproxyURL.mayBe(path, syntax: syntax) else { return nil }
+        try checkSignature(of: path)
+        let url = try ImgproxyURL(path: path, syntax: syntax)
+        let (parameters, expires) = try parameters(of: url)
+        return DialectReading(kind: .image(parameters), terms: .init(expiresAt: expires, disposition: url.disposition))
+    }
+
+    /// Refuses a path whose signature this server does not take.
+    private func checkSignature(of path: Substring) throws {
         let (signature, signed) = try ImgproxyURL.signature(of: path)
-        if let signer = imgproxy.signer {
+        if let signer {
             guard
                 configuration.imgproxy.trustedSignatures.contains(String(signature))
                     || signer.isValid(signature, for: signed)
@@ -26,14 +38,16 @@ extension PathDialects {
                     "an imgproxy URL starts with its signature (any string without : when unsigned)")
             }
         }
-        let url = try ImgproxyURL(path: path, syntax: imgproxy.syntax)
-        if let allowed = imgproxy.allowedOptions, let refused = url.options.first(where: { !allowed.contains($0.name) })
-        {
+    }
+
+    /// `url`'s parameters as this server's imgproxy settings read them, and its `expires` (`nil`: none).
+    private func parameters(of url: ImgproxyURL) throws -> (ImageParameters, expires: Int?) {
+        if let allowed = allowedOptions, let refused = url.options.first(where: { !allowed.contains($0.name) }) {
             throw ServerError.badParameter(
                 "imgproxy option \(refused.name) is not allowed here (IMGPROXY_ALLOWED_PROCESSING_OPTIONS)")
         }
         let now = Int(configuration.time.date().timeIntervalSince1970)
-        var options = try ImgproxyOptions(url.options, presets: imgproxy.presets, now: now)
+        var options = try ImgproxyOptions(url.options, presets: presets, now: now)
         if options.setsSourceLimits {
             guard configuration.imgproxy.allowsSecurityOptions else {
                 throw ServerError(
@@ -48,13 +62,13 @@ extension PathDialects {
                 option: .init(name: "extension", arguments: [Substring(fileExtension)])
             ).format(0)
         }
-        let source = imgproxy.sources.rewritten(url.source)
-        guard imgproxy.sources.allows(source) else {
+        let source = sources.rewritten(url.source)
+        guard sources.allows(source) else {
             throw ServerError(
                 .forbidden, "forbidden_source",
                 "this imgproxy source is not among the allowed sources (IMGPROXY_ALLOWED_SOURCES)")
         }
-        return try options.parameters(
+        let parameters = try options.parameters(
             source: source, maximumSide: configuration.limits.maximumOutputSide,
             negotiates: configuration.imgproxy.autoFormat,
             localFiles: configuration.origins.localFilesystemRoot != nil,
@@ -63,21 +77,15 @@ extension PathDialects {
             },
             defaults: ImgproxyOptions.Defaults(configuration)
         )
+        return (parameters, options.expires)
     }
 
     /// `path` without imgproxy's path prefix (`IMGPROXY_PATH_PREFIX`); `nil` when it does not start with it.
-    package func imgproxyPath(_ path: Substring) -> Substring? {
+    func path(_ path: Substring) -> Substring? {
         let prefix = configuration.imgproxy.pathPrefix
         guard !prefix.isEmpty else { return path }
         guard path.hasPrefix(prefix), path.dropFirst(prefix.count).first == "/" else { return nil }
         return path.dropFirst(prefix.count)
-    }
-
-    /// The `Content-Disposition` of an imgproxy path's image (`filename`, `return_attachment`, else
-    /// inline with the source's name); `nil` for a path in another syntax.
-    func imgproxyDisposition(_ path: Substring) -> ContentDisposition? {
-        guard syntax(of: path) == .imgproxy else { return nil }
-        return imgproxyPath(path).flatMap { ImgproxyURL.disposition(of: $0, syntax: imgproxy.syntax) }
     }
 }
 
