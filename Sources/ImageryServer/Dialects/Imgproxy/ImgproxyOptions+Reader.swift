@@ -3,15 +3,13 @@ import Imagery
 
 /// The reading of imgproxy's option arguments: format names, and one option's arguments with its ranges and messages.
 extension ImgproxyOptions {
-    /// The format imgproxy names `name` (`jpg` or `jpeg`, `png`, ...), if it is one written here.
+    /// The format imgproxy names `name` (`jpg` or `jpeg`, `png`, ..., any case), if it is one written here.
     static func format<Name: StringProtocol>(named name: Name) -> ImageFormat? {
-        let formats: [String: ImageFormat] = [
-            "jpg": .jpeg, "jpeg": .jpeg, "png": .png, "webp": .webp, "avif": .avif, "gif": .gif, "jxl": .jxl,
-            "tiff": .tiff,
-            "heic": .heic, "bmp": .bmp, "ico": .ico, "svg": .svg,
-        ]
-        return formats[name.lowercased()]
+        Vocabulary.formats.value(name.lowercased(), in: .imgproxy)
     }
+
+    /// The formats imgproxy's URLs and settings name, as a list for messages.
+    static var formatNames: String { Vocabulary.formats.names(in: .imgproxy).joined(separator: ", ") }
 
     /// The formats imgproxy names (`jpeg`, `png`, ... as its settings list them).
     /// - Throws: ``ConfigurationFileError`` naming the first that is not one written here.
@@ -19,10 +17,7 @@ extension ImgproxyOptions {
         var formats: [ImageFormat] = []
         for name in names {
             guard let format = format(named: name) else {
-                throw ConfigurationFileError(
-                    message:
-                        "\(name) is not a format read here (jpeg, png, webp, avif, gif, jxl, tiff, heic, bmp, ico, svg)"
-                )
+                throw ConfigurationFileError(message: "\(name) is not a format read here (\(formatNames))")
             }
             formats.append(format)
         }
@@ -53,17 +48,20 @@ extension ImgproxyOptions {
             ["1", "t", "T", "true", "TRUE", "True"].contains(self[index])
         }
 
-        /// A whole number, 0 or more.
-        func integer(_ index: Int) throws -> Int {
-            guard let value = Int(self[index]), value >= 0, value <= Int(Int32.max) else {
-                throw invalid(index, "a whole number, 0 or more")
+        /// A whole number in `range` (0 or more unless it says).
+        func integer(_ index: Int, in range: ClosedRange<Int> = 0...Int(Int32.max)) throws -> Int {
+            do { return try ArgumentReader.integer(self[index], in: range) } catch {
+                throw invalid(index, error.phrase)
             }
-            return value
         }
 
+        /// A decimal number that `valid` takes, else `expected` ("a number above 0").
         func number(_ index: Int, _ expected: String, _ valid: (Double) -> Bool) throws -> Double {
-            guard let value = QueryReader.number(self[index]), valid(value) else { throw invalid(index, expected) }
-            return value
+            do {
+                return try ArgumentReader.number(self[index], expected, where: valid)
+            } catch {
+                throw invalid(index, error.phrase)
+            }
         }
 
         /// `METHOD[:TARGET[:MIN[:MAX[:ALLOWED_ERROR]]]]`, an empty argument the server's setting. Methods:
@@ -98,19 +96,16 @@ extension ImgproxyOptions {
             return .search(auto)
         }
 
-        /// 0 (the default) to 100.
-        func quality(_ index: Int) throws -> Int {
-            guard let value = Int(self[index]), (0...100).contains(value) else {
-                throw invalid(index, "a quality from 0 to 100")
-            }
-            return value
-        }
+        /// A quality: 0 (the default) to 100.
+        func quality(_ index: Int) throws -> Int { try integer(index, in: 0...100) }
 
+        /// A resizing type (``Vocabulary/sizingModes``).
         func resizingType(_ index: Int) throws -> ImageRecipe.Sizing.Mode {
-            guard let type = ImageRecipe.Sizing.Mode(rawValue: String(self[index])) else {
-                throw invalid(index, "fit, fill, fill-down, force or auto")
+            do {
+                return try ArgumentReader.word(self[index], in: Vocabulary.sizingModes, of: .imgproxy)
+            } catch {
+                throw invalid(index, error.phrase)
             }
-            return type
         }
 
         /// `EXTEND[:GRAVITY[:X:Y]]` from argument `start`: the gravity to extend by, or `nil` (not extended).
@@ -124,8 +119,7 @@ extension ImgproxyOptions {
         /// imgproxy's format name at `index` (`svg` only passes an SVG source on: no raster is made a vector).
         func format(_ index: Int) throws -> ImageFormat {
             guard let format = ImgproxyOptions.format(named: self[index]) else {
-                throw invalid(
-                    index, "a format written here (jpg, png, webp, avif, gif, jxl, tiff, heic, bmp, ico, svg)")
+                throw invalid(index, "a format written here (\(ImgproxyOptions.formatNames))")
             }
             return format
         }
@@ -133,10 +127,6 @@ extension ImgproxyOptions {
         /// `TYPE[:X:Y]` from argument `start`: `ce`, `no`, `so`, `ea`, `we`, `noea`, `nowe`, `soea`, `sowe`
         /// with offsets, `sm` (smart, where `smart` allows it) and `fp:X:Y` (a focal point).
         func gravity(from start: Int, smart: Bool) throws -> ImageRecipe.OffsetGravity {
-            let named: [Substring: ImageRecipe.Gravity] = [
-                "ce": .center, "no": .north, "so": .south, "ea": .east, "we": .west,
-                "noea": .northEast, "nowe": .northWest, "soea": .southEast, "sowe": .southWest,
-            ]
             let rest = arguments.count - start
             guard rest >= 1 else { throw invalidCount() }
             switch self[start] {
@@ -153,9 +143,9 @@ extension ImgproxyOptions {
                     ? 0 : try number(start + 2, "a fraction from 0 to 1") { (0...1).contains($0) }
                 return ImageRecipe.OffsetGravity(.focalPoint(x: x, y: y))
             default:
-                guard let gravity = named[self[start]] else {
-                    throw invalid(
-                        start, "a gravity (ce, no, so, ea, we, noea, nowe, soea, sowe\(smart ? ", sm" : ""), fp:X:Y)")
+                guard let gravity = Reader.placement(self[start]) else {
+                    let names = Reader.placementNames + (smart ? ", sm" : "")
+                    throw invalid(start, "a gravity (\(names), fp:X:Y)")
                 }
                 guard rest <= 3 else { throw invalidCount() }
                 func offset(_ index: Int) throws -> Double {
@@ -168,12 +158,18 @@ extension ImgproxyOptions {
 
         /// A gravity by imgproxy's short name (`ce`, `no`, ..., `sowe`) with offsets.
         static func offsetGravity(_ name: Substring, x: Double, y: Double) -> ImageRecipe.OffsetGravity {
-            let named: [Substring: ImageRecipe.Gravity] = [
-                "ce": .center, "no": .north, "so": .south, "ea": .east, "we": .west,
-                "noea": .northEast, "nowe": .northWest, "soea": .southEast, "sowe": .southWest,
-            ]
-            return ImageRecipe.OffsetGravity(named[name] ?? .center, x: x, y: y)
+            ImageRecipe.OffsetGravity(placement(name) ?? .center, x: x, y: y)
         }
+
+        /// An edge, a corner or the centre by imgproxy's short name (``Vocabulary/gravities``: not `sm`).
+        static func placement(_ name: Substring) -> ImageRecipe.Gravity? {
+            guard let gravity = Vocabulary.gravities.value(name, in: .imgproxy), gravity.isPlacement else { return nil }
+            return gravity
+        }
+
+        /// imgproxy's names of the edges, corners and centre, for messages.
+        static let placementNames = Vocabulary.gravities.names(in: .imgproxy).filter { placement(Substring($0)) != nil }
+            .joined(separator: ", ")
 
         /// `RGB` or `RRGGBB` hex, `R:G:B` (0...255 each), or nothing (no background).
         func color() throws -> ImageRecipe.Color? {

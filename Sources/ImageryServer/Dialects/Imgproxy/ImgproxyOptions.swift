@@ -218,9 +218,8 @@ struct ImgproxyOptions {
             try reader.count(1...7)
             let opacity = try reader.number(0, "an opacity from 0 to 1") { (0...1).contains($0) }
             let position = reader.arguments.count > 1 && !reader[1].isEmpty ? reader[1] : "ce"
-            let positions: Set<Substring> = ["ce", "no", "so", "ea", "we", "noea", "nowe", "soea", "sowe", "re"]
-            guard positions.contains(position) else {
-                throw reader.invalid(1, "a watermark position (ce, no, so, ea, we, noea, nowe, soea, sowe, re)")
+            guard position == "re" || Reader.placement(position) != nil else {
+                throw reader.invalid(1, "a watermark position (\(Reader.placementNames), re)")
             }
             func number(_ index: Int) throws -> Double? {
                 index < reader.arguments.count && !reader[index].isEmpty

@@ -20,13 +20,7 @@ extension ImageParameters {
         let reader = QueryReader(query)
         placeholder = try reader.choice(
             "placeholder", Dictionary(uniqueKeysWithValues: Placeholder.allCases.map { ($0.rawValue, $0) }))
-        format = try reader.choice(
-            "format",
-            [
-                "jpeg": .jpeg, "jpg": .jpeg, "png": .png, "webp": .webp, "avif": .avif, "gif": .gif, "jxl": .jxl,
-                "tiff": .tiff, "heic": .heic,
-                "bmp": .bmp, "ico": .ico,
-            ])
+        format = try reader.choice("format", Vocabulary.formats.spellings(in: .native))
         let recipe = Self.framed(
             try Self.recipe(from: reader, maximumSide: maximumSide, watermarks: watermarks), for: format)
         self.recipe = placeholder?.recipe(from: recipe) ?? recipe
@@ -81,7 +75,7 @@ extension ImageParameters {
         let width = try query.integer("w", in: 1...maximumSide)
         let height = try query.integer("h", in: 1...maximumSide)
         let fit = try query.choice(
-            "fit", Dictionary(uniqueKeysWithValues: ImageRequest.Thumbnail.Fit.allCases.map { ($0.rawValue, $0) }))
+            "fit", Vocabulary.fits.spellings(in: .native))
         let enlarge = try query.bool("enlarge") ?? false
         if width != nil || height != nil {
             // One side: the other follows the aspect ratio (a box that does not bound it, fit inside).

@@ -1,8 +1,8 @@
 import Foundation
 import Imagery
 
-/// Typed reads of query parameters, each refusing a bad value with a message that names the
-/// parameter and what it accepts (one wording for every parameter of a kind).
+/// Typed reads of query parameters (``ArgumentReader``), each refusing a bad value with a message that
+/// names the parameter and what it accepts (one wording for every parameter of a kind).
 struct QueryReader {
     let query: [String: String]
 
@@ -12,20 +12,20 @@ struct QueryReader {
 
     func integer(_ name: String, in range: ClosedRange<Int>) throws -> Int? {
         guard let text = query[name] else { return nil }
-        guard let value = Int(text), range.contains(value) else {
-            throw ServerError.badParameter(
-                "\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+        do {
+            return try ArgumentReader.integer(text, in: range)
+        } catch {
+            throw ServerError.badParameter("\(name) must be \(error.phrase)")
         }
-        return value
     }
 
     func number(_ name: String, in range: ClosedRange<Double>) throws -> Double? {
         guard let text = query[name] else { return nil }
-        guard let value = Self.number(text), range.contains(value) else {
-            throw ServerError.badParameter(
-                "\(name) must be a number from \(Self.format(range.lowerBound)) to \(Self.format(range.upperBound))")
+        do {
+            return try ArgumentReader.number(text, in: range)
+        } catch {
+            throw ServerError.badParameter("\(name) must be \(error.phrase)")
         }
-        return value
     }
 
     /// `1`, `true`, `0` or `false`.
@@ -52,21 +52,15 @@ struct QueryReader {
     /// An edge or corner, `smart` (libvips' attention), `entropy`, or `X,Y`: a focal point in fractions of the image.
     func gravity(_ name: String) throws -> ImageRecipe.Gravity? {
         guard let text = query[name] else { return nil }
-        let named: [String: ImageRecipe.Gravity] = [
-            "center": .center, "north": .north, "south": .south, "east": .east, "west": .west,
-            "northeast": .northEast, "northwest": .northWest, "southeast": .southEast, "southwest": .southWest,
-            "smart": .smart(.attention), "entropy": .smart(.entropy),
-        ]
-        if let gravity = named[text] { return gravity }
+        if let gravity = Vocabulary.gravities.value(text, in: .native) { return gravity }
         let parts = text.split(separator: ",", omittingEmptySubsequences: false)
-        if parts.count == 2, let x = Self.number(parts[0]), let y = Self.number(parts[1]), (0...1).contains(x),
-            (0...1).contains(y)
+        if parts.count == 2, let x = try? ArgumentReader.number(parts[0], in: 0...1),
+            let y = try? ArgumentReader.number(parts[1], in: 0...1)
         {
             return .focalPoint(x: x, y: y)
         }
-        throw ServerError.badParameter(
-            "\(name) must be center, north, south, east, west, northeast, northwest, southeast, southwest, smart, entropy, or X,Y (a focal point, fractions from 0 to 1)"
-        )
+        let names = Vocabulary.gravities.names(in: .native).joined(separator: ", ")
+        throw ServerError.badParameter("\(name) must be \(names), or X,Y (a focal point, fractions from 0 to 1)")
     }
 
     /// `X,Y,WIDTH,HEIGHT` (a rectangle) or `WIDTH,HEIGHT` (placed by `gravity`), each a whole number of
@@ -78,7 +72,7 @@ struct QueryReader {
         let parts = text.split(separator: ",", omittingEmptySubsequences: false)
         func length(_ part: Substring, size: Bool) throws -> ImageRecipe.Length {
             if part.contains(".") {
-                guard let fraction = Self.number(part),
+                guard let fraction = ArgumentReader.decimal(part),
                     size ? (fraction > 0 && fraction <= 1) : (0..<1).contains(fraction)
                 else {
                     throw ServerError.badParameter(message)
@@ -131,18 +125,5 @@ struct QueryReader {
             throw ServerError.badParameter("\(name) must be a hex colour: RGB, RRGGBB or RRGGBBAA (ff8800)")
         }
         return color
-    }
-
-    /// A finite decimal number (no exponent, no `nan` or `inf`).
-    static func number<S: StringProtocol>(_ text: S) -> Double? {
-        guard !text.isEmpty,
-            text.utf8.allSatisfy({ (48...57).contains($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "-") }),
-            let value = Double(text), value.isFinite
-        else { return nil }
-        return value
-    }
-
-    static func format(_ value: Double) -> String {
-        value == value.rounded() ? String(Int(value)) : String(value)
     }
 }

@@ -62,7 +62,7 @@ extension ThumborURL {
         for filter in filters {
             let arguments = filter.arguments
             func number(_ index: Int) throws -> Double {
-                guard index < arguments.count, let value = QueryReader.number(arguments[index]) else {
+                guard index < arguments.count, let value = ArgumentReader.decimal(arguments[index]) else {
                     throw filter.dropped("thumbor filter \(filter.name) needs a number as argument \(index + 1)")
                 }
                 // any digits: whole-number uses cannot overflow
@@ -106,12 +106,12 @@ extension ThumborURL {
                 case "quality":
                     encoding.quality = max(1, min(100, Int(try number(0))))
                 case "format":
-                    let names: [String: ImageFormat] = [
-                        "jpeg": .jpeg, "jpg": .jpeg, "png": .png, "gif": .gif, "webp": .webp, "avif": .avif,
-                    ]
-                    guard let name = arguments.first?.lowercased(), let chosen = names[name] else {
+                    guard let name = arguments.first?.lowercased(),
+                        let chosen = Vocabulary.formats.value(name, in: .thumbor)
+                    else {
                         // thumbor ignores others
-                        throw filter.dropped("thumbor filter format takes webp, jpeg, png, gif or avif")
+                        let names = Vocabulary.formats.names(in: .thumbor).joined(separator: ", ")
+                        throw filter.dropped("thumbor filter format takes one of \(names)")
                     }
                     format = chosen
                 case "fill":

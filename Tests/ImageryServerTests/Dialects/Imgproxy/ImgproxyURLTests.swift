@@ -297,7 +297,7 @@ struct ImgproxyURLTests {
 
     /// One message per bad value, naming imgproxy's option.
     @Test(arguments: [
-        ("rs:squash:100:100", "imgproxy rs: squash is not fit, fill, fill-down, force or auto"),
+        ("rs:squash:100:100", "imgproxy rs: squash is not one of fit, fill, fill-down, force, auto"),
         ("w:-1", "imgproxy w: -1 is not a whole number"),
         ("dpr:0", "imgproxy dpr: 0 is not a number above 0"), ("dpr:1000", "at most 100"),
         ("g:up", "imgproxy g: up is not a gravity"),
@@ -306,7 +306,7 @@ struct ImgproxyURLTests {
         ("g:fp:2:0.5", "imgproxy g: 2 is not a fraction from 0 to 1"),
         ("rot:45", "imgproxy rot: 45 is not a multiple of 90"),
         ("bg:300:0:0", "imgproxy bg: 300 is not a number from 0 to 255"),
-        ("q:101", "imgproxy q: 101 is not a quality from 0 to 100"),
+        ("q:101", "imgproxy q: 101 is not a whole number from 0 to 100"),
         ("fq:webp", "pairs of a format and a quality"),
         ("f:psd", "imgproxy f: psd is not a format written here"),
         ("f:heif", "imgproxy f: heif is not a format written here"),

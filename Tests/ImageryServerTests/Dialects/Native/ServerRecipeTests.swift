@@ -66,7 +66,7 @@ struct ServerRecipeTests {
         ("fit=squash", "fit must be one of auto, contain, cover, cover-down, fill, inside, outside"),
         ("format=svg", "format must be one of avif, bmp, gif, heic, ico, jpeg, jpg, jxl, png, tiff, webp"),
         ("lossless=2", "lossless must be true or false"),
-        ("progressive=on", "progressive must be"), ("max_bytes=0", "max_bytes must be a whole number from 1"),
+        ("progressive=on", "progressive must be"), ("max_bytes=0", "max_bytes must be a whole number, 1 or more"),
         // Combinations that do not fit the image (640x427) or the output limit.
         ("crop=640,0,10,10", "starts outside the 640x427 image"),
         ("crop=0,500,10,10", "starts outside"),
