@@ -12,8 +12,9 @@ extension ThumborConfigurationFile {
     ) {
         let defaults = ServerConfiguration()
         var configuration = defaults
-        let report = try apply(text, to: &configuration)
-        let given = Set(PythonAssignments(text, importable: importable).values.map(\.name))
+        let file = PythonAssignments(text, importable: importable)
+        let report = try apply(file, to: &configuration)
+        let given = Set(file.values.map(\.name))
         var values: [String: ConfigContent] = [:]
         var origins: [String: String] = [:]
         for (setting, keys, always) in keysBySetting where always || given.contains(setting) {

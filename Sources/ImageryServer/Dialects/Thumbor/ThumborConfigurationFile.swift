@@ -36,7 +36,13 @@ package enum ThumborConfigurationFile {
     package static func apply(_ text: String, to configuration: inout ServerConfiguration)
         throws(ConfigurationFileError) -> Report
     {
-        let file = PythonAssignments(text, importable: importable)
+        try apply(PythonAssignments(text, importable: importable), to: &configuration)
+    }
+
+    /// Applies the thumbor settings `file` assigns to `configuration` (``apply(_:to:)``, the file read).
+    static func apply(_ file: PythonAssignments, to configuration: inout ServerConfiguration)
+        throws(ConfigurationFileError) -> Report
+    {
         var settings: [String: PythonAssignments.Value] = [:]
         var report = Report()
         for (name, value) in file.values { settings[name] = value }
