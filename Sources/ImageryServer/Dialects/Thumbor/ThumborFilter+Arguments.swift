@@ -2,7 +2,8 @@ import Foundation
 import Imagery
 
 /// thumbor's argument grammar (`BaseFilter`'s `Number`, `PositiveNumber`, `DecimalNumber`,
-/// `Boolean`, and each filter's own regular expression). Arguments outside it throw ``Dropped``:
+/// `Boolean`, and each filter's own regular expression), which decides before ``ArgumentReader`` whether a
+/// filter is applied at all; its refusals use the reader's phrases. Arguments outside it throw ``Dropped``:
 /// thumbor drops such a filter, and the URL's reader skips it (``SkippedOption``) unless the
 /// configuration refuses such filters. Values the grammar takes but that are out of range here throw a
 /// plain 400: thumbor applies those, so they are never dropped.
@@ -29,9 +30,8 @@ extension ThumborFilter {
         let text = index < arguments.count ? arguments[index] : ""
         let digits = negative && text.hasPrefix("-") ? text.dropFirst() : Substring(text)
         guard !digits.isEmpty, digits.allSatisfy(\.isASCIIDigit) else {
-            throw dropped(
-                "thumbor filter \(name)'s \(argument) must be a whole number\(negative ? "" : " of 0 or more"): \(text)"
-            )
+            let phrase = negative ? "a whole number" : ArgumentReader.phrase(0...Int(Int32.max))
+            throw dropped("thumbor filter \(name)'s \(argument) must be \(phrase): \(text)")
         }
         guard let value = Int(digits.prefix(12)) else { return 0 }
         return (text.hasPrefix("-") ? -1 : 1) * min(value, Int(Int32.max))
