@@ -1,6 +1,44 @@
 import Foundation
 
 extension ImageRecipe {
+    /// How a recipe sizes and frames the source: Imagery's own steps, or imgproxy's sizing, never both.
+    ///
+    /// A recipe holds one or the other (``ImageRecipe/geometry``), so no recipe can have a sizing and a
+    /// resize, crop, extend or padding of its own. ``ImageRecipe/crop``, ``ImageRecipe/resize``,
+    /// ``ImageRecipe/extend``, ``ImageRecipe/padding`` and ``ImageRecipe/sizing`` read and write it.
+    public enum Geometry: Sendable, Hashable {
+        /// Imagery's own geometry (the native query's and thumbor's): separate steps, each optional,
+        /// applied in the recipe's order.
+        case steps(Steps)
+        /// imgproxy's sizing, which holds its own crop, resize, extension and padding.
+        case sizing(Sizing)
+
+        /// Imagery's own geometry: a crop (step 3 of ``ImageRecipe``'s order), a resize (step 5),
+        /// then a box and padding (step 6). All `nil`: the source's size, as the trim left it.
+        public struct Steps: Sendable, Hashable {
+            /// A rectangle of the (trimmed) source to keep; `nil`: all of it.
+            public var crop: Crop?
+            /// The size and how the image fits it; `nil`: the size of what the crop left.
+            public var resize: ImageRequest.Thumbnail?
+            /// The resized image placed in a larger box when it is smaller than that; `nil`: none.
+            public var extend: Extend?
+            /// Space added around the resized image, in output pixels; `nil`: none.
+            public var padding: Insets?
+
+            /// Steps with these parts.
+            /// - Parameters:
+            ///   - crop: A rectangle of the source to keep; `nil`: all of it.
+            ///   - resize: The size and how the image fits it; `nil`: none.
+            ///   - extend: A larger box for the resized image; `nil`: none.
+            ///   - padding: Space added around the result; `nil`: none.
+            public init(
+                crop: Crop? = nil, resize: ImageRequest.Thumbnail? = nil, extend: Extend? = nil, padding: Insets? = nil
+            ) {
+                (self.crop, self.resize, self.extend, self.padding) = (crop, resize, extend, padding)
+            }
+        }
+    }
+
     /// A clockwise rotation by a multiple of 90 degrees.
     public enum Rotation: Int, Sendable, Hashable, CaseIterable {
         case none = 0

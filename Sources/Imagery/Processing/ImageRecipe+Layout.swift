@@ -59,7 +59,7 @@ extension ImageRecipe {
     {
         let whole = trimmed ?? Rect(x: 0, y: 0, width: sourceWidth, height: sourceHeight)
         guard whole.width > 0, whole.height > 0 else { throw ImageProcessingError.emptyResult }
-        if let sizing { return try layout(sizing, whole: whole, maximumSide: maximumSide) }
+        if case .sizing(let sizing) = geometry { return try layout(sizing, whole: whole, maximumSide: maximumSide) }
         var region = whole
         var smartRegion: Gravity.SmartStrategy?
         if let crop {

@@ -8,9 +8,9 @@ extension ImageRecipe {
     /// source: a device pixel ratio that no longer applies once the source is smaller than the box
     /// (padding and extension shrink with it), zoom, minimum sides, a crop before the resize, a crop
     /// of the result, extension to the box or only to its aspect ratio, offsets from every gravity,
-    /// and a largest result side that scales everything down together. A recipe with a sizing sets
-    /// none of ``ImageRecipe/resize``, ``ImageRecipe/crop``, ``ImageRecipe/extend`` and
-    /// ``ImageRecipe/padding``: the sizing holds them all.
+    /// and a largest result side that scales everything down together. A recipe has either a sizing
+    /// or its own ``ImageRecipe/resize``, ``ImageRecipe/crop``, ``ImageRecipe/extend`` and
+    /// ``ImageRecipe/padding`` (``ImageRecipe/geometry`` is one or the other): the sizing holds them all.
     ///
     /// The operations apply in imgproxy's order: crop (in the output's orientation), resize,
     /// rotation and mirrors (``ImageRecipe/rotation``, ``ImageRecipe/flip``, ``ImageRecipe/flop``),

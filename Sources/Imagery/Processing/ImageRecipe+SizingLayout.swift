@@ -6,10 +6,6 @@ extension ImageRecipe {
     /// `limitScale`, `calcPosition` and the order of its pipeline), so that every size matches
     /// imgproxy's own test tables.
     func layout(_ sizing: Sizing, whole: Rect, maximumSide: Int) throws -> Layout {
-        guard resize == nil, crop == nil, extend == nil, padding == nil else {
-            throw ImageProcessingError.invalidValue(
-                "a recipe with a sizing has no resize, crop, extend or padding of its own")
-        }
         guard sizing.dpr > 0, sizing.zoomX > 0, sizing.zoomY > 0 else {
             throw ImageProcessingError.invalidValue("a sizing's dpr and zoom must be above 0")
         }

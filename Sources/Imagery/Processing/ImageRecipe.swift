@@ -22,6 +22,9 @@ import Foundation
 /// 9. ``background``: alpha flattened onto it;
 /// 10. ``watermark``: an image or a line of text laid over the result.
 ///
+/// imgproxy's ``sizing`` takes the place of steps 3, 5 and 6 (with rotation and mirrors in its own
+/// order): a recipe's ``geometry`` is one or the other.
+///
 /// Shrink-on-load follows from the whole recipe (``decodeShrink(sourceWidth:sourceHeight:)``): a crop
 /// of a small region needs more of the source's pixels than a resize of all of it.
 /// The recipe holds no libvips: backends implement it (``ImageProcessing``).
@@ -31,23 +34,16 @@ public struct ImageRecipe: Sendable, Hashable {
     public var frame: Int?
     /// Removes a border of (nearly) one colour first; `nil`: none.
     public var trim: Trim?
-    /// A rectangle of the (trimmed) source to keep; `nil`: all of it.
-    public var crop: Crop?
+    /// The geometry: Imagery's own steps (``crop``, ``resize``, ``extend``, ``padding``) or imgproxy's
+    /// ``sizing``, one or the other; default steps that do nothing. Those five properties read and
+    /// write it: the last assigned wins (see ``sizing``).
+    public var geometry = Geometry.steps(Geometry.Steps())
     /// Clockwise rotation after the crop; default none.
     public var rotation: Rotation = .none
     /// Mirrors top and bottom (after ``rotation``).
     public var flip = false
     /// Mirrors left and right (after ``rotation``).
     public var flop = false
-    /// The size and how the image fits it; `nil`: the size of what the crop left.
-    public var resize: ImageRequest.Thumbnail?
-    /// imgproxy's sizing (crop, resize, result crop, extension, padding, a largest side), in place of
-    /// ``resize``, ``crop``, ``extend`` and ``padding``; `nil`: none.
-    public var sizing: Sizing?
-    /// The resized image placed in a larger box when it is smaller than that; `nil`: none.
-    public var extend: Extend?
-    /// Space added around the resized image, in output pixels, in ``background``.
-    public var padding: Insets?
     /// Gaussian blur of this sigma (0.3...100); `nil`: none.
     public var blur: Double?
     /// Sharpening of this sigma (0.3...10); `nil`: none.
@@ -104,6 +100,72 @@ public struct ImageRecipe: Sendable, Hashable {
         case copyright
         /// Every EXIF, XMP and IPTC field (the orientation and size updated to the output's).
         case all
+    }
+
+    /// A rectangle of the (trimmed) source to keep; `nil`: all of it, or a recipe with a ``sizing``
+    /// (whose own crop this is not). Setting one makes the recipe's ``geometry`` its steps, dropping
+    /// any sizing; setting `nil` on a recipe with a sizing changes nothing.
+    public var crop: Crop? {
+        get { steps?.crop }
+        set { changeSteps(clearing: newValue == nil) { $0.crop = newValue } }
+    }
+
+    /// The size and how the image fits it; `nil`: the size of what the crop left, or a recipe with a
+    /// ``sizing``. Setting one makes the recipe's ``geometry`` its steps, dropping any sizing; setting
+    /// `nil` on a recipe with a sizing changes nothing.
+    public var resize: ImageRequest.Thumbnail? {
+        get { steps?.resize }
+        set { changeSteps(clearing: newValue == nil) { $0.resize = newValue } }
+    }
+
+    /// The resized image placed in a larger box when it is smaller than that; `nil`: none. Setting
+    /// one makes the recipe's ``geometry`` its steps, dropping any sizing; setting `nil` on a recipe
+    /// with a sizing changes nothing.
+    public var extend: Extend? {
+        get { steps?.extend }
+        set { changeSteps(clearing: newValue == nil) { $0.extend = newValue } }
+    }
+
+    /// Space added around the resized image, in output pixels, in ``background``; `nil`: none. Setting
+    /// one makes the recipe's ``geometry`` its steps, dropping any sizing; setting `nil` on a recipe
+    /// with a sizing changes nothing.
+    public var padding: Insets? {
+        get { steps?.padding }
+        set { changeSteps(clearing: newValue == nil) { $0.padding = newValue } }
+    }
+
+    /// imgproxy's sizing (crop, resize, result crop, extension, padding, a largest side), in place of
+    /// ``resize``, ``crop``, ``extend`` and ``padding``; `nil`: none (the recipe has its own steps).
+    ///
+    /// The two geometries never coexist (``geometry`` is one or the other), and the last assignment
+    /// wins: setting a sizing drops the recipe's crop, resize, extend and padding; setting any of
+    /// those afterwards drops the sizing. Setting `nil` leaves steps that do nothing.
+    public var sizing: Sizing? {
+        get {
+            guard case .sizing(let sizing) = geometry else { return nil }
+            return sizing
+        }
+        set {
+            if let newValue {
+                geometry = .sizing(newValue)
+            } else if case .sizing = geometry {
+                geometry = .steps(Geometry.Steps())
+            }
+        }
+    }
+
+    /// The recipe's own steps; `nil` with a ``sizing``.
+    private var steps: Geometry.Steps? {
+        guard case .steps(let steps) = geometry else { return nil }
+        return steps
+    }
+
+    /// Changes the recipe's steps, first replacing a sizing with steps that do nothing, unless the
+    /// change only clears a step (a sizing has none to clear).
+    private mutating func changeSteps(clearing: Bool, _ change: (inout Geometry.Steps) -> Void) {
+        guard var steps = steps ?? (clearing ? nil : Geometry.Steps()) else { return }
+        change(&steps)
+        geometry = .steps(steps)
     }
 
     /// A recipe that resizes to `resize`, or does nothing.

@@ -6,7 +6,10 @@ import Foundation
 /// runs in its own task at the highest priority of its waiters; when the last
 /// waiter is cancelled, the job's task is cancelled too (which aborts a
 /// download in flight). The bookkeeping is ``CoalescingStateMachine``.
-final class Coalescer<Key: Hashable & Sendable, Value: Sendable>: Sendable {
+///
+/// `package`: the server shares its encodes and revalidations through it too,
+/// with ``value(for:work:)`` (no priorities, no progress).
+package final class Coalescer<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     typealias Work = @Sendable (JobContext) async throws -> Value
 
     private struct WaiterEntry: Sendable {
@@ -24,7 +27,21 @@ final class Coalescer<Key: Hashable & Sendable, Value: Sendable>: Sendable {
 
     private let state = Locked(Machine())
 
-    init() {}
+    package init() {}
+
+    /// The value for `key`: joins the job running for it, or starts one with `work`; for callers
+    /// with no priority or progress to pass on (each waits at `.normal`).
+    ///
+    /// A caller that is cancelled stops waiting at once (it throws `CancellationError`); the job
+    /// goes on for the others, and is cancelled with the last of them.
+    ///
+    /// - Parameters:
+    ///   - key: Which job: one runs per key at a time.
+    ///   - work: Computes the value; called only when no job runs for `key`.
+    /// - Throws: The job's error, or `CancellationError` when the calling task is cancelled.
+    package func value(for key: Key, work: @escaping @Sendable () async throws -> Value) async throws -> Value {
+        try await value(for: key, priority: PriorityCell(.normal)) { _ in try await work() }
+    }
 
     /// The value for `key`: joins the job running for it, or starts one with `work`.
     ///

@@ -24,9 +24,16 @@ final class ImageService: Sendable {
     private let encoder = VipsImageEncoder()
     /// The pipeline's decoder, for checking a source's header where nothing is decoded (``unprocessed(_:_:)``).
     let sourceInspector: VipsImageDecoder
-    let encodes = InFlight<StoredResponse>()
-    /// Responses being revalidated in the background (stale-while-revalidate), by memory key.
-    private let revalidations = InFlight<StoredResponse>()
+    /// Encodes running, by memory key: requests for the same response share one.
+    ///
+    /// A shared encode is cancelled when every request waiting for it has been cancelled (the last
+    /// client left or timed out), as the pipeline's downloads and decodes are; it no longer runs on
+    /// to store a response nobody waits for. A request that joins later starts it anew.
+    let encodes = Coalescer<String, StoredResponse>()
+    /// Responses being revalidated in the background (stale-while-revalidate), by memory key. Each
+    /// waits in a task of its own that nothing cancels, so a revalidation runs to its end (it would
+    /// be cancelled only with every task waiting for it, as ``encodes`` are).
+    private let revalidations = Coalescer<String, StoredResponse>()
 
     let metrics: ServerMetrics?
     /// Each configured watermark's name in recipes: its name and a checksum of its bytes (a changed

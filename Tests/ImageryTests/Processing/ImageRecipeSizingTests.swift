@@ -218,13 +218,17 @@ struct ImageRecipeSizingTests {
         #expect((layout.outputWidth, layout.outputHeight) == (50, 100))
     }
 
-    @Test func aSizingReplacesTheOtherGeometryAndNeedsPositiveScales() {
+    /// A sizing and the recipe's own steps cannot be combined (``ImageRecipe/geometry`` is one or the
+    /// other): the last assigned is laid out, alone.
+    @Test func aSizingReplacesTheOtherGeometryAndNeedsPositiveScales() throws {
         var recipe = ImageRecipe(resize: .init(width: 10, height: 10))
         recipe.sizing = Self.sizing(.fit, 50, 50)
-        #expect(throws: ImageProcessingError.self) { try recipe.layout(sourceWidth: 200, sourceHeight: 100) }
-        recipe.resize = nil
+        var layout = try recipe.layout(sourceWidth: 200, sourceHeight: 100)
+        #expect((layout.outputWidth, layout.outputHeight) == (50, 25), "the sizing's, the resize gone")
         recipe.padding = .init(all: 1)
-        #expect(throws: ImageProcessingError.self) { try recipe.layout(sourceWidth: 200, sourceHeight: 100) }
+        layout = try recipe.layout(sourceWidth: 200, sourceHeight: 100)
+        #expect((layout.outputWidth, layout.outputHeight) == (202, 102), "the padding alone, the sizing gone")
+        #expect(recipe.sizing == nil && recipe.resize == nil)
         for change in [{ (s: inout ImageRecipe.Sizing) in s.dpr = 0 }, { $0.zoomX = 0 }, { $0.zoomY = -1 }] {
             var sizing = Self.sizing(.fit, 50, 50)
             change(&sizing)

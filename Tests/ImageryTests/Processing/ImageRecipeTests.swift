@@ -24,6 +24,39 @@ struct ImageRecipeTests {
         #expect(!metadata.isIdentity && !metadata.resizes)
     }
 
+    /// A recipe's geometry is its own steps or a sizing, never both: the last assignment wins.
+    @Test func aSizingAndAResizeNeverCoexistTheLastAssignedIsKept() throws {
+        let box = ImageRequest.Thumbnail(width: 30, height: 20)
+        var sizing = ImageRecipe.Sizing()
+        (sizing.width, sizing.height) = (30, 20)
+        var recipe = ImageRecipe()
+        recipe.crop = .init(width: .pixels(10), height: .pixels(10))
+        recipe.padding = .init(all: 2)
+        recipe.sizing = sizing
+        #expect(recipe.geometry == .sizing(sizing))
+        #expect(recipe.crop == nil && recipe.resize == nil && recipe.padding == nil && recipe.extend == nil)
+        recipe.resize = box
+        #expect(
+            recipe.geometry == .steps(.init(resize: box)), "the sizing is dropped, and the crop and padding with it")
+        #expect(recipe.sizing == nil && recipe.resize == box)
+        #expect(recipe == ImageRecipe(resize: box) && recipe.isResizeOnly)
+        #expect(recipe.description == ImageRecipe(resize: box).description)
+        // A sizing recipe lays out with its sizing alone (no refused combination is left to check).
+        recipe.sizing = sizing
+        #expect(recipe.sizing == sizing && recipe.resize == nil)
+        #expect(try recipe.layout(sourceWidth: 300, sourceHeight: 200).outputWidth == 30)
+        // Clearing what the recipe does not hold changes nothing; clearing the sizing leaves nothing.
+        recipe.resize = nil
+        recipe.padding = nil
+        #expect(recipe.sizing == sizing)
+        recipe.sizing = nil
+        #expect(recipe.isIdentity)
+        // Edited in place through its optional, a step stays a step.
+        recipe.resize = box
+        recipe.resize?.width = 40
+        #expect(recipe.resize?.width == 40 && recipe.sizing == nil)
+    }
+
     @Test(
         arguments: [
             (

@@ -3,7 +3,6 @@ import Testing
 
 @testable import Imagery
 
-/// The coalescer with real tasks (no I/O): the work is a closure that counts calls.
 /// The coalescer with real tasks (no I/O): the work is a closure that counts calls and waits at a
 /// gate the test opens, so no outcome depends on how long anything takes.
 @Suite("Coalescer")
@@ -210,5 +209,57 @@ struct CoalescerTests {
         }
         #expect(answered.value == 400)
         try await eventually("every job to end") { coalescer.jobCount == 0 }
+    }
+
+    // MARK: The server's entry point, value(for:work:)
+
+    @Test func theServersEntryPointSharesOneJobBetweenTwoCallers() async throws {
+        let coalescer = Coalescer<String, Int>()
+        let calls = Counter()
+        let gate = Gate()
+        let work: @Sendable () async throws -> Int = {
+            calls.increment()
+            try await gate.wait()
+            return 9
+        }
+        let first = Task { try await coalescer.value(for: "k", work: work) }
+        let second = Task { try await coalescer.value(for: "k", work: work) }
+        try await eventually("two waiters on one job") { coalescer.waiterCount(for: "k") == 2 }
+        #expect(coalescer.jobCount == 1)
+        gate.open()
+        #expect(try await first.value == 9)
+        #expect(try await second.value == 9)
+        #expect(calls.value == 1)
+        #expect(coalescer.jobCount == 0)
+    }
+
+    /// The server's encodes: a request that leaves stops waiting at once, the encode goes on for the
+    /// one still waiting, and is cancelled when that one leaves too.
+    @Test func theServersEntryPointCancelsTheJobOnlyWhenBothCallersAreCancelled() async throws {
+        let coalescer = Coalescer<String, Int>()
+        let calls = Counter()
+        let workCancelled = Gate()
+        let work: @Sendable () async throws -> Int = {
+            calls.increment()
+            do {
+                try await Gate().wait()  // never opened: only cancellation ends it
+            } catch {
+                workCancelled.open()
+                throw error
+            }
+            return 1
+        }
+        let first = Task { try await coalescer.value(for: "k", work: work) }
+        let second = Task { try await coalescer.value(for: "k", work: work) }
+        try await eventually("two waiters on one job") { coalescer.waiterCount(for: "k") == 2 }
+        first.cancel()
+        await #expect(throws: CancellationError.self) { try await first.value }
+        #expect(coalescer.waiterCount(for: "k") == 1 && coalescer.jobCount == 1, "the job goes on for the other")
+        #expect(!workCancelled.isOpened)
+        second.cancel()
+        await #expect(throws: CancellationError.self) { try await second.value }
+        try await workCancelled.wait()
+        try await eventually("the job to end") { coalescer.jobCount == 0 }
+        #expect(calls.value == 1)
     }
 }
