@@ -40,5 +40,16 @@ extension ImgproxyEnvironment {
             self.keys = keys
             self.read = read
         }
+
+        /// A switch (`true`, `1`, `false`, `0`...: Go's `ParseBool`) setting the value at `path`, whose key is `key`.
+        static func flag(_ key: String, _ path: any WritableKeyPath<ServerConfiguration, Bool> & Sendable) -> Variable {
+            Variable([key]) { value, configuration, _ in configuration[keyPath: path] = try boolean(value) }
+        }
+
+        /// A switch setting the value at `path` (`nil`: the server's own behaviour), whose key is `key`.
+        static func flag(_ key: String, _ path: any WritableKeyPath<ServerConfiguration, Bool?> & Sendable) -> Variable
+        {
+            Variable([key]) { value, configuration, _ in configuration[keyPath: path] = try boolean(value) }
+        }
     }
 }

@@ -52,18 +52,10 @@ extension ImgproxyEnvironment {
             // 0: imgproxy's "no limit"; this server keeps its own
             if clients > 0 { configuration.listener.maximumConnections = clients }
         },
-        "IMGPROXY_STRIP_COLOR_PROFILE": Variable(["imgproxy.stripsColorProfile"]) { value, configuration, _ in
-            configuration.imgproxy.stripsColorProfile = try boolean(value)
-        },
-        "IMGPROXY_AUTO_ROTATE": Variable(["imgproxy.autoRotates"]) { value, configuration, _ in
-            configuration.imgproxy.autoRotates = try boolean(value)
-        },
-        "IMGPROXY_ALWAYS_RASTERIZE_SVG": Variable(["imgproxy.alwaysRasterizesSVG"]) { value, configuration, _ in
-            configuration.imgproxy.alwaysRasterizesSVG = try boolean(value)
-        },
-        "IMGPROXY_USE_LINEAR_COLORSPACE": Variable(["imgproxy.usesLinearColorspace"]) { value, configuration, _ in
-            configuration.imgproxy.usesLinearColorspace = try boolean(value)
-        },
+        "IMGPROXY_STRIP_COLOR_PROFILE": .flag("imgproxy.stripsColorProfile", \.imgproxy.stripsColorProfile),
+        "IMGPROXY_AUTO_ROTATE": .flag("imgproxy.autoRotates", \.imgproxy.autoRotates),
+        "IMGPROXY_ALWAYS_RASTERIZE_SVG": .flag("imgproxy.alwaysRasterizesSVG", \.imgproxy.alwaysRasterizesSVG),
+        "IMGPROXY_USE_LINEAR_COLORSPACE": .flag("imgproxy.usesLinearColorspace", \.imgproxy.usesLinearColorspace),
         "IMGPROXY_ENFORCE_JXL": Variable(["imgproxy.enforcedFormats"]) { value, configuration, _ in
             try enforce(.jxl, value, &configuration)
         },
@@ -73,9 +65,7 @@ extension ImgproxyEnvironment {
         "IMGPROXY_ENFORCE_WEBP": Variable(["imgproxy.enforcedFormats"]) { value, configuration, _ in
             try enforce(.webp, value, &configuration)
         },
-        "IMGPROXY_ONLY_PRESETS": Variable(["requests.onlyPresets"]) { value, configuration, _ in
-            configuration.requests.onlyPresets = try boolean(value)
-        },
+        "IMGPROXY_ONLY_PRESETS": .flag("requests.onlyPresets", \.requests.onlyPresets),
         "IMGPROXY_QUALITY": Variable(["rendering.formatQualities"]) { value, configuration, _ in
             let quality = try integer(value, in: 1...100)
             for format in ServerConfiguration.lossyFormats { configuration.rendering.formatQualities[format] = quality }
@@ -172,18 +162,10 @@ extension ImgproxyEnvironment {
             let side = try integer(value, in: 0...Int.max)
             if side > 0 { configuration.limits.maximumOutputSide = min(configuration.limits.maximumOutputSide, side) }
         },
-        "IMGPROXY_ALLOW_SECURITY_OPTIONS": Variable(["imgproxy.allowsSecurityOptions"]) { value, configuration, _ in
-            configuration.imgproxy.allowsSecurityOptions = try boolean(value)
-        },
-        "IMGPROXY_PRESERVE_HDR": Variable(["imgproxy.preservesHDR"]) { value, configuration, _ in
-            configuration.imgproxy.preservesHDR = try boolean(value)
-        },
-        "IMGPROXY_STRIP_METADATA": Variable(["imgproxy.stripsMetadata"]) { value, configuration, _ in
-            configuration.imgproxy.stripsMetadata = try boolean(value)
-        },
-        "IMGPROXY_KEEP_COPYRIGHT": Variable(["imgproxy.keepsCopyright"]) { value, configuration, _ in
-            configuration.imgproxy.keepsCopyright = try boolean(value)
-        },
+        "IMGPROXY_ALLOW_SECURITY_OPTIONS": .flag("imgproxy.allowsSecurityOptions", \.imgproxy.allowsSecurityOptions),
+        "IMGPROXY_PRESERVE_HDR": .flag("imgproxy.preservesHDR", \.imgproxy.preservesHDR),
+        "IMGPROXY_STRIP_METADATA": .flag("imgproxy.stripsMetadata", \.imgproxy.stripsMetadata),
+        "IMGPROXY_KEEP_COPYRIGHT": .flag("imgproxy.keepsCopyright", \.imgproxy.keepsCopyright),
         "IMGPROXY_SKIP_PROCESSING_FORMATS": Variable(["imgproxy.skipProcessingFormats"]) { value, configuration, _ in
             configuration.imgproxy.skipProcessingFormats = try formats(value)
         },
