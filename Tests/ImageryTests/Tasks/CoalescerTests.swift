@@ -126,13 +126,7 @@ struct CoalescerTests {
         let waiters = (0..<3).map { _ in
             Task {
                 try await coalescer.value(for: "k", priority: PriorityCell(.normal)) { _ in
-                    do {
-                        try await Gate().wait()  // never opened: only cancellation ends it
-                    } catch {
-                        workCancelled.open()
-                        throw error
-                    }
-                    return 1
+                    try await Self.waitForCancellation(opening: workCancelled)
                 }
             }
         }
@@ -241,13 +235,7 @@ struct CoalescerTests {
         let workCancelled = Gate()
         let work: @Sendable () async throws -> Int = {
             calls.increment()
-            do {
-                try await Gate().wait()  // never opened: only cancellation ends it
-            } catch {
-                workCancelled.open()
-                throw error
-            }
-            return 1
+            return try await Self.waitForCancellation(opening: workCancelled)
         }
         let first = Task { try await coalescer.value(for: "k", work: work) }
         let second = Task { try await coalescer.value(for: "k", work: work) }
@@ -261,5 +249,16 @@ struct CoalescerTests {
         try await workCancelled.wait()
         try await eventually("the job to end") { coalescer.jobCount == 0 }
         #expect(calls.value == 1)
+    }
+
+    /// Work that only cancellation ends: it opens `gate` then, and throws.
+    static func waitForCancellation(opening gate: Gate) async throws -> Int {
+        do {
+            try await Gate().wait()  // never opened
+        } catch {
+            gate.open()
+            throw error
+        }
+        return 1
     }
 }
