@@ -31,6 +31,12 @@ public struct ImageRequest: Sendable {
     /// Extra HTTP request headers. They are part of the source key: requests
     /// with different headers never share a download or a cache entry.
     public var headers: [String: String] = [:]
+    /// The caller's identity for a URL request's bytes, in place of its URL in every cache key and
+    /// in the sharing of downloads (``CacheKey``); default `nil`: the normalised URL.
+    public var cacheKey: CacheKey?
+    /// Changes the HTTP request at send time, after the pipeline's
+    /// ``ImagePipeline/Configuration/requestModifier``; not part of any key. Default `nil`.
+    public var requestModifier: RequestModifier?
 
     /// A request for the image at `url`.
     /// - Parameters:
@@ -71,14 +77,16 @@ public struct ImageRequest: Sendable {
         self.priority = priority
     }
 
-    /// Identifies the encoded bytes: the normalised URL, or the data source's id.
+    /// Identifies the encoded bytes: the normalised URL (or the request's ``cacheKey``), or the
+    /// data source's id.
     public var sourceKey: SourceKey {
         switch source {
         case .url(let url):
-            guard !headers.isEmpty else { return .url(SourceKey.normalized(url)) }
+            let base = cacheKey?.key(for: url) ?? SourceKey.normalized(url)
+            guard !headers.isEmpty else { return .url(base) }
             // A normalised URL has no fragment, so "#" cannot collide with it.
             let suffix = headers.map { "\($0.key.lowercased())=\($0.value)" }.sorted().joined(separator: "&")
-            return .url(SourceKey.normalized(url) + "#headers:" + suffix)
+            return .url(base + "#headers:" + suffix)
         case .data(let id, _): return .id(id)
         }
     }

@@ -17,10 +17,13 @@ public final class ImageTask: Sendable {
         case failure(any Error)
     }
 
-    /// What happens to a task, in order: progress updates, then one completion.
+    /// What happens to a task, in order: progress updates and retries, then one completion.
     public enum Event: Sendable {
         /// More bytes arrived.
         case progress(TransferProgress)
+        /// A load of the source failed and is tried again after ``RetryPolicy/Retry/delay``
+        /// (the pipeline's ``ImagePipeline/Configuration/retryPolicy``).
+        case retrying(RetryPolicy.Retry)
         /// The task ended with an image or an error.
         case completed(Result<Image, any Error>)
     }
@@ -44,11 +47,11 @@ public final class ImageTask: Sendable {
 
     /// Starts the load; called once, before the task is handed out.
     func start(
-        _ load: @escaping @Sendable (PriorityCell, @escaping @Sendable (TransferProgress) -> Void) async throws -> Image
+        _ load: @escaping @Sendable (PriorityCell, @escaping @Sendable (JobUpdate) -> Void) async throws -> Image
     ) {
         let task = Task { [self] in
             do {
-                let image = try await load(priorityCell) { [weak self] in self?.didProgress($0) }
+                let image = try await load(priorityCell) { [weak self] in self?.didUpdate($0) }
                 didComplete(.success(image))
                 return image
             } catch {
@@ -118,13 +121,18 @@ public final class ImageTask: Sendable {
         state.withLock { $0.task }?.cancel()
     }
 
-    private func didProgress(_ progress: TransferProgress) {
+    private func didUpdate(_ update: JobUpdate) {
+        let event: Event
+        switch update {
+        case .progress(let progress): event = .progress(progress)
+        case .retrying(let retry): event = .retrying(retry)
+        }
         let subscribers = state.withLock { state -> [AsyncStream<Event>.Continuation] in
             guard case .loading = state.phase else { return [] }
-            state.phase = .loading(progress)
+            if case .progress(let progress) = update { state.phase = .loading(progress) }
             return Array(state.subscribers.values)
         }
-        for subscriber in subscribers { subscriber.yield(.progress(progress)) }
+        for subscriber in subscribers { subscriber.yield(event) }
     }
 
     private func didComplete(_ result: Result<Image, any Error>) {

@@ -196,7 +196,10 @@ public final class HTTPDataLoader: DataLoading {
                     return .response(DataResponse(data: Data(), statusCode: 304, headers: responseHeaders))
                 }
                 if status == 416, partial != nil { return .restartWhole }
-                throw DataLoadingError.badStatus(status)
+                let retryAfter = head.headers.first(name: "retry-after").flatMap {
+                    RetryPolicy.retryAfter($0, now: Date())
+                }
+                throw DataLoadingError.badStatus(status, retryAfter: retryAfter)
             }
             let validator = ResumableData.validator(of: responseHeaders, status: status)
             var prefix = Data()

@@ -157,6 +157,14 @@ public final class S3Client: Sendable {
     // MARK: - Requests
 
     /// `body`'s result, its failures as ``S3Error`` (cancellation is a transport failure here).
+    /// ``Configuration/maximumAttempts`` with waits from ``Configuration/retryDelay``, doubling, with
+    /// up to half of each again at random, within twice the read timeout.
+    private var retryPolicy: RetryPolicy {
+        RetryPolicy(
+            maximumAttempts: configuration.maximumAttempts, initialDelay: configuration.retryDelay * 1.5,
+            maximumDelay: .seconds(60), jitter: 1.0 / 3, deadline: .seconds(3600))
+    }
+
     private func typed<T>(_ body: () async throws -> T) async throws(S3Error) -> T {
         do {
             return try await body()
@@ -172,19 +180,12 @@ public final class S3Client: Sendable {
         acceptingNotModified: Bool = false,
         willReceiveBody: (@Sendable (Int64?) async throws -> Void)? = nil
     ) async throws -> Object? {
-        var attempt = 1
-        while true {
-            do {
-                return try await sendOnce(
-                    method, bucket: bucket, key: key, headers: headers, body: body,
-                    acceptingNotModified: acceptingNotModified,
-                    willReceiveBody: willReceiveBody
-                )
-            } catch let error as S3Error where error.isTransient && attempt < configuration.maximumAttempts {
-                let base = configuration.retryDelay * (1 << (attempt - 1))
-                try await Task.sleep(for: base + base * Double.random(in: 0...0.5))
-                attempt += 1
-            }
+        try await retryPolicy.run(verdict: { ($0 as? S3Error)?.isTransient == true ? .transient : .final }) { _ in
+            try await sendOnce(
+                method, bucket: bucket, key: key, headers: headers, body: body,
+                acceptingNotModified: acceptingNotModified,
+                willReceiveBody: willReceiveBody
+            )
         }
     }
 

@@ -120,6 +120,19 @@ public final class TestOrigin: Sendable {
         }
     }
 
+    /// An origin that answers its first requests with `failures`, in turn, and every later one with
+    /// `body` (a 200), whatever the path: a flaky origin, for retries.
+    public static func failing(_ failures: [Response], thenServing body: Data) async throws -> TestOrigin {
+        let count = NIOLockedValueBox(0)
+        return try await start { _ in
+            let index = count.withLockedValue { count in
+                defer { count += 1 }
+                return count
+            }
+            return index < failures.count ? failures[index] : Response(body: body)
+        }
+    }
+
     /// `http://127.0.0.1:PORT/path`.
     public func url(_ path: String) -> URL {
         URL(string: "http://127.0.0.1:\(port)/\(path.hasPrefix("/") ? String(path.dropFirst()) : path)")!

@@ -52,6 +52,17 @@ extension ImagePipeline {
         /// ``MemoryBudgetError``. Cache hits never wait. Default `nil`: no bound.
         public var memoryBudget: MemoryBudget?
 
+        /// Changes every HTTP request the pipeline sends, at send time (a bearer token that is
+        /// refreshed); a request's own ``ImageRequest/requestModifier`` runs after it. Not part of
+        /// any cache key. Default `nil`.
+        public var requestModifier: RequestModifier?
+
+        /// How failed source loads are tried again: transient failures (a refused or reset
+        /// connection; HTTP 408, 429, 500, 502, 503, 504) after an exponential backoff with jitter
+        /// or the origin's `Retry-After`. Default ``RetryPolicy/standard`` (3 attempts within 30 s);
+        /// ``RetryPolicy/never`` turns it off.
+        public var retryPolicy: RetryPolicy
+
         /// Told of cache lookups, origin fetches and decodes (for metrics); default `nil`.
         public var observer: (any ImagePipelineObserver)?
 
@@ -93,6 +104,8 @@ extension ImagePipeline {
             self.cachePolicy = HTTPCachePolicy(minimumHeuristicLifetime: 300)
             self.memoryFreshness = .http
             self.observer = nil
+            self.requestModifier = nil
+            self.retryPolicy = .standard
             self.memoryBudget = nil
             self.maximumConcurrentDownloads = 6
             self.maximumConcurrentPrefetches = 1

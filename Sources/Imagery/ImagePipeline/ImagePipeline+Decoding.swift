@@ -9,7 +9,7 @@ extension ImagePipeline {
     func loadImage(
         _ request: ImageRequest,
         priority: PriorityCell,
-        progress: (@Sendable (TransferProgress) -> Void)?
+        updates: (@Sendable (JobUpdate) -> Void)?
     ) async throws -> ImageResponse {
         let key = request.imageKey
         let readsMemory = !request.options.contains(.disableMemoryCacheReads)
@@ -19,7 +19,7 @@ extension ImagePipeline {
             record(.cacheLookup(.memoryImage, hit: fresh))
             if fresh, let cached { return cached }
         }
-        return try await imageJobs.value(for: key, priority: priority, progress: progress) { [self] job in
+        return try await imageJobs.value(for: key, priority: priority, updates: updates) { [self] job in
             // Every admission wait of this job (a download slot, the source's bytes, the decode) ends by then.
             let deadline = configuration.memoryBudget?.admissionDeadline()
             // Memory again: another job may have stored it meanwhile; a stale image stays there until replaced.
@@ -29,7 +29,7 @@ extension ImagePipeline {
             func loadSource() async throws -> CacheEntry {
                 if let source { return source }
                 let entry = try await loadData(
-                    request, priority: job.priority, progress: job.reportProgress, deadline: deadline)
+                    request, priority: job.priority, updates: job.report, deadline: deadline)
                 source = entry
                 return entry
             }

@@ -10,7 +10,7 @@ extension ImagePipeline {
     func loadData(
         _ request: ImageRequest,
         priority: PriorityCell,
-        progress: (@Sendable (TransferProgress) -> Void)?,
+        updates: (@Sendable (JobUpdate) -> Void)?,
         deadline: ContinuousClock.Instant? = nil
     ) async throws -> CacheEntry {
         let deadline = deadline ?? configuration.memoryBudget?.admissionDeadline()
@@ -21,7 +21,7 @@ extension ImagePipeline {
             record(.cacheLookup(.memoryData, hit: fresh))
             if fresh, let entry { return entry }
         }
-        return try await dataJobs.value(for: key, priority: priority, progress: progress) { [self] job in
+        return try await dataJobs.value(for: key, priority: priority, updates: updates) { [self] job in
             try await fetchData(request, job: job, deadline: deadline)
         }
     }
@@ -33,7 +33,7 @@ extension ImagePipeline {
     /// - Returns: Whether the disk (or memory) cache held it fresh already.
     func storeOriginal(_ request: ImageRequest, priority: PriorityCell) async throws -> Bool {
         guard let disk = configuration.diskCache, !request.isLocalFile else {
-            _ = try await loadData(request, priority: priority, progress: nil)
+            _ = try await loadData(request, priority: priority, updates: nil)
             return false
         }
         let key = request.sourceKey.stringValue
@@ -53,7 +53,7 @@ extension ImagePipeline {
         }
         var request = request
         request.options.insert([.disableMemoryCacheReads, .disableMemoryCacheWrites])
-        _ = try await loadData(request, priority: priority, progress: nil)
+        _ = try await loadData(request, priority: priority, updates: nil)
         return false
     }
 
@@ -116,24 +116,29 @@ extension ImagePipeline {
                 budget?.overloaded() ?? MemoryBudgetError.overloaded(retryAfter: 1)
             }
             if let budget, let deadline { try budget.refuseIfLate(alsoAhead: downloads.waiting, deadline: deadline) }
-            response = try await downloads.run(
-                priority: job.priority, deadline: deadline, time: budget?.time ?? .system, timeoutError: overloaded
-            ) {
-                let start = ContinuousClock.now
-                do {
-                    let response = try await fetch(
-                        request, conditionalHeaders: conditionalHeaders, admission: admission,
-                        progress: job.reportProgress
-                    )
-                    let notModified = response.statusCode == 304
-                    record(
-                        .fetched(
-                            duration: ContinuousClock.now - start, bytes: response.data.count, notModified: notModified)
-                    )
-                    return response
-                } catch {
-                    if !(error is CancellationError) { record(.fetchFailed(duration: ContinuousClock.now - start)) }
-                    throw error
+            // Each attempt takes a download slot of its own: a retry's wait holds none.
+            let onRetry: (RetryPolicy.Retry) -> Void = { retry in
+                self.record(.retrying(attempt: retry.attempt, delay: retry.delay, status: retry.status))
+                job.report(.retrying(retry))
+            }
+            response = try await configuration.retryPolicy.run(onRetry: onRetry) { _ in
+                try await downloads.run(
+                    priority: job.priority, deadline: deadline, time: budget?.time ?? .system, timeoutError: overloaded
+                ) {
+                    let start = ContinuousClock.now
+                    do {
+                        let response = try await fetch(
+                            request, conditionalHeaders: conditionalHeaders, admission: admission, report: job.report)
+                        let notModified = response.statusCode == 304
+                        record(
+                            .fetched(
+                                duration: ContinuousClock.now - start, bytes: response.data.count,
+                                notModified: notModified))
+                        return response
+                    } catch {
+                        if !(error is CancellationError) { record(.fetchFailed(duration: ContinuousClock.now - start)) }
+                        throw error
+                    }
                 }
             }
         } catch  where !(error is CancellationError) {
@@ -176,18 +181,20 @@ extension ImagePipeline {
         _ request: ImageRequest,
         conditionalHeaders: [String: String],
         admission: SourceAdmission,
-        progress: @escaping @Sendable (TransferProgress) -> Void
+        report: @escaping @Sendable (JobUpdate) -> Void
     ) async throws -> DataResponse {
         switch request.source {
         case .url(let url):
             var dataRequest = DataRequest(
                 url: url, headers: request.headers.merging(conditionalHeaders) { _, conditional in conditional })
+            if let modifier = configuration.requestModifier { dataRequest = try await modifier(dataRequest) }
+            if let modifier = request.requestModifier { dataRequest = try await modifier(dataRequest) }
             if admission.isActive {
                 dataRequest.willReceiveBody = { try await admission.reserve($0) }
             }
             return try await configuration.dataLoader.load(dataRequest) { transfer in
                 admission.received(transfer.completed)
-                progress(transfer)
+                report(.progress(transfer))
             }
         case .data(_, let fetch):
             let data = try await fetch()

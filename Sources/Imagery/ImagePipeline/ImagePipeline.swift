@@ -61,7 +61,7 @@ public final class ImagePipeline: Sendable {
     /// and freshness, from a cache when it is there.
     /// - Throws: As ``image(for:)``.
     public func imageResponse(for request: ImageRequest) async throws -> ImageResponse {
-        try await loadImage(request, priority: PriorityCell(request.priority), progress: nil)
+        try await loadImage(request, priority: PriorityCell(request.priority), updates: nil)
     }
 
     /// Loads the original encoded bytes of `request` (its thumbnail is ignored).
@@ -75,14 +75,14 @@ public final class ImagePipeline: Sendable {
     /// fresh there, else from the source (a stale entry is revalidated: a 304 refreshes it).
     /// - Throws: As ``data(for:)``.
     public func dataEntry(for request: ImageRequest) async throws -> CacheEntry {
-        try await loadData(request, priority: PriorityCell(request.priority), progress: nil)
+        try await loadData(request, priority: PriorityCell(request.priority), updates: nil)
     }
 
     /// Starts loading `request` and returns a handle to watch, reprioritise or cancel it.
     public func imageTask(for request: ImageRequest) -> ImageTask {
         let task = ImageTask(request: request)
-        task.start { [self] priority, progress in
-            try await loadImage(request, priority: priority, progress: progress).image
+        task.start { [self] priority, updates in
+            try await loadImage(request, priority: priority, updates: updates).image
         }
         return task
     }

@@ -16,6 +16,9 @@ public enum ImagePipelineEvent: Sendable, Equatable {
     case fetched(duration: Duration, bytes: Int, notModified: Bool)
     /// Loading from the source failed (not counting cancellation).
     case fetchFailed(duration: Duration)
+    /// A failed load is tried again (``ImagePipeline/Configuration/retryPolicy``): attempt `attempt`
+    /// starts after `delay`; `status` is the HTTP status that failed the one before (`nil`: a network failure).
+    case retrying(attempt: Int, delay: Duration, status: Int?)
     /// Bytes became an image, on a decode thread, in `duration`.
     case decoded(duration: Duration, width: Int, height: Int)
     /// The bytes could not be decoded.

@@ -96,8 +96,9 @@ public enum DataLoadingError: Error, Sendable, Hashable, CustomStringConvertible
     case unsupportedScheme(String)
     /// The URL is malformed or has no host.
     case invalidURL(String)
-    /// The origin answered with a non-success HTTP status.
-    case badStatus(Int)
+    /// The origin answered with a non-success HTTP status; `retryAfter`: the wait its
+    /// `Retry-After` header asked for, when it sent one.
+    case badStatus(Int, retryAfter: Duration? = nil)
     /// The response is larger than the loader's limit (bytes).
     case tooLarge(limit: Int)
     /// The transfer took longer than the loader's time limit.
@@ -116,7 +117,8 @@ public enum DataLoadingError: Error, Sendable, Hashable, CustomStringConvertible
         case .unsupportedScheme(let scheme):
             "unsupported URL scheme '\(scheme)': use http, https or file (http needs ImageryHTTP's HTTPDataLoader)"
         case .invalidURL(let url): "invalid URL: \(url)"
-        case .badStatus(let status): "the origin answered HTTP \(status)"
+        case .badStatus(let status, let retryAfter?): "the origin answered HTTP \(status), retry after \(retryAfter)"
+        case .badStatus(let status, nil): "the origin answered HTTP \(status)"
         case .tooLarge(let limit): "the response is larger than the limit of \(limit) bytes"
         case .timedOut: "the origin did not answer in time"
         case .fileNotFound(let path): "no readable file at \(path)"

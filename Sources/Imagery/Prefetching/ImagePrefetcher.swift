@@ -215,7 +215,7 @@ public final class ImagePrefetcher: Sendable {
         switch destination {
         case .memoryCache:
             if pipeline.cachedImage(for: request) != nil { return }
-            _ = try await pipeline.loadImage(request, priority: cell, progress: nil)
+            _ = try await pipeline.loadImage(request, priority: cell, updates: nil)
         case .diskCache:
             _ = try await pipeline.storeOriginal(request, priority: cell)
         }

@@ -2,20 +2,20 @@ import Foundation
 
 /// Runs one job per key however many callers ask for it at once.
 ///
-/// Each caller is a waiter with its own priority and progress handler. The job
+/// Each caller is a waiter with its own priority and handler of the job's updates (progress, retries). The job
 /// runs in its own task at the highest priority of its waiters; when the last
 /// waiter is cancelled, the job's task is cancelled too (which aborts a
 /// download in flight). The bookkeeping is ``CoalescingStateMachine``.
 ///
 /// `package`: the server shares its encodes and revalidations through it too,
-/// with ``value(for:work:)`` (no priorities, no progress).
+/// with ``value(for:work:)`` (no priorities, no updates).
 package final class Coalescer<Key: Hashable & Sendable, Value: Sendable>: Sendable {
     typealias Work = @Sendable (JobContext) async throws -> Value
 
     private struct WaiterEntry: Sendable {
         let continuation: CheckedContinuation<Value, any Error>
         let cell: PriorityCell
-        let progress: (@Sendable (TransferProgress) -> Void)?
+        let updates: (@Sendable (JobUpdate) -> Void)?
     }
 
     private struct RunningJob: Sendable {
@@ -30,7 +30,7 @@ package final class Coalescer<Key: Hashable & Sendable, Value: Sendable>: Sendab
     package init() {}
 
     /// The value for `key`: joins the job running for it, or starts one with `work`; for callers
-    /// with no priority or progress to pass on (each waits at `.normal`).
+    /// with no priority or updates to pass on (each waits at `.normal`).
     ///
     /// A caller that is cancelled stops waiting at once (it throws `CancellationError`); the job
     /// goes on for the others, and is cancelled with the last of them.
@@ -47,20 +47,20 @@ package final class Coalescer<Key: Hashable & Sendable, Value: Sendable>: Sendab
     ///
     /// - Parameters:
     ///   - priority: The caller's priority; later changes to it reach the job.
-    ///   - progress: Told of the job's progress, from any thread.
+    ///   - updates: Told of the job's progress and retries, from any thread.
     ///   - work: Computes the value; called only when no job runs for `key`.
     /// - Throws: The job's error, or `CancellationError` when the calling task is cancelled.
     func value(
         for key: Key,
         priority: PriorityCell,
-        progress: (@Sendable (TransferProgress) -> Void)? = nil,
+        updates: (@Sendable (JobUpdate) -> Void)? = nil,
         work: @escaping Work
     ) async throws -> Value {
         let id = state.withLock { $0.makeWaiterID() }
         defer { priority.stopObserving() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
-                let entry = WaiterEntry(continuation: continuation, cell: priority, progress: progress)
+                let entry = WaiterEntry(continuation: continuation, cell: priority, updates: updates)
                 let raised: JobContext? = state.withLock { machine in
                     // Checked under the lock: a cancellation handler that ran before
                     // this point found no waiter, so the waiter must not be added.
@@ -70,8 +70,8 @@ package final class Coalescer<Key: Hashable & Sendable, Value: Sendable>: Sendab
                     }
                     switch machine.join(key, waiter: entry, id: id, priority: priority.value) {
                     case .startJob(let jobID, let jobPriority):
-                        let context = JobContext(priority: jobPriority) { [weak self] progress in
-                            self?.reportProgress(progress, key: key, job: jobID)
+                        let context = JobContext(priority: jobPriority) { [weak self] update in
+                            self?.report(update, key: key, job: jobID)
                         }
                         // Holds the coalescer until the job ends, so its waiters are always answered.
                         let task = Task {
@@ -128,9 +128,9 @@ package final class Coalescer<Key: Hashable & Sendable, Value: Sendable>: Sendab
         }
     }
 
-    private func reportProgress(_ progress: TransferProgress, key: Key, job: Machine.JobID) {
+    private func report(_ update: JobUpdate, key: Key, job: Machine.JobID) {
         let waiters = state.withLock { $0.waiters(of: key, job: job) }
-        for waiter in waiters { waiter.progress?(progress) }
+        for waiter in waiters { waiter.updates?(update) }
     }
 
     private func finish(key: Key, job: Machine.JobID, with result: Result<Value, any Error>) {
@@ -140,15 +140,23 @@ package final class Coalescer<Key: Hashable & Sendable, Value: Sendable>: Sendab
 }
 
 /// What a coalesced job's work can see: its current priority (which changes as
-/// waiters come, go and change theirs) and a way to report progress to every waiter.
+/// waiters come, go and change theirs) and a way to tell every waiter of its progress and retries.
 final class JobContext: Sendable {
     /// The job's priority: the highest of its waiters'. Observe it to pass it on.
     let priority: PriorityCell
-    /// Tells every waiter of progress.
-    let reportProgress: @Sendable (TransferProgress) -> Void
+    /// Tells every waiter of an update.
+    let report: @Sendable (JobUpdate) -> Void
 
-    init(priority: ImageRequest.Priority, reportProgress: @escaping @Sendable (TransferProgress) -> Void) {
+    init(priority: ImageRequest.Priority, report: @escaping @Sendable (JobUpdate) -> Void) {
         self.priority = PriorityCell(priority)
-        self.reportProgress = reportProgress
+        self.report = report
     }
+}
+
+/// What a running job tells its waiters before its value.
+enum JobUpdate: Sendable {
+    /// More of the source's bytes arrived.
+    case progress(TransferProgress)
+    /// A load failed and is tried again (``RetryPolicy``).
+    case retrying(RetryPolicy.Retry)
 }

@@ -133,6 +133,10 @@ extension ServerConfiguration {
             "The most time an origin fetch may take; default 10."
         ),
         .integer(
+            "origins.maximumAttempts", file: "originAttempts", \.origins.maximumAttempts,
+            "Attempts per origin fetch for transient failures (503, a reset connection); default 2; 1: no retries."
+        ),
+        .integer(
             "origins.maximumConcurrentFetches", file: "maximumConcurrentFetches", \.origins.maximumConcurrentFetches,
             "The most origin fetches at once; default 8 a usable processor, at least 16."
         ),

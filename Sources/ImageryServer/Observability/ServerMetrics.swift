@@ -88,6 +88,8 @@ final class ServerMetrics: ImagePipelineObserver {
             originBytes.increment(by: Int64(bytes))
         case .fetchFailed(let duration):
             fetchDurations.error.record(duration)
+        case .retrying(_, _, let status):
+            counter("imagery_origin_retries_total", [("reason", status.map { "\($0)" } ?? "network")]).increment()
         case .decoded(let duration, _, _):
             decodeDurations.ok.record(duration)
         case .decodeFailed(let duration):

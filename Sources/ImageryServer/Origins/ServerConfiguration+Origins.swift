@@ -14,6 +14,12 @@ extension ServerConfiguration {
         /// The most time an origin fetch may take; default 10 s.
         public var timeout: Duration = .seconds(10)
 
+        /// Attempts per origin fetch, the first included, when it fails for a transient reason (a refused
+        /// or reset connection; HTTP 408, 429, 500, 502, 503, 504); default 2; 1: never tried again.
+        /// The retry waits 100 ms (with jitter), or what `Retry-After` asks up to 1 s, and only
+        /// while ``timeout`` allows (``retryPolicy``).
+        public var maximumAttempts = 2
+
         /// The most origin fetches at once; default 8 a usable processor, at least 16 (``MachineDefaults``).
         public var maximumConcurrentFetches = MachineDefaults.current.maximumConcurrentFetches
 
@@ -22,6 +28,14 @@ extension ServerConfiguration {
         public var localFilesystemRoot: URL?
 
         public init() {}
+
+        /// How the pipeline retries origin fetches: ``maximumAttempts``, short waits (a client is
+        /// waiting), within ``timeout``.
+        public var retryPolicy: RetryPolicy {
+            RetryPolicy(
+                maximumAttempts: maximumAttempts, initialDelay: .milliseconds(100), maximumDelay: .seconds(1),
+                maximumRetryAfter: .seconds(1), deadline: timeout)
+        }
     }
 }
 
@@ -34,6 +48,7 @@ extension ServerConfiguration.Origins: ConfigurationPart {
         try require(
             timeout > .zero && timeout <= longest, "origins.timeoutSeconds",
             "must be more than 0 and at most a year")
+        try require((1...10).contains(maximumAttempts), "origins.maximumAttempts", "must be from 1 to 10")
         try require(
             (1...1 << 16).contains(maximumConcurrentFetches), "origins.maximumConcurrentFetches",
             "must be from 1 to 65536")

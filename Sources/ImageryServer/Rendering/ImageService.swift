@@ -151,6 +151,7 @@ final class ImageService: Sendable {
         pipelineConfiguration.dataCache = MemoryCache<String, CacheEntry>(costLimit: 2 * eighth)
         pipelineConfiguration.baseImageCacheCostLimit = eighth
         pipelineConfiguration.maximumConcurrentDownloads = configuration.origins.maximumConcurrentFetches
+        pipelineConfiguration.retryPolicy = configuration.origins.retryPolicy
         pipelineConfiguration.observer = metrics
         // Originals on disk (new sizes of a known source need no download). No thumbnail variants:
         // the disk keeps final responses instead (ResponseStore), so a response is encoded once.

@@ -31,10 +31,10 @@ public struct ServerError: Error, Sendable, Equatable, CustomStringConvertible {
             return error
         case let error as DataLoadingError:
             switch error {
-            case .badStatus(404), .badStatus(410):
+            case .badStatus(404, _), .badStatus(410, _):
                 return ServerError(
                     .notFound, "origin_not_found", "the origin answered \(error.statusCode ?? 404) for the source")
-            case .badStatus(let status):
+            case .badStatus(let status, _):
                 return ServerError(.badGateway, "origin_failed", "the origin answered HTTP \(status)")
             case .tooLarge(let limit):
                 return ServerError(.contentTooLarge, "source_too_large", "the source is larger than \(limit) bytes")
@@ -146,7 +146,7 @@ private struct Body: Encodable {
 
 extension DataLoadingError {
     var statusCode: Int? {
-        if case .badStatus(let status) = self { return status }
+        if case .badStatus(let status, _) = self { return status }
         return nil
     }
 }

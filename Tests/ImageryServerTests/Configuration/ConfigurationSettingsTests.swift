@@ -35,6 +35,7 @@ import Testing
         sample.origins.privateNetworkHosts = ["intranet"]
         sample.origins.timeout = .seconds(3)
         sample.origins.maximumConcurrentFetches = 5
+        sample.origins.maximumAttempts = 3
         sample.origins.localFilesystemRoot = FileManager.default.temporaryDirectory
         sample.requests.signingKey = "signing-secret"
         sample.requests.presets = ["thumb": "w=200&h=200", "wide": "w=800"]

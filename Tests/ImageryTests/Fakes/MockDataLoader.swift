@@ -168,7 +168,8 @@ final class MockDataLoader: DataLoading {
         try Task.checkCancellation()
         if let error = stub.error { throw error }
         guard (200..<300).contains(stub.statusCode) || stub.statusCode == 304 else {
-            throw DataLoadingError.badStatus(stub.statusCode)
+            let retryAfter = stub.headers["retry-after"].flatMap { RetryPolicy.retryAfter($0, now: Date()) }
+            throw DataLoadingError.badStatus(stub.statusCode, retryAfter: retryAfter)
         }
         let body = stub.statusCode == 304 ? Data() : stub.data
         let total = stub.announcesSize ? Int64(body.count) : nil

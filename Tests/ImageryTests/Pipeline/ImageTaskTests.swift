@@ -47,6 +47,7 @@ struct ImageTaskTests {
             switch event {
             case .progress(let value): progress.append(value)
             case .completed(let result): completions.append(result)
+            case .retrying: Issue.record("nothing failed, so nothing is retried")
             }
         }
         #expect(progress.map(\.completed) == [1000, 2000, 3000, 4000])

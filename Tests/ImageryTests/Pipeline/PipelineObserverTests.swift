@@ -15,6 +15,7 @@ struct PipelineObserverTests {
         case .decoded(_, let width, let height): "decoded \(width)x\(height)"
         case .decodeFailed: "decode failed"
         case .derived(_, let width, let height): "derived \(width)x\(height)"
+        case .retrying(let attempt, _, let status): "retry \(attempt) after \(status.map { "\($0)" } ?? "network")"
         }
     }
 
@@ -122,6 +123,7 @@ struct PipelineObserverTests {
             case .fetched(let duration, _, _), .fetchFailed(let duration), .decoded(let duration, _, _),
                 .decodeFailed(let duration), .derived(let duration, _, _):
                 #expect(duration >= .zero)
+            case .retrying(_, let delay, _): #expect(delay >= .zero)
             case .cacheLookup: break
             }
         }

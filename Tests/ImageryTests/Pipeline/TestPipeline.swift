@@ -29,7 +29,7 @@ struct TestPipeline {
     ///     made one after another on one disk cache (and one loader and time) stand for restarts.
     ///   - time: The pipeline's time; default a new ``ManualTime`` at ``epoch``.
     ///   - configure: Changes to the configuration, after the defaults above (2 decode threads,
-    ///     the fake time, the recorder) are set.
+    ///     the fake time, the recorder, no retries: a retry test sets its own policy) are set.
     init(
         loader: MockDataLoader = MockDataLoader(), deriving: Bool = false, disk: MockDataCache? = nil,
         time: ManualTime? = nil, configure: (inout ImagePipeline.Configuration) -> Void = { _ in }
@@ -45,6 +45,7 @@ struct TestPipeline {
         configuration.maximumConcurrentDecodes = 2
         configuration.time = self.time.source
         configuration.observer = recorder
+        configuration.retryPolicy = .never
         configuration.diskCache = disk
         configuration.encoder = encoder
         configure(&configuration)

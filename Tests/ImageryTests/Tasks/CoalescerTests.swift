@@ -86,16 +86,22 @@ struct CoalescerTests {
         let reports = EventLog<Int64>()
         let work: Coalescer<String, Int>.Work = { job in
             try await gate.wait()
-            job.reportProgress(TransferProgress(completed: 5, total: 10))
+            job.report(.progress(TransferProgress(completed: 5, total: 10)))
             return 1
         }
         let first = Task {
             try await coalescer.value(
-                for: "k", priority: PriorityCell(.normal), progress: { reports.append($0.completed) }, work: work)
+                for: "k", priority: PriorityCell(.normal),
+                updates: { update in
+                    if case .progress(let progress) = update { reports.append(progress.completed) }
+                }, work: work)
         }
         let second = Task {
             try await coalescer.value(
-                for: "k", priority: PriorityCell(.normal), progress: { reports.append($0.completed) }, work: work)
+                for: "k", priority: PriorityCell(.normal),
+                updates: { update in
+                    if case .progress(let progress) = update { reports.append(progress.completed) }
+                }, work: work)
         }
         try await eventually("two waiters") { coalescer.waiterCount(for: "k") == 2 }
         gate.open()
