@@ -33,6 +33,7 @@ let package = Package(
         .library(name: "ImageryHTTP", targets: ["ImageryHTTP"]),
         .library(name: "ImageryDiskCache", targets: ["ImageryDiskCache"]),
         .library(name: "ImageryS3", targets: ["ImageryS3"]),
+        .library(name: "ImageryLifecycle", targets: ["ImageryLifecycle"]),
         .library(name: "ImageryServer", targets: ["ImageryServer"]),
         .executable(name: "imagery", targets: ["ImageryCLI"]),
     ],
@@ -92,6 +93,16 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strictSwift
+        ),
+
+        // swift-service-lifecycle Services: the HTTP loader, the disk cache, a pipeline's stores.
+        .target(
+            name: "ImageryLifecycle",
+            dependencies: [
+                "Imagery", "ImageryHTTP", "ImageryDiskCache",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strictSwift
         ),
@@ -196,6 +207,16 @@ let package = Package(
         .testTarget(
             name: "ImageryHTTPTests",
             dependencies: ["Imagery", "ImageryVips", "ImageryHTTP", "ImageryDiskCache", "ImageryTestSupport"],
+            swiftSettings: strictSwift
+        ),
+        .testTarget(
+            name: "ImageryLifecycleTests",
+            dependencies: [
+                "Imagery", "ImageryHTTP", "ImageryDiskCache", "ImageryLifecycle", "ImageryVips", "ImageryTestSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: strictSwift
         ),
         .testTarget(

@@ -81,8 +81,7 @@ struct FetchCommand: AsyncParsableCommand {
             let encoded = try VipsImageEncoder().encode(image, as: format, quality: quality)
             try encoded.write(to: URL(fileURLWithPath: output), options: .atomic)
             let written = clock.now
-            await pipeline.waitForStores()
-            await disk?.flush()
+            await pipeline.finishStoring()
             try await loader.shutdown()
             print(
                 """

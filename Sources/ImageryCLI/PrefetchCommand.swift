@@ -118,8 +118,7 @@ struct PrefetchCommand: AsyncParsableCommand {
         interrupted.cancel()
         let progress = prefetcher.progress
         display.finish(progress, bytes: transfers.bytes, elapsed: clock.now - start)
-        await pipeline.waitForStores()
-        await disk.flush()
+        await pipeline.finishStoring()
         try? await loader.shutdown()
 
         let sizesNote =

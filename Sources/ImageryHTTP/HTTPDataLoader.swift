@@ -19,8 +19,10 @@ import NIOHTTP1
 /// for the rest with `Range` and `If-Range` and joins the 206's bytes to them; an origin whose
 /// source changed answers 200 with the whole new version, and that is what the load returns.
 ///
-/// The loader owns an `HTTPClient`: call ``shutdown()`` when done with it (if
-/// you do not, it is shut down without waiting when the loader is released).
+/// A loader made with ``init(configuration:logger:)`` or ``init(eventLoopGroup:configuration:logger:)``
+/// owns its `HTTPClient`: call ``shutdown()`` when done with it (if you do not, it is shut down without
+/// waiting when the loader is released). One made with ``init(client:configuration:logger:)`` uses the
+/// host's client and never shuts it down.
 public final class HTTPDataLoader: DataLoading {
     /// Limits and behaviour of an ``HTTPDataLoader``.
     public struct Configuration: Sendable {
@@ -59,34 +61,73 @@ public final class HTTPDataLoader: DataLoading {
 
     /// The configuration the loader was made with.
     public let configuration: Configuration
-    private let client: HTTPClient
+    /// The HTTP client the loader sends with.
+    public let client: HTTPClient
+    /// Whether the loader made ``client`` (and shuts it down) or was given it.
+    public let ownsClient: Bool
     private let files: FileDataLoader
     private let logger: Logger
     private let isShutDown = OnceFlag()
 
-    /// A loader with its own HTTP client.
-    public init(configuration: Configuration = Configuration(), logger: Logger = Logger(label: "imagery.http")) {
+    /// A loader with its own HTTP client, on AsyncHTTPClient's shared event loops.
+    public convenience init(
+        configuration: Configuration = Configuration(), logger: Logger = Logger(label: "imagery.http")
+    ) {
+        self.init(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: configuration, logger: logger)
+    }
+
+    /// A loader with its own HTTP client on `eventLoopGroup` (an app's or a server's own loops).
+    public convenience init(
+        eventLoopGroup: any EventLoopGroup, configuration: Configuration = Configuration(),
+        logger: Logger = Logger(label: "imagery.http")
+    ) {
+        let client = HTTPClient(
+            eventLoopGroup: eventLoopGroup, configuration: Self.clientConfiguration(for: configuration))
+        self.init(client: client, owning: true, configuration: configuration, logger: logger)
+    }
+
+    /// A loader that sends with the host's `client` (its connection pool, its event loops), and never
+    /// shuts it down: ``shutdown()`` only stops this loader. The loader's own limits still hold (size,
+    /// timeout, redirects, ``Configuration/validateURL``); a client that follows redirects itself
+    /// hides them from the loader, so every hop is vetted only with one that does not
+    /// (``clientConfiguration(for:)`` is what the loader would make).
+    public convenience init(
+        client: HTTPClient, configuration: Configuration = Configuration(),
+        logger: Logger = Logger(label: "imagery.http")
+    ) {
+        self.init(client: client, owning: false, configuration: configuration, logger: logger)
+    }
+
+    private init(client: HTTPClient, owning: Bool, configuration: Configuration, logger: Logger) {
         self.configuration = configuration
+        self.client = client
+        self.ownsClient = owning
+        self.files = FileDataLoader(maximumSize: configuration.maximumSize)
+        self.logger = logger
+    }
+
+    /// The client configuration a loader of `configuration` makes for itself: no redirects (the loader
+    /// follows them, vetting each), no decompression, its connect timeout and connections per host.
+    public static func clientConfiguration(for configuration: Configuration) -> HTTPClient.Configuration {
         var clientConfiguration = HTTPClient.Configuration(redirectConfiguration: .disallow)
         clientConfiguration.timeout.connect = .nanoseconds(Int64(configuration.connectTimeout.nanoseconds))
         clientConfiguration.decompression = .disabled
         clientConfiguration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = max(
             1, configuration.maximumConnectionsPerHost)
-        self.client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: clientConfiguration)
-        self.files = FileDataLoader(maximumSize: configuration.maximumSize)
-        self.logger = logger
+        return clientConfiguration
     }
 
-    /// Shuts the HTTP client down; loads after this fail.
+    /// Stops the loader: loads after this fail with ``DataLoadingError/transport(_:)``. A client the
+    /// loader made is shut down (waiting for it); a host's client is left running.
     public func shutdown() async throws {
         guard isShutDown.set() else { return }
-        try await client.shutdown()
+        if ownsClient { try await client.shutdown() }
     }
 
     deinit {
         // Not shut down by its owner: start the client's shutdown without waiting
         // (the client keeps itself alive until it completes).
-        if isShutDown.set() { client.shutdown { _ in } }
+        if isShutDown.set(), ownsClient { client.shutdown { _ in } }
     }
 
     public func load(_ request: DataRequest, progress: @escaping @Sendable (TransferProgress) -> Void) async throws
@@ -94,6 +135,8 @@ public final class HTTPDataLoader: DataLoading {
     {
         let url = request.url
         if url.isFileURL { return try await files.load(request, progress: progress) }
+        // A host's client keeps running after this loader stops: refuse here, as a shut-down client would.
+        if !ownsClient, isShutDown.isSet { throw DataLoadingError.transport("the loader was shut down") }
         let deadline = NIODeadline.now() + .nanoseconds(Int64(configuration.timeout.nanoseconds))
         let resumeKey = configuration.resumableData == nil ? nil : Self.resumeKey(request)
         var partial =

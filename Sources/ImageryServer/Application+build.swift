@@ -56,13 +56,15 @@ public func buildApplication(
     return application
 }
 
-/// Shuts the origin HTTP client down when the server stops (SIGTERM, SIGINT), and the shared
+/// When the server stops (SIGTERM, SIGINT): finishes the pipeline's stores (thumbnails handed to
+/// the disk cache, the disk cache flushed), shuts the origin HTTP client down, and the shared
 /// store's client once its writes in flight are done (for at most 5 s).
 struct LoaderShutdown: Service {
     let service: ImageService
 
     func run() async throws {
         try? await gracefulShutdown()
+        await service.pipeline.finishStoring()
         try await service.loader.shutdown()
         if let shared = service.sharedStore {
             await withTaskGroup(of: Void.self) { group in

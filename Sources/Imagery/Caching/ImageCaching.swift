@@ -33,6 +33,10 @@ public protocol DataCaching: Sendable {
     func remove(for key: String) async
     /// Removes every entry.
     func removeAll() async
+    /// Returns once what was stored is durable (queued writes done, recency recorded), before a
+    /// process exits. The default returns at once (memory has nothing to make durable); `DiskCache`
+    /// waits for its writer. A requirement, so that a call through `any DataCaching` reaches the cache's own.
+    func flush() async
 }
 
 extension DataCaching {
@@ -41,6 +45,9 @@ extension DataCaching {
 
     /// The metadata stored for `key`, or `nil`: this default reads the entry.
     public func metadata(for key: String) async -> CacheMetadata? { await entry(for: key)?.metadata }
+
+    /// Nothing to make durable: returns at once.
+    public func flush() async {}
 }
 
 /// Bytes and what is known about them.

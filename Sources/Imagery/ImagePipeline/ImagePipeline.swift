@@ -128,6 +128,20 @@ public final class ImagePipeline: Sendable {
         await backgroundWork.waitUntilDone()
     }
 
+    /// Makes what the pipeline stored durable before the process exits: waits for the thumbnails
+    /// being encoded for the disk cache (``waitForStores()``), then flushes the disk cache (its queued
+    /// writes on disk, its index recorded). Loads still work after it. Call it at shutdown when the
+    /// app does not run `ImagePipelineService` (ImageryLifecycle) in a `ServiceGroup`, then shut the loader down:
+    ///
+    /// ```swift
+    /// await pipeline.finishStoring()
+    /// try await loader.shutdown()  // an HTTPDataLoader that made its own client
+    /// ```
+    public func finishStoring() async {
+        await waitForStores()
+        await configuration.diskCache?.flush()
+    }
+
     /// How many decode and download jobs run now (for tests and diagnostics).
     public var activeJobCount: (decodes: Int, downloads: Int) { (imageJobs.jobCount, dataJobs.jobCount) }
 

@@ -12,4 +12,7 @@ package final class OnceFlag: Sendable {
             return !value
         }
     }
+
+    /// Whether the flag is set.
+    package var isSet: Bool { flag.withLock { $0 } }
 }
