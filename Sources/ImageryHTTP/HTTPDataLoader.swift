@@ -117,7 +117,7 @@ public final class HTTPDataLoader: DataLoading {
         return clientConfiguration
     }
 
-    /// Stops the loader: loads after this fail with ``DataLoadingError/transport(_:)``. A client the
+    /// Stops the loader: loads after this fail with `DataLoadingError.transport`. A client the
     /// loader made is shut down (waiting for it); a host's client is left running.
     public func shutdown() async throws {
         guard isShutDown.set() else { return }

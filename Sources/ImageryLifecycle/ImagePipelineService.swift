@@ -2,7 +2,7 @@ import Imagery
 import ServiceLifecycle
 
 /// A pipeline's stores as a swift-service-lifecycle `Service`: it runs until the group's graceful
-/// shutdown, then finishes what the pipeline was storing (``ImagePipeline/finishStoring()``: the
+/// shutdown, then finishes what the pipeline was storing (`ImagePipeline.finishStoring()`: the
 /// thumbnails being encoded handed to the disk cache, the disk cache flushed) and returns.
 ///
 /// A `ServiceGroup` shuts its services down in the reverse of their order, each after the one

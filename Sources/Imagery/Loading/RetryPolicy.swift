@@ -102,9 +102,12 @@ public struct RetryPolicy: Sendable {
         }
     }
 
-    /// The wait before attempt `attempt + 1`, the attempt `attempt` having failed with `verdict`
-    /// after `elapsed` since the first began; `nil`: no further attempt.
-    /// - Parameter random: A number in 0..<1 that draws the jitter.
+    /// The wait before the attempt after `attempt`; `nil`: no further attempt.
+    /// - Parameters:
+    ///   - attempt: The attempt that failed (1 for the first).
+    ///   - verdict: What the policy made of its failure (``verdict(on:)``).
+    ///   - elapsed: The time since the first attempt began.
+    ///   - random: A number in 0..<1 that draws the jitter.
     public func delay(after attempt: Int, verdict: Verdict, elapsed: Duration, random: Double) -> Duration? {
         guard attempt < maximumAttempts else { return nil }
         let delay: Duration
