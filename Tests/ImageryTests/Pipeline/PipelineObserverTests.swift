@@ -15,6 +15,7 @@ struct PipelineObserverTests {
         case .decoded(_, let width, let height): "decoded \(width)x\(height)"
         case .decodeFailed: "decode failed"
         case .derived(_, let width, let height): "derived \(width)x\(height)"
+        case .previewDecoded(_, let width, let height): "preview \(width)x\(height)"
         }
     }
 
@@ -120,7 +121,7 @@ struct PipelineObserverTests {
         for event in test.recorder.all {
             switch event {
             case .fetched(let duration, _, _), .fetchFailed(let duration), .decoded(let duration, _, _),
-                .decodeFailed(let duration), .derived(let duration, _, _):
+                .decodeFailed(let duration), .derived(let duration, _, _), .previewDecoded(let duration, _, _):
                 #expect(duration >= .zero)
             case .cacheLookup: break
             }
