@@ -4,8 +4,10 @@ import Imagery
 /// Previews of progressive JPEGs while they download (`ImagePipeline.ProgressivePreviews`): the
 /// scans counted by ``JPEGScanCounter``, decoded as the whole image would be (the same size,
 /// orientation and recipe) with damage allowed, since the data is cut short on purpose: libjpeg
-/// meets the end of the data where the next scan would begin and decodes the scans so far (block
-/// smoothing fills in the coefficients not yet sent).
+/// meets the end of the data where the next scan would begin and decodes the scans so far. A
+/// thumbnail goes through `CJPEG`'s prefix decode (`imagery_jpeg_decode_prefix`), which skips the
+/// scans its scale never reads, as the whole image's decode does; block smoothing fills in the
+/// coefficients not yet sent where nothing is skipped.
 ///
 /// Interlaced PNG and GIF give no previews: libvips reads neither usefully from a cut file. Its PNG
 /// loader refuses an interlaced PNG cut short ("not enough data"), whatever `fail_on` says; its GIF
@@ -20,6 +22,9 @@ extension VipsImageDecoder: ProgressiveDecoding {
     public func decodePreview(_ data: Data, recipe: ImageRecipe) throws -> Image {
         var lenient = self
         lenient.rejectsCorruptData = false
-        return try lenient.decode(data, recipe: recipe)
+        // A thumbnail through `CJPEG`'s prefix decode: the scans the decode scale never reads are
+        // skipped, as for the whole image (at 1/8, every luma AC scan).
+        guard try started(data).format == .jpeg else { return try lenient.decode(data, recipe: recipe) }
+        return try lenient.decodeKeepingBase(data, recipe: recipe, prefix: true).image
     }
 }
