@@ -2,7 +2,8 @@ import Foundation
 
 /// Makes one load's previews (``ImagePipeline/ProgressivePreviews``): reads the body as it arrives
 /// with the decoder's ``ScanCounting`` reader, decodes the scans complete when
-/// ``PreviewStateMachine`` says, and hands each preview out through `deliver`.
+/// ``PreviewStateMachine`` says, and hands each preview out through `deliver`, unless it has the
+/// pixels of the last one.
 ///
 /// A preview is handed out under the scheduler's lock, and ``finish()`` takes that lock before the
 /// load returns its image: no preview can come after the image. ``finish()`` also cancels a
@@ -15,6 +16,8 @@ final class PreviewScheduler: Sendable {
         var machine: PreviewStateMachine
         var counter: any ScanCounting
         var decode: Task<Void, Never>?
+        /// The last preview handed out.
+        var shown: Image?
     }
 
     private let state: Locked<State>
@@ -97,10 +100,24 @@ final class PreviewScheduler: Sendable {
         } else {
             outcome = .skipped
         }
+        // Compared outside the lock: only this decode (one runs at a time) sets `shown`.
+        let shown = state.withLock { $0.shown }
+        let unchanged = image.map { image in shown.map { Self.samePixels(image, $0) } ?? false } ?? false
         state.withLock { state in
             state.decode = nil
-            if state.machine.decodeEnded(outcome, scans: scans, now: time.instant()), let image { deliver(image) }
+            if state.machine.decodeEnded(unchanged ? .unchanged : outcome, scans: scans, now: time.instant()),
+                let image
+            {
+                state.shown = image
+                deliver(image)
+            }
         }
+    }
+
+    /// Whether two previews look the same (the same size, format and pixels).
+    /// - Complexity: O(*n*) in the pixels' bytes, once the sizes agree.
+    private static func samePixels(_ a: Image, _ b: Image) -> Bool {
+        a.width == b.width && a.height == b.height && a.pixelFormat == b.pixelFormat && a.pixels == b.pixels
     }
 
     /// Charges the preview's bytes and decode estimate to the budget if they fit now; `nil`: skip it.

@@ -2,10 +2,11 @@
 /// a value type: each event returns what to do, done by ``PreviewScheduler`` after unlocking. It
 /// holds no tasks, clocks or bytes, so it is tested directly.
 ///
-/// A preview's decode starts when the body holds more complete scans than the last preview handed
-/// out, no other preview decodes, and ``minimumInterval`` has passed since the last one was handed
-/// out (the first starts as soon as one scan is complete). A decode that ends is handed out unless
-/// the load has finished meanwhile. Once the body is complete (``stop()``), or shows no previews to
+/// A preview's decode starts when the body holds more complete scans than the last preview decoded,
+/// no other preview decodes, and ``minimumInterval`` has passed since the last one was handed out
+/// (the first starts as soon as one scan is complete). A decode that ends is handed out unless the
+/// load has finished meanwhile, or it shows nothing new (the same pixels as the last one: at a small
+/// decode scale the scans of fine detail change nothing). Once the body is complete (``stop()``), or shows no previews to
 /// come, or a preview's decode failed, none starts; once the load ends (``finish()``), none is
 /// handed out.
 struct PreviewStateMachine: Sendable {
@@ -22,6 +23,8 @@ struct PreviewStateMachine: Sendable {
     enum DecodeOutcome: Sendable, Equatable {
         /// An image, to hand out.
         case decoded
+        /// An image with the same pixels as the last one handed out: not handed out again.
+        case unchanged
         /// Left out (no room in the memory budget, or cancelled): a later chunk may try again.
         case skipped
         /// The decoder failed: no more previews for this load (the final decode will say why).
@@ -39,7 +42,7 @@ struct PreviewStateMachine: Sendable {
     private(set) var phase = Phase.open
     /// A preview's decode runs.
     private(set) var isDecoding = false
-    /// Scans in the latest preview handed out.
+    /// Scans in the latest preview decoded (handed out, or unchanged).
     private(set) var shownScans = 0
     private var lastShown: ContinuousClock.Instant?
 
@@ -69,6 +72,9 @@ struct PreviewStateMachine: Sendable {
         isDecoding = false
         switch outcome {
         case .skipped:
+            return false
+        case .unchanged:
+            shownScans = max(shownScans, scans)
             return false
         case .failed:
             if phase == .open { phase = .stopped }

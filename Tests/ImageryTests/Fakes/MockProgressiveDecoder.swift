@@ -12,12 +12,19 @@ final class MockProgressiveDecoder: ProgressiveDecoding, DecodeCostEstimating {
     /// The scans of each preview whose decode started, in order.
     let previews = EventLog<Int>()
     private let gate = Locked<BlockingGate?>(nil)
+    private let pixels = Locked<@Sendable (Int) -> UInt8>({ UInt8($0) })
 
     init() {}
 
     /// Holds every preview's decode from now on at `gate` (on its decode thread) until it opens.
     func holdPreviews(at gate: BlockingGate?) {
         self.gate.withLock { $0 = gate }
+    }
+
+    /// The value of a preview's pixels for its number of scans from now on (default: that number), so
+    /// that a test can make two previews look the same.
+    func setPreviewPixels(_ value: @escaping @Sendable (Int) -> UInt8) {
+        pixels.withLock { $0 = value }
     }
 
     func decode(_ data: Data, recipe: ImageRecipe) throws -> Image {
@@ -38,7 +45,8 @@ final class MockProgressiveDecoder: ProgressiveDecoding, DecodeCostEstimating {
         try gate.withLock { $0 }?.wait()
         let source = try TestImage.header(of: data)
         let size = TestImage.size(of: recipe, width: source.width, height: source.height)
-        return TestImage.image(width: size.width, height: size.height, tag: UInt8(scans), format: source.format)
+        let tag = pixels.withLock { $0 }(scans)
+        return TestImage.image(width: size.width, height: size.height, tag: tag, format: source.format)
     }
 }
 

@@ -65,6 +65,22 @@ struct PipelinePreviewTests {
         #expect(events.previews == [1, 3])
     }
 
+    /// At a small decode scale the scans of fine detail change no pixel: such a preview is not handed out.
+    @Test func aPreviewThatShowsNothingNewIsNotHandedOut() async throws {
+        let setup = PreviewPipeline(scans: 3, previews: .init(minimumInterval: .zero))
+        setup.decoder.setPreviewPixels { $0 == 3 ? 2 : UInt8($0) }  // the third scan changes nothing
+        let task = setup.pipeline.imageTask(for: setup.request())
+        let events = RecordedEvents(task)
+        for (index, pause) in setup.pauses.enumerated() {
+            try await setup.decoder.previews.waitForCount(index + 1)
+            if index < 2 { try await events.waitForPreviews(index + 1) }
+            pause.open()
+        }
+        _ = await events.ended()
+        #expect(setup.decoder.previews.all == [1, 2, 3])
+        #expect(events.previews == [1, 2])
+    }
+
     @Test func noPreviewEverFollowsTheImage() async throws {
         let setup = PreviewPipeline(scans: 3, previews: .init(minimumInterval: .zero))
         let gate = BlockingGate()

@@ -50,6 +50,19 @@ struct PreviewStateMachineTests {
         #expect(machine.received(Self.scans(2), now: Self.at(4)) == .none)
     }
 
+    @Test func anUnchangedPreviewIsNotHandedOutNorDecodedAgain() {
+        var machine = Machine(minimumInterval: .milliseconds(100))
+        _ = machine.received(Self.scans(1), now: Self.at(0))
+        #expect(machine.decodeEnded(.decoded, scans: 1, now: Self.at(1)) == true)
+        _ = machine.received(Self.scans(2), now: Self.at(200))
+        #expect(machine.decodeEnded(.unchanged, scans: 2, now: Self.at(201)) == false)
+        #expect(machine.shownScans == 2)
+        #expect(machine.received(Self.scans(2), now: Self.at(202)) == .none, "its scans are not decoded again")
+        #expect(
+            machine.received(Self.scans(3), now: Self.at(202)) == .decode(Self.scans(3)),
+            "the interval runs from the last one handed out")
+    }
+
     @Test func aBodyWithNoScansToShowStopsPreviews() {
         var machine = Machine(minimumInterval: .zero)
         #expect(machine.received(nil, now: Self.at(0)) == .none)
