@@ -7,7 +7,8 @@ extension ImagePipeline {
     /// While a progressive JPEG downloads for a request with ``ImageRequest/Options/progressivePreviews``,
     /// the pipeline decodes the scans that have arrived, at the request's size and with its recipe,
     /// and its ``ImageTask`` reports each such image (``ImageTask/Event/preview(_:)``):
-    /// - at most one per scan completed, and no more often than ``minimumInterval``;
+    /// - at most one per scan completed, and no more often than ``minimumInterval``; one with the
+    ///   pixels of the last one (scans of detail finer than the request's size) is not reported;
     /// - never after the final image, and never stored in any cache;
     /// - each decoded on the pipeline's decode threads, charged to its ``Configuration/memoryBudget``
     ///   (a preview that does not fit at once, or whose turn comes while the previous one still
