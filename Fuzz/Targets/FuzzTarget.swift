@@ -39,6 +39,8 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
     case decode
     /// Request heads read before the server's HTTP decoder (`RequestHead`), beside that decoder.
     case requestHead = "request-head"
+    /// Progressive previews: a body's scans counted as it arrives, and the preview of those decoded.
+    case previews
 
     /// Runs the target on `bytes`.
     /// - Throws: ``FuzzFailure`` when a property does not hold.
@@ -60,6 +62,7 @@ package enum FuzzTarget: String, CaseIterable, Sendable {
         case .exif: try ExifTarget.run(bytes)
         case .decode: try DecodeTarget.run(bytes)
         case .requestHead: try RequestHeadTarget.run(bytes)
+        case .previews: try PreviewsTarget.run(bytes)
         }
     }
 }

@@ -2,8 +2,9 @@ import CJPEG
 import Foundation
 
 /// `CJPEG`'s scaled decode (Imagery's own C on libjpeg-turbo: the progressive scans a scale does not
-/// need are skipped without being entropy-decoded), on any bytes. Input: a byte (the scale, 1/2/4/8,
-/// and strict mode), then the file.
+/// need are skipped without being entropy-decoded), on any bytes, and its decode of a preview (the
+/// bytes taken for the first part of a progressive file). Input: a byte (the scale, 1/2/4/8, and
+/// strict mode), then the file.
 enum JPEGTarget {
     /// Small enough that a fuzzer's claims of huge images are refused fast.
     static let maximumPixels = 1 << 22
@@ -14,6 +15,12 @@ enum JPEGTarget {
         let scale = 1 << Int(mode & 3)
         let strict = Int32((mode >> 2) & 1)
         let scaled = try decode(data, scale: scale, strict: strict)
+        // The same bytes as a preview: as safe, and of the same size when both decode.
+        if let preview = try decode(data, scale: scale, strict: 0, prefix: true), let scaled {
+            try require(
+                (preview.width, preview.height, preview.components) == (scaled.width, scaled.height, scaled.components),
+                "a preview of \(preview.width)x\(preview.height), the decode \(scaled.width)x\(scaled.height)")
+        }
         guard let scaled, scale > 1 else { return }
         // The same file at full size: the scaled size is the full size divided, rounded up (libjpeg's rule).
         guard let full = try decode(data, scale: 1, strict: strict) else {
@@ -35,12 +42,19 @@ enum JPEGTarget {
     }
 
     /// The decode's result, checked: nil when it refused (with a message and nothing allocated).
-    static func decode(_ data: [UInt8], scale: Int, strict: Int32) throws(FuzzFailure) -> Decoded? {
+    /// `prefix`: the preview decode (`imagery_jpeg_decode_prefix`, never strict).
+    static func decode(_ data: [UInt8], scale: Int, strict: Int32, prefix: Bool = false) throws(FuzzFailure)
+        -> Decoded?
+    {
         var image = imagery_jpeg_image()
         var message = [CChar](repeating: 0, count: 256)
         let status = data.withUnsafeBytes { buffer in
-            imagery_jpeg_decode_scaled(
-                buffer.baseAddress, buffer.count, Int32(scale), strict, maximumPixels, &image, &message, message.count)
+            prefix
+                ? imagery_jpeg_decode_prefix(
+                    buffer.baseAddress, buffer.count, Int32(scale), maximumPixels, &image, &message, message.count)
+                : imagery_jpeg_decode_scaled(
+                    buffer.baseAddress, buffer.count, Int32(scale), strict, maximumPixels, &image, &message,
+                    message.count)
         }
         defer { imagery_jpeg_free(&image) }
         guard status == Int32(IMAGERY_JPEG_OK) else {

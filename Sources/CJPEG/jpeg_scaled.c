@@ -38,6 +38,11 @@
 // coded file) makes the decoder give libjpeg every byte, so libjpeg reports or handles it exactly
 // as a plain decode would. The bytes reach libjpeg through a source manager that hands out the
 // kept spans of the caller's buffer in place: nothing is copied.
+//
+// A preview (imagery_jpeg_decode_prefix) is the first part of a progressive file, cut where a scan
+// ends: the parse takes the end of the data for an EOI, so the plan skips what the scale never reads
+// in the scans that have arrived, as for a whole file; since the coefficients still to come are
+// unknown, the smoothing rule above cannot hold, and smoothing is simply off wherever scans are skipped.
 
 #include "include/jpeg_scaled.h"
 
@@ -217,12 +222,13 @@ static int append_scan(stream_layout *layout, const scan_info *scan) {
     return 1;
 }
 
-// Walks the markers from SOI to EOI. Every read is checked against `length`.
-static layout_kind parse_layout(const unsigned char *data, size_t length, stream_layout *layout) {
+// Walks the markers from SOI to EOI. Every read is checked against `length`. `prefix`: the end of the
+// data after a scan (or between segments) stands for an EOI marker (a preview of the scans so far).
+static layout_kind parse_layout(const unsigned char *data, size_t length, stream_layout *layout, int prefix) {
     int saw_frame = 0;
     size_t pos = 2;  // after SOI, checked by the caller
     for (;;) {
-        if (pos >= length) return LAYOUT_TRUNCATED;
+        if (pos >= length) return prefix && saw_frame && layout->scan_count > 0 ? LAYOUT_PROGRESSIVE : LAYOUT_TRUNCATED;
         if (data[pos] != 0xFF) return LAYOUT_OTHER;  // garbage between segments: libjpeg warns
         size_t marker_start = pos;
         while (pos < length && data[pos] == 0xFF) pos++;  // fill bytes
@@ -251,7 +257,7 @@ static layout_kind parse_layout(const unsigned char *data, size_t length, stream
             scan.data_start = segment_end;
             scan.end = entropy_data_end(data, length, segment_end);
             if (!append_scan(layout, &scan)) return LAYOUT_NO_MEMORY;
-            if (scan.end >= length) return LAYOUT_TRUNCATED;
+            if (scan.end >= length) return prefix ? LAYOUT_PROGRESSIVE : LAYOUT_TRUNCATED;
             pos = scan.end;
             continue;
         } else if (!(code == 0xC4 || code == 0xCC || code == 0xDB || code == 0xDC || code == 0xDD ||
@@ -382,6 +388,7 @@ typedef struct {
     int stop_early;               // buffered-image mode: stop reading once the needed coefficients are final
     int drop_chroma_refinements;  // lossy: also drop AC refinement scans of components after the first
     int textbook_needed;          // needed = rows and columns < N (wrong for libjpeg-turbo)
+    int prefix;                   // imagery_jpeg_decode_prefix: the data's end is a scan's end; skip whatever smoothing does
 } decode_options;
 
 typedef struct {
@@ -419,8 +426,9 @@ static void plan_scans(decoder *d, const decode_options *options, int scale) {
     for (int c = 0; c < layout->component_count; c++) {
         if (cinfo->comp_info[c].component_id != layout->component_id[c]) return;
         // Smoothing in the full decode (some of the first 9 AC coefficients never final): no skipping,
-        // which would otherwise change what libjpeg smooths.
-        for (int k = 1; k <= 9; k++) {
+        // which would otherwise change what libjpeg smooths. A preview skips all the same (smoothing
+        // then off): its pixels need not be those of a decode of every scan.
+        for (int k = 1; k <= 9 && !options->prefix; k++) {
             if (layout->final_bits[c][k] != 0) return;
         }
         d->needed[c] = needed_coefficients(component_idct_size(&cinfo->comp_info[c]), options->textbook_needed);
@@ -510,7 +518,7 @@ static int decode(const void *bytes, size_t length, int scale, int strict, size_
 
     decoder *d = calloc(1, sizeof *d);
     if (d == NULL) return fail(IMAGERY_JPEG_NO_MEMORY, error, error_capacity, "out of memory");
-    layout_kind kind = parse_layout(data, length, &d->layout);
+    layout_kind kind = parse_layout(data, length, &d->layout, options->prefix);
     if (kind == LAYOUT_NO_MEMORY) {
         destroy(d);
         return fail(IMAGERY_JPEG_NO_MEMORY, error, error_capacity, "out of memory");
@@ -625,6 +633,12 @@ int imagery_jpeg_decode_scaled(const void *data, size_t length, int scale, int s
                                imagery_jpeg_image *out, char *error, size_t error_capacity) {
     static const decode_options exact = {0};
     return decode(data, length, scale, strict, max_pixels, &exact, out, error, error_capacity);
+}
+
+int imagery_jpeg_decode_prefix(const void *data, size_t length, int scale, size_t max_pixels,
+                               imagery_jpeg_image *out, char *error, size_t error_capacity) {
+    static const decode_options preview = {.prefix = 1};
+    return decode(data, length, scale, 0, max_pixels, &preview, out, error, error_capacity);
 }
 
 void imagery_jpeg_free(imagery_jpeg_image *image) {

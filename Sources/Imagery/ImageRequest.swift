@@ -26,7 +26,8 @@ public struct ImageRequest: Sendable {
     }
     /// How urgent the request is. Change it on a running ``ImageTask`` with ``ImageTask/priority``.
     public var priority: Priority
-    /// Which caches to read and write, and whether to load at all; default none (use every cache).
+    /// Which caches to read and write, whether to load at all, and whether its ``ImageTask`` gets previews;
+    /// default none (use every cache, no previews).
     public var options: Options = []
     /// Extra HTTP request headers. They are part of the source key: requests
     /// with different headers never share a download or a cache entry.
@@ -179,7 +180,7 @@ extension ImageRequest {
         }
     }
 
-    /// Which caches a request reads and writes.
+    /// Which caches a request reads and writes, and what its task reports.
     public struct Options: OptionSet, Sendable, Hashable {
         public let rawValue: Int
         public init(rawValue: Int) { self.rawValue = rawValue }
@@ -197,6 +198,10 @@ extension ImageRequest {
         /// Never load: answer from the caches (even stale entries) or fail with
         /// ``ImagePipelineError/notCached``.
         public static let returnCacheDataDontLoad = Options(rawValue: 1 << 4)
+        /// The request's ``ImageTask`` reports previews (``ImageTask/Event/preview(_:)``) while a
+        /// progressive JPEG downloads, when its pipeline makes them
+        /// (``ImagePipeline/Configuration/progressivePreviews``). Previews are never cached.
+        public static let progressivePreviews = Options(rawValue: 1 << 5)
     }
 
     /// How urgent a request is. Higher priorities are downloaded first.

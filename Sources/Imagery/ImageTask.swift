@@ -17,13 +17,18 @@ public final class ImageTask: Sendable {
         case failure(any Error)
     }
 
-    /// What happens to a task, in order: progress updates and retries, then one completion.
+    /// What happens to a task, in order: progress updates, retries and previews, then one completion.
     public enum Event: Sendable {
         /// More bytes arrived.
         case progress(TransferProgress)
         /// A load of the source failed and is tried again after ``RetryPolicy/Retry/delay``
         /// (the pipeline's ``ImagePipeline/Configuration/retryPolicy``).
         case retrying(RetryPolicy.Retry)
+        /// A preview of the image while it downloads: a progressive JPEG's scans so far, at the
+        /// request's size, each in more detail than the last; never after the completion. Only for
+        /// requests with ``ImageRequest/Options/progressivePreviews`` through a pipeline that makes
+        /// them (``ImagePipeline/Configuration/progressivePreviews``).
+        case preview(Image)
         /// The task ended with an image or an error.
         case completed(Result<Image, any Error>)
     }
@@ -31,6 +36,7 @@ public final class ImageTask: Sendable {
     private struct State {
         var phase: Phase = .loading(TransferProgress(completed: 0, total: nil))
         var task: Task<Image, any Error>?
+        var preview: Image?
         var subscribers: [Int: AsyncStream<Event>.Continuation] = [:]
         var nextSubscriber = 0
     }
@@ -45,13 +51,21 @@ public final class ImageTask: Sendable {
         self.priorityCell = PriorityCell(request.priority)
     }
 
+    /// The load's callbacks to the task: updates (progress, retries) and previews.
+    struct Reporting: Sendable {
+        let updates: @Sendable (JobUpdate) -> Void
+        let preview: @Sendable (Image) -> Void
+    }
+
     /// Starts the load; called once, before the task is handed out.
-    func start(
-        _ load: @escaping @Sendable (PriorityCell, @escaping @Sendable (JobUpdate) -> Void) async throws -> Image
-    ) {
+    func start(_ load: @escaping @Sendable (PriorityCell, Reporting) async throws -> Image) {
         let task = Task { [self] in
             do {
-                let image = try await load(priorityCell) { [weak self] in self?.didUpdate($0) }
+                let reporting = Reporting(
+                    updates: { [weak self] in self?.didUpdate($0) },
+                    preview: { [weak self] in self?.didPreview($0) }
+                )
+                let image = try await load(priorityCell, reporting)
                 didComplete(.success(image))
                 return image
             } catch {
@@ -71,6 +85,10 @@ public final class ImageTask: Sendable {
 
     /// The current phase.
     public var phase: Phase { state.withLock { $0.phase } }
+
+    /// The latest preview (``Event/preview(_:)``) while the task loads; `nil` before the first, and
+    /// once the task has ended (its phase then holds the image).
+    public var preview: Image? { state.withLock { $0.preview } }
 
     /// A new stream of this task's events from now on; a stream made after the
     /// task ended yields only its completion. Each call makes an independent stream.
@@ -135,8 +153,18 @@ public final class ImageTask: Sendable {
         for subscriber in subscribers { subscriber.yield(event) }
     }
 
+    private func didPreview(_ image: Image) {
+        let subscribers = state.withLock { state -> [AsyncStream<Event>.Continuation] in
+            guard case .loading = state.phase else { return [] }
+            state.preview = image
+            return Array(state.subscribers.values)
+        }
+        for subscriber in subscribers { subscriber.yield(.preview(image)) }
+    }
+
     private func didComplete(_ result: Result<Image, any Error>) {
         let subscribers = state.withLock { state -> [AsyncStream<Event>.Continuation] in
+            state.preview = nil
             switch result {
             case .success(let image): state.phase = .success(image)
             case .failure(let error): state.phase = .failure(error)

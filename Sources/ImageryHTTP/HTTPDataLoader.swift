@@ -8,7 +8,8 @@ import NIOHTTP1
 
 /// Loads `http` and `https` URLs with AsyncHTTPClient (and `file` URLs from disk).
 ///
-/// The body is streamed: progress is reported per chunk, and the size cap is
+/// The body is streamed: progress is reported per chunk (and the body so far handed to
+/// `DataRequest.didReceiveBody`, when set, for progressive previews), and the size cap is
 /// checked against `Content-Length` before the body and against the bytes
 /// received while it streams, so an oversized response is aborted early.
 /// Redirects are followed by the loader itself, so every hop can be vetted
@@ -151,7 +152,8 @@ public final class HTTPDataLoader: DataLoading {
             let address = try await configuration.validateURL(current)
             let outcome = try await fetch(
                 current, connectingTo: address, headers: request.headers, deadline: deadline,
-                resuming: partial, resumeKey: resumeKey, willReceiveBody: request.willReceiveBody, progress: progress
+                resuming: partial, resumeKey: resumeKey, willReceiveBody: request.willReceiveBody,
+                bodySoFar: request.didReceiveBody, progress: progress
             )
             switch outcome {
             case .response(let response): return response
@@ -185,6 +187,7 @@ public final class HTTPDataLoader: DataLoading {
         _ url: URL, connectingTo address: String?, headers: [String: String], deadline: NIODeadline,
         resuming partial: ResumableData.Partial?, resumeKey: String?,
         willReceiveBody: (@Sendable (Int64?) async throws -> Void)?,
+        bodySoFar: (@Sendable (Data) -> Void)?,
         progress: @escaping @Sendable (TransferProgress) -> Void
     ) async throws -> Outcome {
         var requestHeaders = HTTPHeaders()
@@ -211,7 +214,8 @@ public final class HTTPDataLoader: DataLoading {
             throw DataLoadingError.invalidURL(url.absoluteString)
         }
         // The response is read on its event loop; this task waits for the head, then for the whole body.
-        let collector = ResponseCollector(eventLoop: client.eventLoopGroup.next(), progress: progress)
+        let collector = ResponseCollector(
+            eventLoop: client.eventLoopGroup.next(), progress: progress, bodySoFar: bodySoFar)
         let task = collector.execute(request, on: client, deadline: deadline)
         var resumable: String?  // the validator to keep the bytes under should the transfer stop
         do {

@@ -35,16 +35,23 @@ final class ResponseCollector: HTTPClientResponseDelegate, Sendable {
     private let head: EventLoopPromise<HTTPResponseHead>
     private let bodyAllowed: EventLoopPromise<Void>
     private let progress: @Sendable (TransferProgress) -> Void
+    private let bodySoFar: (@Sendable (Data) -> Void)?
     private let state = NIOLockedValueBox(State())
 
     /// - Parameters:
     ///   - eventLoop: Where AsyncHTTPClient calls the collector (`.delegate(on: eventLoop)`).
     ///   - progress: Told of the bytes received after each chunk, on the event loop.
-    init(eventLoop: any EventLoop, progress: @escaping @Sendable (TransferProgress) -> Void) {
+    ///   - bodySoFar: Given the whole body received after each chunk, on the event loop
+    ///     (``DataRequest/didReceiveBody``); `nil`: nothing is handed over.
+    init(
+        eventLoop: any EventLoop, progress: @escaping @Sendable (TransferProgress) -> Void,
+        bodySoFar: (@Sendable (Data) -> Void)? = nil
+    ) {
         self.eventLoop = eventLoop
         self.head = eventLoop.makePromise()
         self.bodyAllowed = eventLoop.makePromise()
         self.progress = progress
+        self.bodySoFar = bodySoFar
     }
 
     /// Starts `request` through `client`, cancelled at `deadline` unless the head comes first.
@@ -124,16 +131,18 @@ final class ResponseCollector: HTTPClientResponseDelegate, Sendable {
     }
 
     func didReceiveBodyPart(task: HTTPClient.Task<Data>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
-        let update: (completed: Int64, total: Int64?)? = state.withLockedValue { state in
+        let update: (completed: Int64, total: Int64?, body: Data?)? = state.withLockedValue { state in
             guard state.data.count + buffer.readableBytes <= state.maximumSize else {
                 state.stop = .tooLarge(limit: state.maximumSize)
                 return nil
             }
             buffer.withUnsafeReadableBytes { state.data.append(contentsOf: $0) }
-            return (Int64(state.data.count), state.expected)
+            // The body shared, not copied: the next append copies it only if the receiver kept it.
+            return (Int64(state.data.count), state.expected, bodySoFar == nil ? nil : state.data)
         }
         guard let update else { return eventLoop.makeFailedFuture(HTTPClientError.cancelled) }
         progress(TransferProgress(completed: update.completed, total: update.total))
+        if let body = update.body { bodySoFar?(body) }
         return eventLoop.makeSucceededVoidFuture()
     }
 

@@ -25,6 +25,7 @@ struct PipelineSchedulingTests {
             for await event in events {
                 switch event {
                 case .progress(let value): progress.append(value)
+                case .preview: Issue.record("a preview, not asked for")
                 case .completed(let result):
                     completions += 1
                     #expect((try? result.get())?.width == 32)

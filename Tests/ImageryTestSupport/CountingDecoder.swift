@@ -2,10 +2,12 @@ import Foundation
 import Imagery
 import Synchronization
 
-/// A real decoder wrapped to count how often the pipeline calls it.
-public final class CountingDecoder: ImageDecoding {
+/// A real decoder wrapped to count how often the pipeline calls it (previews apart: it makes them
+/// when its decoder does, ``ProgressiveDecoding``).
+public final class CountingDecoder: ProgressiveDecoding {
     private let base: any ImageDecoding
     private let calls = Atomic<Int>(0)
+    private let previewCalls = Atomic<Int>(0)
 
     public init(_ base: any ImageDecoding) {
         self.base = base
@@ -17,6 +19,24 @@ public final class CountingDecoder: ImageDecoding {
     public func decode(_ data: Data, recipe: ImageRecipe) throws -> Image {
         calls.add(1, ordering: .relaxed)
         return try base.decode(data, recipe: recipe)
+    }
+
+    /// How many previews were decoded.
+    public var previewCount: Int { previewCalls.load(ordering: .relaxed) }
+
+    public func makeScanCounter() -> any ScanCounting {
+        (base as? any ProgressiveDecoding)?.makeScanCounter() ?? NoScans()
+    }
+
+    public func decodePreview(_ data: Data, recipe: ImageRecipe) throws -> Image {
+        previewCalls.add(1, ordering: .relaxed)
+        guard let base = base as? any ProgressiveDecoding else { throw ImageDecodingError.unsupportedFormat }
+        return try base.decodePreview(data, recipe: recipe)
+    }
+
+    /// The reader of a decoder that makes no previews.
+    private struct NoScans: ScanCounting {
+        mutating func count(_ data: Data) -> CompletedScans? { nil }
     }
 }
 

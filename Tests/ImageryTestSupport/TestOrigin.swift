@@ -64,8 +64,8 @@ public final class TestOrigin: Sendable {
 
     // NIO's lock (a pthread mutex), which ThreadSanitizer understands.
     private let stats = NIOLockedValueBox(Stats())
-    /// Whether every held response may go, and the names of those released one by one.
-    private let released = NIOLockedValueBox((all: false, names: Set<String>()))
+    /// Whether every held response may go, and how often each name was released.
+    private let released = NIOLockedValueBox((all: false, names: [String: Int]()))
     let handler: Handler
     private let channel: any Channel
     /// The origin's port on 127.0.0.1.
@@ -99,7 +99,9 @@ public final class TestOrigin: Sendable {
 
     /// An origin serving the files under `directory` by path; the query can ask for
     /// `delay_ms`, `chunk` (bytes) with `chunk_delay_ms`, `status`, and `held=NAME` (the response waits for
-    /// ``release(_:)``; with `held_at=N`, after the head and N bytes of its body).
+    /// ``release(_:)``; with `held_at=N`, after the head and N bytes of its body; with `held_at=N1,N2,...`,
+    /// at each of those offsets in turn, the k-th waiting for the k-th ``release(_:)`` of NAME: a body
+    /// that a test lets through part by part).
     public static func serving(directory: URL) async throws -> TestOrigin {
         try await start { request in
             let status = request.query["status"].flatMap(Int.init) ?? 200
@@ -156,9 +158,11 @@ public final class TestOrigin: Sendable {
 
     /// Lets responses to requests with `held=NAME` in their query go, whatever the name (they wait until then).
     public func release() { released.withLockedValue { $0.all = true } }
-    /// Lets responses to requests with `held=name` go.
-    public func release(_ name: String) { _ = released.withLockedValue { $0.names.insert(name) } }
-    func isReleased(_ name: String) -> Bool { released.withLockedValue { $0.all || $0.names.contains(name) } }
+    /// Lets responses to requests with `held=name` go (past their next `held_at` offset).
+    public func release(_ name: String) { released.withLockedValue { $0.names[name, default: 0] += 1 } }
+    func isReleased(_ name: String, times: Int = 1) -> Bool {
+        released.withLockedValue { $0.all || $0.names[name, default: 0] >= times }
+    }
 
     /// Stops listening (again is fine).
     public func shutdown() async throws {
@@ -245,13 +249,14 @@ private final class OriginHandler: ChannelInboundHandler {
         responding = true
         let loop = context.eventLoop.assumeIsolated()
         let held = request.query["held"]
-        // `held_at=N` with `held=NAME`: the head and N bytes of the body go at once, the rest when released.
-        let heldAt = request.query["held_at"].flatMap(Int.init)
+        // `held_at=N` with `held=NAME`: the head and N bytes of the body go at once, the rest when released
+        // (with more offsets, the body up to each one in turn, at each release).
+        let cuts = request.query["held_at"].map { $0.split(separator: ",").compactMap { Int($0) } } ?? []
         loop.scheduleTask(in: .nanoseconds(response.delay.nanosecondCount)) {
-            if let held, let heldAt {
+            if let held, !cuts.isEmpty {
                 self.sendHead(
                     response, held: nil, context: context,
-                    body: { self.sendBody(response, from: 0, context: context, held: (held, heldAt)) })
+                    body: { self.sendBody(response, from: 0, context: context, held: (held, cuts)) })
             } else {
                 self.sendHead(response, held: held, context: context)
             }
@@ -279,23 +284,27 @@ private final class OriginHandler: ChannelInboundHandler {
 
     private func sendBody(
         _ response: TestOrigin.Response, from offset: Int, context: ChannelHandlerContext,
-        held: (name: String, at: Int)? = nil
+        held: (name: String, cuts: [Int])? = nil
     ) {
         guard responding, context.channel.isActive else { return }
-        if let held, offset < held.at {
-            let end = min(response.body.count, held.at)
-            let buffer = context.channel.allocator.buffer(
-                bytes: response.body[response.body.startIndex + offset..<response.body.startIndex + end])
-            context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
-            origin.recordHeld(bytes: end)
-            sendBody(response, from: end, context: context, held: held)
-            return
-        }
-        if let held, !origin.isReleased(held.name) {
-            context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(5)) {
-                self.sendBody(response, from: offset, context: context, held: held)
+        if let held {
+            // Past the k-th offset, the k-th release lets the body go on (to the next offset, or to its end).
+            let reached = held.cuts.filter { $0 <= offset }.count
+            if reached > 0, !origin.isReleased(held.name, times: reached) {
+                context.eventLoop.assumeIsolated().scheduleTask(in: .milliseconds(5)) {
+                    self.sendBody(response, from: offset, context: context, held: held)
+                }
+                return
             }
-            return
+            if let next = held.cuts.first(where: { $0 > offset }), offset < response.body.count {
+                let end = min(response.body.count, next)
+                let buffer = context.channel.allocator.buffer(
+                    bytes: response.body[response.body.startIndex + offset..<response.body.startIndex + end])
+                context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(buffer))), promise: nil)
+                origin.recordHeld(bytes: end)
+                sendBody(response, from: next, context: context, held: held)
+                return
+            }
         }
         if offset >= response.body.count {
             responding = false

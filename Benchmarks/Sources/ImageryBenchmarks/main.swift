@@ -3,6 +3,7 @@ import Foundation
 // Side-by-side benchmarks: each comparison runs Imagery and its peer in one run.
 // Usage: swift run -c release --package-path Benchmarks ImageryBenchmarks [cache|disk|thumbnail|smartcrop|placeholder|all] [--corpus DIR]
 //        ImageryBenchmarks scroll --origin URL --names FILE   (scripts/scroll-benchmark starts the origin)
+//        ImageryBenchmarks previews [--corpus DIR] [--origin URL]   (scripts/preview-benchmark starts a 1 MB/s origin)
 let arguments = CommandLine.arguments.dropFirst()
 let which = arguments.first { !$0.hasPrefix("--") } ?? "all"
 let corpusPath = arguments.firstIndex(of: "--corpus").map { arguments[arguments.index(after: $0)] }
@@ -19,6 +20,18 @@ if which == "scroll" {
     }
     try await ScrollBenchmark.run(origin: origin, names: names)
     try await PrefetchQueueBenchmark.run(origin: origin)
+    exit(0)
+}
+if which == "previews" {
+    guard FileManager.default.fileExists(atPath: corpusPath) else {
+        print("no corpus at \(corpusPath): skipping the preview benchmark")
+        exit(0)
+    }
+    let corpus = URL(fileURLWithPath: corpusPath)
+    try PreviewBenchmark.decodeCosts(corpus: corpus)
+    if let origin = arguments.firstIndex(of: "--origin").map({ arguments[arguments.index(after: $0)] }).flatMap(URL.init(string:)) {
+        try await PreviewBenchmark.throttled(corpus: corpus, origin: origin)
+    }
     exit(0)
 }
 if which == "cache" || which == "all" {

@@ -53,6 +53,17 @@ typedef struct {
 int imagery_jpeg_decode_scaled(const void *data, size_t length, int scale, int strict, size_t max_pixels,
                                imagery_jpeg_image *out, char *error, size_t error_capacity);
 
+/// Decodes the first part of a progressive JPEG, cut where a scan's entropy-coded data ends (before
+/// the marker that follows it: what has arrived of a download), as a preview: the scans so far at
+/// 1/`scale`, in non-strict mode (libjpeg meets the end of the data as a premature end of file). The
+/// end of the data stands for an EOI marker, so the scans the scale never reads are skipped as in
+/// imagery_jpeg_decode_scaled, whatever block smoothing would have made of the scans still to come;
+/// smoothing is then off (a preview is not the image: its pixels need not be those of a decode that
+/// reads every scan). Data cut elsewhere, or not a progressive JPEG this decoder plans, is decoded as
+/// imagery_jpeg_decode_scaled decodes it in non-strict mode. Arguments and results as there.
+int imagery_jpeg_decode_prefix(const void *data, size_t length, int scale, size_t max_pixels,
+                               imagery_jpeg_image *out, char *error, size_t error_capacity);
+
 /// Frees the pixels of an image filled by imagery_jpeg_decode_scaled and zeroes it (NULL is fine).
 void imagery_jpeg_free(imagery_jpeg_image *image);
 

@@ -189,6 +189,15 @@ public final class MemoryBudget: Sendable {
         return Reservation(budget: self, bytes: bytes, stage: nil)
     }
 
+    /// Charges `bytes` for work that may be left out (a preview) only if they fit now: under the
+    /// limit, with nothing waiting in line and no resident pressure; never waits, never counts a refusal.
+    /// - Returns: The charge (release it as ``charge(_:)``'s), or `nil`: leave the work out.
+    func chargeIfRoom(_ bytes: Int) -> Reservation? {
+        let bytes = max(0, bytes)
+        guard state.withLock({ $0.machine.chargeIfRoom(bytes) }) else { return nil }
+        return Reservation(budget: self, bytes: bytes, stage: nil)
+    }
+
     /// The budget's state now.
     public var snapshot: Snapshot {
         state.withLock { state in

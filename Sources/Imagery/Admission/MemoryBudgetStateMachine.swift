@@ -126,6 +126,15 @@ struct MemoryBudgetStateMachine: Sendable {
         peak = max(peak, used)
     }
 
+    /// Charges `bytes` only if they fit under the limit now, nothing waits in line and memory is not
+    /// under pressure (work that may be left out, such as a preview, never goes before what waits
+    /// nor past the limit); returns whether it charged them. Released as a charge (stage `nil`).
+    mutating func chargeIfRoom(_ bytes: Int) -> Bool {
+        guard queued == 0, !underPressure, bytes <= limit - used else { return false }
+        charge(bytes)
+        return true
+    }
+
     /// Gives back `bytes` held for `stage` (`nil`: a charge); returns the waiters now admitted.
     /// - Parameter reserved: The bytes the reservation was admitted with (a source's count toward
     ///   the sources' half; what was charged on top does not).

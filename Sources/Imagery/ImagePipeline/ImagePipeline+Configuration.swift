@@ -62,6 +62,10 @@ extension ImagePipeline {
         /// or the origin's `Retry-After`. Default ``RetryPolicy/standard`` (3 attempts within 30 s);
         /// ``RetryPolicy/never`` turns it off.
         public var retryPolicy: RetryPolicy
+        /// Previews while progressive JPEGs download, for requests that ask
+        /// (``ImageRequest/Options/progressivePreviews``): see ``ProgressivePreviews``. Default `nil`:
+        /// none, and downloads do no work for them.
+        public var progressivePreviews: ProgressivePreviews?
 
         /// Told of cache lookups, origin fetches and decodes (for metrics); default `nil`.
         public var observer: (any ImagePipelineObserver)?
@@ -82,7 +86,8 @@ extension ImagePipeline {
 
         /// Where the pipeline reads the time: freshness of every cache tier (``cachePolicy``,
         /// ``memoryFreshness``), the request, response and storage times it records for a source, and
-        /// the time to live of kept bases (``baseImageCacheTTL``). (A ``memoryBudget`` reads its own.)
+        /// the time to live of kept bases (``baseImageCacheTTL``), the interval between previews
+        /// (``progressivePreviews``). (A ``memoryBudget`` reads its own.)
         /// Default ``TimeSource/system``; a test passes ``ManualTime/source`` and moves time by hand
         /// instead of sleeping. (How long a fetch or decode took, for the ``observer``, is always
         /// measured on `ContinuousClock`.)
@@ -107,6 +112,7 @@ extension ImagePipeline {
             self.requestModifier = nil
             self.retryPolicy = .standard
             self.memoryBudget = nil
+            self.progressivePreviews = nil
             self.maximumConcurrentDownloads = 6
             self.maximumConcurrentPrefetches = 1
             self.maximumConcurrentDecodes = UsableProcessors.current.count

@@ -6,10 +6,13 @@ extension ImagePipeline {
     /// Every image carries its source's freshness (``ImageResponse/freshUntil``). A stale one is
     /// not thrown away: its source is revalidated, and when it is still the same version (by
     /// its validators) the image, or the base it can be resized from, is used again.
+    /// - Parameter preview: Told of previews while the source downloads (``ProgressivePreviews``);
+    ///   `nil`: the caller wants none.
     func loadImage(
         _ request: ImageRequest,
         priority: PriorityCell,
-        updates: (@Sendable (JobUpdate) -> Void)?
+        updates: (@Sendable (JobUpdate) -> Void)?,
+        preview: (@Sendable (Image) -> Void)? = nil
     ) async throws -> ImageResponse {
         let key = request.imageKey
         let readsMemory = !request.options.contains(.disableMemoryCacheReads)
@@ -19,53 +22,78 @@ extension ImagePipeline {
             record(.cacheLookup(.memoryImage, hit: fresh))
             if fresh, let cached { return cached }
         }
-        return try await imageJobs.value(for: key, priority: priority, updates: updates) { [self] job in
-            // Every admission wait of this job (a download slot, the source's bytes, the decode) ends by then.
-            let deadline = configuration.memoryBudget?.admissionDeadline()
-            // Memory again: another job may have stored it meanwhile; a stale image stays there until replaced.
-            let staleImage = readsMemory ? configuration.imageCache?[key] : nil
-            if let staleImage, isUsable(staleImage.freshUntil) { return staleImage }
-            var source: CacheEntry?  // the source's bytes, loaded (and revalidated) at most once
-            func loadSource() async throws -> CacheEntry {
-                if let source { return source }
-                let entry = try await loadData(
-                    request, priority: job.priority, updates: job.report, deadline: deadline)
-                source = entry
-                return entry
-            }
-            if let staleImage, staleImage.source.http != nil {
-                let entry = try await loadSource()
-                if entry.metadata.isSameVersion(as: staleImage.source) {
-                    let refreshed = response(staleImage.image, source: entry.metadata)
-                    remember(refreshed, for: request)
-                    return refreshed
-                }
-            }
-            if source == nil, let stored = try await storedVariant(for: request, priority: job.priority) {
-                remember(stored, for: request)
-                return stored
-            }
-            if let derived = try await derivedFromBase(request, priority: job.priority, loadSource: loadSource) {
-                remember(derived, for: request)
-                storeVariant(derived, for: request)
-                return derived
-            }
-            let entry = try await loadSource()
-            let image: Image
+        let partial = preview.map { preview in
+            { @Sendable (result: PartialResult) in if case .preview(let image) = result { preview(image) } }
+        }
+        return try await imageJobs.value(for: key, priority: priority, updates: updates, partial: partial) {
+            [self] job in
+            let previews = previewScheduler(for: request, job: job)
             do {
-                image = try await decode(entry, for: request, priority: job.priority, deadline: deadline)
-            } catch let error as ImageDecodingError {
-                // Bytes that are no image (an error page sent with 200, a truncated file) must not
-                // stay cached: the next request asks the origin again. Bytes whose decode only met a
-                // failed allocation stay: nothing says they are bad.
-                if case .outOfMemory = error {} else { await forgetSource(of: request) }
+                let response = try await runImageJob(request, job: job, previews: previews)
+                await previews?.finish()
+                return response
+            } catch {
+                await previews?.finish()
                 throw error
             }
-            let decoded = response(image, source: entry.metadata)
-            remember(decoded, for: request)
-            storeVariant(decoded, for: request)
-            return decoded
         }
+    }
+
+    /// The work of an image job (``loadImage(_:priority:progress:preview:)``): `previews` read the
+    /// source's body while it downloads.
+    private func runImageJob(
+        _ request: ImageRequest, job: JobContext, previews: PreviewScheduler?
+    ) async throws -> ImageResponse {
+        let key = request.imageKey
+        let readsMemory = !request.options.contains(.disableMemoryCacheReads)
+        // Every admission wait of this job (a download slot, the source's bytes, the decode) ends by then.
+        let deadline = configuration.memoryBudget?.admissionDeadline()
+        // Memory again: another job may have stored it meanwhile; a stale image stays there until replaced.
+        let staleImage = readsMemory ? configuration.imageCache?[key] : nil
+        if let staleImage, isUsable(staleImage.freshUntil) { return staleImage }
+        var source: CacheEntry?  // the source's bytes, loaded (and revalidated) at most once
+        func loadSource() async throws -> CacheEntry {
+            if let source { return source }
+            let entry = try await loadData(
+                request, priority: job.priority, updates: job.report,
+                body: previews.map { previews in { @Sendable (body: Data) in previews.receive(body) } },
+                deadline: deadline)
+            previews?.stop()
+            source = entry
+            return entry
+        }
+        if let staleImage, staleImage.source.http != nil {
+            let entry = try await loadSource()
+            if entry.metadata.isSameVersion(as: staleImage.source) {
+                let refreshed = response(staleImage.image, source: entry.metadata)
+                remember(refreshed, for: request)
+                return refreshed
+            }
+        }
+        if source == nil, let stored = try await storedVariant(for: request, priority: job.priority) {
+            remember(stored, for: request)
+            return stored
+        }
+        if let derived = try await derivedFromBase(request, priority: job.priority, loadSource: loadSource) {
+            remember(derived, for: request)
+            storeVariant(derived, for: request)
+            return derived
+        }
+        let entry = try await loadSource()
+        let image: Image
+        do {
+            image = try await decode(entry, for: request, priority: job.priority, deadline: deadline)
+        } catch let error as ImageDecodingError {
+            // Bytes that are no image (an error page sent with 200, a truncated file) must not
+            // stay cached: the next request asks the origin again. Bytes whose decode only met a
+            // failed allocation stay: nothing says they are bad.
+            if case .outOfMemory = error {} else { await forgetSource(of: request) }
+            throw error
+        }
+        let decoded = response(image, source: entry.metadata)
+        remember(decoded, for: request)
+        storeVariant(decoded, for: request)
+        return decoded
     }
 
     /// `image` with its source's metadata and the freshness the memory tiers give it.
@@ -140,7 +168,7 @@ extension ImagePipeline {
 
     /// Whether work at `priority` is urgent now (read when a decode thread looks for work: a
     /// prefetch raised while its decode waits goes ahead).
-    private func isUrgent(_ priority: PriorityCell) -> @Sendable () -> Bool {
+    func isUrgent(_ priority: PriorityCell) -> @Sendable () -> Bool {
         { DownloadQueueStateMachine<Void>.Lane(priority.value) == .urgent }
     }
 

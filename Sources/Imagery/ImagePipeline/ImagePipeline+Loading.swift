@@ -5,12 +5,16 @@ extension ImagePipeline {
     /// ``Configuration/cachePolicy`` (memory only when ``Configuration/memoryFreshness`` is
     /// ``Configuration/MemoryFreshness/http``): a fresh entry is used, a stale one is
     /// revalidated with a conditional request, and a 304 refreshes it in every tier.
-    /// - Parameter deadline: The end of the request's admission waits (``MemoryBudget``); default:
-    ///   the budget's wait from now.
+    /// - Parameters:
+    ///   - body: Told of the body so far while it downloads, when the pipeline makes previews
+    ///     (``Configuration/progressivePreviews``); `nil`: the caller wants nothing of it.
+    ///   - deadline: The end of the request's admission waits (``MemoryBudget``); default: the
+    ///     budget's wait from now.
     func loadData(
         _ request: ImageRequest,
         priority: PriorityCell,
         updates: (@Sendable (JobUpdate) -> Void)?,
+        body: (@Sendable (Data) -> Void)? = nil,
         deadline: ContinuousClock.Instant? = nil
     ) async throws -> CacheEntry {
         let deadline = deadline ?? configuration.memoryBudget?.admissionDeadline()
@@ -21,7 +25,11 @@ extension ImagePipeline {
             record(.cacheLookup(.memoryData, hit: fresh))
             if fresh, let entry { return entry }
         }
-        return try await dataJobs.value(for: key, priority: priority, updates: updates) { [self] job in
+        let partial = body.map { body in
+            { @Sendable (result: PartialResult) in if case .body(let data) = result { body(data) } }
+        }
+        return try await dataJobs.value(for: key, priority: priority, updates: updates, partial: partial) {
+            [self] job in
             try await fetchData(request, job: job, deadline: deadline)
         }
     }
@@ -110,6 +118,9 @@ extension ImagePipeline {
         let budget = configuration.memoryBudget
         let admission = SourceAdmission(budget: budget, deadline: deadline)
         defer { admission.release() }
+        // The body as it arrives, for the image jobs that make previews of it.
+        let body: (@Sendable (Data) -> Void)? =
+            makesPreviews ? { @Sendable (data: Data) in job.reportPartial(.body(data)) } : nil
         do {
             // `deadline` is set only with a budget: a slot waited for past it is the budget's refusal.
             let overloaded: @Sendable () -> any Error = {
@@ -128,7 +139,8 @@ extension ImagePipeline {
                     let start = ContinuousClock.now
                     do {
                         let response = try await fetch(
-                            request, conditionalHeaders: conditionalHeaders, admission: admission, report: job.report)
+                            request, conditionalHeaders: conditionalHeaders, admission: admission, report: job.report,
+                            body: body)
                         let notModified = response.statusCode == 304
                         record(
                             .fetched(
@@ -181,7 +193,8 @@ extension ImagePipeline {
         _ request: ImageRequest,
         conditionalHeaders: [String: String],
         admission: SourceAdmission,
-        report: @escaping @Sendable (JobUpdate) -> Void
+        report: @escaping @Sendable (JobUpdate) -> Void,
+        body: (@Sendable (Data) -> Void)?
     ) async throws -> DataResponse {
         switch request.source {
         case .url(let url):
@@ -192,6 +205,7 @@ extension ImagePipeline {
             if admission.isActive {
                 dataRequest.willReceiveBody = { try await admission.reserve($0) }
             }
+            dataRequest.didReceiveBody = body
             return try await configuration.dataLoader.load(dataRequest) { transfer in
                 admission.received(transfer.completed)
                 report(.progress(transfer))

@@ -78,11 +78,17 @@ public final class ImagePipeline: Sendable {
         try await loadData(request, priority: PriorityCell(request.priority), updates: nil)
     }
 
-    /// Starts loading `request` and returns a handle to watch, reprioritise or cancel it.
+    /// Starts loading `request` and returns a handle to watch, reprioritise or cancel it. With
+    /// ``ImageRequest/Options/progressivePreviews``, its events include previews while a progressive
+    /// JPEG downloads, when this pipeline makes them (``Configuration/progressivePreviews``).
     public func imageTask(for request: ImageRequest) -> ImageTask {
         let task = ImageTask(request: request)
-        task.start { [self] priority, updates in
-            try await loadImage(request, priority: priority, updates: updates).image
+        let wantsPreviews = request.options.contains(.progressivePreviews) && makesPreviews
+        task.start { [self] priority, reporting in
+            try await loadImage(
+                request, priority: priority, updates: reporting.updates,
+                preview: wantsPreviews ? reporting.preview : nil
+            ).image
         }
         return task
     }

@@ -23,6 +23,9 @@ public enum ImagePipelineEvent: Sendable, Equatable {
     case decoded(duration: Duration, width: Int, height: Int)
     /// The bytes could not be decoded.
     case decodeFailed(duration: Duration)
+    /// A preview was decoded from the scans of a progressive image downloaded so far, on a decode
+    /// thread, in `duration` (``ImagePipeline/ProgressivePreviews``).
+    case previewDecoded(duration: Duration, width: Int, height: Int)
     /// A thumbnail was made from a kept decoded base of its source (``ThumbnailDeriving``), in `duration`.
     case derived(duration: Duration, width: Int, height: Int)
 

@@ -38,6 +38,12 @@ public struct DataRequest: Sendable, Hashable {
     /// loader that never calls it still works: the pipeline then counts bytes as they arrive.
     /// Not part of the request's equality.
     public var willReceiveBody: (@Sendable (_ expectedBytes: Int64?) async throws -> Void)?
+    /// Called by the loader after each part of the body arrives, with the whole body so far (from
+    /// its first byte), on the loader's own thread: the pipeline reads it for progressive previews
+    /// (``ImagePipeline/ProgressivePreviews``), and sets it only then. It must return quickly; the
+    /// bytes it keeps are copied by the loader's next append (once per preview). Default `nil`; a
+    /// loader that never calls it still works (no previews). Not part of the request's equality.
+    public var didReceiveBody: (@Sendable (_ bodySoFar: Data) -> Void)?
 
     public init(url: URL, headers: [String: String] = [:]) {
         self.url = url

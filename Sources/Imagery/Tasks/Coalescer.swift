@@ -2,7 +2,8 @@ import Foundation
 
 /// Runs one job per key however many callers ask for it at once.
 ///
-/// Each caller is a waiter with its own priority and handler of the job's updates (progress, retries). The job
+/// Each caller is a waiter with its own priority, handler of the job's updates (progress, retries) and
+/// partial-result handler (a download's bytes so far, a decode's previews: ``PartialResult``). The job
 /// runs in its own task at the highest priority of its waiters; when the last
 /// waiter is cancelled, the job's task is cancelled too (which aborts a
 /// download in flight). The bookkeeping is ``CoalescingStateMachine``.
@@ -16,6 +17,7 @@ package final class Coalescer<Key: Hashable & Sendable, Value: Sendable>: Sendab
         let continuation: CheckedContinuation<Value, any Error>
         let cell: PriorityCell
         let updates: (@Sendable (JobUpdate) -> Void)?
+        let partial: (@Sendable (PartialResult) -> Void)?
     }
 
     private struct RunningJob: Sendable {
@@ -48,19 +50,23 @@ package final class Coalescer<Key: Hashable & Sendable, Value: Sendable>: Sendab
     /// - Parameters:
     ///   - priority: The caller's priority; later changes to it reach the job.
     ///   - updates: Told of the job's progress and retries, from any thread.
+    ///   - partial: Told of the job's partial results, from any thread; `nil`: the caller wants none
+    ///     (``JobContext/wantsPartialResults`` says whether any waiter does).
     ///   - work: Computes the value; called only when no job runs for `key`.
     /// - Throws: The job's error, or `CancellationError` when the calling task is cancelled.
     func value(
         for key: Key,
         priority: PriorityCell,
         updates: (@Sendable (JobUpdate) -> Void)? = nil,
+        partial: (@Sendable (PartialResult) -> Void)? = nil,
         work: @escaping Work
     ) async throws -> Value {
         let id = state.withLock { $0.makeWaiterID() }
         defer { priority.stopObserving() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Value, any Error>) in
-                let entry = WaiterEntry(continuation: continuation, cell: priority, updates: updates)
+                let entry = WaiterEntry(
+                    continuation: continuation, cell: priority, updates: updates, partial: partial)
                 let raised: JobContext? = state.withLock { machine in
                     // Checked under the lock: a cancellation handler that ran before
                     // this point found no waiter, so the waiter must not be added.
@@ -70,9 +76,14 @@ package final class Coalescer<Key: Hashable & Sendable, Value: Sendable>: Sendab
                     }
                     switch machine.join(key, waiter: entry, id: id, priority: priority.value) {
                     case .startJob(let jobID, let jobPriority):
-                        let context = JobContext(priority: jobPriority) { [weak self] update in
-                            self?.report(update, key: key, job: jobID)
-                        }
+                        let context = JobContext(
+                            priority: jobPriority,
+                            report: { [weak self] in self?.report($0, key: key, job: jobID) },
+                            reportPartial: { [weak self] in self?.reportPartial($0, key: key, job: jobID) },
+                            wantsPartialResults: { [weak self] in
+                                self?.wantsPartialResults(key: key, job: jobID) ?? false
+                            }
+                        )
                         // Holds the coalescer until the job ends, so its waiters are always answered.
                         let task = Task {
                             let result: Result<Value, any Error>
@@ -133,6 +144,15 @@ package final class Coalescer<Key: Hashable & Sendable, Value: Sendable>: Sendab
         for waiter in waiters { waiter.updates?(update) }
     }
 
+    private func reportPartial(_ partial: PartialResult, key: Key, job: Machine.JobID) {
+        let waiters = state.withLock { $0.waiters(of: key, job: job) }
+        for waiter in waiters { waiter.partial?(partial) }
+    }
+
+    private func wantsPartialResults(key: Key, job: Machine.JobID) -> Bool {
+        state.withLock { $0.waiters(of: key, job: job).contains { $0.partial != nil } }
+    }
+
     private func finish(key: Key, job: Machine.JobID, with result: Result<Value, any Error>) {
         let waiters = state.withLock { $0.finish(key, job: job) }
         for waiter in waiters { waiter.continuation.resume(with: result) }
@@ -140,17 +160,36 @@ package final class Coalescer<Key: Hashable & Sendable, Value: Sendable>: Sendab
 }
 
 /// What a coalesced job's work can see: its current priority (which changes as
-/// waiters come, go and change theirs) and a way to tell every waiter of its progress and retries.
+/// waiters come, go and change theirs) and ways to tell every waiter of its progress, retries and partial results.
 final class JobContext: Sendable {
     /// The job's priority: the highest of its waiters'. Observe it to pass it on.
     let priority: PriorityCell
-    /// Tells every waiter of an update.
+    /// Tells every waiter of an update (progress, a retry).
     let report: @Sendable (JobUpdate) -> Void
+    /// Tells every waiter that asked for them of a partial result.
+    let reportPartial: @Sendable (PartialResult) -> Void
+    /// Whether a waiter asks for partial results now (waiters come and go while the job runs).
+    let wantsPartialResults: @Sendable () -> Bool
 
-    init(priority: ImageRequest.Priority, report: @escaping @Sendable (JobUpdate) -> Void) {
+    init(
+        priority: ImageRequest.Priority,
+        report: @escaping @Sendable (JobUpdate) -> Void,
+        reportPartial: @escaping @Sendable (PartialResult) -> Void = { _ in },
+        wantsPartialResults: @escaping @Sendable () -> Bool = { false }
+    ) {
         self.priority = PriorityCell(priority)
         self.report = report
+        self.reportPartial = reportPartial
+        self.wantsPartialResults = wantsPartialResults
     }
+}
+
+/// What a coalesced job hands its waiters before its value, for progressive previews.
+enum PartialResult: Sendable {
+    /// A download's body so far (from its start).
+    case body(Data)
+    /// A preview of the image being loaded.
+    case preview(Image)
 }
 
 /// What a running job tells its waiters before its value.

@@ -96,6 +96,8 @@ final class ServerMetrics: ImagePipelineObserver {
             decodeDurations.error.record(duration)
         case .derived(let duration, _, _):
             decodeDurations.derived.record(duration)
+        case .previewDecoded:
+            break  // the server asks for no previews
         }
     }
 

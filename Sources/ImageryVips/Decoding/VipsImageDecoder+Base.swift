@@ -9,6 +9,14 @@ import Imagery
 /// made from the base: no entropy decoding of the whole file again, and the same pixels as a decode.
 extension VipsImageDecoder: ThumbnailDeriving {
     public func decodeKeepingBase(_ data: Data, recipe: ImageRecipe) throws -> (image: Image, base: ThumbnailBase?) {
+        try decodeKeepingBase(data, recipe: recipe, prefix: false)
+    }
+
+    /// ``decodeKeepingBase(_:recipe:)``; with `prefix`, `data` is the first part of a progressive JPEG
+    /// cut where a scan ends, decoded as a preview (`imagery_jpeg_decode_prefix`).
+    func decodeKeepingBase(_ data: Data, recipe: ImageRecipe, prefix: Bool) throws -> (
+        image: Image, base: ThumbnailBase?
+    ) {
         // Other formats have no cheap decode scale here: their base would be the full image.
         // Bases are oriented: a recipe that leaves the orientation as stored is decoded on its own.
         // A recipe that keeps every metadata block takes them from libvips' own decode.
@@ -35,7 +43,7 @@ extension VipsImageDecoder: ThumbnailDeriving {
                     try decodeScaledJPEG(
                         bytes, buffer.count, scale: scale, orientation: orientation, storedSize: (width, height),
                         keepingProfile: keepsProfile,
-                        keepingPartialBlocks: partial
+                        keepingPartialBlocks: partial, prefix: prefix
                     ) ?? decodeScaledJPEGWithVips(bytes, buffer.count, scale: scale, keepingProfile: keepsProfile)
                 pixels.metadata.copyright = header.copyright
                 return ThumbnailBase(
@@ -55,17 +63,21 @@ extension VipsImageDecoder: ThumbnailDeriving {
     /// - Parameter storedSize: The JPEG's size as stored (before orientation): libvips' scaled size is
     ///   that divided by `scale`, rounded down, where libjpeg rounds up; the partial last row and
     ///   column are dropped to give libvips' pixels exactly, unless `keepingPartialBlocks` (Pillow's).
+    /// - Parameter prefix: The bytes are a progressive JPEG cut where a scan ends (a preview).
     private func decodeScaledJPEG(
         _ bytes: UnsafeRawPointer, _ count: Int, scale: Int, orientation: Int32, storedSize: (width: Int, height: Int),
         keepingProfile: Bool,
-        keepingPartialBlocks: Bool = false
+        keepingPartialBlocks: Bool = false, prefix: Bool = false
     ) throws -> Image? {
         guard skipsUnneededJPEGScans else { return nil }
         var decoded = imagery_jpeg_image()
         var message = [CChar](repeating: 0, count: 256)
-        let status = imagery_jpeg_decode_scaled(
-            bytes, count, Int32(scale), rejectsCorruptData ? 1 : 0, maximumPixels, &decoded, &message, message.count
-        )
+        let status =
+            prefix
+            ? imagery_jpeg_decode_prefix(bytes, count, Int32(scale), maximumPixels, &decoded, &message, message.count)
+            : imagery_jpeg_decode_scaled(
+                bytes, count, Int32(scale), rejectsCorruptData ? 1 : 0, maximumPixels, &decoded, &message,
+                message.count)
         switch Int(status) {
         case IMAGERY_JPEG_OK: break
         case IMAGERY_JPEG_UNSUPPORTED: return nil

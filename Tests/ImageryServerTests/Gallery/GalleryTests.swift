@@ -27,7 +27,7 @@ struct GalleryTests {
                 return String(buffer: response.body)
             }
             let images = Fixtures.files(in: Fixtures.directory).map(\.lastPathComponent)
-            #expect(images.count == 9)
+            #expect(images.count == 10)
             for name in images { #expect(html.contains("<figcaption>\(name)</figcaption>"), "\(name)") }
             #expect(!html.contains("README"))
             let urls = Self.imageURLs(in: html)
@@ -143,7 +143,7 @@ struct GalleryTests {
         ) { client, origin in
             let html = try await client.execute(uri: "/", method: .get) { String(buffer: $0.body) }
             let urls = Self.imageURLs(in: html)
-            #expect(urls.count == 22)  // 2 configured URLs and 9 fixtures, src and srcset each
+            #expect(urls.count == 24)  // 2 configured URLs and 10 fixtures, src and srcset each
             #expect(urls.first?.contains("chelsea.webp") == true && urls.first?.contains("127.0.0.1") == true)
             try await client.execute(uri: urls[0], method: .get) { #expect($0.status == .ok) }
             #expect(origin.requestCount(path: "/chelsea.webp") == 1)

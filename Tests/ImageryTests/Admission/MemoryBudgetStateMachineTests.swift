@@ -207,6 +207,27 @@ struct MemoryBudgetStateMachineTests {
         #expect(Machine(limit: 1_000, maximumQueueLength: 10).typicalDecode == 500, "no slots: one slot's share")
     }
 
+    /// Work that may be left out (a preview) is charged only when it fits now, never before what
+    /// waits in line, never under pressure; it is released as a charge.
+    @Test func aChargeIfRoomTakesOnlyFreeRoomAndNeverJumpsTheLine() {
+        var machine = Machine(limit: 100, maximumQueueLength: 10)
+        #expect(machine.reserve(id: 1, bytes: 60, stage: .decode) == .admitted)
+        var charged = machine.chargeIfRoom(40)
+        #expect(charged && machine.used == 100, "exactly what is free")
+        charged = machine.chargeIfRoom(1)
+        #expect(!charged && machine.used == 100)
+        #expect(machine.release(40, reserved: 0, stage: nil).isEmpty)
+        #expect(machine.reserve(id: 2, bytes: 50, stage: .decode) == .enqueued)
+        charged = machine.chargeIfRoom(10)
+        #expect(!charged, "the room is the waiting decode's")
+        #expect(machine.release(60, reserved: 60, stage: .decode).map(\.id) == [2])
+        charged = machine.chargeIfRoom(10)
+        #expect(charged && machine.used == 60)
+        _ = machine.setPressure(true)
+        charged = machine.chargeIfRoom(1)
+        #expect(!charged, "nothing that can be left out under pressure")
+    }
+
     @Test func thePeakRemembersTheMostEverHeld() {
         var machine = Machine(limit: 100, maximumQueueLength: 10)
         _ = machine.reserve(id: 1, bytes: 30, stage: .source)

@@ -4,7 +4,8 @@ import Foundation
 
 /// A ``DataLoading`` whose answers the test writes, as Nuke's `MockDataLoader`: per URL a body with
 /// its status and headers, or an error; loads held at a ``Gate`` until the test opens it; bytes
-/// delivered in chunks (with a pause at a gate after any chunk) so that progress can be watched.
+/// delivered in chunks (with a pause at a gate after any chunk) so that progress, and the body so far
+/// (``DataRequest/didReceiveBody``), can be watched.
 ///
 /// It counts what it was asked and how each load ended, and reports each load's start as an event
 /// the test awaits (``waitForLoads(_:)``): ordering comes from events, never from sleeping.
@@ -27,6 +28,8 @@ final class MockDataLoader: DataLoading {
         var gate: Gate?
         /// Waited for after the chunk of that number (1 first) has been reported.
         var pauses: [Int: Gate]
+        /// Where each chunk ends (the last one at the body's end); `nil`: ``chunks`` of equal size.
+        var cuts: [Int]?
 
         init(
             data: Data = TestImage.data(), statusCode: Int = 200, headers: [String: String] = [:],
@@ -70,6 +73,8 @@ final class MockDataLoader: DataLoading {
     let started = EventLog<DataRequest>()
     /// Each load's end, in order.
     let ended = EventLog<(url: URL, outcome: Outcome)>()
+    /// Each chunk handed over (its number, 1 first), once its progress and body were reported.
+    let chunksSent = EventLog<Int>()
 
     /// A loader; a URL with no stub gets `fallback`'s answer, or a 404 without one.
     init(fallback: Responder? = nil) {
@@ -174,11 +179,15 @@ final class MockDataLoader: DataLoading {
         let body = stub.statusCode == 304 ? Data() : stub.data
         let total = stub.announcesSize ? Int64(body.count) : nil
         try await request.willReceiveBody?(total)
-        let chunks = max(1, min(stub.chunks, max(1, body.count)))
+        let chunks = stub.cuts.map { $0.count + 1 } ?? max(1, min(stub.chunks, max(1, body.count)))
         var sent = 0
         for chunk in 1...chunks where !body.isEmpty {
-            sent = chunk == chunks ? body.count : body.count * chunk / chunks
+            sent =
+                chunk == chunks
+                ? body.count : stub.cuts.map { min(body.count, $0[chunk - 1]) } ?? body.count * chunk / chunks
             progress(TransferProgress(completed: Int64(sent), total: total))
+            request.didReceiveBody?(body.prefix(sent))
+            chunksSent.append(chunk)
             if let pause = stub.pauses[chunk] { try await pause.wait() }
             try Task.checkCancellation()
         }

@@ -36,6 +36,11 @@ final class PipelineEventRecorder: ImagePipelineObserver {
 
     var decodeFailures: Int { all.filter { if case .decodeFailed = $0 { true } else { false } }.count }
 
+    /// Each preview's output size (``ImagePipeline/ProgressivePreviews``).
+    var previewDecodes: [(width: Int, height: Int)] {
+        all.compactMap { if case .previewDecoded(_, let width, let height) = $0 { (width, height) } else { nil } }
+    }
+
     /// Each derivation's output size.
     var derivations: [(width: Int, height: Int)] {
         all.compactMap { if case .derived(_, let width, let height) = $0 { (width, height) } else { nil } }

@@ -46,6 +46,7 @@ struct ImageTaskTests {
         for await event in events {
             switch event {
             case .progress(let value): progress.append(value)
+            case .preview: Issue.record("a preview, not asked for")
             case .completed(let result): completions.append(result)
             case .retrying: Issue.record("nothing failed, so nothing is retried")
             }

@@ -16,6 +16,7 @@ struct PipelineObserverTests {
         case .decodeFailed: "decode failed"
         case .derived(_, let width, let height): "derived \(width)x\(height)"
         case .retrying(let attempt, _, let status): "retry \(attempt) after \(status.map { "\($0)" } ?? "network")"
+        case .previewDecoded(_, let width, let height): "preview \(width)x\(height)"
         }
     }
 
@@ -121,7 +122,7 @@ struct PipelineObserverTests {
         for event in test.recorder.all {
             switch event {
             case .fetched(let duration, _, _), .fetchFailed(let duration), .decoded(let duration, _, _),
-                .decodeFailed(let duration), .derived(let duration, _, _):
+                .decodeFailed(let duration), .derived(let duration, _, _), .previewDecoded(let duration, _, _):
                 #expect(duration >= .zero)
             case .retrying(_, let delay, _): #expect(delay >= .zero)
             case .cacheLookup: break
