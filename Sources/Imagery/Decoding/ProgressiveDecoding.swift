@@ -34,7 +34,8 @@ public protocol ScanCounting: Sendable {
 public struct CompletedScans: Sendable, Hashable {
     /// How many scans are complete.
     public var count: Int
-    /// The bytes, from the start of the body, that hold them: what ``ProgressiveDecoding/decodePreview(_:recipe:)`` reads.
+    /// The bytes, from the start of the body, that hold them: what
+    /// ``ProgressiveDecoding/decodePreview(_:recipe:)`` reads.
     public var byteCount: Int
 
     /// `count` scans in the first `byteCount` bytes.

@@ -24,7 +24,8 @@ extension ImagePipeline {
         )
     }
 
-    /// Runs a preview's decode on a decode thread at the job's priority, recording it (``ImagePipelineEvent/previewDecoded(duration:width:height:)``).
+    /// Runs a preview's decode on a decode thread at the job's priority, recording it
+    /// (``ImagePipelineEvent/previewDecoded(duration:width:height:)``).
     private func decodePreview(priority: PriorityCell, _ work: @escaping @Sendable () throws -> Image) async throws
         -> Image
     {

@@ -5,10 +5,10 @@
 /// A preview's decode starts when the body holds more complete scans than the last preview decoded,
 /// no other preview decodes, and ``minimumInterval`` has passed since the last one was handed out
 /// (the first starts as soon as one scan is complete). A decode that ends is handed out unless the
-/// load has finished meanwhile, or it shows nothing new (the same pixels as the last one: at a small
-/// decode scale the scans of fine detail change nothing). Once the body is complete (``stop()``), or shows no previews to
-/// come, or a preview's decode failed, none starts; once the load ends (``finish()``), none is
-/// handed out.
+/// load has finished meanwhile, or it shows nothing new (the same pixels as the last one: at a
+/// small decode scale the scans of fine detail change nothing). Once the body is complete
+/// (``stop()``), or shows no previews to come, or a preview's decode failed, none starts; once the
+/// load ends (``finish()``), none is handed out.
 struct PreviewStateMachine: Sendable {
     enum Phase: Sendable, Equatable {
         /// Previews may start.
