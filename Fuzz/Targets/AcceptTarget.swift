@@ -1,4 +1,4 @@
-import ImageryServer
+import Imagery
 
 /// `Accept` negotiation and `If-None-Match` matching. Input: the `Accept` header, a newline,
 /// the `If-None-Match` header.
@@ -24,15 +24,32 @@ enum AcceptTarget {
         try require(AcceptHeader("image/webp," + accept).accepts("image/webp"), "image/webp first was not accepted")
         try require(!AcceptHeader("image/webp;q=0," + accept).accepts("image/webp"), "image/webp;q=0 was accepted")
 
+        // The negotiation picks a candidate the header names, else the fallback; a format asked for stays.
+        let negotiation = FormatNegotiation.standard
+        switch negotiation.output(asked: nil, otherwise: .source, accept: accept) {
+        case .negotiated(let format, let animation):
+            try require(header.accepts(format.mimeType), "negotiated \(format) that \(accept) does not accept")
+            try require(animation.map { header.accepts($0.mimeType) && $0.canAnimate } ?? true, "bad animation format")
+        case .source:
+            try require(
+                !negotiation.candidates.contains { header.accepts($0.mimeType) }, "\(accept) accepts a candidate")
+        default:
+            try require(false, "an output neither negotiated nor the fallback")
+        }
+        try require(negotiation.output(asked: .png, otherwise: .source, accept: accept) == .format(.png), "asked lost")
+
         let etag = "\"0123456789abcdef-42\""
-        _ = ImageAnswers.matches(ifNoneMatch, etag)
+        _ = EncodedImageResponse.matches(ifNoneMatch, etag: etag)
         try require(
-            ImageAnswers.matches(ifNoneMatch + ", " + etag, etag),
+            EncodedImageResponse.matches(ifNoneMatch + ", " + etag, etag: etag),
             "a list ending in the ETag does not match: \(ifNoneMatch)")
         try require(
-            ImageAnswers.matches("W/" + etag + "," + ifNoneMatch, etag), "a weak form of the ETag does not match")
+            EncodedImageResponse.matches("W/" + etag + "," + ifNoneMatch, etag: etag),
+            "a weak form of the ETag does not match")
         if !ifNoneMatch.contains(etag), !ifNoneMatch.contains("*") {
-            try require(!ImageAnswers.matches(ifNoneMatch, etag), "\(ifNoneMatch) matches an ETag it does not name")
+            try require(
+                !EncodedImageResponse.matches(ifNoneMatch, etag: etag),
+                "\(ifNoneMatch) matches an ETag it does not name")
         }
     }
 }

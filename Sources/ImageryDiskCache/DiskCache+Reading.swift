@@ -16,7 +16,7 @@ extension DiskCache {
         return found
     }
 
-    /// The entry for `key` with the ``Checksum`` of its bytes (verified on this read), for a
+    /// The entry for `key` with the `Checksum` of its bytes (verified on this read), for a
     /// caller that derives something from it (an ETag) and need not hash the bytes again.
     public func checkedEntry(for key: String) async -> (entry: CacheEntry, checksum: UInt64)? {
         let (pendingEntry, found, storage) = withLock { () -> (Pending?, IndexEntry?, Storage?) in

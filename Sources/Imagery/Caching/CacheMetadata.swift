@@ -12,12 +12,24 @@ public struct CacheMetadata: Sendable, Codable, Hashable {
     /// For an encoded response (a server's result storage): the quality its encoder chose for this
     /// image (``AutoQuality``); `nil` otherwise.
     public var chosenQuality: Int?
+    /// For an encoded image (``EncodedImageStore``): its width in pixels; `nil` otherwise.
+    public var imageWidth: Int?
+    /// For an encoded image: its height in pixels; `nil` otherwise.
+    public var imageHeight: Int?
 
     /// Metadata for bytes stored now.
     public init(contentType: String? = nil, storedAt: Date = Date(), http: HTTPResponseInfo? = nil) {
         self.contentType = contentType
         self.storedAt = storedAt
         self.http = http
+    }
+
+    /// This metadata without what it says of an encoded image (``chosenQuality``, ``imageWidth``,
+    /// ``imageHeight``): its source's.
+    public var sourceFacts: CacheMetadata {
+        var source = self
+        (source.chosenQuality, source.imageWidth, source.imageHeight) = (nil, nil, nil)
+        return source
     }
 
     /// Whether `other` describes the same version of the source as this metadata, by its

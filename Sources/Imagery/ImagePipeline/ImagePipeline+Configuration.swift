@@ -29,13 +29,30 @@ extension ImagePipeline {
         public var baseImageCacheTTL: TimeInterval?
 
         /// A persistent cache behind the memory ones (`DiskCache` from ImageryDiskCache): originals
-        /// under source keys and, when ``encoder`` is set, thumbnails under variant keys. Default `nil`.
+        /// under source keys; when ``encoder`` is set, thumbnails under variant keys
+        /// (``storesThumbnailsOnDisk``) and the encoded images of ``ImagePipeline/encodedImage(for:)``
+        /// under their storage keys. Default `nil`.
         public var diskCache: (any DataCaching)?
 
-        /// Encodes thumbnails for ``diskCache`` (JPEG at quality 90, PNG when they have alpha),
+        /// Encodes the images ``ImagePipeline/encodedImage(for:)`` answers with (`VipsImageEncoder` from
+        /// ImageryVips), and thumbnails for ``diskCache`` (JPEG at quality 90, PNG when they have alpha),
         /// so a thumbnail is served from disk without touching its original. Default `nil`: only
-        /// originals are stored on disk.
+        /// originals are stored on disk, and ``ImagePipeline/encodedImage(for:)`` throws
+        /// ``ImagePipelineError/noEncoder``.
         public var encoder: (any ImageEncoding)?
+
+        /// Whether decoded thumbnails are encoded and stored on ``diskCache`` (when there is an
+        /// ``encoder``). Default `true`; an app or server that asks for encoded images only
+        /// (``ImagePipeline/encodedImage(for:)``, stored as they are) turns it off.
+        public var storesThumbnailsOnDisk: Bool
+
+        /// Encoded images in memory (``ImagePipeline/encodedImage(for:)``), by storage key, in front of
+        /// ``diskCache``. Default: a ``MemoryCache`` of 32 MiB; `nil` disables it.
+        public var encodedImageCache: MemoryCache<String, EncodedImageResponse>?
+
+        /// The most encodes of ``ImagePipeline/encodedImage(for:)`` that run at once, each on its own
+        /// thread. Default: the processors the process may use.
+        public var maximumConcurrentEncodes: Int
 
         /// How HTTP caching headers are honoured, in every tier (memory too, see ``memoryFreshness``).
         /// Default: ``HTTPCachePolicy`` in ``HTTPCachePolicy/Mode/http`` mode with a
@@ -106,6 +123,9 @@ extension ImagePipeline {
             self.baseImageCacheTTL = nil
             self.diskCache = nil
             self.encoder = nil
+            self.storesThumbnailsOnDisk = true
+            self.encodedImageCache = MemoryCache(costLimit: 32 << 20)
+            self.maximumConcurrentEncodes = UsableProcessors.current.count
             self.cachePolicy = HTTPCachePolicy(minimumHeuristicLifetime: 300)
             self.memoryFreshness = .http
             self.observer = nil

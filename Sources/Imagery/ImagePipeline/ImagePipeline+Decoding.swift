@@ -241,7 +241,7 @@ extension ImagePipeline {
     /// A fresh thumbnail stored on disk under the variant key, decoded.
     private func storedVariant(for request: ImageRequest, priority: PriorityCell) async throws -> ImageResponse? {
         guard !request.recipe.isIdentity, !request.options.contains(.disableDiskCacheReads),
-            let disk = configuration.diskCache
+            configuration.storesThumbnailsOnDisk, let disk = configuration.diskCache
         else { return nil }
         let entry = await disk.entry(for: request.imageKey.stringValue)
         let now = configuration.time.date()
@@ -269,7 +269,8 @@ extension ImagePipeline {
     /// Encodes a thumbnail and stores it on disk in the background, with its source's freshness.
     private func storeVariant(_ response: ImageResponse, for request: ImageRequest) {
         guard !request.recipe.isIdentity, !request.options.contains(.disableDiskCacheWrites), !request.isLocalFile,
-            let disk = configuration.diskCache, let encoder = configuration.encoder,
+            configuration.storesThumbnailsOnDisk, let disk = configuration.diskCache,
+            let encoder = configuration.encoder,
             configuration.cachePolicy.isStorable(response.source)
         else { return }
         let image = response.image

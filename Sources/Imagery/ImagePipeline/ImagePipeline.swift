@@ -28,8 +28,18 @@ public final class ImagePipeline: Sendable {
     let decodingPool: WorkerPool
     /// Decoded bases per source, when the decoder is ``ThumbnailDeriving``.
     let bases: MemoryCache<SourceKey, KeptBase>?
-    /// Thumbnails being encoded for the disk cache.
+    /// Thumbnails being encoded for the disk cache, encoded images revalidated in the background.
     let backgroundWork = BackgroundWork()
+    /// Where encoded images are kept (``encodedImage(for:)``): ``Configuration/encodedImageCache`` in
+    /// front of ``Configuration/diskCache``.
+    public let encodedImages: EncodedImageStore
+    /// Encodes of ``encodedImage(for:)`` running, by storage key: identical requests share one.
+    let encodes = Coalescer<String, EncodedImageResponse>()
+    /// Encoded images being revalidated in the background (`stale-while-revalidate`), by storage key.
+    let revalidations = Coalescer<String, Bool>()
+    /// The threads ``encodedImage(for:)`` encodes on, when the pipeline has an encoder
+    /// (``Configuration/maximumConcurrentEncodes`` of them); `nil` without one.
+    public let encodingPool: WorkerPool?
 
     /// A pipeline with `configuration`.
     public init(configuration: Configuration) {
@@ -40,6 +50,11 @@ public final class ImagePipeline: Sendable {
         )
         self.decodingPool = WorkerPool(
             threadCount: max(1, configuration.maximumConcurrentDecodes), name: "imagery.decode")
+        self.encodingPool =
+            configuration.encoder == nil
+            ? nil : WorkerPool(threadCount: max(1, configuration.maximumConcurrentEncodes), name: "imagery.encode")
+        self.encodedImages = EncodedImageStore(
+            memory: configuration.encodedImageCache, disk: configuration.diskCache, policy: configuration.cachePolicy)
         self.bases =
             configuration.decoder is any ThumbnailDeriving && configuration.baseImageCacheCostLimit > 0
             ? MemoryCache(
@@ -127,8 +142,8 @@ public final class ImagePipeline: Sendable {
         }
     }
 
-    /// Returns once the thumbnails being encoded for the disk cache (``Configuration/encoder``)
-    /// have been handed to it. Call it before a process that used the pipeline exits, then flush
+    /// Returns once the thumbnails being encoded for the disk cache (``Configuration/encoder``) and the
+    /// encoded images being revalidated in the background have been handed to it. Call it before a process that used the pipeline exits, then flush
     /// the disk cache.
     public func waitForStores() async {
         await backgroundWork.waitUntilDone()

@@ -34,6 +34,9 @@ public struct RetryPolicy: Sendable {
     /// How a wait is done; default `Task.sleep(for:)`. Must throw `CancellationError` when the
     /// calling task is cancelled. A test passes its own (one that records waits, or one it controls).
     public var wait: @Sendable (Duration) async throws -> Void
+    /// Where ``deadline`` is measured; default `ContinuousClock.now`. A test that does its own
+    /// ``wait`` passes a clock that moves only with those waits, so that a slow machine does not spend the deadline.
+    public var now: @Sendable () -> ContinuousClock.Instant
 
     /// A policy of the given limits; every default is the one ``standard`` uses.
     public init(
@@ -57,6 +60,7 @@ public struct RetryPolicy: Sendable {
         self.retriedStatuses = retriedStatuses
         self.retriesTransportFailures = retriesTransportFailures
         self.wait = { try await Task.sleep(for: $0) }
+        self.now = { ContinuousClock.now }
     }
 
     /// Three attempts, waits from 0.5 s doubling to 8 s, `Retry-After` up to 10 s, 30 s in all.
@@ -137,7 +141,7 @@ public struct RetryPolicy: Sendable {
         onRetry: (Retry) -> Void = { _ in },
         _ operation: (Int) async throws -> Value
     ) async throws -> Value {
-        let start = ContinuousClock.now
+        let start = now()
         var attempt = 1
         while true {
             do {
@@ -145,7 +149,7 @@ public struct RetryPolicy: Sendable {
             } catch {
                 if error is CancellationError || Task.isCancelled { throw error }
                 let judged = verdict(error)
-                let elapsed = ContinuousClock.now - start
+                let elapsed = now() - start
                 guard let delay = delay(after: attempt, verdict: judged, elapsed: elapsed, random: .random(in: 0..<1))
                 else { throw error }
                 attempt += 1

@@ -33,7 +33,7 @@ package struct ImageParameters: Sendable, Hashable {
     package var passthrough: Passthrough?
     /// The formats an output without a format asked for (or negotiated) may keep from its source, in order
     /// of preference (imgproxy's `PREFERRED_FORMATS`: a source in another format gets the first that holds
-    /// its animation and transparency); `nil`: ``OutputChoice/sourceFormat``'s own rule.
+    /// its animation and transparency); `nil`: the source's format by `OutputFormat.source`'s rule.
     package var preferredFormats: [ImageFormat]?
     /// Formats that replace even a format asked for when `Accept` takes them, first first (imgproxy's
     /// `ENFORCE_WEBP`, `ENFORCE_AVIF`, `ENFORCE_JXL`); an animation keeps a format that animates.
@@ -118,100 +118,37 @@ package struct ImageParameters: Sendable, Hashable {
         return options
     }
 
-    /// What the response will be encoded as, decided before any image is loaded:
-    /// a format, or "whatever the source is" (known only once decoded).
-    package enum OutputChoice: Hashable, Sendable {
-        case format(ImageFormat)
-        /// A format chosen from `Accept`; an animation gets `animation` instead when this one cannot
-        /// animate (the first accepted format that can), else keeps its source's format.
-        case negotiated(ImageFormat, animation: ImageFormat? = nil)
-        case sourceFormat
-        /// ``sourceFormat``, but JPEG for a PNG source without alpha (thumbor's `autojpg()`).
-        case opaquePNGAsJPEG
-        /// The source's format when it is one of these, else the first that holds the image (imgproxy's preferred formats).
-        case preferred([ImageFormat])
-        /// A hash placeholder (text).
-        case placeholder(Placeholder)
+    /// The hash placeholder asked for instead of an image (text), if any.
+    var hashPlaceholder: Placeholder? { placeholder.flatMap { $0.isHash ? $0 : nil } }
 
-        /// The format to encode an image from a source of `source`'s format in (the source's own,
-        /// but JPEG for AVIF and PNG for still GIF, HEIC, JPEG XL, TIFF, BMP, ICO and SVG; an animated GIF stays GIF).
-        /// - Parameter transparent: Whether the image has alpha (for ``preferred(_:)``: JPEG holds none).
-        package func resolved(source: ImageFormat, animated: Bool = false, transparent: Bool = false) -> ImageFormat {
-            switch self {
-            case .preferred(let formats):
-                if formats.contains(source) { return source }
-                let fitting = formats.first { (!animated || $0.canAnimate) && (!transparent || $0 != .jpeg) }
-                return fitting ?? formats.first ?? Self.sourceFormat.resolved(source: source, animated: animated)
-            case .format(let format):
-                return format
-            case .negotiated(let format, let animation):
-                guard animated, !format.canAnimate else { return format }
-                return animation ?? Self.sourceFormat.resolved(source: source, animated: true)
-            case .placeholder:
-                return .png  // not an image: never encoded
-            case .opaquePNGAsJPEG:
-                return source == .png && !transparent
-                    ? .jpeg : Self.sourceFormat.resolved(source: source, animated: animated)
-            case .sourceFormat:
-                switch source {
-                case .jpeg, .png, .webp: return source
-                case .gif where animated: return .gif
-                case .avif: return .jpeg
-                case .gif, .heic, .jxl, .tiff, .bmp, .ico, .svg: return .png
-                }
-            }
-        }
-
-        /// The format, when it is known before the source is decoded.
-        var format: ImageFormat? {
-            switch self {
-            case .format(let format), .negotiated(let format, _): format
-            case .sourceFormat, .opaquePNGAsJPEG, .preferred, .placeholder: nil
-            }
-        }
-
-        var cacheToken: String {
-            switch self {
-            case .format(let format), .negotiated(let format, nil): format.rawValue
-            case .negotiated(let format, let animation?): "\(format.rawValue)|animation:\(animation.rawValue)"
-            case .sourceFormat: "source"
-            case .opaquePNGAsJPEG: "source-png-to-jpeg"
-            case .preferred(let formats): "preferred:" + formats.map(\.rawValue).joined(separator: ",")
-            case .placeholder(let placeholder): placeholder.rawValue
-            }
-        }
+    /// Which formats `Accept` may choose: ``negotiableFormats`` (none when the request does not
+    /// negotiate), and ``enforcedFormats``. The library's negotiation (`FormatNegotiation`): the
+    /// first of AVIF, WebP and JPEG XL that `Accept` names with a weight above 0, an animation the
+    /// first of them that animates (WebP). The order is bytes at the same perceived quality, each
+    /// format at its default (BENCHMARKS.md, issue 28); AVIF's encode, the dearest, adds about 40 % to
+    /// a cold thumbnail's cost, once (result storage keeps it).
+    var negotiation: FormatNegotiation {
+        FormatNegotiation(candidates: negotiates ? negotiableFormats : [], enforced: enforcedFormats)
     }
 
-    /// The format asked for; else the first of AVIF, WebP and JPEG XL that `Accept` names (with a
-    /// weight above 0), an animation the first of them that animates (WebP); else the source's. The
-    /// order is bytes at the same perceived quality, each format at its default: on the corpus at
-    /// 256 px AVIF needs 0.71x (butteraugli) to 0.76x (SSIMULACRA2) JPEG's bytes, WebP 0.86x to
-    /// 0.82x, JPEG XL 0.84x to 1.04x (BENCHMARKS.md, issue 28); AVIF's encode, the dearest, adds
-    /// about 40 % to a cold thumbnail's cost, once (result storage keeps it).
-    package func outputChoice(accept: String?) -> OutputChoice {
-        if let placeholder, placeholder.isHash { return .placeholder(placeholder) }
-        if !enforcedFormats.isEmpty {
-            let accept = AcceptHeader(accept)
-            let enforced = enforcedFormats.filter { accept.accepts($0.mimeType) }
-            if let first = enforced.first {
-                return .negotiated(first, animation: first.canAnimate ? nil : enforced.first(where: \.canAnimate))
-            }
-        }
-        if let format { return .format(format) }
-        let unasked: OutputChoice =
-            preferredFormats.map { .preferred($0) } ?? (opaquePNGAsJPEG ? .opaquePNGAsJPEG : .sourceFormat)
-        guard negotiates else { return unasked }
-        let accept = AcceptHeader(accept)
-        let accepted = negotiableFormats.filter { accept.accepts($0.mimeType) }
-        guard let first = accepted.first else { return unasked }
-        return .negotiated(first, animation: first.canAnimate ? nil : accepted.first(where: \.canAnimate))
+    /// What the response will be encoded as, decided before any image is loaded: the format asked
+    /// for, or the one `Accept` chooses (``negotiation``), else the source's by the request's rule
+    /// (``preferredFormats``, ``opaquePNGAsJPEG``). (A hash placeholder is no image: ``hashPlaceholder``.)
+    /// - Parameter accept: The request's `Accept` header.
+    package func outputChoice(accept: String?) -> OutputFormat {
+        negotiation.output(asked: format, otherwise: unaskedOutput, accept: accept)
+    }
+
+    /// The output when no format is asked for or accepted.
+    var unaskedOutput: OutputFormat {
+        preferredFormats.map { .preferred($0) } ?? (opaquePNGAsJPEG ? .opaquePNGAsJPEG : .source)
     }
 
     /// The formats `Accept` may choose, the one preferred first.
-    static let negotiable: [ImageFormat] = [.avif, .webp, .jxl]
+    static let negotiable = FormatNegotiation.standard.candidates
 
     /// Whether the response depends on `Accept` (no `format` parameter): `Vary: Accept`.
     var isNegotiated: Bool {
-        (format == nil && negotiates || !enforcedFormats.isEmpty) && !(placeholder?.isHash ?? false)
+        negotiation.variesWithAccept(asked: format) && hashPlaceholder == nil
     }
 }

@@ -22,7 +22,7 @@ extension ImageService {
         // Answered on the event loop, the next hit is sent from the file (the page cache holds its
         // bytes, not this process); without it, memory keeps the bytes read.
         if !configuration.listener.answersHitsOnEventLoop {
-            await responses.keepRefreshed(stored, memoryKey: alias.memoryKey, diskKey: nil)
+            responses.keepInMemory(stored, memoryKey: alias.memoryKey)
         }
         return (stored, alias)
     }

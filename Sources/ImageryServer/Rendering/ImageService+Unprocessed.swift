@@ -42,7 +42,7 @@ extension ImageService {
                 let response = StoredResponse(
                     data: clean, contentType: format.mimeType, source: source.metadata, freshUntil: freshUntil,
                     policy: policy)
-                await responses.keep(response, data: clean, memoryKey: target.memoryKey, diskKey: target.diskKey)
+                await responses.keep(response, memoryKey: target.memoryKey, diskKey: target.diskKey)
                 return response
             }
         }

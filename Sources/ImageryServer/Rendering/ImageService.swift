@@ -8,8 +8,9 @@ import ImageryVips
 import Logging
 
 /// Turns `/image` parameters into a response body: result storage (``ResponseStore``) first;
-/// else the pipeline loads, caches and decodes at size, and this encodes the requested
-/// format once, on its own threads, and stores those very bytes.
+/// else the library's encoded answers (`ImagePipeline.makeEncodedImage(for:replacing:)`): the
+/// pipeline loads, caches and decodes at size, encodes the format negotiated once, on its
+/// encoding threads, and stores those very bytes.
 final class ImageService: Sendable {
     let configuration: ServerConfiguration
     let pipeline: ImagePipeline
@@ -19,21 +20,17 @@ final class ImageService: Sendable {
     let persistentTiers: PersistentTiers?
     let sharedStore: SharedStore?
     let responses: ResponseStore
-    /// Encodes (and header checks): a thread for each processor the process may use.
-    let encodingPool = WorkerPool(threadCount: UsableProcessors.current.count, name: "imagery.encode")
-    private let encoder = VipsImageEncoder()
+    /// Encodes (and header checks): the pipeline's encoding threads, one for each processor the process may use.
+    let encodingPool: WorkerPool
     /// The pipeline's decoder, for checking a source's header where nothing is decoded (``unprocessed(_:_:)``).
     let sourceInspector: VipsImageDecoder
-    /// Encodes running, by memory key: requests for the same response share one.
+    /// Placeholders and sanitised SVGs being made, by memory key: requests for the same response
+    /// share one (images are shared by the pipeline's encodes).
     ///
-    /// A shared encode is cancelled when every request waiting for it has been cancelled (the last
-    /// client left or timed out), as the pipeline's downloads and decodes are; it no longer runs on
-    /// to store a response nobody waits for. A request that joins later starts it anew.
+    /// A shared job is cancelled when every request waiting for it has been cancelled (the last
+    /// client left or timed out), as the pipeline's downloads, decodes and encodes are; it no longer
+    /// runs on to store a response nobody waits for. A request that joins later starts it anew.
     let encodes = Coalescer<String, StoredResponse>()
-    /// Responses being revalidated in the background (stale-while-revalidate), by memory key. Each
-    /// waits in a task of its own that nothing cancels, so a revalidation runs to its end (it would
-    /// be cancelled only with every task waiting for it, as ``encodes`` are).
-    private let revalidations = Coalescer<String, StoredResponse>()
 
     let metrics: ServerMetrics?
     /// Each configured watermark's name in recipes: its name and a checksum of its bytes (a changed
@@ -154,13 +151,22 @@ final class ImageService: Sendable {
         pipelineConfiguration.retryPolicy = configuration.origins.retryPolicy
         pipelineConfiguration.observer = metrics
         // Originals on disk (new sizes of a known source need no download). No thumbnail variants:
-        // the disk keeps final responses instead (ResponseStore), so a response is encoded once.
+        // the disk keeps final responses instead (the pipeline's encoded answers, ResponseStore), so
+        // a response is encoded once. No memory tier of encoded answers: ResponseStore's, by request
+        // text, stands in front.
         pipelineConfiguration.diskCache = persistentTiers
+        pipelineConfiguration.encoder = VipsImageEncoder()
+        pipelineConfiguration.storesThumbnailsOnDisk = false
+        pipelineConfiguration.encodedImageCache = nil
+        pipelineConfiguration.maximumConcurrentEncodes = UsableProcessors.current.count
         pipelineConfiguration.time = configuration.time
         pipeline = ImagePipeline(configuration: pipelineConfiguration)
+        encodingPool =
+            pipeline.encodingPool ?? WorkerPool(threadCount: UsableProcessors.current.count, name: "imagery.encode")
         linkedImages = LinkedImageLoader(
             pipeline: pipeline, inspector: decoder, maximumPixels: configuration.limits.maximumSourcePixels)
-        responses = ResponseStore(memoryLimit: 3 * eighth, disk: persistentTiers, policy: policy)
+        responses = ResponseStore(
+            memoryLimit: 3 * eighth, encoded: pipeline.encodedImages, local: diskCache, policy: policy)
     }
 
     /// The policy every tier follows.
@@ -199,10 +205,11 @@ final class ImageService: Sendable {
     ///   that the next request written the same way is answered by ``storedResponse(forRequestKey:)``
     ///   without being parsed again; `nil`: not remembered.
     func lookUp(_ parameters: ImageParameters, accept: String?, text: RequestText? = nil) async -> Lookup {
-        let choice = parameters.outputChoice(accept: accept)
+        let output = parameters.outputChoice(accept: accept)
+        let placeholder = parameters.hashPlaceholder
         // Keyed by the parameters as given (a hit costs no URL normalisation); other spellings
         // of one URL miss here and meet on disk and in the pipeline's caches, which normalise.
-        let memoryKey = "\(parameters.responseKey)|\(choice.cacheToken)"
+        let memoryKey = "\(parameters.responseKey)|\(placeholder?.rawValue ?? output.keyToken)"
         var candidate = responses.inMemory(memoryKey)
         let now = configuration.time.date()
         let freshInMemory = candidate?.isFresh(at: now) ?? false
@@ -220,21 +227,7 @@ final class ImageService: Sendable {
             return .stored(candidate)
         }
 
-        var request = ImageRequest(url: parameters.url, recipe: parameters.recipe)
-        if parameters.cacheBuster != nil { request.options = .reloadIgnoringCachedData }
-        // The quality, where the format is known already (else once it is: `formatQualities`).
-        var encoding = parameters.encoding(for: choice.format)
-        encoding.autoQuality = configuration.rendering.autoQuality.autoQuality(
-            parameters.autoQuality, for: choice.format, qualityAsked: parameters.namesAQuality)
-        let output =
-            choice.cacheToken
-            + (choice.format == nil ? parameters.outputKey : (parameters.cacheBuster.map { "|cb:" + $0 } ?? ""))
-        let target = Target(
-            request: request, choice: choice, encoding: encoding, autoQuality: parameters.autoQuality,
-            askedQuality: parameters.quality, formatQualities: parameters.formatQualities,
-            passthrough: parameters.passthrough, askedFormat: parameters.format, memoryKey: memoryKey,
-            diskKey: request.isLocalFile ? nil : ResponseStore.diskKey(for: request, output: output, encoding: encoding)
-        )
+        let target = self.target(parameters, accept: accept, output: output, memoryKey: memoryKey)
         if let text {
             responses.remember(
                 text.key,
@@ -249,13 +242,17 @@ final class ImageService: Sendable {
             metrics?.cacheLookup("response_disk", hit: fresh)
             if fresh, let candidate {
                 if !configuration.listener.answersHitsOnEventLoop {
-                    await responses.keepRefreshed(candidate, memoryKey: memoryKey, diskKey: nil)
+                    responses.keepInMemory(candidate, memoryKey: memoryKey)
                 }
                 return .stored(candidate)
             }
         }
         if let candidate, cachePolicy.allowsStaleWhileRevalidate(candidate.source, now: now) {
-            revalidateInBackground(candidate, target)
+            // Answered stale, made anew in the background once (the library's mechanism, as its own
+            // encoded answers are), however many requests see it stale meanwhile.
+            pipeline.revalidateInBackground(key: target.storageKey) { [self] in
+                _ = try await render(target, revalidating: candidate)
+            }
             return .stored(candidate)
         }
         return .missing(Missing(target: target, stale: candidate))
@@ -270,92 +267,104 @@ final class ImageService: Sendable {
 
     /// What one response is made of, and where it is stored.
     struct Target: Sendable {
-        let request: ImageRequest
-        let choice: ImageParameters.OutputChoice
-        /// Its quality `nil` when the request gave none: `formatQualities`' for the format, else the configuration's.
-        let encoding: EncodingOptions
-        /// What the request said of a search for its quality (resolved for the format when it is known).
-        let autoQuality: AutoQualityChoice?
-        /// The quality the request names for every format (`q`), if any.
-        let askedQuality: Int?
-        let formatQualities: [ImageFormat: Int]
+        /// The image and how it is written, as the library's encoded answers take it (a hash
+        /// placeholder: its source and recipe).
+        let encoded: EncodedImageRequest
+        /// A hash placeholder (text) instead of the image.
+        let placeholder: Placeholder?
         let passthrough: ImageParameters.Passthrough?
-        /// The format the request itself names (not one `Accept` chose): a passthrough applies only without another.
-        let askedFormat: ImageFormat?
         let memoryKey: String
+        /// Where the response is stored (the pipeline's encoded answers); `nil`: not on disk (local files).
         let diskKey: String?
+
+        var request: ImageRequest { encoded.image }
+        /// The format the request itself names (not one `Accept` chose): a passthrough applies only without another.
+        var askedFormat: ImageFormat? { encoded.format }
+        /// The key a response made anew in the background is shared under.
+        var storageKey: String { diskKey ?? memoryKey }
+    }
+
+    /// The target of `parameters`: the library's encoded-image request (the negotiation, the encoding
+    /// for each format the output may resolve to: the quality asked for, else the request's for that
+    /// format, else the configuration's; the quality search the settings give it).
+    private func target(_ parameters: ImageParameters, accept: String?, output: OutputFormat, memoryKey: String)
+        -> Target
+    {
+        var request = ImageRequest(url: parameters.url, recipe: parameters.recipe)
+        if parameters.cacheBuster != nil { request.options = .reloadIgnoringCachedData }
+        var encoded = EncodedImageRequest(request, format: parameters.format, accept: accept)
+        (encoded.negotiation, encoded.fallback) = (parameters.negotiation, parameters.unaskedOutput)
+        let rendering = configuration.rendering
+        var base = parameters.encoding(for: output.knownFormat)
+        base.autoQuality = rendering.autoQuality.autoQuality(
+            parameters.autoQuality, for: output.knownFormat, qualityAsked: parameters.namesAQuality)
+        encoded.encoding = base
+        for format in ImageFormat.allCases {
+            var options = base
+            options.quality =
+                parameters.quality ?? parameters.formatQualities[format] ?? rendering.formatQualities[format]
+            options.autoQuality = rendering.autoQuality.autoQuality(
+                parameters.autoQuality, for: format, qualityAsked: parameters.namesAQuality)
+            if options != base { encoded.formatEncodings[format] = options }
+        }
+        if let placeholder = parameters.hashPlaceholder {
+            // Text, the same for every `Accept`: one variant.
+            (encoded.format, encoded.negotiation, encoded.fallback) = (nil, nil, .source)
+            encoded.variant = "placeholder:" + placeholder.rawValue
+        } else if let passthrough = parameters.passthrough {
+            encoded.variant = String(passthrough.cacheToken.dropFirst())
+        }
+        if let cacheBuster = parameters.cacheBuster { encoded.variant = (encoded.variant ?? "") + "|cb:" + cacheBuster }
+        return Target(
+            encoded: encoded, placeholder: parameters.hashPlaceholder, passthrough: parameters.passthrough,
+            memoryKey: memoryKey, diskKey: request.isLocalFile ? nil : encoded.storageKey)
     }
 
     /// `stale` again when its source, revalidated, is the same version; otherwise the response made
-    /// anew from the pipeline's image, encoded once and stored.
+    /// anew: a placeholder, a source passed on, or the library's encoded image (stored by it).
     private func render(_ target: Target, revalidating stale: StoredResponse?) async throws -> StoredResponse {
-        if let stale, stale.source.http != nil {
-            let source = try await pipeline.dataEntry(for: target.request)
-            if source.metadata.isSameVersion(as: stale.source) {
-                let refreshed = stale.refreshed(source: source.metadata, policy: cachePolicy)
-                await responses.keepRefreshed(refreshed, memoryKey: target.memoryKey, diskKey: target.diskKey)
-                return refreshed
-            }
-        }
-        var request = target.request
-        if let passthrough = target.passthrough {
-            if let response = try await unprocessed(target, passthrough) { return response }
-            if request.options.contains(.disableMemoryCacheReads) {
-                // Reloaded just now to see its format (a cache buster): decoded from those bytes, not loaded twice.
-                pipeline.removeDecodedImages(for: request)
-                request.options = []
-            }
-        }
-        request.recipe = try await linkedImages.resolving(request.recipe)
-        let image = try await pipeline.imageResponse(for: request)
-        // The body: a placeholder hash of the image, or the image encoded once.
-        let body: @Sendable () throws -> (data: Data, contentType: String, quality: Int?)
-        var workingMemory = image.image.pixels.count
-        if case .placeholder(let placeholder) = target.choice {
-            body = { (placeholder.body(of: image.image), Placeholder.contentType, nil) }
-        } else {
-            let format = target.choice.resolved(
-                source: image.image.sourceFormat, animated: image.image.animation != nil,
-                transparent: image.image.pixelFormat.hasAlpha
-            )
-            var options = target.encoding
-            // The format resolved may not be the one negotiated (an animation): its own quality.
-            options.quality =
-                target.askedQuality ?? target.formatQualities[format] ?? configuration.rendering.formatQualities[format]
-            options.autoQuality = configuration.rendering.autoQuality.autoQuality(
-                target.autoQuality, for: format,
-                qualityAsked: target.askedQuality != nil || !target.formatQualities.isEmpty)
-            let (encoder, encoding) = (self.encoder, options)
-            workingMemory = encoder.estimatedEncodeMemory(image.image, as: format, options: encoding)
-            body = {
-                let encoded = try encoder.encoded(image.image, as: format, options: encoding)
-                return (encoded.data, format.mimeType, encoding.autoQuality == nil ? nil : encoded.quality)
-            }
-        }
-        let (pool, responses, policy, working) = (encodingPool, self.responses, cachePolicy, workingMemory)
-        let budget = pipeline.configuration.memoryBudget
-        return try await encodes.value(for: target.memoryKey) {
-            // The encoder's buffers and output are held while it runs: charged, never waited for
-            // (the decode that made the image was admitted already).
-            let charge = budget?.charge(working)
-            defer { charge?.release() }
-            let (data, contentType, quality) = try await pool.run(body)
-            let response = StoredResponse(
-                data: data, contentType: contentType, source: image.source, freshUntil: image.freshUntil,
-                policy: policy, chosenQuality: quality
-            )
-            await responses.keep(response, data: data, memoryKey: target.memoryKey, diskKey: target.diskKey)
+        if let stale, stale.source.http != nil,
+            let refreshed = try await pipeline.revalidated(
+                stale.encoded, source: target.request, key: target.diskKey ?? target.memoryKey)
+        {
+            let response = StoredResponse(refreshed)
+            responses.keepInMemory(response, memoryKey: target.memoryKey)
             return response
         }
+        var encoded = target.encoded
+        if let passthrough = target.passthrough {
+            if let response = try await unprocessed(target, passthrough) { return response }
+            if encoded.image.options.contains(.disableMemoryCacheReads) {
+                // Reloaded just now to see its format (a cache buster): decoded from those bytes, not loaded twice.
+                pipeline.removeDecodedImages(for: encoded.image)
+                encoded.image.options = []
+            }
+        }
+        encoded.image.recipe = try await linkedImages.resolving(encoded.image.recipe)
+        if let placeholder = target.placeholder { return try await self.placeholder(placeholder, target, encoded) }
+        if target.diskKey == nil { encoded.image.options.insert(.disableDiskCacheWrites) }
+        let response = StoredResponse(try await pipeline.makeEncodedImage(for: encoded, replacing: nil))
+        await responses.keep(response, memoryKey: target.memoryKey)
+        return response
     }
 
-    /// Revalidates (or makes anew) a stale response in a task of its own, once per response
-    /// however many requests see it stale meanwhile. A failure leaves the stale response to its window.
-    private func revalidateInBackground(_ stale: StoredResponse, _ target: Target) {
-        Task { [self] in
-            _ = try? await revalidations.value(for: target.memoryKey) {
-                try await self.render(target, revalidating: stale)
-            }
+    /// A hash placeholder of the pipeline's image (text), made once for every request that asks
+    /// meanwhile, stored as the encoded answers are.
+    private func placeholder(_ placeholder: Placeholder, _ target: Target, _ encoded: EncodedImageRequest)
+        async throws -> StoredResponse
+    {
+        let image = try await pipeline.imageResponse(for: encoded.image)
+        let (pool, responses, policy) = (encodingPool, self.responses, cachePolicy)
+        let budget = pipeline.configuration.memoryBudget
+        return try await encodes.value(for: target.memoryKey) {
+            let charge = budget?.charge(image.image.pixels.count)
+            defer { charge?.release() }
+            let data = try await pool.run { placeholder.body(of: image.image) }
+            let response = StoredResponse(
+                data: data, contentType: Placeholder.contentType, source: image.source, freshUntil: image.freshUntil,
+                policy: policy)
+            await responses.keep(response, memoryKey: target.memoryKey, diskKey: target.diskKey)
+            return response
         }
     }
 

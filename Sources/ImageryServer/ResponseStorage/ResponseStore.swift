@@ -7,10 +7,11 @@ import ImageryDiskCache
 ///
 /// - **Memory**: keyed by the request as written (``ImageParameters/responseKey`` and the
 ///   output choice), so a hit costs no URL parsing.
-/// - **Disk** (the server's ``DiskCache``, beside the originals): keyed by everything that
-///   selects the bytes (``diskKey(for:output:encoding:)``: the normalised source, the recipe,
-///   the output, the encoding), so a restart or an eviction from memory is answered from
-///   disk with the same bytes and ETag, with no decode and no encode. Written on the disk
+/// - **Disk** (the server's ``DiskCache``, beside the originals, and the shared tier behind it):
+///   the library's store of encoded answers (`EncodedImageStore`, the pipeline's), keyed by
+///   everything that selects the bytes (`EncodedImageRequest.storageKey`: the normalised source,
+///   the recipe, the output, the encoding), so a restart or an eviction from memory is answered
+///   from disk with the same bytes and ETag, with no decode and no encode. Written on the disk
 ///   cache's writer thread: a response never waits for it.
 ///
 /// Every entry carries its source's metadata; the disk entry's metadata is the source's
@@ -53,23 +54,20 @@ final class ResponseStore: Sendable {
     func remember(_ requestKey: String, as alias: Alias) {
         aliases[requestKey] = alias
     }
-    private let disk: PersistentTiers?
+    /// The pipeline's encoded answers: where bodies persist.
+    private let encoded: EncodedImageStore
+    /// This instance's disk, for sending a body from its file (``fileOnDisk(_:)``).
+    private let local: DiskCache?
     private let policy: HTTPCachePolicy
 
     /// - Parameters:
     ///   - memoryLimit: Bytes of bodies kept in memory.
-    ///   - disk: Where bodies persist (the instance's disk, then the shared tier); `nil`: memory only.
+    ///   - encoded: Where bodies persist (the pipeline's store: the instance's disk, then the shared tier).
+    ///   - local: The instance's disk cache, whose files are sent as they are; `nil`: none.
     ///   - policy: Judges the freshness of what is read from disk.
-    init(memoryLimit: Int, disk: PersistentTiers?, policy: HTTPCachePolicy) {
+    init(memoryLimit: Int, encoded: EncodedImageStore, local: DiskCache?, policy: HTTPCachePolicy) {
         memory = MemoryCache(costLimit: memoryLimit)
-        self.disk = disk
-        self.policy = policy
-    }
-
-    /// The disk key of a response: `response:` + the pipeline's variant key (normalised source
-    /// and recipe) + the output (a format, or `source`) + the encoding (quality 0: the format's default).
-    static func diskKey(for request: ImageRequest, output: String, encoding: EncodingOptions) -> String {
-        "response:\(request.imageKey.stringValue)|\(output)|\(encoding)"
+        (self.encoded, self.local, self.policy) = (encoded, local, policy)
     }
 
     /// The response held in memory for `key`, fresh or not.
@@ -81,14 +79,7 @@ final class ResponseStore: Sendable {
     /// The response stored on disk for `key`, fresh or not; `nil` when absent or damaged (the disk
     /// cache checks every entry's checksum and drops a bad one, so it is made and stored again).
     func onDisk(_ key: String) async -> StoredResponse? {
-        guard let (entry, checksum) = await disk?.checkedEntry(for: key), let contentType = entry.metadata.contentType
-        else { return nil }
-        var source = entry.metadata
-        source.chosenQuality = nil  // the response's, not its source's
-        return StoredResponse(
-            data: entry.data, contentType: contentType, source: source, freshUntil: nil, policy: policy,
-            checksum: checksum, chosenQuality: entry.metadata.chosenQuality
-        )
+        await encoded.stored(for: key, readsMemory: false).map(StoredResponse.init)
     }
 
     /// The file of the response stored on this instance's disk for `key`, with its head (worked out
@@ -97,7 +88,7 @@ final class ResponseStore: Sendable {
     /// - Complexity: The disk cache's lookup, and one of the head by the entry's file; the first
     ///   time, a read of the file.
     func fileOnDisk(_ key: String) -> (body: DiskCache.Body, head: DiskHead)? {
-        guard let local = disk?.local, let body = local.openBody(for: key), let contentType = body.metadata.contentType
+        guard let local, let body = local.openBody(for: key), let contentType = body.metadata.contentType
         else { return nil }
         if let head = diskHeads[body.fileID], head.revision == body.revision { return (body, head) }
         let head = DiskHead(body, contentType: contentType, policy: policy)
@@ -105,38 +96,19 @@ final class ResponseStore: Sendable {
         return (body, head)
     }
 
-    /// Keeps a new response whose body is `data`: in memory under `memoryKey`, and on disk under
-    /// `diskKey` (queued, not awaited). Responses of `no-store` sources are kept nowhere.
-    func keep(_ response: StoredResponse, data: Data, memoryKey: String, diskKey: String?) async {
+    /// Keeps a new response: in memory under `memoryKey`, and with the pipeline's encoded answers under
+    /// `diskKey` (queued, not awaited; `nil`: it stored the response itself, or it is not to be stored).
+    /// Responses of `no-store` sources are kept nowhere.
+    func keep(_ response: StoredResponse, memoryKey: String, diskKey: String? = nil) async {
         guard response.cacheHeaders.isStorable else { return }
         memory[memoryKey] = response
-        guard let disk, let diskKey else { return }
-        await disk.store(data, for: diskKey, metadata: Self.diskMetadata(of: response))
+        guard let diskKey else { return }
+        await encoded.keep(response.encoded, for: diskKey)
     }
 
     /// Keeps `response` (read from disk) in memory under `memoryKey`.
     func keepInMemory(_ response: StoredResponse, memoryKey: String) {
         memory[memoryKey] = response
-    }
-
-    /// Keeps `response`, revalidated, in memory, and its new freshness on disk (the bytes stay).
-    func keepRefreshed(_ response: StoredResponse, memoryKey: String, diskKey: String?) async {
-        guard response.cacheHeaders.isStorable else {
-            memory[memoryKey] = nil
-            if let diskKey { await disk?.remove(for: diskKey) }
-            return
-        }
-        memory[memoryKey] = response
-        guard let disk, let diskKey else { return }
-        await disk.updateMetadata(Self.diskMetadata(of: response), for: diskKey)
-    }
-
-    /// A stored response's disk metadata: its source's, with the response's content type and chosen quality.
-    private static func diskMetadata(of response: StoredResponse) -> CacheMetadata {
-        var metadata = response.source
-        metadata.contentType = response.contentType
-        metadata.chosenQuality = response.chosenQuality
-        return metadata
     }
 
     /// Entries and bytes held in memory.

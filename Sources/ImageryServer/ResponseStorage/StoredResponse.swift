@@ -22,6 +22,9 @@ struct StoredResponse: StoredHead, CacheCostReporting {
     let cacheHeaders: ResponseCacheHeaders
     /// The quality the encoder chose for this image (`AutoQuality`), kept with it on disk; `nil`: none was chosen.
     let chosenQuality: Int?
+    /// The image's size in pixels, when known (kept with it on disk).
+    let width: Int?
+    let height: Int?
     let identity = StoredHeadIdentity.next()
 
     /// - Parameters:
@@ -37,46 +40,49 @@ struct StoredResponse: StoredHead, CacheCostReporting {
         chosenQuality: Int? = nil
     ) {
         let etag = Self.etag(checksum: checksum ?? Checksum.of(data), count: data.count)
-        self.init(
-            body: ByteBuffer(bytes: data), contentType: contentType, etag: etag, source: source, freshUntil: freshUntil,
-            policy: policy,
-            chosenQuality: chosenQuality
-        )
+        self.chosenQuality = chosenQuality
+        (width, height) = (nil, nil)
+        (body, self.contentType, self.etag, self.source) = (ByteBuffer(bytes: data), contentType, etag, source)
+        (self.freshUntil, cacheHeaders) = ResponseCacheHeaders.of(source, policy: policy, freshUntil: freshUntil)
     }
 
-    private init(
-        body: ByteBuffer, contentType: String, etag: String, source: CacheMetadata, freshUntil: Date?,
-        policy: HTTPCachePolicy,
-        chosenQuality: Int?
-    ) {
-        self.chosenQuality = chosenQuality
-        (self.body, self.contentType, self.etag, self.source) = (body, contentType, etag, source)
-        (self.freshUntil, cacheHeaders) = ResponseCacheHeaders.of(source, policy: policy, freshUntil: freshUntil)
+    /// The library's encoded answer (`EncodedImageResponse`), its bytes in a buffer of their own.
+    init(_ encoded: EncodedImageResponse) {
+        (body, contentType, etag, source) = (
+            ByteBuffer(bytes: encoded.data), encoded.contentType, encoded.etag, encoded.source
+        )
+        (freshUntil, cacheHeaders, chosenQuality) = (encoded.freshUntil, encoded.cacheHeaders, encoded.chosenQuality)
+        (width, height) = (encoded.width, encoded.height)
+    }
+
+    /// As the library's encoded answer (its bytes copied), to be stored with the pipeline's.
+    var encoded: EncodedImageResponse {
+        var metadata = source
+        (metadata.imageWidth, metadata.imageHeight, metadata.chosenQuality) = (width, height, chosenQuality)
+        var response = EncodedImageResponse(
+            data: Data(buffer: body, byteTransferStrategy: .copy), contentType: contentType, source: metadata,
+            freshUntil: freshUntil, policy: HTTPCachePolicy(), origin: .memory)
+        response.cacheHeaders = cacheHeaders
+        return response
     }
 
     /// The response on disk as `file` and `head` describe it, with its bytes `body` (read from the file).
     init(body: ByteBuffer, file: DiskCache.Body, head: DiskHead) {
-        var source = file.metadata
-        source.chosenQuality = nil  // the response's, not its source's
+        let source = file.metadata.sourceFacts
+        (width, height) = (file.metadata.imageWidth, file.metadata.imageHeight)
         (self.body, contentType, etag, self.source, chosenQuality) = (
             body, head.contentType, head.etag, source, head.chosenQuality
         )
         (freshUntil, cacheHeaders) = (head.freshUntil, head.cacheHeaders)
     }
 
-    /// The same bytes with the freshness of their source revalidated (a 304, or a 200 of the same version).
-    func refreshed(source: CacheMetadata, policy: HTTPCachePolicy) -> StoredResponse {
-        StoredResponse(
-            body: body, contentType: contentType, etag: etag, source: source, freshUntil: nil, policy: policy,
-            chosenQuality: chosenQuality)
-    }
-
     var cacheCost: Int { body.readableBytes }
 
-    /// `"` + the 64-bit ``Checksum`` of the bytes + `-` + their length (`count`), in hex, + `"`:
-    /// a function of the bytes alone (unlike `Hasher`), about 1 µs for a 30 KB thumbnail.
+    /// `"` + the 64-bit `Checksum` of the bytes + `-` + their length (`count`), in hex, + `"`
+    /// (the library's `EncodedImageResponse.etag(checksum:count:)`): a function of the bytes alone
+    /// (unlike `Hasher`), about 1 µs for a 30 KB thumbnail.
     static func etag(checksum: UInt64, count: Int) -> String {
-        "\"\(String(checksum, radix: 16))-\(String(count, radix: 16))\""
+        EncodedImageResponse.etag(checksum: checksum, count: count)
     }
 }
 
@@ -114,8 +120,7 @@ final class DiskHead: StoredHead {
     let heat = DiskHeat()
 
     init(_ body: DiskCache.Body, contentType: String, policy: HTTPCachePolicy) {
-        var source = body.metadata
-        source.chosenQuality = nil  // the response's, not its source's
+        let source = body.metadata.sourceFacts
         (self.contentType, chosenQuality, revision) = (contentType, body.metadata.chosenQuality, body.revision)
         etag = StoredResponse.etag(checksum: body.checksum, count: body.size)
         (freshUntil, cacheHeaders) = ResponseCacheHeaders.of(source, policy: policy, freshUntil: nil)

@@ -47,10 +47,9 @@ package struct ImageAnswers: Sendable {
             fields.add(Self.skippedFiltersField, terms.skippedFilters.joined(separator: ", "))
         }
         let disposition = terms.disposition?.value(contentType: image.contentType)
-        if let ifNoneMatch = validators.ifNoneMatch {
-            if Self.matches(ifNoneMatch, image.etag) { return (.notModified, disposition) }
-        } else if let since = validators.ifModifiedSince.flatMap(HTTPDate.parse),
-            let modified = image.cacheHeaders.lastModified.flatMap(HTTPDate.parse), modified <= since
+        if EncodedImageResponse.isNotModified(
+            ifNoneMatch: validators.ifNoneMatch, ifModifiedSince: validators.ifModifiedSince, etag: image.etag,
+            lastModified: image.cacheHeaders.lastModified)
         {
             return (.notModified, disposition)
         }
@@ -78,12 +77,4 @@ package struct ImageAnswers: Sendable {
     private static let contentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
     private static let qualityField = HTTPField.Name(qualityHeader)!
     private static let skippedFiltersField = HTTPField.Name(skippedFiltersHeader)!
-
-    /// `If-None-Match`: `*`, or a list of entity tags compared weakly (RFC 9110 13.1.2).
-    package static func matches(_ header: String, _ etag: String) -> Bool {
-        HTTPHeaderList.elements(header).contains { element in
-            let tag = element.utf8.starts(with: "W/".utf8) ? element.utf8.dropFirst(2) : element.utf8[...]
-            return tag.elementsEqual("*".utf8) || tag.elementsEqual(etag.utf8)
-        }
-    }
 }

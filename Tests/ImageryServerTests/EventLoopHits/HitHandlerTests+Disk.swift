@@ -26,7 +26,7 @@ extension HitHandlerTests {
             policy: fixture.service.cachePolicy
         )
         let diskKey = "response:hit-handler-test|webp"
-        await fixture.service.responses.keep(response, data: Data(bytes), memoryKey: "written-with", diskKey: diskKey)
+        await fixture.service.responses.keep(response, memoryKey: "written-with", diskKey: diskKey)
         await fixture.service.diskCache?.flush()
         fixture.service.responses.remember(
             ResponseStore.requestKey(rawQuery: diskText, accept: nil),

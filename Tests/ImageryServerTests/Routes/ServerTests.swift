@@ -335,7 +335,8 @@ struct ServerMetricsTests {
                 #expect(lookups("response", "hit") == 1)
                 #expect(lookups("response", "miss") == 4)
                 #expect(lookups("memory_image", "miss") == 4)
-                #expect(lookups("disk_variant", "miss") == 4)
+                // No thumbnail variants on disk (the disk keeps final responses): never looked up.
+                #expect(lookups("disk_variant", "miss") == 0)
                 #expect(lookups("memory_base", "hit") == 1)
                 #expect(lookups("memory_base", "miss") == 3)
                 #expect(lookups("memory_data", "hit") == 1)

@@ -13,8 +13,15 @@ struct PipelineRetryTests {
         var policy: RetryPolicy {
             var policy = RetryPolicy.standard
             policy.wait = { [log] in log.append($0) }
+            policy.now = PipelineRetryTests.clock(log)
             return policy
         }
+    }
+
+    /// A clock that moves only with the waits recorded in `log`: the deadline is spent by waits, not by a slow machine.
+    static func clock(_ log: EventLog<Duration>) -> @Sendable () -> ContinuousClock.Instant {
+        let start = ContinuousClock.now
+        return { start + log.all.reduce(.zero, +) }
     }
 
     /// An origin that answers `failures` (in turn) before the image.

@@ -131,7 +131,7 @@ struct ThumborURLTests {
         let plain = try ThumborURL(path: "/unsafe/a.com/b.jpg")
         #expect(
             try plain.parameters(maximumSide: 8192, refusesUnknownFilters: false, negotiates: false).outputChoice(
-                accept: "image/webp") == .sourceFormat)
+                accept: "image/webp") == .source)
         #expect(
             try plain.parameters(maximumSide: 8192, refusesUnknownFilters: false, negotiates: true).outputChoice(
                 accept: "image/webp") == .negotiated(.webp))

@@ -4,19 +4,19 @@
 /// a weight that is not a valid `qvalue` (`q=2`, `q=high`) counts as `q=1`, as browsers and
 /// servers read it. Only the first ``maximumRanges`` ranges are read (the header is bounded by
 /// the server's header limit anyway). Reading allocates nothing: it runs on every image request.
-package struct AcceptHeader: Sendable {
-    package static let maximumRanges = 64
+public struct AcceptHeader: Sendable {
+    public static let maximumRanges = 64
 
     private let header: String
 
-    package init(_ header: String?) {
+    public init(_ header: String?) {
         self.header = header ?? ""
     }
 
     /// The weight the client gives `mediaType` (lower-case `type/subtype`) by the first range
     /// that names it exactly; `nil` when none does (wildcards do not count: a client that can
     /// show WebP says so by name).
-    package func explicitWeight(of mediaType: String) -> Double? {
+    public func explicitWeight(of mediaType: String) -> Double? {
         var header = header
         var mediaType = mediaType
         return header.withUTF8 { header in
@@ -25,7 +25,7 @@ package struct AcceptHeader: Sendable {
     }
 
     /// Whether the client names `mediaType` exactly with a weight above 0.
-    package func accepts(_ mediaType: String) -> Bool {
+    public func accepts(_ mediaType: String) -> Bool {
         (explicitWeight(of: mediaType) ?? 0) > 0
     }
 

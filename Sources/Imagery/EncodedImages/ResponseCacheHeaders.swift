@@ -14,7 +14,7 @@ import Imagery
 ///
 /// Everything that needs the source's headers parsed is worked out once, when a response is
 /// stored (``init(source:assessment:freshUntil:)``); each response then costs some arithmetic.
-package struct ResponseCacheHeaders: Sendable {
+public struct ResponseCacheHeaders: Sendable {
     private enum Kind: Sendable { case noStore, noCache, fresh }
     private let kind: Kind
     private let visibility: String
@@ -24,16 +24,16 @@ package struct ResponseCacheHeaders: Sendable {
     /// The source's age when it arrived (RFC 9111's corrected initial age) and when that was;
     /// `nil` when ages do not apply (not HTTP, or aggressive mode).
     private let initialAge: (seconds: TimeInterval, at: Date)?
-    package let lastModified: String?
+    public let lastModified: String?
 
     /// Whether the response may be kept at all (its source was not `no-store`).
-    package var isStorable: Bool { kind != .noStore }
+    public var isStorable: Bool { kind != .noStore }
 
     /// - Parameters:
     ///   - assessment: `policy`'s ``HTTPCachePolicy/assess(_:)`` of `source`.
     ///   - freshUntil: When the response stops being fresh (its source's freshness, as assessed or
     ///     as the pipeline kept it).
-    package init(source: CacheMetadata, assessment: HTTPCachePolicy.Assessment, freshUntil: Date) {
+    public init(source: CacheMetadata, assessment: HTTPCachePolicy.Assessment, freshUntil: Date) {
         lastModified = source.http?.headers["last-modified"]
         self.freshUntil = freshUntil
         let directives = assessment.directives
@@ -51,7 +51,7 @@ package struct ResponseCacheHeaders: Sendable {
     }
 
     /// `Cache-Control` and `Age` (`nil`: none) at `now`, `max-age` at most `maximumAge` seconds.
-    package func values(maximumAge: Int, now: Date = Date()) -> (cacheControl: String, age: Int?) {
+    public func values(maximumAge: Int, now: Date = Date()) -> (cacheControl: String, age: Int?) {
         switch kind {
         case .noStore: return ("no-store", nil)
         case .noCache: return ("\(visibility), no-cache", nil)
