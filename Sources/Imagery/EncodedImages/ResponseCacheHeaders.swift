@@ -1,5 +1,4 @@
 import Foundation
-import Imagery
 
 /// The cache headers of an image response, following its source (what the origin said
 /// of the bytes holds for everything made from them):
