@@ -28,8 +28,10 @@ public struct ResponseCacheHeaders: Sendable {
     /// Whether the response may be kept at all (its source was not `no-store`).
     public var isStorable: Bool { kind != .noStore }
 
+    /// The cache headers of a response made from `source`.
     /// - Parameters:
-    ///   - assessment: `policy`'s ``HTTPCachePolicy/assess(_:)`` of `source`.
+    ///   - source: The metadata of the source the response was made from.
+    ///   - assessment: A policy's ``HTTPCachePolicy/assess(_:)`` of `source`.
     ///   - freshUntil: When the response stops being fresh (its source's freshness, as assessed or
     ///     as the pipeline kept it).
     public init(source: CacheMetadata, assessment: HTTPCachePolicy.Assessment, freshUntil: Date) {
@@ -50,6 +52,9 @@ public struct ResponseCacheHeaders: Sendable {
     }
 
     /// `Cache-Control` and `Age` (`nil`: none) at `now`, `max-age` at most `maximumAge` seconds.
+    /// - Parameters:
+    ///   - maximumAge: The longest `max-age` sent, in seconds (the operator's).
+    ///   - now: The time to judge at.
     public func values(maximumAge: Int, now: Date = Date()) -> (cacheControl: String, age: Int?) {
         switch kind {
         case .noStore: return ("no-store", nil)
