@@ -14,6 +14,7 @@ struct ImageryCommand: AsyncParsableCommand {
         version: imageryVersion,
         subcommands: [
             ServeCommand.self, FetchCommand.self, PrefetchCommand.self, CacheCommand.self, ClusterCommand.self,
+            HealthCommand.self,
         ]
     )
 
