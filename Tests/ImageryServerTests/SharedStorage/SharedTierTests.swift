@@ -27,6 +27,17 @@ struct SharedTierTests {
         let bucket = "imagery-tests"
         do {
             try await client.createBucket(bucket)
+            // SeaweedFS lets writes into a new bucket a moment after it says it made it (later on a loaded
+            // machine: writes then fail with NoSuchBucket): the first write it takes is awaited.
+            try await waitUntil("the new bucket takes a write") {
+                do {
+                    try await client.put(bucket: bucket, key: "probe/\(UUID().uuidString)", data: Data("probe".utf8))
+                    return true
+                } catch let error as S3Error {
+                    guard case .status(404, _) = error else { throw error }
+                    return false
+                }
+            }
             try await withTemporaryDirectory { directory in
                 let file = directory.appendingPathComponent("credentials")
                 try
