@@ -10,13 +10,18 @@ struct HealthCommand: AsyncParsableCommand {
         commandName: "health",
         abstract: "Exit 0 when a running imagery serve answers /health with 200, 1 otherwise.",
         discussion: """
-            The URL is http://127.0.0.1:PORT/health, PORT from IMAGERY_PORT (or IMAGERY_LISTENER_PORT) as \
-            serve reads it, else 8080; --url names another.
+            The URL is http://HOST:PORT/health with the address serve reads from the same places: IMAGERY_HOST \
+            and IMAGERY_PORT (or their keys' variables), imgproxy's IMGPROXY_BIND, IMAGERY_CONFIG's file, the \
+            --defaults file given here (the one serve was given); else 127.0.0.1:8080. A server listening on \
+            every interface is asked on the loopback. --url names another.
             """
     )
 
-    @Option(help: "The URL to ask (default http://127.0.0.1:PORT/health, PORT from IMAGERY_PORT, else 8080).")
+    @Option(help: "The URL to ask (default: /health where serve listens, read as serve reads it).")
     var url: String?
+
+    @Option(help: "The --defaults file serve was given: where it listens is read from it too.")
+    var defaults: String?
 
     @Option(help: "Seconds to wait for the answer (default 3).")
     var timeout = 3
@@ -28,11 +33,27 @@ struct HealthCommand: AsyncParsableCommand {
         }
     }
 
-    /// The URL asked: `--url`, else `/health` on the port `environment` gives `serve`.
-    func healthURL(environment: [String: String] = ProcessInfo.processInfo.environment) -> URL {
+    /// The URL asked: `--url`, else `/health` where `serve` listens given `environment` and `--defaults`
+    /// (serve's own reading of them: ``ImageryCommand/arguments(_:environment:note:)`` and
+    /// ``ServeCommand/loadConfiguration(environment:note:)``).
+    /// - Throws: `ValidationError` when serve could not start with these settings either.
+    func healthURL(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> URL {
         if let url, let parsed = URL(string: url) { return parsed }
-        let port = (environment["IMAGERY_PORT"] ?? environment["IMAGERY_LISTENER_PORT"]).flatMap(Int.init) ?? 8080
-        return URL(string: "http://127.0.0.1:\(port)/health")!
+        let given = ["serve"] + (defaults.map { ["--defaults", $0] } ?? [])
+        let arguments = try ImageryCommand.arguments(given, environment: environment, note: { _ in })
+        let serve = try ServeCommand.parse(Array(arguments.dropFirst()))
+        let listener = try serve.loadConfiguration(environment: environment, note: { _ in }).configuration.listener
+        let host =
+            switch listener.host {
+            case "", "0.0.0.0": "127.0.0.1"
+            case "::", "[::]": "[::1]"
+            case let host where host.contains(":") && !host.hasPrefix("["): "[\(host)]"
+            case let host: host
+            }
+        guard let url = URL(string: "http://\(host):\(listener.port)/health") else {
+            throw ValidationError("no health URL for the listening address \(listener.host):\(listener.port)")
+        }
+        return url
     }
 
     func run() async throws {
@@ -40,7 +61,13 @@ struct HealthCommand: AsyncParsableCommand {
         (configuration.timeout, configuration.connectTimeout) = (.seconds(timeout), .seconds(timeout))
         configuration.maximumSize = 1 << 20
         let loader = HTTPDataLoader(configuration: configuration)
-        let target = healthURL()
+        let target: URL
+        do {
+            target = try healthURL()
+        } catch {
+            FileHandle.standardError.write(Data("imagery health: \(error)\n".utf8))
+            throw ExitCode(1)
+        }
         let failure: String?
         do {
             _ = try await loader.load(DataRequest(url: target)) { _ in }

@@ -7,7 +7,7 @@ import ImageryServer
 extension ServeCommand {
     /// Where settings come from, the first that sets a key winning: the command line, `IMAGERY_*`
     /// variables (each key's own, then its option's), imgproxy's `IMGPROXY_*` variables, `--thumbor-config`'s
-    /// file, `--config`'s file.
+    /// file, `--config`'s file, `--defaults`' file.
     func configurationLayers(environment: [String: String], note: (String) -> Void) throws -> [ConfigurationLayer] {
         var layers = [try commandLineLayer()] + ConfigurationLayer.environment(environment)
         do {
@@ -45,9 +45,9 @@ extension ServeCommand {
                 throw ValidationError("\(thumborConfig): \(error.message)")
             }
         }
-        if let config {
+        for file in [config, defaults].compactMap({ $0 }) {
             do {
-                let (layer, notes) = try ConfigurationFile.layer(contentsOf: URL(fileURLWithPath: config))
+                let (layer, notes) = try ConfigurationFile.layer(contentsOf: URL(fileURLWithPath: file))
                 notes.forEach(note)
                 layers.append(layer)
             } catch {

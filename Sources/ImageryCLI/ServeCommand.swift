@@ -19,7 +19,7 @@ struct ServeCommand: AsyncParsableCommand {
             the command line (its options, and --set KEY=VALUE for any key); the environment (IMAGERY_ and the key \
             in capitals, IMAGERY_LIMITS_MEMORY_LIMIT=1G, or the option's name, IMAGERY_MEMORY_LIMIT=1G; a list's \
             items separated by commas, IMAGERY_ALLOW_HOST=a.example,b.example); imgproxy's IMGPROXY_* variables; \
-            --thumbor-config's file; --config's file. A key none of them sets keeps its default.
+            --thumbor-config's file; --config's file; --defaults' file. A key none of them sets keeps its default.
             """
     )
 
@@ -28,6 +28,12 @@ struct ServeCommand: AsyncParsableCommand {
             "A JSON or YAML (.yaml, .yml) configuration file: the configuration keys in parts ({\"limits\": {\"memoryLimit\": \"1G\"}}; --print-config lists them); options and variables given override it."
     )
     var config: String?
+
+    @Option(
+        help:
+            "A configuration file as --config's, read below every other source: defaults for a deployment (the container image's: listen on 0.0.0.0:8080, the cache in its volume), which variables, imgproxy's too, and --config override."
+    )
+    var defaults: String?
 
     @Option(help: "The address to listen on (default 127.0.0.1).")
     var host: String?

@@ -168,6 +168,33 @@ import Testing
         #expect(overridden.listener.port == 9200 && overridden.listener.host == "0.0.0.0")
     }
 
+    /// `--defaults`' file below everything else (the container image's defaults): `--config`'s file,
+    /// `IMAGERY_CONFIG`'s and imgproxy's `IMGPROXY_BIND` override it.
+    @Test func theDefaultsFileIsTheLowestLayer() throws {
+        let directory = FileManager.default.temporaryDirectory
+        let defaults = directory.appendingPathComponent("defaults-\(UUID().uuidString).yaml")
+        let operatorFile = directory.appendingPathComponent("operator-\(UUID().uuidString).json")
+        defer { for file in [defaults, operatorFile] { try? FileManager.default.removeItem(at: file) } }
+        try Data("listener:\n  host: 0.0.0.0\n  port: 8080\ncaching:\n  directory: /var/cache/imagery\n".utf8)
+            .write(to: defaults)
+        try Data(#"{"listener": {"port": 9300}}"#.utf8).write(to: operatorFile)
+        let alone = try Self.configuration(["--defaults", defaults.path]).configuration
+        #expect(alone.listener.host == "0.0.0.0" && alone.listener.port == 8080)
+        #expect(alone.caching.directory?.path == "/var/cache/imagery")
+        for loaded in [
+            try Self.configuration(["--defaults", defaults.path, "--config", operatorFile.path]).configuration,
+            try Self.configuration(["--defaults", defaults.path], environment: ["IMAGERY_CONFIG": operatorFile.path])
+                .configuration,
+        ] {
+            #expect(loaded.listener.port == 9300 && loaded.listener.host == "0.0.0.0")
+        }
+        let bound = try Self.configuration(
+            ["--defaults", defaults.path], environment: ["IMGPROXY_BIND": "127.0.0.1:9400"]
+        ).configuration
+        #expect(bound.listener.host == "127.0.0.1" && bound.listener.port == 9400)
+        #expect(bound.caching.directory?.path == "/var/cache/imagery")
+    }
+
     /// `--thumbor-config`'s settings applied, and what is not applied told.
     @Test func aThumborConfigurationIsAppliedAndWhatIsNotAppliedIsTold() throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("thumbor-\(UUID().uuidString).conf")
