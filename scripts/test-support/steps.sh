@@ -1,6 +1,8 @@
 # Steps of scripts/test, each timed, and a table of them at the end (sourced, not run).
 #
 #   step NAME COMMAND...          runs COMMAND in the foreground, its output as it comes
+#   step_logged NAME COMMAND...   the same, its output also kept: when it fails, the table ends with its
+#                                 failed tests and errors (CI keeps only the end of the output)
 #   step_start NAME COMMAND...    starts COMMAND in the background, its output kept in a log
 #   step_wait NAME...             waits for background steps, then prints each one's log whole
 #   step_table                    the table: each step's result and seconds, and the total
@@ -11,7 +13,7 @@
 step_logs=${STEP_LOGS:-.build/test-steps}
 mkdir -p "$step_logs"
 rm -f "$step_logs"/*.log "$step_logs"/*.time
-step_names=() step_results=() step_seconds=()
+step_names=() step_results=() step_seconds=() step_failure_logs=()
 step_run_start=$SECONDS
 
 step_record() {  # NAME RESULT SECONDS
@@ -24,6 +26,29 @@ step() {
     echo "== $name ($(date +%H:%M:%S))"
     if "$@"; then step_record "$name" ok $((SECONDS - start))
     else step_record "$name" FAILED $((SECONDS - start)); fi
+}
+
+# For commands that leave nothing running behind them (tee waits for every writer of the pipe).
+step_logged() {
+    local name=$1; shift
+    local log="$step_logs/$name.out" start=$SECONDS
+    echo "== $name ($(date +%H:%M:%S))"
+    if "$@" 2>&1 | tee "$log"; then step_record "$name" ok $((SECONDS - start))
+    else
+        step_record "$name" FAILED $((SECONDS - start))
+        step_failure_logs+=("$log")
+    fi
+}
+
+# A failed logged step's lines that say what failed: Swift Testing's ✘ lines, XCTest's failures,
+# compiler and runtime errors (at most 60 lines a step).
+step_failures() {
+    local log
+    for log in "${step_failure_logs[@]}"; do
+        echo
+        echo "== what failed in $(basename "$log" .out):"
+        grep -aE '✘|error:|Fatal error|Crash|failed \(|Test Case .* failed' "$log" | grep -avE '^\s*$' | head -60 || true
+    done
 }
 
 step_fail_fast() {
@@ -57,6 +82,7 @@ step_wait() {
 
 step_table() {
     local index failed=0
+    step_failures
     echo
     echo "| step | result | seconds |"
     echo "|---|---|---|"
