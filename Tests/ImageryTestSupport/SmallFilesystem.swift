@@ -15,11 +15,19 @@ public struct SmallFilesystem: Sendable {
     public let kind: Kind
     private let image: URL?
 
-    /// Whether this process may mount one (root, with `mount` on the path); tests that need one
-    /// are skipped otherwise (CI runs as root).
+    /// Whether this process can mount one: root, with `mount` on the path, and a 1 MB tmpfs mounted and
+    /// unmounted once to prove it (a container may run as root without the right to mount). Tests that
+    /// need one are skipped otherwise; CI runs as root and may mount.
     public static let isAvailable: Bool = {
-        guard getuid() == 0 else { return false }
-        return run("/usr/bin/mount", ["--version"]) == 0 || run("/bin/mount", ["--version"]) == 0
+        guard getuid() == 0, FileManager.default.isExecutableFile(atPath: mountCommand) else { return false }
+        let probe = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "imagery-fs-probe-\(UUID().uuidString)")
+        guard (try? FileManager.default.createDirectory(at: probe, withIntermediateDirectories: true)) != nil else {
+            return false
+        }
+        defer { try? FileManager.default.removeItem(at: probe) }
+        guard run(mountCommand, ["-t", "tmpfs", "-o", "size=1m", "tmpfs", probe.path]) == 0 else { return false }
+        return run(umountCommand, [probe.path]) == 0
     }()
 
     /// Whether ext4 images can be made and mounted too (`mkfs.ext4`, loop devices).
