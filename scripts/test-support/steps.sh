@@ -5,7 +5,8 @@
 #                                 failed tests and errors (CI keeps only the end of the output)
 #   step_start NAME COMMAND...    starts COMMAND in the background, its output kept in a log
 #   step_wait NAME...             waits for background steps, then prints each one's log whole
-#   step_table                    the table: each step's result and seconds, and the total
+#   step_table                    the table: each step's result and seconds, and the total, after a failed
+#                                 logged step's failures and a line on the machine (machine-summary)
 #
 # A failed step is recorded and the next ones still run (a red run shows everything that failed);
 # step_fail_fast stops at a failed step (nothing after a failed build can pass).
@@ -83,6 +84,8 @@ step_wait() {
 step_table() {
     local index failed=0
     step_failures
+    echo
+    "$(dirname "${BASH_SOURCE[0]}")/machine-summary" || true
     echo
     echo "| step | result | seconds |"
     echo "|---|---|---|"
