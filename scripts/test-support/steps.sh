@@ -48,7 +48,7 @@ step_failures() {
     for log in "${step_failure_logs[@]}"; do
         echo
         echo "== what failed in $(basename "$log" .out):"
-        grep -aE '✘|error:|Fatal error|Crash|failed \(|Test Case .* failed' "$log" | grep -avE '^\s*$' | head -60 || true
+        grep -aE '✘|error:|Fatal error|[Cc]rash|failed \(|Test Case .* failed' "$log" | grep -avE '^\s*$|^(◇|✔|↳) ' | head -60 || true
     done
 }
 
