@@ -13,7 +13,7 @@
 
 step_logs=${STEP_LOGS:-.build/test-steps}
 mkdir -p "$step_logs"
-rm -f "$step_logs"/*.log "$step_logs"/*.time
+rm -f "$step_logs"/*.log "$step_logs"/*.time "$step_logs"/*.out
 step_names=() step_results=() step_seconds=() step_failure_logs=()
 step_run_start=$SECONDS
 
@@ -29,16 +29,17 @@ step() {
     else step_record "$name" FAILED $((SECONDS - start)); fi
 }
 
-# For commands that leave nothing running behind them (tee waits for every writer of the pipe).
+# `step` through tee, its output kept for step_failures. Only for commands that leave nothing running
+# behind them (tee waits for every writer of the pipe).
 step_logged() {
-    local name=$1; shift
-    local log="$step_logs/$name.out" start=$SECONDS
-    echo "== $name ($(date +%H:%M:%S))"
-    if "$@" 2>&1 | tee "$log"; then step_record "$name" ok $((SECONDS - start))
-    else
-        step_record "$name" FAILED $((SECONDS - start))
-        step_failure_logs+=("$log")
-    fi
+    local log="$step_logs/$1.out"
+    step "$1" step_tee "$log" "${@:2}"
+    [ "${step_results[-1]}" = ok ] || step_failure_logs+=("$log")
+}
+
+step_tee() {  # LOG COMMAND...: COMMAND's status (pipefail), its output on the terminal and in LOG
+    local log=$1; shift
+    "$@" 2>&1 | tee "$log"
 }
 
 # A failed logged step's lines that say what failed: Swift Testing's ✘ lines, XCTest's failures,
