@@ -134,9 +134,15 @@ public enum ImageFormat: String, Sendable, Hashable, CaseIterable {
     }
 
     /// Whether `data` is XML (after an optional byte-order mark and whitespace) whose first 4 KB open an
-    /// `svg` element.
+    /// `svg` element; UTF-8, or UTF-16 after its byte-order mark (either order).
     static func isSVG(_ data: Data) -> Bool {
-        let head = data.prefix(4096)
+        var head = data.prefix(4096)
+        if head.starts(with: [0xFE, 0xFF]) || head.starts(with: [0xFF, 0xFE]) {
+            let encoding: String.Encoding = head.first == 0xFE ? .utf16BigEndian : .utf16LittleEndian
+            let units = head.dropFirst(2)
+            guard let text = String(data: units.prefix(units.count & ~1), encoding: encoding) else { return false }
+            head = Data(text.utf8)
+        }
         var index = head.startIndex
         if head.starts(with: [0xEF, 0xBB, 0xBF]) { index += 3 }
         while index < head.endIndex, [0x20, 0x09, 0x0A, 0x0D].contains(head[index]) { index += 1 }

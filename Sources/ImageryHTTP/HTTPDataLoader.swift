@@ -174,6 +174,12 @@ public final class HTTPDataLoader: DataLoading {
         case restartWhole
     }
 
+    /// Whether `headers` make a request conditional (`If-None-Match`, `If-Modified-Since`): the only
+    /// requests a 304 answers.
+    static func isConditional(_ headers: [String: String]) -> Bool {
+        headers.keys.contains { ["if-none-match", "if-modified-since"].contains($0.lowercased()) }
+    }
+
     /// What identifies a request's bytes for resuming: its URL and its headers (a conditional
     /// request is a revalidation, never resumed: `nil`).
     static func resumeKey(_ request: DataRequest) -> String? {
@@ -240,6 +246,9 @@ public final class HTTPDataLoader: DataLoading {
                     return .redirect(next)
                 }
                 if status == 304 {
+                    // A 304 answers a conditional request only; to any other it is the origin's fault (it
+                    // has no body to use), never a response to hand on.
+                    guard Self.isConditional(headers) else { throw DataLoadingError.badStatus(304) }
                     return .response(DataResponse(data: Data(), statusCode: 304, headers: responseHeaders))
                 }
                 if status == 416, partial != nil { return .restartWhole }

@@ -49,22 +49,27 @@ public struct EncodingOptions: Sendable, Hashable, CustomStringConvertible {
     public var maximumBytes: Int?
     /// The quality chosen per image, at most ``quality`` (its maximum when it gives none); `nil`: ``quality``.
     public var autoQuality: AutoQuality?
+    /// What transparent pixels are laid onto in a format without alpha (JPEG); `nil`: black, as libvips
+    /// flattens. imgproxy's URLs say white. A recipe's background flattens before this, in every format.
+    public var flattensOnto: ImageRecipe.Color?
 
     public init(
         quality: Int? = nil, lossless: Bool = false, progressive: Bool = false, maximumBytes: Int? = nil,
-        autoQuality: AutoQuality? = nil
+        autoQuality: AutoQuality? = nil, flattensOnto: ImageRecipe.Color? = nil
     ) {
         self.quality = quality
         self.lossless = lossless
         self.progressive = progressive
         self.maximumBytes = maximumBytes
         self.autoQuality = autoQuality
+        self.flattensOnto = flattensOnto
     }
 
-    /// `q80`, then `+lossless`, `+progressive`, `+max:BYTES`, `+auto:…` when set: for cache keys.
+    /// `q80`, then `+lossless`, `+progressive`, `+max:BYTES`, `+auto:…`, `+onto:RRGGBB` when set: for cache keys.
     public var description: String {
         "q\(quality ?? 0)" + (lossless ? "+lossless" : "") + (progressive ? "+progressive" : "")
             + (maximumBytes.map { "+max:\($0)" } ?? "") + (autoQuality.map { "+\($0)" } ?? "")
+            + (flattensOnto.map { "+onto:\($0)" } ?? "")
     }
 }
 

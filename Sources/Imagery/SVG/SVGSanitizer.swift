@@ -11,8 +11,9 @@ import Foundation
 /// - attributes that run (`on…`) or hold `javascript:` are dropped;
 /// - a reference (`href`, `xlink:href`, CSS `url(…)`) stays only when it points inside the document
 ///   (`#id`) or, in an `<image>`, holds a raster image itself (`data:image/png`, `jpeg`, `gif`, `webp`);
-///   CSS (a `<style>`, or any attribute: presentation attributes are CSS) that imports, points elsewhere,
-///   names a URL in a string (`image-set("…")`) or holds an escape (`\75 rl(`) is dropped;
+///   a `<style>`'s `@import` rules are dropped; CSS (the rest of a `<style>`, or any attribute:
+///   presentation attributes are CSS) that imports, points elsewhere, names a URL in a string
+///   (`image-set("…")`) or holds an escape (`\75 rl(`) is dropped;
 /// - comments, processing instructions and the DOCTYPE are dropped; a document that declares
 ///   entities is refused (their expansion is how files are read and memory exhausted), and so is one
 ///   that is not well-formed XML or whose root is not `svg`.
@@ -20,16 +21,16 @@ import Foundation
 /// Stricter than imgproxy's sanitiser, which keeps `http(s)` references. The output is re-serialised
 /// (attributes in name order), so one input always gives the same bytes.
 public enum SVGSanitizer {
-    /// `data` sanitised, as UTF-8 XML.
+    /// `data` (UTF-8, or UTF-16 with a byte order mark) sanitised, as UTF-8 XML.
     /// - Throws: ``ImageDecodingError/corrupt(format:reason:)`` for a document that is refused.
     public static func sanitized(_ data: Data) throws -> Data {
-        if data.range(of: Data("<!ENTITY".utf8)) != nil {
-            throw ImageDecodingError.corrupt(format: .svg, reason: "an SVG that declares entities is refused")
+        // UTF-8, or UTF-16 with its byte order mark, and said to be (the `svg` fuzz target found that one
+        // byte that is not UTF-8 in a name made Foundation's XMLParser trap, before this reader replaced it).
+        guard let text = Self.text(of: data) else {
+            throw ImageDecodingError.corrupt(format: .svg, reason: "an SVG must be UTF-8 or UTF-16 text")
         }
-        // UTF-8 only, and said to be (the `svg` fuzz target found that one byte that is not UTF-8 in a name
-        // made Foundation's XMLParser trap, before this reader replaced it).
-        guard let text = String(data: data, encoding: .utf8), Self.declaresUTF8(text) else {
-            throw ImageDecodingError.corrupt(format: .svg, reason: "an SVG must be UTF-8 text")
+        if text.contains("<!ENTITY") {
+            throw ImageDecodingError.corrupt(format: .svg, reason: "an SVG that declares entities is refused")
         }
         let writer = Writer()
         var reader = XMLReader(text)
@@ -42,13 +43,55 @@ public enum SVGSanitizer {
         return Data(writer.output.utf8)
     }
 
-    /// Whether the XML declaration, if any, names no encoding or UTF-8.
-    static func declaresUTF8(_ text: String) -> Bool {
-        guard text.drop(while: { $0 == "\u{FEFF}" || $0.isWhitespace }).hasPrefix("<?xml") else { return true }
+    /// The document's text: UTF-16 when it starts with UTF-16's byte order mark (either order), else
+    /// UTF-8; `nil` when its bytes are not that, or when its XML declaration names another encoding
+    /// (a UTF-16 file may say `UTF-16` or nothing; a UTF-8 file `UTF-8` or nothing).
+    static func text(of data: Data) -> String? {
+        let encoding: String.Encoding =
+            data.starts(with: [0xFE, 0xFF])
+            ? .utf16BigEndian : data.starts(with: [0xFF, 0xFE]) ? .utf16LittleEndian : .utf8
+        let body = encoding == .utf8 ? data : data.dropFirst(2)
+        guard body.count % (encoding == .utf8 ? 1 : 2) == 0, let text = String(data: body, encoding: encoding),
+            let declared = declaredEncoding(text)
+        else { return nil }
+        let names = encoding == .utf8 ? ["", "utf-8", "utf8"] : ["", "utf-16", "utf16", "utf-16le", "utf-16be"]
+        return names.contains(declared) ? text : nil
+    }
+
+    /// The encoding the XML declaration names, lower-cased; `""` when it names none or there is none;
+    /// `nil` when its value cannot be read.
+    static func declaredEncoding(_ text: String) -> String? {
+        guard text.drop(while: { $0 == "\u{FEFF}" || $0.isWhitespace }).hasPrefix("<?xml") else { return "" }
         let declaration = text.prefix { $0 != ">" }.lowercased()
-        guard let range = declaration.range(of: "encoding") else { return true }
+        guard let range = declaration.range(of: "encoding") else { return "" }
         let value = declaration[range.upperBound...].drop { $0 == " " || $0 == "=" || $0 == "\"" || $0 == "'" }
-        return value.hasPrefix("utf-8") || value.hasPrefix("utf8")
+        let name = value.prefix { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }
+        return name.isEmpty ? nil : String(name)
+    }
+
+    /// CSS without its `@import` rules (each to its `;`, quotes read, or to the end): a stylesheet that
+    /// imports loses the import, not its other rules. Whatever is left is judged by ``isSafeStyle(_:)``.
+    static func withoutImports(_ css: String) -> String {
+        var result = ""
+        var rest = css[...]
+        while let start = rest.range(of: "@import", options: .caseInsensitive) {
+            result += rest[..<start.lowerBound]
+            var quote: Character?
+            var index = start.upperBound
+            while index < rest.endIndex {
+                let character = rest[index]
+                index = rest.index(after: index)
+                if let open = quote {
+                    if character == open { quote = nil }
+                } else if character == "\"" || character == "'" {
+                    quote = character
+                } else if character == ";" {
+                    break
+                }
+            }
+            rest = rest[index...]
+        }
+        return result + rest
     }
 
     /// Elements dropped with all they hold.
@@ -185,7 +228,7 @@ public enum SVGSanitizer {
                 dropped -= 1
                 return
             }
-            if let css = open.last == "style" ? style : nil {
+            if let css = (open.last == "style" ? style : nil).map(SVGSanitizer.withoutImports) {
                 if SVGSanitizer.isSafeStyle(css) { output += SVGSanitizer.escaped(css) }
                 style = nil
             }

@@ -36,33 +36,48 @@ package enum IPAddress: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// False for loopback, private, shared (CGNAT), link-local, multicast,
-    /// unspecified, reserved and documentation ranges, and for IPv6 forms that
-    /// embed such an IPv4 address.
+    /// False for loopback, private, shared (CGNAT), link-local, multicast, unspecified, reserved and
+    /// documentation ranges, and for every IPv6 address that carries such an IPv4 address
+    /// (``embeddedV4``): the rule is decided on the IPv4 address a packet would reach.
     package var isPublic: Bool {
         switch self {
         case .v4(let address):
             return !Self.blockedV4.contains { address & $0.mask == $0.network }
         case .v6(let bytes):
-            let isZeroPrefix = bytes[0..<10].allSatisfy { $0 == 0 }
-            if isZeroPrefix, bytes[10] == 0xFF, bytes[11] == 0xFF {  // ::ffff:a.b.c.d
-                return IPAddress.v4(Self.v4(bytes[12...])).isPublic
+            // The IPv4 address a form carries decides first; then only global unicast (2000::/3) is public:
+            // loopback, unspecified, unique-local, link- and site-local, multicast, discard and the
+            // unassigned rest are all outside it.
+            if let embedded = embeddedV4 {
+                guard IPAddress.v4(embedded).isPublic else { return false }
+                if bytes.starts(with: [0x00, 0x64, 0xFF, 0x9B]) || bytes[0..<10].allSatisfy({ $0 == 0 }) {
+                    return true  // NAT64 and the mapped and compatible forms: the IPv4 address is where it goes
+                }
             }
-            if bytes[0..<12] == [0x00, 0x64, 0xFF, 0x9B, 0, 0, 0, 0, 0, 0, 0, 0] {  // 64:ff9b::/96 (NAT64)
-                return IPAddress.v4(Self.v4(bytes[12...])).isPublic
-            }
-            if bytes.allSatisfy({ $0 == 0 }) || (bytes[0..<15].allSatisfy { $0 == 0 } && bytes[15] == 1) {
-                return false
-            }  // :: and ::1
-            if isZeroPrefix, bytes[10] == 0, bytes[11] == 0 { return false }  // ::a.b.c.d (deprecated compatible)
-            if bytes[0] & 0xFE == 0xFC { return false }  // fc00::/7 unique local
-            if bytes[0] == 0xFE, bytes[1] & 0xC0 == 0x80 { return false }  // fe80::/10 link-local
-            if bytes[0] == 0xFE, bytes[1] & 0xC0 == 0xC0 { return false }  // fec0::/10 site-local
-            if bytes[0] == 0xFF { return false }  // multicast
-            // 2001:db8::/32 documentation
-            if bytes[0] == 0x20, bytes[1] == 0x01, bytes[2] == 0x0D, bytes[3] == 0xB8 { return false }
-            return true
+            guard bytes[0] & 0xE0 == 0x20 else { return false }
+            return !bytes.starts(with: [0x20, 0x01, 0x0D, 0xB8])  // 2001:db8::/32 documentation
         }
+    }
+
+    /// The IPv4 address an IPv6 address carries, for every form that carries one: IPv4-mapped
+    /// (`::ffff:a.b.c.d`) and IPv4-compatible (`::a.b.c.d`, RFC 4291), 6to4 (`2002:AABB:CCDD::/16`,
+    /// RFC 3056), NAT64's well-known prefix (`64:ff9b::/96`, RFC 6052) and its local-use prefix
+    /// (`64:ff9b:1::/48`, RFC 8215, the address in bits 48–63 and 72–87), Teredo (`2001::/32`, the
+    /// client's address in the last 32 bits, inverted: RFC 4380) and ISATAP (an interface identifier
+    /// `0000:5efe:a.b.c.d` or `0200:5efe:a.b.c.d`, RFC 5214). `nil` for IPv4 and for other IPv6 addresses.
+    package var embeddedV4: UInt32? {
+        guard case .v6(let bytes) = self, bytes.count == 16 else { return nil }
+        let last = Self.v4(bytes[12...])
+        if bytes[0..<10].allSatisfy({ $0 == 0 }), bytes[10] == bytes[11], bytes[10] == 0 || bytes[10] == 0xFF {
+            return last  // ::ffff:a.b.c.d and ::a.b.c.d (:: and ::1 too: 0.0.0.0 and 0.0.0.1, both refused)
+        }
+        if bytes[0] == 0x20, bytes[1] == 0x02 { return Self.v4(bytes[2..<6]) }  // 6to4
+        if bytes.starts(with: [0x00, 0x64, 0xFF, 0x9B, 0, 0, 0, 0, 0, 0, 0, 0]) { return last }  // NAT64 /96
+        if bytes.starts(with: [0x00, 0x64, 0xFF, 0x9B, 0x00, 0x01]) {  // NAT64 local use, RFC 6052's /48 layout
+            return Self.v4([bytes[6], bytes[7], bytes[9], bytes[10]][...])
+        }
+        if bytes.starts(with: [0x20, 0x01, 0x00, 0x00]) { return ~last }  // Teredo
+        if bytes[8] & 0xFD == 0, bytes[9] == 0, bytes[10] == 0x5E, bytes[11] == 0xFE { return last }  // ISATAP
+        return nil
     }
 
     private static func v4(_ bytes: ArraySlice<UInt8>) -> UInt32 {

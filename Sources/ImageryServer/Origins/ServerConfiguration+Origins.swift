@@ -27,6 +27,10 @@ extension ServerConfiguration {
         /// files under this directory (never outside it); default `nil`: no `local://` sources.
         public var localFilesystemRoot: URL?
 
+        /// How source hosts are resolved: the system's resolver; tests give a fake one (a name that
+        /// never answers, a name resolving to an address inside an IPv6 form).
+        package var resolver: SourceGuard.Resolver = SourceGuard.resolve
+
         public init() {}
 
         /// How the pipeline retries origin fetches: ``maximumAttempts``, short waits (a client is

@@ -77,7 +77,9 @@ final class ImageService: Sendable {
         let sourceGuard = SourceGuard(
             allowedHosts: configuration.origins.allowedHosts,
             privateNetworkHosts: configuration.origins.privateNetworkHosts,
-            s3SourceBuckets: configuration.s3.sourceBuckets
+            s3SourceBuckets: configuration.s3.sourceBuckets,
+            lookupTimeout: configuration.origins.timeout,
+            resolver: configuration.origins.resolver
         )
         let s3Client = try Self.s3Client(configuration, forSources: true)
         var loaderConfiguration = HTTPDataLoader.Configuration()

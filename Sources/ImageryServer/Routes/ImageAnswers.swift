@@ -5,7 +5,8 @@ import Imagery
 
 /// The headers and status of an answer with a stored image, the same on every path: a route's
 /// (``ImageController``), and the event loop's (``HitHandler``): validators, cache headers, the
-/// quality chosen, the skipped filters, `Content-Disposition`.
+/// quality chosen, the skipped filters, `Content-Disposition`, and a `Content-Security-Policy` that
+/// lets no image run script (``contentSecurityPolicy``).
 package struct ImageAnswers: Sendable {
     let service: ImageService
 
@@ -39,6 +40,7 @@ package struct ImageAnswers: Sendable {
         fields.add(.eTag, image.etag)
         fields.add(.cacheControl, cacheControl)
         fields.add(Self.contentTypeOptions, "nosniff")
+        fields.add(.contentSecurityPolicy, Self.contentSecurityPolicy)
         if let age { fields.add(.age, String(age)) }
         if let lastModified = image.cacheHeaders.lastModified { fields.add(.lastModified, lastModified) }
         if negotiated { fields.add(.vary, "Accept") }
@@ -73,6 +75,10 @@ package struct ImageAnswers: Sendable {
         return StoredAnswer(
             status: status, headers: fields, body: status == .ok ? image.body : nil, disposition: disposition)
     }
+
+    /// Sent with every image (imgproxy's policy): an image opened as a page, an SVG passed on above all,
+    /// runs no script and loads nothing on the image host's origin.
+    static let contentSecurityPolicy = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; sandbox"
 
     private static let contentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
     private static let qualityField = HTTPField.Name(qualityHeader)!

@@ -19,8 +19,10 @@ enum JPEGWriter {
     static let progressiveFromPixels = 200_000
 
     /// `image`'s first frame as a JPEG at `quality` (1...100).
-    static func encode(_ image: Image, quality: Int, progressive: Bool) throws -> Data {
-        let prepared = image.frame(0).withEightBitChannels().flattenedOntoBlack()
+    static func encode(
+        _ image: Image, quality: Int, progressive: Bool, flattensOnto background: ImageRecipe.Color? = nil
+    ) throws -> Data {
+        let prepared = image.frame(0).withEightBitChannels().flattened(onto: background)
         let metadata = image.metadata
         let exif =
             metadata.exif.flatMap { ExifBlock.oriented($0, width: image.width, height: image.height) }

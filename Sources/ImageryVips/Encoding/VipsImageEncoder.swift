@@ -6,7 +6,8 @@ import Imagery
 /// AV1 and HEVC encoders) and JPEG XL (when it has libjxl); JPEG, BMP and ICO with Imagery's own writers
 /// (`JPEGWriter`: libjpeg-turbo with optimised Huffman and tuned quantisation tables). Metadata is stripped but for what the image keeps
 /// (`ImageMetadata`: its copyright notice as EXIF in JPEG and WebP, a kept ICC profile). JPEG has
-/// no alpha: transparent pixels are flattened onto black (a recipe's background chooses another colour).
+/// no alpha: transparent pixels are flattened onto black (`EncodingOptions.flattensOnto`, or a recipe's
+/// background, chooses another colour).
 /// An animated image stays animated in GIF and WebP (every frame, its delays and loop count); other
 /// formats get its first frame. Animated GIFs have one palette for all frames (`CGIFFrames`).
 /// 16-bit images (`PixelFormat.rgb16` …) stay 16-bit in PNG, TIFF and JPEG XL and become 12-bit AVIF;
@@ -109,7 +110,10 @@ public struct VipsImageEncoder: ImageEncoding {
         if format == .gif, image.animation != nil { return try AnimatedGIFWriter.encode(image) }
         if format == .bmp { return BMP.encode(image) }
         if format == .ico { return try encodeIcon(image) }
-        if format == .jpeg { return try JPEGWriter.encode(image, quality: quality, progressive: options.progressive) }
+        if format == .jpeg {
+            return try JPEGWriter.encode(
+                image, quality: quality, progressive: options.progressive, flattensOnto: options.flattensOnto)
+        }
         do {
             try Vips.start()
             let quality = Int32(quality)

@@ -243,7 +243,7 @@ struct SVGSanitizerTests {
     }
 
     @Test func bytesThatAreNotUTF8AreRefused() {
-        #expect(throws: ImageDecodingError.corrupt(format: .svg, reason: "an SVG must be UTF-8 text")) {
+        #expect(throws: ImageDecodingError.corrupt(format: .svg, reason: "an SVG must be UTF-8 or UTF-16 text")) {
             try SVGSanitizer.sanitized(Data([0x3C, 0x73, 0x76, 0x67, 0xFF, 0x2F, 0x3E]))
         }
     }
@@ -271,11 +271,44 @@ struct SVGSanitizerTests {
     }
 
     @Test func declaredEncodingsAreReadFromTheDeclarationAlone() {
-        #expect(SVGSanitizer.declaresUTF8("<svg/>"))
+        #expect(SVGSanitizer.declaredEncoding("<svg/>") == "")
         #expect(
-            SVGSanitizer.declaresUTF8(#"<?xml version="1.0"?><svg encoding="latin1"/>"#),
+            SVGSanitizer.declaredEncoding(#"<?xml version="1.0"?><svg encoding="latin1"/>"#) == "",
             "an attribute of the root is no declaration")
-        #expect(SVGSanitizer.declaresUTF8(#" <?xml version="1.0" ENCODING="UTF-8"?>"#))
-        #expect(!SVGSanitizer.declaresUTF8(#"<?xml version="1.0" encoding="windows-1252"?>"#))
+        #expect(SVGSanitizer.declaredEncoding(#" <?xml version="1.0" ENCODING="UTF-8"?>"#) == "utf-8")
+        #expect(SVGSanitizer.declaredEncoding(#"<?xml version="1.0" encoding="windows-1252"?>"#) == "windows-1252")
+        #expect(SVGSanitizer.text(of: Data(#"<?xml version="1.0" encoding="windows-1252"?><svg/>"#.utf8)) == nil)
+    }
+
+    /// imgproxy reads UTF-16 SVGs (the W3C suite has some); so does this, and writes them as UTF-8.
+    @Test(arguments: [String.Encoding.utf16BigEndian, .utf16LittleEndian])
+    func aUTF16DocumentWithItsByteOrderMarkIsReadAndWrittenAsUTF8(encoding: String.Encoding) throws {
+        let document =
+            ##"<?xml version="1.0" encoding="UTF-16"?><svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"><rect width="4" height="4" fill="#f00"/><script>alert(1)</script></svg>"##
+        let bom: [UInt8] = encoding == .utf16BigEndian ? [0xFE, 0xFF] : [0xFF, 0xFE]
+        let data = Data(bom) + document.data(using: encoding)!
+        #expect(ImageFormat(sniffing: data) == .svg)
+        let clean = String(decoding: try SVGSanitizer.sanitized(data), as: UTF8.self)
+        #expect(clean.contains("<rect"))
+        #expect(!clean.contains("script"))
+        #expect(clean.hasPrefix(#"<?xml version="1.0" encoding="UTF-8"?>"#))
+    }
+
+    @Test func aUTF16DocumentThatDeclaresEntitiesIsRefusedToo() {
+        let document = #"<!DOCTYPE svg [<!ENTITY a "b">]><svg xmlns="http://www.w3.org/2000/svg">&a;</svg>"#
+        let data = Data([0xFF, 0xFE]) + document.data(using: .utf16LittleEndian)!
+        #expect(throws: ImageDecodingError.self) { try SVGSanitizer.sanitized(data) }
+    }
+
+    /// An `@import` costs the stylesheet its import only (imgproxy keeps the drawing's styles too).
+    @Test func anImportIsDroppedAndTheRestOfTheStylesheetKept() throws {
+        let document =
+            #"<svg xmlns="http://www.w3.org/2000/svg"><style>@import url("https://example.com/a;b.css"); @IMPORT 'x.css';rect { fill: red }</style><rect width="1" height="1"/></svg>"#
+        let clean = String(decoding: try SVGSanitizer.sanitized(Data(document.utf8)), as: UTF8.self)
+        #expect(clean.contains("rect { fill: red }"))
+        #expect(!clean.lowercased().contains("import"))
+        #expect(!clean.contains("example.com"))
+        #expect(SVGSanitizer.withoutImports("@import 'a.css'") == "")
+        #expect(SVGSanitizer.withoutImports("a{} @import \"x;y\" screen; b{}") == "a{}  b{}")
     }
 }

@@ -65,8 +65,10 @@ extension ImgproxyOptions {
             ? .all : (keepsCopyright ?? defaults.keepsCopyright) ? .copyright : .none
         // Only for a format that holds 16 bits (or one not known yet: the encoder reduces the others).
         recipe.keepsHighBitDepth = (preservesHDR ?? defaults.preservesHDR) && (format?.holdsHighBitDepth ?? true)
+        // imgproxy lays transparent pixels onto white in a format without alpha (its default background).
         let encoding = EncodingOptions(
-            quality: quality > 0 ? quality : nil, maximumBytes: maximumBytes > 0 ? maximumBytes : nil)
+            quality: quality > 0 ? quality : nil, maximumBytes: maximumBytes > 0 ? maximumBytes : nil,
+            flattensOnto: .white)
         var parameters = ImageParameters(
             url: url, recipe: recipe, format: format, encoding: encoding, negotiates: negotiates)
         parameters.autoQuality = autoQuality

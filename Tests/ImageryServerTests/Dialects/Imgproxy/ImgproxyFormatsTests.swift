@@ -38,6 +38,31 @@ struct ImgproxyFormatsTests {
         }
     }
 
+    /// A transparent source written as JPEG is laid onto white, as imgproxy's format matrix expects (its
+    /// default background); the native query keeps libvips' black, and PNG keeps the alpha.
+    @Test func aTransparentSourceWrittenAsJPEGIsLaidOntoWhite() async throws {
+        // Left half transparent, right half opaque red.
+        let png = try VipsImageEncoder().encode(
+            GeneratedImages.image(width: 16, height: 8) { x, _ in x < 8 ? [0, 0, 0, 0] : [255, 0, 0, 255] },
+            as: .png, options: EncodingOptions())
+        let origin = try await TestOrigin.start { _ in
+            TestOrigin.Response(status: 200, headers: [("Content-Type", "image/png")], body: png)
+        }
+        try await withServer(origin: origin) { client, origin in
+            let source = origin.url("alpha.png").absoluteString
+            let (status, headers, body) = try await get(client, "/_/plain/\(source)@jpg")
+            #expect(status == .ok && headers[.contentType] == "image/jpeg")
+            let image = try VipsImageDecoder().decode(body, recipe: ImageRecipe())
+            #expect(GeneratedImages.pixel(image, 2, 4).allSatisfy { $0 > 245 }, "white where it was transparent")
+            #expect(GeneratedImages.pixel(image, 13, 4)[0] > 230)  // red stays red
+            let native = try await get(client, imageURI(origin, "alpha.png", "format=jpeg"))
+            let nativeImage = try VipsImageDecoder().decode(native.body, recipe: ImageRecipe())
+            #expect(GeneratedImages.pixel(nativeImage, 2, 4).allSatisfy { $0 < 10 }, "the native query: black")
+            let kept = try await get(client, "/_/plain/\(source)@png")
+            #expect(try VipsImageDecoder().decode(kept.body, recipe: ImageRecipe()).pixelFormat.hasAlpha)
+        }
+    }
+
     /// An output with no format asked keeps its source's only when it is a preferred one (JPEG, PNG, GIF by
     /// default, `IMGPROXY_PREFERRED_FORMATS`), else gets the first that holds it, as imgproxy does.
     @Test func preferredFormatsChooseTheOutputOfOtherSources() async throws {

@@ -249,7 +249,7 @@ struct ImgproxyURLTests {
 
     @Test func outputOptionsGiveTheirEncoding() throws {
         let quality = try Self.parameters("q:70/mb:50000/f:webp")
-        #expect(quality.encoding == EncodingOptions(quality: 70, maximumBytes: 50_000))
+        #expect(quality.encoding == EncodingOptions(quality: 70, maximumBytes: 50_000, flattensOnto: .white))
         #expect(quality.format == .webp)
         #expect(try Self.parameters("quality:0").encoding.quality == nil)
         #expect(try Self.parameters("ext:jpg").format == .jpeg)
