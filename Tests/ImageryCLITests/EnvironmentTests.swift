@@ -130,13 +130,13 @@ import Testing
 
     @Test func imgproxysVariablesNotAppliedAreTold() throws {
         let (_, notes) = try Self.configuration([
-            "IMGPROXY_ABS_NAME": "account", "IMGPROXY_NO_SUCH_THING": "1", "IMGPROXY_USE_ETAG": "false",
+            "IMGPROXY_ABS_NAME": "account", "IMGPROXY_NO_SUCH_THING": "1", "IMGPROXY_PNG_QUANTIZE": "true",
         ])
         #expect(
             notes.sorted() == [
                 "IMGPROXY_ABS_NAME is imgproxy's but not supported here: its setting is not applied",
                 "IMGPROXY_NO_SUCH_THING is no imgproxy setting: ignored",
-                "IMGPROXY_USE_ETAG is imgproxy's but not supported here: its setting is not applied",
+                "IMGPROXY_PNG_QUANTIZE is imgproxy's but not supported here: its setting is not applied",
             ])
     }
 

@@ -9,7 +9,7 @@ import Foundation
 ///   stated with `Age` when the source has aged (`max-age` = remaining + age), as a shared
 ///   cache would, so clients and CDNs downstream expire it when the source expires;
 /// - `stale-while-revalidate=N` passed on (as this server honours it, so may a CDN in front);
-/// - `Last-Modified`: the source's.
+/// - `Last-Modified`: the source's, when it is an HTTP date.
 ///
 /// Everything that needs the source's headers parsed is worked out once, when a response is
 /// stored (``init(source:assessment:freshUntil:)``); each response then costs some arithmetic.
@@ -35,7 +35,8 @@ public struct ResponseCacheHeaders: Sendable {
     ///   - freshUntil: When the response stops being fresh (its source's freshness, as assessed or
     ///     as the pipeline kept it).
     public init(source: CacheMetadata, assessment: HTTPCachePolicy.Assessment, freshUntil: Date) {
-        lastModified = source.http?.headers["last-modified"]
+        // A value that is no HTTP date is not passed on (nothing downstream could compare it).
+        lastModified = source.http?.headers["last-modified"].flatMap { HTTPDate.parse($0) == nil ? nil : $0 }
         self.freshUntil = freshUntil
         let directives = assessment.directives
         visibility = directives["private"] != nil ? "private" : "public"

@@ -129,6 +129,31 @@ extension ServerConfiguration {
         .formats(
             "imgproxy.autoFormats", \.imgproxy.autoFormats,
             "The formats autoFormat chooses from; default jxl, avif, webp."),
+        .flag("imgproxy.usesETag", file: "imgproxyUsesETag", \.imgproxy.usesETag, "Send ETag; default true."),
+        .flag(
+            "imgproxy.usesLastModified", file: "imgproxyUsesLastModified", \.imgproxy.usesLastModified,
+            "Send Last-Modified; default true."),
+        .optionalText(
+            "imgproxy.etagBuster", file: "imgproxyETagBuster", \.imgproxy.etagBuster,
+            "A text in every ETag, to make clients fetch again; default none."),
+        ConfigurationSetting(
+            "imgproxy.lastModifiedBuster", .value, file: "imgproxyLastModifiedBuster",
+            "An RFC 3339 time: older Last-Modified values are sent as it; default none."
+        ) { configuration, content throws(ConfigurationFileError) in
+            let text = try SettingText.string(content)
+            configuration.imgproxy.lastModifiedBuster = try text.isEmpty ? nil : ImgproxyEnvironment.time(text)
+        } write: {
+            .string($0.imgproxy.lastModifiedBuster.map { ISO8601DateFormatter().string(from: $0) } ?? "")
+        },
+        .flag(
+            "imgproxy.setsCanonicalHeader", file: "imgproxySetsCanonicalHeader", \.imgproxy.setsCanonicalHeader,
+            "Send Link: <SOURCE>; rel=\"canonical\"; default false."),
+        .flag(
+            "imgproxy.cacheControlPassthrough", file: "imgproxyCacheControlPassthrough",
+            \.imgproxy.cacheControlPassthrough, "Cache-Control follows the source's; default false: max-age=TTL."),
+        .integer(
+            "imgproxy.ttl", file: "imgproxyTTL", \.imgproxy.ttl,
+            "max-age without passthrough, seconds; default 31536000 (a year)."),
     ]
 
     static let thumborSettings: [ConfigurationSetting] = [

@@ -31,6 +31,11 @@ struct ResponseTerms: Sendable, Equatable {
     /// The thumbor filters the URL names that were skipped (``SkippedOption``), by name, in URL order:
     /// sent as `X-Imagery-Skipped-Filters`, with every answer to this text (hits too).
     var skippedFilters: [String] = []
+    /// How the URL's peer answers where it differs from this server (statuses, validators, max-age);
+    /// `nil`: this server's own rules.
+    var peer: PeerAnswers?
+    /// The source sent as `Link: <SOURCE>; rel="canonical"` (imgproxy's `IMGPROXY_SET_CANONICAL_HEADER`).
+    var canonical: String?
 
     /// Whether the URL has expired at `now` (seconds since 1970).
     func hasExpired(at now: Int) -> Bool { expiresAt.map { $0 <= now } ?? false }

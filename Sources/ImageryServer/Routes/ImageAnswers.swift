@@ -6,7 +6,8 @@ import Imagery
 /// The headers and status of an answer with a stored image, the same on every path: a route's
 /// (``ImageController``), and the event loop's (``HitHandler``): validators, cache headers, the
 /// quality chosen, the skipped filters, `Content-Disposition`, and a `Content-Security-Policy` that
-/// lets no image run script (``contentSecurityPolicy``).
+/// lets no image run script (``contentSecurityPolicy``); a peer's own rules where its URLs differ
+/// (``ResponseTerms/peer``: validators, a fixed max-age, a canonical link).
 package struct ImageAnswers: Sendable {
     let service: ImageService
 
@@ -34,15 +35,24 @@ package struct ImageAnswers: Sendable {
     func answer<Head: StoredHead, Fields: AnswerFields>(
         _ image: Head, terms: ResponseTerms, negotiated: Bool, validators: Validators, now: Date, fields: inout Fields
     ) -> (status: HTTPResponse.Status, disposition: String?) {
+        let peer = terms.peer
+        let fixedMaximumAge = peer?.fixedMaximumAge
         let maxAge = terms.maximumAge(
-            configured: service.configuration.caching.responseMaxAge, at: Int(now.timeIntervalSince1970))
-        let (cacheControl, age) = image.cacheHeaders.values(maximumAge: maxAge, now: now)
-        fields.add(.eTag, image.etag)
+            configured: fixedMaximumAge ?? service.configuration.caching.responseMaxAge,
+            at: Int(now.timeIntervalSince1970))
+        let (cacheControl, age) =
+            fixedMaximumAge == nil
+            ? image.cacheHeaders.values(maximumAge: maxAge, now: now) : (PeerAnswers.fixedCacheControl(maxAge), nil)
+        let etag = peer.map { $0.etag(image.etag) } ?? image.etag
+        let lastModified =
+            peer.map { $0.lastModified(image.cacheHeaders.lastModified) } ?? image.cacheHeaders.lastModified
+        if let etag { fields.add(.eTag, etag) }
         fields.add(.cacheControl, cacheControl)
         fields.add(Self.contentTypeOptions, "nosniff")
         fields.add(.contentSecurityPolicy, Self.contentSecurityPolicy)
         if let age { fields.add(.age, String(age)) }
-        if let lastModified = image.cacheHeaders.lastModified { fields.add(.lastModified, lastModified) }
+        if let lastModified { fields.add(.lastModified, lastModified) }
+        if let canonical = terms.canonical { fields.add(Self.linkField, "<\(canonical)>; rel=\"canonical\"") }
         if negotiated { fields.add(.vary, "Accept") }
         if let quality = image.chosenQuality { fields.add(Self.qualityField, String(quality)) }
         if !terms.skippedFilters.isEmpty {
@@ -50,8 +60,8 @@ package struct ImageAnswers: Sendable {
         }
         let disposition = terms.disposition?.value(contentType: image.contentType)
         if EncodedImageResponse.isNotModified(
-            ifNoneMatch: validators.ifNoneMatch, ifModifiedSince: validators.ifModifiedSince, etag: image.etag,
-            lastModified: image.cacheHeaders.lastModified)
+            ifNoneMatch: etag == nil ? nil : validators.ifNoneMatch, ifModifiedSince: validators.ifModifiedSince,
+            etag: etag ?? "", lastModified: lastModified)
         {
             return (.notModified, disposition)
         }
@@ -81,6 +91,7 @@ package struct ImageAnswers: Sendable {
     static let contentSecurityPolicy = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; sandbox"
 
     private static let contentTypeOptions = HTTPField.Name("X-Content-Type-Options")!
+    private static let linkField = HTTPField.Name("Link")!
     private static let qualityField = HTTPField.Name(qualityHeader)!
     private static let skippedFiltersField = HTTPField.Name(skippedFiltersHeader)!
 }

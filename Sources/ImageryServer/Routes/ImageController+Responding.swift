@@ -83,7 +83,7 @@ extension ImageController {
                 answers.answer(
                     image, terms: terms, negotiated: parameters.isNegotiated, requestHeaders: request.headers))
         } catch {
-            let failure = ServerError.from(error)
+            let failure = terms.peer.map { $0.failure(ServerError.from(error)) } ?? ServerError.from(error)
             if let fallback = service.fallback, FallbackImage.replacedErrors.contains(failure.code) {
                 return await fallbackResponse(
                     fallback, for: parameters, replacing: failure, terms: terms, request: request, channel: channel)

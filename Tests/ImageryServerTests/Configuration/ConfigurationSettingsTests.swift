@@ -92,6 +92,13 @@ import Testing
         sample.imgproxy.presets = ["small": "rs:fit:100:100"]
         sample.imgproxy.autoFormat = true
         sample.imgproxy.autoFormats = [.webp]
+        sample.imgproxy.usesETag = false
+        sample.imgproxy.usesLastModified = false
+        sample.imgproxy.etagBuster = "v2"
+        sample.imgproxy.lastModifiedBuster = Date(timeIntervalSince1970: 1_750_000_000)
+        sample.imgproxy.setsCanonicalHeader = true
+        sample.imgproxy.cacheControlPassthrough = true
+        sample.imgproxy.ttl = 600
         sample.thumbor.enabled = false
         sample.thumbor.securityKey = "thumbor-secret"
         sample.thumbor.allowsUnsafeURLs = false

@@ -67,7 +67,7 @@ struct SVGTests {
     @Test func bytesThatAreNotUTF8AreRefused() {
         var data = Data(#"<svg xmlns="http://www.w3.org/2000/svg"><rect/></svg>"#.utf8)
         data.insert(0xC9, at: 44)
-        #expect(throws: ImageDecodingError.corrupt(format: .svg, reason: "an SVG must be UTF-8 text")) {
+        #expect(throws: ImageDecodingError.corrupt(format: .svg, reason: "an SVG must be UTF-8 or UTF-16 text")) {
             try SVGSanitizer.sanitized(data)
         }
     }

@@ -7,13 +7,21 @@ extension ImgproxyDialect {
     /// around them), its options, `expires` and the `Content-Disposition` it asks for; `nil` when the
     /// path does not start with the prefix or has no imgproxy option or source.
     /// - Throws: 403 for a missing or wrong signature; 400 for what the URL asks that is wrong or not
-    ///   supported; 404 for an expired URL.
+    ///   supported; 404 for an expired URL or a source that is not allowed (imgproxy's statuses: ``answers``).
     func read(_ request: DialectRequest) throws -> DialectReading? {
         guard let path = path(request.path), ImgproxyURL.mayBe(path, syntax: syntax) else { return nil }
-        try checkSignature(of: path)
-        let url = try ImgproxyURL(path: path, syntax: syntax)
-        let (parameters, expires) = try parameters(of: url)
-        return DialectReading(kind: .image(parameters), terms: .init(expiresAt: expires, disposition: url.disposition))
+        do {
+            try checkSignature(of: path)
+            let url = try ImgproxyURL(path: path, syntax: syntax)
+            let (parameters, expires) = try parameters(of: url)
+            var terms = ResponseTerms(expiresAt: expires, disposition: url.disposition, peer: answers)
+            if configuration.imgproxy.setsCanonicalHeader, ["http", "https"].contains(parameters.url.scheme ?? "") {
+                terms.canonical = parameters.url.absoluteString
+            }
+            return DialectReading(kind: .image(parameters), terms: terms)
+        } catch let error as ServerError {
+            throw answers.failure(error)
+        }
     }
 
     /// Refuses a path whose signature this server does not take.

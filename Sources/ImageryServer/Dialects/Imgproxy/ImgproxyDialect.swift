@@ -17,6 +17,8 @@ struct ImgproxyDialect: Dialect {
     let sources: ImgproxySourceRules
     /// The option names URLs may use (`nil`: all).
     let allowedOptions: Set<Substring>?
+    /// How imgproxy answers where this server's own rules differ (``imgproxyAnswers(_:)``).
+    let answers: PeerAnswers
 
     /// - Parameters:
     ///   - configuration: The server's configuration.
@@ -73,5 +75,23 @@ struct ImgproxyDialect: Dialect {
         allowedOptions =
             configuration.imgproxy.allowedOptions.isEmpty
             ? nil : Set(configuration.imgproxy.allowedOptions.map { Substring($0) })
+        answers = Self.imgproxyAnswers(configuration.imgproxy)
+    }
+
+    /// imgproxy's answers where they differ from this server's: a source refused (allow-list, private
+    /// address) is 404, a source too large (bytes or pixels), not an image or not readable here and an
+    /// output format that cannot be written are 422; its validator switches and busters; `max-age=TTL`
+    /// whatever the source says unless its Cache-Control is passed through.
+    static func imgproxyAnswers(_ settings: ServerConfiguration.Imgproxy) -> PeerAnswers {
+        PeerAnswers(
+            name: "imgproxy",
+            statuses: [
+                "forbidden_source": .notFound, "source_too_large": .unprocessableContent,
+                "unsupported_format": .unprocessableContent, "unsupported_source": .unprocessableContent,
+            ],
+            sendsETag: settings.usesETag, sendsLastModified: settings.usesLastModified,
+            etagBuster: settings.etagBuster, lastModifiedBuster: settings.lastModifiedBuster,
+            fixedMaximumAge: settings.cacheControlPassthrough ? nil : settings.ttl
+        )
     }
 }

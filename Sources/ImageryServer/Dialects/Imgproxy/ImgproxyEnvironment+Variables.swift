@@ -242,8 +242,22 @@ extension ImgproxyEnvironment {
             // 0: imgproxy's default; this server keeps its short one
             if seconds > 0 { configuration.fallback.maxAge = seconds }
         },
-        "IMGPROXY_TTL": Variable(["caching.responseMaxAge"]) { value, configuration, _ in
-            configuration.caching.responseMaxAge = try integer(value, in: 0...Int.max)
+        // The max-age of imgproxy URLs' answers (fixed, without passthrough), and the cap of every other.
+        "IMGPROXY_TTL": Variable(["imgproxy.ttl", "caching.responseMaxAge"]) { value, configuration, _ in
+            let ttl = try integer(value, in: 0...Int.max)
+            configuration.imgproxy.ttl = ttl
+            configuration.caching.responseMaxAge = ttl
+        },
+        "IMGPROXY_USE_ETAG": .flag("imgproxy.usesETag", \.imgproxy.usesETag),
+        "IMGPROXY_USE_LAST_MODIFIED": .flag("imgproxy.usesLastModified", \.imgproxy.usesLastModified),
+        "IMGPROXY_SET_CANONICAL_HEADER": .flag("imgproxy.setsCanonicalHeader", \.imgproxy.setsCanonicalHeader),
+        "IMGPROXY_CACHE_CONTROL_PASSTHROUGH": .flag(
+            "imgproxy.cacheControlPassthrough", \.imgproxy.cacheControlPassthrough),
+        "IMGPROXY_ETAG_BUSTER": Variable(["imgproxy.etagBuster"]) { value, configuration, _ in
+            configuration.imgproxy.etagBuster = value.isEmpty ? nil : value
+        },
+        "IMGPROXY_LAST_MODIFIED_BUSTER": Variable(["imgproxy.lastModifiedBuster"]) { value, configuration, _ in
+            configuration.imgproxy.lastModifiedBuster = value.isEmpty ? nil : try time(value)
         },
     ]
 }

@@ -153,6 +153,17 @@ package enum ImgproxyEnvironment {
         return number
     }
 
+    /// An RFC 3339 time (`2025-01-31T12:00:00Z`, with a fraction or an offset), as imgproxy reads times.
+    static func time(_ value: String) throws(ConfigurationFileError) -> Date {
+        let formatter = ISO8601DateFormatter()
+        if let date = formatter.date(from: value) { return date }
+        formatter.formatOptions.insert(.withFractionalSeconds)
+        guard let date = formatter.date(from: value) else {
+            throw ConfigurationFileError(message: "expected an RFC 3339 time (2025-01-31T12:00:00Z)")
+        }
+        return date
+    }
+
     /// Megapixels (a decimal number) as pixels, as imgproxy reads resolutions.
     static func megapixels(_ value: String) throws(ConfigurationFileError) -> Int {
         guard let number = Double(value), number >= 0, number < 1e12 else {

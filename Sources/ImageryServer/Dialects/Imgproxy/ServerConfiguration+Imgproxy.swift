@@ -109,6 +109,34 @@ extension ServerConfiguration {
         /// an animation: WebP): those whose `AUTO_*` variable is set, all three when the file sets it.
         public var autoFormats: [ImageFormat] = [.jxl, .avif, .webp]
 
+        /// imgproxy's `IMGPROXY_USE_ETAG` and `IMGPROXY_USE_LAST_MODIFIED`: whether imgproxy URLs' answers
+        /// carry `ETag` and `Last-Modified` (and honour `If-None-Match` and `If-Modified-Since`); default
+        /// both `true`, as imgproxy.
+        public var usesETag = true
+
+        public var usesLastModified = true
+
+        /// imgproxy's `IMGPROXY_ETAG_BUSTER`: a text in every imgproxy ETag (`"BUSTER/…"`), so that changing it
+        /// makes every client fetch again; default none.
+        public var etagBuster: String?
+
+        /// imgproxy's `IMGPROXY_LAST_MODIFIED_BUSTER` (RFC 3339): a source's `Last-Modified` older than this is
+        /// sent as this; default none.
+        public var lastModifiedBuster: Date?
+
+        /// imgproxy's `IMGPROXY_SET_CANONICAL_HEADER`: an answer from an http(s) source carries
+        /// `Link: <SOURCE>; rel="canonical"`; default `false`.
+        public var setsCanonicalHeader = false
+
+        /// imgproxy's `IMGPROXY_CACHE_CONTROL_PASSTHROUGH`: imgproxy URLs' `Cache-Control` follows the source's
+        /// (at most ``ServerConfiguration/Caching/responseMaxAge``, as every other answer here); default
+        /// `false`: `max-age=TTL, public` (``ttl``) whatever the source says, as imgproxy.
+        public var cacheControlPassthrough = false
+
+        /// imgproxy's `IMGPROXY_TTL`: the `max-age` of imgproxy URLs' answers without passthrough, in seconds;
+        /// default a year (31,536,000), as imgproxy; 0: `no-cache`.
+        public var ttl = 31_536_000
+
         public init() {}
     }
 }
@@ -126,6 +154,10 @@ extension ServerConfiguration.Imgproxy: ConfigurationPart {
             "imgproxy.keys and imgproxy.salts must be hex, as many salts as keys (keys not empty), and imgproxy.signatureSize from 1 to 32"
         )
         try require((1...32).contains(signatureSize), "imgproxy.signatureSize", "must be from 1 to 32")
+        try require(ttl >= 0, "imgproxy.ttl", "must be 0 or more seconds")
+        try require(
+            etagBuster.map { !$0.isEmpty && $0.allSatisfy { $0.isASCII && $0 != "\"" && !$0.isWhitespace } } ?? true,
+            "imgproxy.etagBuster", "must be printable ASCII without quotes or spaces")
         try require(
             watermarkOpacity > 0 && watermarkOpacity <= 1, "imgproxy.watermarkOpacity",
             "must be above 0, at most 1")

@@ -123,10 +123,10 @@ struct ImgproxyFormatsTests {
             let gif = "plain/" + origin.url("chelsea.gif").absoluteString
             let (_, _, gifBody) = try await get(client, "/_/rs:fit:20:20/\(gif)")
             #expect(gifBody == (try Fixtures.data("chelsea.gif")))
-            // No image: refused, raw or not.
+            // No image: refused, raw or not (imgproxy's 422).
             let text = "plain/" + origin.url("README.md").absoluteString
-            #expect(try await get(client, "/_/raw:1/\(text)").status == .unsupportedMediaType)
-            #expect(try await get(client, "/_/skp:png/\(text)").status == .unsupportedMediaType)
+            #expect(try await get(client, "/_/raw:1/\(text)").status == .unprocessableContent)
+            #expect(try await get(client, "/_/skp:png/\(text)").status == .unprocessableContent)
             let (badStatus, _, badBody) = try await get(client, "/_/skp:psd/\(png)")
             #expect(badStatus == .badRequest && String(decoding: badBody, as: UTF8.self).contains("psd"))
         }
@@ -137,7 +137,7 @@ struct ImgproxyFormatsTests {
         try await withServer(configure: { $0.limits.maximumSourcePixels = 10_000 }) { client, origin in
             let png = "plain/" + origin.url("chelsea.png").absoluteString
             let (status, _, _) = try await get(client, "/_/raw:1/\(png)")
-            #expect(status == .contentTooLarge)  // as for a processed request over the limit
+            #expect(status == .unprocessableContent)  // as for a processed request over the limit (imgproxy's 422)
         }
     }
 
@@ -216,10 +216,10 @@ struct ImgproxyFormatsTests {
                 let (nativeStatus, nativeHeaders, _) = try await get(
                     client, "/image?url=\(origin.url("logo.svg").absoluteString)&width=20")
                 #expect(nativeStatus == .ok && nativeHeaders[.contentType] == "image/png")
-                // No raster is made a vector.
+                // No raster is made a vector (imgproxy's 422).
                 let (vectorStatus, _, vectorBody) = try await get(
                     client, "/_/plain/\(origin.url("photo.png").absoluteString)@svg")
-                #expect(vectorStatus == .unsupportedMediaType, "\(String(decoding: vectorBody, as: UTF8.self))")
+                #expect(vectorStatus == .unprocessableContent, "\(String(decoding: vectorBody, as: UTF8.self))")
             }
             let again = try await TestOrigin.serving(directory: directory)
             try await withServer(origin: again, configure: { $0.imgproxy.alwaysRasterizesSVG = true }) {
