@@ -27,9 +27,18 @@ package struct PathDialects: Dialect {
             configuration.thumbor.enabled ? ThumborDialect(configuration: configuration, watermarks: watermarks) : nil
     }
 
-    /// What the path asks for in the first syntax that reads it; `nil`: none does (404).
+    /// What the path asks for in the first syntax that reads it; `nil`: none does (404). A path both
+    /// shapes fit (thumbor's `trim:bottom-right/50x50:0x0/a.png` has imgproxy's `name:args` segments)
+    /// that imgproxy's reader refuses as a bad parameter is thumbor's when thumbor's reads it.
     func read(_ request: DialectRequest) throws -> DialectReading? {
-        if let reading = try imgproxy?.read(request) { return reading }
+        do {
+            if let reading = try imgproxy?.read(request) { return reading }
+        } catch let error as ServerError where error.status == .badRequest {
+            guard let thumbor, ThumborURL.mayBe(request.path), let reading = try? thumbor.read(request) else {
+                throw error
+            }
+            return reading
+        }
         return try thumbor?.read(request)
     }
 

@@ -77,20 +77,15 @@ extension ThumborURL {
         text.count >= 2 && text.hasPrefix("'") && text.hasSuffix("'") ? String(text.dropFirst().dropLast()) : text
     }
 
-    /// A thumbor colour: hex without `#` (`fff`, `ff0000`), `transparent`, or a common name.
+    /// A thumbor colour: hex without `#` (`fff`, `ff0000`), `transparent`, or a CSS name (``ThumborColorNames``).
     static func color(_ text: String, filter: String) throws -> ImageRecipe.Color {
-        let names = [
-            "transparent": "00000000", "white": "ffffff", "black": "000000", "red": "ff0000", "green": "008000",
-            "blue": "0000ff",
-            "yellow": "ffff00", "gray": "808080", "grey": "808080", "silver": "c0c0c0", "orange": "ffa500",
-            "purple": "800080",
-        ]
         let lowered = text.lowercased()
         if lowered == "auto" || lowered == "blur" {
             throw ServerError.badParameter(
                 "thumbor filter \(filter)(\(lowered)) is not supported: give a colour (hex or a name)")
         }
-        guard let color = ImageRecipe.Color(hex: names[lowered] ?? lowered) else {
+        let hex = lowered == "transparent" ? "00000000" : ThumborColorNames.hex[lowered] ?? lowered
+        guard let color = ImageRecipe.Color(hex: hex) else {
             throw ServerError.badParameter(
                 "thumbor filter \(filter) takes a colour: hex without # (ff8800), transparent, or a name like white")
         }

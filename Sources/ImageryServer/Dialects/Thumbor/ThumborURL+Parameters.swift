@@ -102,6 +102,10 @@ extension ThumborURL {
                     recipe.adjustments.append(adjustment)
                     continue
                 }
+                if ["fill", "background_color"].contains(filter.name), arguments.first?.isEmpty ?? true {
+                    // thumbor's grammar wants a colour: `fill()` and `background_color()` are not run.
+                    throw filter.dropped("thumbor filter \(filter.name) needs a colour")
+                }
                 switch filter.name {
                 case "quality":
                     encoding.quality = max(1, min(100, Int(try number(0))))

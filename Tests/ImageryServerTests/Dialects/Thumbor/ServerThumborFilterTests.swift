@@ -144,6 +144,47 @@ struct ServerThumborFilterTests {
         }
     }
 
+    /// The colour names thumbor's engine knows (CSS's, through Pillow), and a colour filter with no
+    /// colour skipped as thumbor skips it (named in the header), as thumbor 7.8.0 answered imagor's rows.
+    @Test func cssColourNamesAndEmptyColourFilters() async throws {
+        try await Self.withOrigin { origin in
+            try await withServer(origin: origin) { client, origin in
+                let image = Self.source(origin, "rocket.jpg")  // 640x427
+                for (name, expected) in [
+                    ("cyan", [0, 255, 255]), ("magenta", [255, 0, 255]), ("navy", [0, 0, 128]), ("lime", [0, 255, 0]),
+                ] {
+                    let (status, _, body) = try await get(
+                        client, "/unsafe/fit-in/200x200/filters:fill(\(name)):format(png)/\(image)")
+                    #expect(status == .ok, "\(name): \(String(decoding: body, as: UTF8.self))")
+                    #expect(GeneratedImages.pixel(try Self.decoded(body), 100, 2).map(Int.init) == expected, "\(name)")
+                }
+                let skipped = HTTPField.Name("X-Imagery-Skipped-Filters")!
+                for filter in ["background_color()", "fill()"] {
+                    let (status, headers, _) = try await get(
+                        client, "/unsafe/fit-in/200x200/filters:\(filter)/\(image)")
+                    #expect(status == .ok && headers[skipped] == filter.dropLast(2).description, "\(filter)")
+                }
+            }
+        }
+    }
+
+    /// thumbor's `trim:bottom-right` and `trim:top-left` look like imgproxy options (`name:args`): a path
+    /// imgproxy's reader refuses and thumbor's reads is thumbor's.
+    @Test func thumborsTrimWithACornerIsNotReadAsImgproxys() async throws {
+        try await Self.withOrigin { origin in
+            try await withServer(origin: origin) { client, origin in
+                let image = Self.source(origin, "rocket.jpg")
+                for corner in ["trim:bottom-right", "trim:top-left", "trim:top-left:10"] {
+                    let (status, _, body) = try await get(client, "/unsafe/\(corner)/50x50:0x0/\(image)")
+                    #expect(status == .ok, "\(corner): \(String(decoding: body, as: UTF8.self))")
+                }
+                // An imgproxy URL that is wrong stays imgproxy's 400.
+                let (status, _, body) = try await get(client, "/unsafe/rs:nope/plain/http://\(image)")
+                #expect(status == .badRequest && String(decoding: body, as: UTF8.self).contains("rs"))
+            }
+        }
+    }
+
     /// A loaded filter whose arguments thumbor cannot read is skipped as thumbor skips it, never
     /// silently: the response names it (hits too), a counter counts each answer, a warning names each
     /// kind once; `thumborRefusesBadFilterArguments` refuses it instead.
