@@ -16,6 +16,10 @@ public enum OutputFormat: Sendable, Hashable {
     /// The source's format when it is one of these; else the first of them that holds the image (its
     /// animation, its alpha), else the first (imgproxy's preferred formats).
     case preferred([ImageFormat])
+    /// The format `table` names for the source's, else `otherwise`; with `opaquePNGAsJPEG`, JPEG for a
+    /// PNG source without alpha (thumbor's rule: its engine keeps JPEG, PNG, WebP, GIF and AVIF, serves
+    /// TIFF as PNG, and writes anything else as JPEG).
+    case table([ImageFormat: ImageFormat], otherwise: ImageFormat, opaquePNGAsJPEG: Bool = false)
 
     /// The format to write an image from a source in `source`'s format.
     /// - Parameters:
@@ -35,6 +39,9 @@ public enum OutputFormat: Sendable, Hashable {
             return fitting ?? formats.first ?? Self.source.resolved(source: source, animated: animated)
         case .opaquePNGAsJPEG:
             return source == .png && !transparent ? .jpeg : Self.source.resolved(source: source, animated: animated)
+        case .table(let table, let otherwise, let opaquePNGAsJPEG):
+            if opaquePNGAsJPEG, source == .png, !transparent { return .jpeg }
+            return table[source] ?? otherwise
         case .source:
             switch source {
             case .jpeg, .png, .webp: return source
@@ -49,12 +56,12 @@ public enum OutputFormat: Sendable, Hashable {
     public var knownFormat: ImageFormat? {
         switch self {
         case .format(let format), .negotiated(let format, _): format
-        case .source, .opaquePNGAsJPEG, .preferred: nil
+        case .source, .opaquePNGAsJPEG, .preferred, .table: nil
         }
     }
 
     /// A short text for cache keys: `webp`, `avif|animation:webp`, `source`, `source-png-to-jpeg`,
-    /// `preferred:png,jpeg`.
+    /// `preferred:png,jpeg`, `table:avif=avif,...;jpeg`.
     public var keyToken: String {
         switch self {
         case .format(let format), .negotiated(let format, nil): format.rawValue
@@ -62,6 +69,9 @@ public enum OutputFormat: Sendable, Hashable {
         case .source: "source"
         case .opaquePNGAsJPEG: "source-png-to-jpeg"
         case .preferred(let formats): "preferred:" + formats.map(\.rawValue).joined(separator: ",")
+        case .table(let table, let otherwise, let opaquePNGAsJPEG):
+            "table:" + table.map { "\($0.key.rawValue)=\($0.value.rawValue)" }.sorted().joined(separator: ",") + ";"
+                + otherwise.rawValue + (opaquePNGAsJPEG ? "+png-to-jpeg" : "")
         }
     }
 }

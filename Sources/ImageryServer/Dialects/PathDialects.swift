@@ -27,18 +27,9 @@ package struct PathDialects: Dialect {
             configuration.thumbor.enabled ? ThumborDialect(configuration: configuration, watermarks: watermarks) : nil
     }
 
-    /// What the path asks for in the first syntax that reads it; `nil`: none does (404). A path both
-    /// shapes fit (thumbor's `trim:bottom-right/50x50:0x0/a.png` has imgproxy's `name:args` segments)
-    /// that imgproxy's reader refuses as a bad parameter is thumbor's when thumbor's reads it.
+    /// What the path asks for in the first syntax that reads it; `nil`: none does (404).
     func read(_ request: DialectRequest) throws -> DialectReading? {
-        do {
-            if let reading = try imgproxy?.read(request) { return reading }
-        } catch let error as ServerError where error.status == .badRequest {
-            guard let thumbor, ThumborURL.mayBe(request.path), let reading = try? thumbor.read(request) else {
-                throw error
-            }
-            return reading
-        }
+        if let reading = try imgproxy?.read(request) { return reading }
         return try thumbor?.read(request)
     }
 

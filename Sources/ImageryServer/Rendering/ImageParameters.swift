@@ -44,6 +44,10 @@ package struct ImageParameters: Sendable, Hashable {
     /// Answers a PNG source without alpha as JPEG when no format is asked for or negotiated
     /// (thumbor's `autojpg()` and `AUTO_PNG_TO_JPG`); default `false`.
     package var opaquePNGAsJPEG = false
+    /// The output when no format is asked for or negotiated, where the URL's peer has its own rule
+    /// (thumbor's table: ``ThumborURL/outputFormats``); `nil`: ``preferredFormats`` or the source's format by
+    /// `OutputFormat.source`'s rule (with ``opaquePNGAsJPEG``).
+    package var unaskedOutputRule: OutputFormat?
     /// Options the URL names that are not applied, as its syntax's peer skips them (thumbor's filters
     /// it has not loaded or cannot read): named in the response, counted and logged, never part of a
     /// cache key (the output is the one the URL without them makes).
@@ -141,7 +145,8 @@ package struct ImageParameters: Sendable, Hashable {
 
     /// The output when no format is asked for or accepted.
     var unaskedOutput: OutputFormat {
-        preferredFormats.map { .preferred($0) } ?? (opaquePNGAsJPEG ? .opaquePNGAsJPEG : .source)
+        if let unaskedOutputRule { return unaskedOutputRule }
+        return preferredFormats.map { .preferred($0) } ?? (opaquePNGAsJPEG ? .opaquePNGAsJPEG : .source)
     }
 
     /// The formats `Accept` may choose, the one preferred first.

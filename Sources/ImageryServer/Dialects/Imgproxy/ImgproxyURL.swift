@@ -104,6 +104,10 @@ struct ImgproxyURL {
         if let colon = rest.first?.firstIndex(of: syntax.separator), !names.contains(rest.first![..<colon]) {
             return false
         }
+        // thumbor's `trim:top-left` and `trim:bottom-right` (imgproxy's trim takes a number first).
+        if let first = rest.first, first.hasPrefix("trim:top-left") || first.hasPrefix("trim:bottom-right") {
+            return false
+        }
         while let segment = rest.first, segment.contains(syntax.separator) { rest = rest.dropFirst() }
         guard let first = rest.first, !first.isEmpty else { return false }
         if first == "plain" { return rest.count > 1 }

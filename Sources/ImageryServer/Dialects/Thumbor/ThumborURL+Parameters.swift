@@ -5,6 +5,14 @@ import Imagery
 /// recipe: the same ``ImageParameters`` the native query makes, so both syntaxes share one variant
 /// in every cache.
 extension ThumborURL {
+    /// The format thumbor writes for a source's when no format is asked for: its engine keeps JPEG, PNG,
+    /// WebP, GIF and AVIF, and serves TIFF as PNG; any other source (BMP, ICO, JPEG 2000) is written as
+    /// JPEG. HEIC, JPEG XL and SVG, which thumbor's default engine cannot read, are PNG here.
+    static let outputFormats: [ImageFormat: ImageFormat] = [
+        .jpeg: .jpeg, .png: .png, .webp: .webp, .gif: .gif, .avif: .avif, .tiff: .png, .heic: .png, .jxl: .png,
+        .svg: .png,
+    ]
+
     /// - Parameters:
     ///   - maximumSide: The largest output side (boxes past it are 400).
     ///   - refusesUnknownFilters: Whether a filter with no equivalent here is a 400 (else skipped, as
@@ -243,6 +251,8 @@ extension ThumborURL {
         parameters.negotiableFormats = [.webp]  // AUTO_WEBP
         // thumbor: with AUTO_PNG_TO_JPG on, only a URL without autojpg() converts; with it off, autojpg(true) does.
         parameters.opaquePNGAsJPEG = autoPNGToJPEG ? autoJPEGFilter == nil : autoJPEGFilter ?? false
+        parameters.unaskedOutputRule = .table(
+            Self.outputFormats, otherwise: .jpeg, opaquePNGAsJPEG: parameters.opaquePNGAsJPEG)
         parameters.skipped = skipped
         return parameters
     }

@@ -168,8 +168,8 @@ struct ServerThumborFilterTests {
         }
     }
 
-    /// thumbor's `trim:bottom-right` and `trim:top-left` look like imgproxy options (`name:args`): a path
-    /// imgproxy's reader refuses and thumbor's reads is thumbor's.
+    /// thumbor's `trim:bottom-right` and `trim:top-left` look like imgproxy's `trim` option (`name:args`),
+    /// whose first argument is a number: with a corner, the path is thumbor's.
     @Test func thumborsTrimWithACornerIsNotReadAsImgproxys() async throws {
         try await Self.withOrigin { origin in
             try await withServer(origin: origin) { client, origin in

@@ -127,11 +127,16 @@ struct ThumborURLTests {
         #expect(parameters.format == .webp)
         #expect(parameters.encoding.quality == 55 && parameters.encoding.maximumBytes == 9000)
         #expect(parameters.url.absoluteString == "http://a.com/b.jpg?v=2")
-        // Without format(): the source's format, unless AUTO_WEBP.
+        // Without format(): the source's format by thumbor's table, unless AUTO_WEBP.
         let plain = try ThumborURL(path: "/unsafe/a.com/b.jpg")
-        #expect(
-            try plain.parameters(maximumSide: 8192, refusesUnknownFilters: false, negotiates: false).outputChoice(
-                accept: "image/webp") == .source)
+        let unasked = try plain.parameters(maximumSide: 8192, refusesUnknownFilters: false, negotiates: false)
+            .outputChoice(accept: "image/webp")
+        #expect(unasked == .table(ThumborURL.outputFormats, otherwise: .jpeg))
+        // thumbor's engine: BMP (or any format it has no writer for) as JPEG, TIFF as PNG, AVIF kept.
+        #expect(unasked.resolved(source: .bmp, transparent: true) == .jpeg)
+        #expect(unasked.resolved(source: .tiff) == .png)
+        #expect(unasked.resolved(source: .avif, transparent: true) == .avif)
+        #expect(unasked.resolved(source: .gif, animated: true) == .gif)
         #expect(
             try plain.parameters(maximumSide: 8192, refusesUnknownFilters: false, negotiates: true).outputChoice(
                 accept: "image/webp") == .negotiated(.webp))
