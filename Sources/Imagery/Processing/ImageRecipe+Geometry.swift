@@ -101,6 +101,20 @@ extension ImageRecipe {
         public var equalHorizontal = false
         /// Trims top and bottom by the same amount, the smaller of the two borders (imgproxy's `equal_ver`).
         public var equalVertical = false
+        /// How a pixel is told from the border: by each colour channel, alpha flattened (libvips'
+        /// `find_trim`), or thumbor's way.
+        public var measure = Measure.perChannel
+
+        /// How a pixel is told from the border colour.
+        public enum Measure: String, Sendable, Hashable {
+            /// Any colour channel more than ``Trim/threshold`` from the border's, alpha flattened onto it
+            /// first (libvips' `find_trim`, imgproxy's `trim`).
+            case perChannel
+            /// The Euclidean distance over all 8-bit channels, alpha included, more than the threshold;
+            /// each row scanned from the left to its first such pixel and from the right to its last, as
+            /// thumbor's engine scans (thumbor's `trim`: a transparent border is trimmed by its alpha).
+            case euclidean
+        }
 
         public init(threshold: Double = 10, color: Color? = nil, fromBottomRight: Bool = false) {
             self.threshold = threshold

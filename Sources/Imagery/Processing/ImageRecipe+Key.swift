@@ -15,7 +15,8 @@ extension ImageRecipe: CustomStringConvertible {
         if let trim {
             parts.append(
                 "trim:\(trim.threshold)" + (trim.color.map { ":\($0)" } ?? "") + (trim.fromBottomRight ? ":br" : "")
-                    + (trim.equalHorizontal ? ":eh" : "") + (trim.equalVertical ? ":ev" : ""))
+                    + (trim.equalHorizontal ? ":eh" : "") + (trim.equalVertical ? ":ev" : "")
+                    + (trim.measure == .perChannel ? "" : ":\(trim.measure.rawValue)"))
         }
         if let crop {
             let placement =

@@ -34,6 +34,7 @@ extension VipsImageProcessor {
     /// The part of `image` that is not a border of `trim`'s colour (the top-left or bottom-right pixel's by default),
     /// in `image`'s pixels; `nil` when the whole image is that colour (nothing is trimmed then).
     func trimmedRect(of image: UnsafeMutablePointer<VipsImage>, _ trim: ImageRecipe.Trim) throws -> ImageRecipe.Rect? {
+        if trim.measure == .euclidean { return try euclideanTrimmedRect(of: image, trim) }
         let bands = Int(vips_image_get_bands(image))
         var background: [Double]
         if let color = trim.color {

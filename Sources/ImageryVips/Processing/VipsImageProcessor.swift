@@ -214,6 +214,9 @@ public struct VipsImageProcessor: ImageProcessing {
                 image = try embed(
                     image, x: canvas.x, y: canvas.y, width: canvas.width, height: canvas.height, in: recipe.background)
             case .median:
+                // Read twice (the median, then the embed): in memory first, as a sequentially read
+                // source (a PNG) cannot be read again from its start.
+                image = try Vips.apply(image) { imagery_vips_copy_memory($0, $1) }
                 let color: ImageRecipe.Color
                 do { color = try medianColor(of: image) } catch {
                     imagery_vips_unref(image)

@@ -1,8 +1,9 @@
 import Foundation
 import Imagery
 import ImageryTestSupport
-import ImageryVips
 import Testing
+
+@testable import ImageryVips
 
 /// Recipes applied by libvips, through the decoder (shrink-on-load) as the pipeline runs them.
 @Suite("VipsImageProcessor")
@@ -155,6 +156,35 @@ struct VipsImageProcessorTests {
         // Centre gravity, for contrast, loses it.
         let centred = try decoder.decode(data, recipe: ImageRecipe(resize: .init(width: 150, height: 300)))
         #expect(GeneratedImages.count(centred, where: isObject) == 0)
+    }
+
+    /// thumbor's measure: the Euclidean distance over all channels, alpha among them, against the
+    /// tolerance (libvips' flattens alpha first, and finds a transparent image all border).
+    @Test func euclideanTrimComparesAlphaToo() throws {
+        // A transparent border whose hidden colour is the corner's, around an opaque 30x20 block and a
+        // half-transparent 10x10 one to its right.
+        let source = GeneratedImages.image(width: 100, height: 80) { x, y in
+            if (20..<50).contains(x) && (30..<50).contains(y) { return [200, 0, 0, 255] }
+            if (50..<60).contains(x) && (30..<40).contains(y) { return [0, 0, 0, 128] }
+            return [0, 0, 0, 0]
+        }
+        var recipe = ImageRecipe()
+        recipe.trim = .init(threshold: 0)
+        recipe.trim?.measure = .euclidean
+        let image = try decoder.decode(try encoder.encode(source, as: .png), recipe: recipe)
+        #expect((image.width, image.height) == (40, 20))
+        // The box as thumbor's engine finds it, on the pixels themselves; a tolerance above the
+        // half-transparent block's distance (128) leaves it out.
+        var pixels = source.pixels
+        let box = pixels.withUnsafeMutableBytes {
+            EuclideanTrim.box(
+                UnsafeRawBufferPointer($0), width: 100, height: 80, bands: 4, fromBottomRight: false, tolerance: 130)
+        }
+        #expect(box.left == 20 && box.top == 30 && box.right == 49 && box.bottom == 49)
+        // Every pixel border: nothing is trimmed.
+        let plain = GeneratedImages.image(width: 10, height: 10) { _, _ in [9, 9, 9, 255] }
+        let whole = try decoder.decode(try encoder.encode(plain, as: .png), recipe: recipe)
+        #expect((whole.width, whole.height) == (10, 10))
     }
 
     @Test func trimRemovesAUniformBorder() throws {

@@ -222,7 +222,8 @@ extension ThumborURL {
 
         if let trim {
             recipe.trim = ImageRecipe.Trim(
-                threshold: Double(min(255, trim.tolerance)), fromBottomRight: trim.corner == .bottomRight)
+                threshold: Double(min(510, trim.tolerance)), fromBottomRight: trim.corner == .bottomRight)
+            recipe.trim?.measure = .euclidean
         }
         if let crop, crop.right > crop.left, crop.bottom > crop.top {  // thumbor ignores an empty crop
             recipe.crop = ImageRecipe.Crop(

@@ -96,8 +96,8 @@ struct ThumborURLTests {
         ("fit-in/300x200/filters:fill(white)/a.com/b.jpg", "300x200 contain,bg:ffffff"),
         ("300x200/filters:no_upscale()/a.com/b.jpg", "300x200 cover"),
         ("10x20:110x220/a.com/b.jpg", "crop:100x200@10,20"),
-        ("trim/a.com/b.jpg", "trim:0.0"),
-        ("trim:bottom-right:30/a.com/b.jpg", "trim:30.0:br"),
+        ("trim/a.com/b.jpg", "trim:0.0:euclidean"),
+        ("trim:bottom-right:30/a.com/b.jpg", "trim:30.0:br:euclidean"),
         ("300x200/filters:rotate(90)/a.com/b.jpg", "rotate:270,200x300 cover +enlarge"),
         (
             "filters:sharpen(1,2,true):grayscale():background_color(ff0000)/a.com/b.jpg",
