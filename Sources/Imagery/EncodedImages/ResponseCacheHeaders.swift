@@ -56,7 +56,11 @@ public struct ResponseCacheHeaders: Sendable {
     /// - Parameters:
     ///   - maximumAge: The longest `max-age` sent, in seconds (the operator's).
     ///   - now: The time to judge at.
-    public func values(maximumAge: Int, now: Date = Date()) -> (cacheControl: String, age: Int?) {
+    ///   - maxAgeFirst: `max-age=N, public` (imgproxy's order, which some clients parse by position)
+    ///     rather than `public, max-age=N`.
+    public func values(maximumAge: Int, now: Date = Date(), maxAgeFirst: Bool = false) -> (
+        cacheControl: String, age: Int?
+    ) {
         switch kind {
         case .noStore: return ("no-store", nil)
         case .noCache: return ("\(visibility), no-cache", nil)
@@ -66,7 +70,10 @@ public struct ResponseCacheHeaders: Sendable {
             freshUntil == .distantFuture
             ? maximumAge : Int(max(0, min(Double(maximumAge), freshUntil.timeIntervalSince(now))).rounded())
         let age = initialAge.map { Int(max(0, $0.seconds + now.timeIntervalSince($0.at))) } ?? 0
-        if age > 0, remaining > 0 { return ("\(visibility), max-age=\(remaining + age)\(extensions)", age) }
-        return ("\(visibility), max-age=\(remaining)\(extensions)", nil)
+        let sent = age > 0 && remaining > 0 ? remaining + age : remaining
+        let cacheControl =
+            maxAgeFirst
+            ? "max-age=\(sent), \(visibility)\(extensions)" : "\(visibility), max-age=\(sent)\(extensions)"
+        return (cacheControl, age > 0 && remaining > 0 ? age : nil)
     }
 }

@@ -22,11 +22,14 @@ final class PeerAnswers: Sendable, Equatable, CustomStringConvertible {
     let lastModifiedBuster: Date?
     /// `Cache-Control: max-age=N, public` whatever the source says (`nil`: the source's freshness, capped).
     let fixedMaximumAge: Int?
+    /// `max-age=N, public` rather than `public, max-age=N` (imgproxy's order: clients that read the
+    /// max-age by position, as imgproxy's own tests do, find it).
+    let maxAgeFirst: Bool
 
     init(
         name: String, statuses: [String: HTTPResponse.Status] = [:], sendsETag: Bool = true,
         sendsLastModified: Bool = true, etagBuster: String? = nil, lastModifiedBuster: Date? = nil,
-        fixedMaximumAge: Int? = nil
+        fixedMaximumAge: Int? = nil, maxAgeFirst: Bool = false
     ) {
         self.name = name
         self.statuses = statuses
@@ -35,6 +38,7 @@ final class PeerAnswers: Sendable, Equatable, CustomStringConvertible {
         self.etagBuster = etagBuster
         self.lastModifiedBuster = lastModifiedBuster
         self.fixedMaximumAge = fixedMaximumAge
+        self.maxAgeFirst = maxAgeFirst
         lastModifiedBusterText = lastModifiedBuster.map(HTTPDate.format)
     }
 

@@ -42,7 +42,8 @@ package struct ImageAnswers: Sendable {
             at: Int(now.timeIntervalSince1970))
         let (cacheControl, age) =
             fixedMaximumAge == nil
-            ? image.cacheHeaders.values(maximumAge: maxAge, now: now) : (PeerAnswers.fixedCacheControl(maxAge), nil)
+            ? image.cacheHeaders.values(maximumAge: maxAge, now: now, maxAgeFirst: peer?.maxAgeFirst ?? false)
+            : (PeerAnswers.fixedCacheControl(maxAge), nil)
         let etag = peer.map { $0.etag(image.etag) } ?? image.etag
         let lastModified =
             peer.map { $0.lastModified(image.cacheHeaders.lastModified) } ?? image.cacheHeaders.lastModified

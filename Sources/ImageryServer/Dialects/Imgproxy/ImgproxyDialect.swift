@@ -91,7 +91,7 @@ struct ImgproxyDialect: Dialect {
             ],
             sendsETag: settings.usesETag, sendsLastModified: settings.usesLastModified,
             etagBuster: settings.etagBuster, lastModifiedBuster: settings.lastModifiedBuster,
-            fixedMaximumAge: settings.cacheControlPassthrough ? nil : settings.ttl
+            fixedMaximumAge: settings.cacheControlPassthrough ? nil : settings.ttl, maxAgeFirst: true
         )
     }
 }
